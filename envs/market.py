@@ -1,0 +1,275 @@
+"""One trading session: an order book, background traders and the seats that learners fill."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from envs.book import Fill, OrderBook
+from envs.traders.base import Kind, Orders, Trader
+
+__all__ = ["Account", "Market", "SeatOrder"]
+
+SeatOrder = tuple[int, int, int, int]
+"""(kind, side, price ticks, qty shares): what a seat asks for, with `Kind` codes
+(LIMIT, MARKET, REPLACE, CANCEL_ALL)."""
+
+
+@dataclass
+class Account:
+    """A seat's account. cash: ticks x shares; inventory: shares; fees: dollars."""
+
+    cash: int = 0
+    inventory: int = 0
+    fees: float = 0.0
+    trades: int = 0
+    volume: int = 0
+
+    def value(self, mid: float, tick_size: float) -> float:
+        """Marked-to-market value in dollars at ``mid`` ticks."""
+        return (self.cash + self.inventory * mid) * tick_size - self.fees
+
+
+class Market:
+    """A session of ``n_steps`` decision steps of ``step_seconds`` from ``open_time``.
+
+    Owner ids 0 .. n_seats - 1 are the seats; each trader population gets the next block of
+    ids. `reset` starts a session: fresh book, traders reset (replay places its initial book),
+    then ``warmup_seconds`` of background flow before the open. `step` is one decision:
+
+    1. the seats' orders are executed at the step's start, seats in a random order drawn from
+       the session's generator, quantities clipped to the position limit;
+    2. the background traders' flow over [t, t + step_seconds) is merged in time order and
+       executed;
+    3. every account is marked to market at the mid (ticks; the last known mid while a side
+       is empty) and the change of each seat's value in dollars is returned.
+
+    Randomness: one `numpy.random.SeedSequence` per session, spawned into one generator per
+    trader and one for the market, so adding a trader leaves the others' draws unchanged.
+    """
+
+    def __init__(
+        self,
+        traders: Sequence[Trader] = (),
+        *,
+        n_seats: int = 1,
+        step_seconds: float = 60.0,
+        n_steps: int = 390,
+        open_time: float = 34_200.0,
+        warmup_seconds: float = 300.0,
+        tick_size: float = 0.01,
+        initial_price: int = 10_000,
+        position_limit: int = 1_000,
+        fee_per_share: float = 0.0,
+    ) -> None:
+        if n_seats < 0 or n_steps < 1 or step_seconds <= 0 or warmup_seconds < 0:
+            raise ValueError(
+                "need n_seats >= 0, n_steps >= 1, step_seconds > 0 and warmup_seconds >= 0, "
+                f"got {n_seats}, {n_steps}, {step_seconds}, {warmup_seconds}"
+            )
+        self.traders = list(traders)
+        self.n_seats, self.n_steps, self.step_seconds = n_seats, n_steps, step_seconds
+        self.open_time, self.warmup_seconds = open_time, warmup_seconds
+        self.close_time = open_time + n_steps * step_seconds
+        self.tick_size, self.initial_price = tick_size, initial_price
+        self.position_limit, self.fee_per_share = position_limit, fee_per_share
+        owners, start = [], n_seats
+        for trader in self.traders:
+            owners.append(range(start, start + trader.n_owners))
+            start += trader.n_owners
+        self.trader_owners = owners
+        self.book = OrderBook()
+
+    # ---------------------------------------------------------------------------- session
+    def reset(self, seed: int | np.random.SeedSequence | None = None) -> None:
+        """Start a new session (see the class docstring)."""
+        seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+        children = seq.spawn(len(self.traders) + 1)
+        self.rng = np.random.default_rng(children[0])
+        self.trader_rngs = [np.random.default_rng(c) for c in children[1:]]
+        self.book = self.new_book()
+        self.accounts = [Account() for _ in range(self.n_seats)]
+        self.last_mid = float(self.initial_price)
+        self._resting: dict[int, list[int]] = {}
+        self._handlers = {}
+        self.n_orders = self.n_cancels = self.n_fills = self.volume = 0
+        self.step_index = 0
+        self._mids = np.full(self.n_steps + 1, np.nan)
+        self._spreads = np.full(self.n_steps + 1, np.nan)
+        self.t = self.open_time - self.warmup_seconds
+        self._opened = False
+        for trader, owners, rng in zip(self.traders, self.trader_owners, self.trader_rngs):
+            trader.reset(self, owners, rng)
+            self._handlers.update(dict.fromkeys(owners, trader))
+        if self.warmup_seconds:
+            self._flow(self.t, self.open_time)
+        self.t = self.open_time
+        self._opened = True
+        self._mids[0] = self._mark()
+        self._spreads[0] = self.spread()
+        self._values = [a.value(self.last_mid, self.tick_size) for a in self.accounts]
+
+    def new_book(self) -> OrderBook:
+        """The book a session starts with (a subclass may record it)."""
+        return OrderBook()
+
+    @property
+    def done(self) -> bool:
+        return self.step_index >= self.n_steps
+
+    def step(self, seat_orders: Sequence[Sequence[SeatOrder]] = ()) -> np.ndarray:
+        """One decision step; ``seat_orders[i]`` are seat i's orders (missing seats do
+        nothing). Returns the change of each seat's marked-to-market value, dollars, (n_seats,).
+        """
+        if self.done:
+            raise RuntimeError("the session is over: call reset()")
+        t0, t1 = self.t, self.t + self.step_seconds
+        if seat_orders:
+            fills: list[Fill] = []
+            for seat in self.rng.permutation(len(seat_orders)).tolist():
+                self._run(self._seat_rows(seat, seat_orders[seat]), fills)
+            self._settle(fills)
+        self._flow(t0, t1)
+        self.t = t1
+        self.step_index += 1
+        self._mids[self.step_index] = self._mark()
+        self._spreads[self.step_index] = self.spread()
+        values = [a.value(self.last_mid, self.tick_size) for a in self.accounts]
+        change = np.subtract(values, self._values)
+        self._values = values
+        return change
+
+    # ---------------------------------------------------------------------------- queries
+    def mids(self) -> np.ndarray:
+        """Mid price (ticks) at the open and after each step so far, shape (step_index + 1,);
+        before the open, the mids so far are empty."""
+        return self._mids[: self.step_index + 1] if self._opened else self._mids[:0]
+
+    def spreads(self) -> np.ndarray:
+        """Spread (ticks, NaN while a side is empty) at the open and after each step."""
+        return self._spreads[: self.step_index + 1] if self._opened else self._spreads[:0]
+
+    def spread(self) -> float:
+        """Current spread in ticks (NaN while a side is empty)."""
+        bid, ask = self.book.best_bid(), self.book.best_ask()
+        return float("nan") if bid is None or ask is None else float(ask[0] - bid[0])
+
+    def value(self, seat: int) -> float:
+        """Seat's marked-to-market value in dollars."""
+        return self.accounts[seat].value(self.last_mid, self.tick_size)
+
+    def capacity(self, seat: int, side: int) -> int:
+        """Shares the seat may still buy (side +1) or sell (-1) within its position limit."""
+        return max(self.position_limit - side * self.accounts[seat].inventory, 0)
+
+    # ---------------------------------------------------------------------------- internals
+    def _mark(self) -> float:
+        mid = self.book.mid()
+        if mid is not None:
+            self.last_mid = mid
+        return self.last_mid
+
+    def _seat_rows(self, seat: int, orders: Sequence[SeatOrder]) -> list[tuple[int, ...]]:
+        """A seat's orders as rows for `_run`, quantities clipped to the position limit."""
+        rows = []
+        for kind, side, price, qty in orders:
+            if kind != Kind.CANCEL_ALL:
+                qty = min(qty, self.capacity(seat, side))
+                if qty <= 0:
+                    continue
+            rows.append((kind, side, price, qty, seat, -1))
+        return rows
+
+    def _flow(self, t0: float, t1: float) -> None:
+        """Execute the background traders' orders in [t0, t1) in time order."""
+        batch = Orders.concat(
+            [
+                trader.orders(self, t0, t1, rng)
+                for trader, rng in zip(self.traders, self.trader_rngs)
+            ]
+        )
+        columns = (batch.kind, batch.side, batch.price, batch.qty, batch.owner, batch.ref)
+        fills: list[Fill] = []
+        self._run(zip(*(c.tolist() for c in columns)), fills)
+        self._settle(fills)
+
+    def _run(self, rows: Iterable[tuple[int, ...]], fills: list[Fill]) -> None:
+        """Carry out order rows (kind, side, price, qty, owner, ref) on the book in the given
+        order, appending their fills. The hot loop of a session."""
+        book = self.book
+        limit, market, cancel, resting = book.limit, book.market, book.cancel, book.resting
+        owned = self._resting
+        orders = cancels = 0
+        for kind, side, price, qty, owner, ref in rows:
+            if kind == 1 or kind == 3 or kind == 4:  # LIMIT, REPLACE, CANCEL_ALL
+                if kind != 1:
+                    ids = owned.get(owner)
+                    if ids:
+                        for oid in ids:
+                            if cancel(oid):
+                                cancels += 1
+                        ids.clear()
+                    if kind == 4:
+                        continue
+                oid, new = limit(side, price, qty, owner)
+                orders += 1
+                if new:
+                    fills.extend(new)
+                if resting(oid):
+                    ids = owned.get(owner)
+                    if ids is None:
+                        owned[owner] = [oid]
+                    else:
+                        ids.append(oid)
+            elif kind == 2:  # MARKET
+                fills.extend(market(side, qty, owner))
+                orders += 1
+            elif kind == 5:  # HANDLE
+                fills.extend(self._handlers[owner].handle(book, ref))
+            else:
+                raise ValueError(f"unknown order kind {kind} from owner {owner}")
+        self.n_orders += orders
+        self.n_cancels += cancels
+
+    def _settle(self, fills: list[Fill]) -> None:
+        """Book fills into the seats' accounts and tell the traders."""
+        if not fills:
+            return
+        self.n_fills += len(fills)
+        n_seats = self.n_seats
+        for f in fills:
+            self.volume += f.qty
+            if f.maker_owner < n_seats:
+                self._account(f.maker_owner, -f.taker_side, f)
+            if f.taker_owner < n_seats:
+                self._account(f.taker_owner, f.taker_side, f)
+        for trader in self.traders:
+            trader.on_fills(fills)
+
+    def _account(self, seat: int, side: int, fill: Fill) -> None:
+        account = self.accounts[seat]
+        account.inventory += side * fill.qty
+        account.cash -= side * fill.qty * fill.price
+        account.fees += self.fee_per_share * fill.qty
+        account.trades += 1
+        account.volume += fill.qty
+
+    def summary(self) -> dict[str, float]:
+        """Session statistics so far: order messages, cancels, fills, volume (shares), mean
+        spread (ticks), first and last mid (ticks)."""
+        spreads = self.spreads()
+        mids = self.mids()
+        return {
+            "steps": self.step_index,
+            "orders": self.n_orders,
+            "cancels": self.n_cancels,
+            "fills": self.n_fills,
+            "volume": self.volume,
+            "mean_spread": float(np.nanmean(spreads)) if np.isfinite(spreads).any() else np.nan,
+            "open_mid": float(mids[0]),
+            "close_mid": float(mids[-1]),
+            "low_mid": float(mids.min()),
+            "high_mid": float(mids.max()),
+        }

@@ -1,0 +1,30 @@
+"""Background traders: populations that send order flow between the seats' decisions."""
+
+from envs.traders.base import Kind, Orders, Trader
+from envs.traders.market_maker import MarketMaker
+from envs.traders.momentum import Momentum
+from envs.traders.noise import Noise
+from envs.traders.zero_intelligence import ZeroIntelligence
+
+__all__ = [
+    "Kind",
+    "MarketMaker",
+    "Momentum",
+    "Noise",
+    "Orders",
+    "Trader",
+    "ZeroIntelligence",
+    "rmsc04",
+]
+
+
+def rmsc04() -> list[Trader]:
+    """A population the size of ABIDES' rmsc04 configuration: 1000 noise traders (one trade a
+    day), 102 zero-intelligence traders (one arrival per 175 s each), 2 market makers (10
+    levels a side every 60 s) and 12 momentum traders (every 37 s)."""
+    return [
+        Noise(1000),
+        ZeroIntelligence(102, arrival_rate=1 / 175),
+        MarketMaker(2, period=60.0, levels=10),
+        Momentum(12, period=37.0),
+    ]

@@ -1,0 +1,34 @@
+"""Noise traders: each trades once in the session, at a random time, in a random direction."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from envs.traders.base import Kind, Orders, Trader, window
+
+if TYPE_CHECKING:
+    from envs.market import Market
+
+
+class Noise(Trader):
+    """``n_agents`` noise traders (ABIDES' NoiseAgent): each wakes once at a time drawn
+    uniformly over the session and sends a market order of ``size`` shares (uniform integer
+    range), buy or sell with probability 1/2."""
+
+    def __init__(self, n_agents: int = 1000, *, size: tuple[int, int] = (1, 100)) -> None:
+        self.n_owners = n_agents
+        self.size = size
+
+    def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
+        super().reset(market, owners, rng)
+        n = self.n_owners
+        self.time = np.sort(rng.uniform(market.open_time, market.close_time, n))
+        self.side = rng.choice(np.array([-1, 1]), size=n)
+        self.qty = rng.integers(self.size[0], self.size[1] + 1, size=n)
+        self.owner = owners.start + rng.permutation(n)
+
+    def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
+        w = window(self.time, t0, t1)
+        return Orders.build(self.time[w], Kind.MARKET, self.side[w], 0, self.qty[w], self.owner[w])

@@ -1,0 +1,122 @@
+"""Zero-intelligence traders with private values (ABIDES' ZeroIntelligenceAgent)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from envs.traders.base import Kind, Orders, Trader, poisson_times, window
+
+if TYPE_CHECKING:
+    from envs.book import Fill
+    from envs.market import Market
+
+
+class ZeroIntelligence(Trader):
+    """ZI agents with private values over a mean-reverting fundamental.
+
+    The model of Byrd, Hybinette and Balch, "ABIDES" (2019), after Wah and Wellman (2017):
+    the fundamental r_t (ticks) is an Ornstein-Uhlenbeck process toward ``r_bar`` with rate
+    ``kappa`` (per second) and volatility ``sigma`` (ticks per sqrt second), plus megashocks
+    arriving at ``shock_rate`` per second of size +-N(shock_mean, shock_std) ticks. Each agent
+    has private values theta (2 q_max increments, sorted descending, N(0, private_value_std)
+    ticks), one per lot of the mean order size, and arrives as a Poisson process of
+    ``arrival_rate`` per second. On arrival it cancels its resting order, observes r_t with
+    N(0, obs_noise) noise, forecasts the value at the close (mean reversion of the observation
+    toward r_bar), picks buy or sell at random and sends a limit order of ``size`` shares at
+    its value (forecast + theta at its holdings) minus (buy) or plus (sell) a surplus drawn
+    from ``surplus`` ticks. An agent at +-q_max lots does not trade further that way.
+    """
+
+    def __init__(
+        self,
+        n_agents: int = 102,
+        *,
+        r_bar: int = 10_000,
+        kappa: float = 1.67e-4,
+        sigma: float = 0.05,
+        shock_rate: float = 1 / 7200,
+        shock_mean: float = 10.0,
+        shock_std: float = 2.0,
+        arrival_rate: float = 1 / 175,
+        obs_noise: float = 1.0,
+        private_value_std: float = 5.0,
+        q_max: int = 10,
+        surplus: tuple[int, int] = (0, 10),
+        size: tuple[int, int] = (1, 100),
+    ) -> None:
+        if kappa <= 0:
+            raise ValueError(f"kappa must be > 0 (per second), got {kappa}")
+        self.n_owners = n_agents
+        self.r_bar, self.kappa, self.sigma = r_bar, kappa, sigma
+        self.shock_rate, self.shock_mean, self.shock_std = shock_rate, shock_mean, shock_std
+        self.arrival_rate, self.obs_noise = arrival_rate, obs_noise
+        self.private_value_std, self.q_max = private_value_std, q_max
+        self.surplus, self.size = surplus, size
+        self.lot = (size[0] + size[1]) / 2
+
+    def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
+        super().reset(market, owners, rng)
+        n = self.n_owners
+        theta = rng.normal(0.0, self.private_value_std, size=(n, 2 * self.q_max))
+        self.theta = -np.sort(-theta, axis=1)  # descending: marginal value falls with holdings
+        self.holdings = np.zeros(n, dtype=np.int64)  # shares, from fills
+        start = market.open_time - market.warmup_seconds
+        self.time, self.agent = poisson_times(
+            self.arrival_rate, n, start, market.close_time, rng
+        )
+        m = len(self.time)
+        self.fundamental = self.fundamental_path(self.time, start, rng)
+        obs = self.fundamental + rng.normal(0.0, self.obs_noise, size=m)
+        horizon = market.close_time - self.time
+        self.forecast = self.r_bar + (obs - self.r_bar) * np.exp(-self.kappa * horizon)
+        self.side = rng.choice(np.array([-1, 1]), size=m)
+        self.surplus_ticks = rng.integers(self.surplus[0], self.surplus[1] + 1, size=m)
+        self.qty = rng.integers(self.size[0], self.size[1] + 1, size=m)
+        self.owner = owners.start + self.agent
+
+    def fundamental_path(
+        self, times: np.ndarray, start: float, rng: np.random.Generator
+    ) -> np.ndarray:
+        """r at sorted ``times`` (seconds), from r_bar at ``start``: exact OU transitions plus
+        megashocks, shape like ``times``."""
+        dt = np.diff(times, prepend=start)
+        decay = np.exp(-self.kappa * dt)
+        std = self.sigma * np.sqrt((1 - decay**2) / (2 * self.kappa))
+        kicks = std * rng.normal(size=len(times))
+        shocks = rng.poisson(self.shock_rate * dt)
+        for i in np.flatnonzero(shocks):
+            sizes = rng.normal(self.shock_mean, self.shock_std, size=shocks[i])
+            kicks[i] += float(np.sum(rng.choice((-1.0, 1.0), size=shocks[i]) * sizes))
+        path = np.empty(len(times))
+        x = 0.0  # r - r_bar
+        for i, (d, k) in enumerate(zip(decay.tolist(), kicks.tolist())):
+            x = x * d + k
+            path[i] = x
+        return self.r_bar + path
+
+    def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
+        w = window(self.time, t0, t1)
+        agent, side = self.agent[w], self.side[w]
+        units = np.rint(self.holdings[agent] / self.lot).astype(np.int64)
+        index = self.q_max + units - (side < 0)  # buy: the next lot's value; sell: the last's
+        allowed = (index >= 0) & (index < 2 * self.q_max)
+        value = self.forecast[w] + self.theta[agent, np.clip(index, 0, 2 * self.q_max - 1)]
+        price = np.rint(value - side * self.surplus_ticks[w]).astype(np.int64)
+        keep = np.flatnonzero(allowed & (price > 0))
+        if len(keep) < len(price):
+            return Orders.build(
+                self.time[w][keep], Kind.REPLACE, side[keep], price[keep],
+                self.qty[w][keep], self.owner[w][keep],
+            )
+        return Orders.build(self.time[w], Kind.REPLACE, side, price, self.qty[w], self.owner[w])
+
+    def on_fills(self, fills: list[Fill]) -> None:
+        lo, hi = self.owners.start, self.owners.stop
+        holdings = self.holdings
+        for f in fills:
+            if lo <= f.maker_owner < hi:
+                holdings[f.maker_owner - lo] -= f.taker_side * f.qty
+            if lo <= f.taker_owner < hi:
+                holdings[f.taker_owner - lo] += f.taker_side * f.qty
