@@ -103,6 +103,12 @@ class MarketReplay(Trader):
         """Adjust the replay's own volume so that the book's top levels equal an orderbook
         row (ask price, ask size, bid price, bid size per level); return any fills."""
         levels = len(row) // 4
+        bids, asks = book.depth(levels)
+        if len(bids) == len(asks) == levels and all(
+            asks[i] == (row[4 * i], row[4 * i + 1]) and bids[i] == (row[4 * i + 2], row[4 * i + 3])
+            for i in range(levels)
+        ):
+            return []  # the book already shows the row (the common case)
         targets = {
             side: {row[4 * i + col]: row[4 * i + col + 1] for i in range(levels) if row[4 * i + col + 1] > 0}
             for side, col in ((-1, 0), (1, 2))

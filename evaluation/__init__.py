@@ -1,0 +1,1 @@
+"""What happened: rollouts, parallel execution, results, metrics, payoff tables, dynamics, plots."""

@@ -1,0 +1,439 @@
+"""Tests for envs.book: hand-computed unit cases, property tests against a FIFO model, doctest."""
+
+import doctest
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import envs.book
+from envs.book import Fill, OrderBook, Side
+
+BUY, SELL = Side.BUY, Side.SELL
+
+
+# ------------------------------------------------------------------------------ unit tests
+def test_resting_limit_and_queries():
+    """Non-crossing limits rest; every query reports them exactly."""
+    book = OrderBook()
+    assert book.best_bid() is None and book.best_ask() is None and book.mid() is None
+    assert book.limit(BUY, 100, 10, owner=1) == (1, [])
+    assert book.best_bid() == (100, 10)
+    assert book.best_ask() is None
+    assert book.mid() is None
+    assert book.limit(SELL, 103, 5, owner=2) == (2, [])
+    assert book.limit(BUY, 99, 7, owner=3) == (3, [])
+    assert book.limit(BUY, 100, 4, owner=4) == (4, [])
+    assert book.limit(SELL, 105, 2, owner=5) == (5, [])
+
+    assert book.best_bid() == (100, 14)
+    assert book.best_ask() == (103, 5)
+    assert book.mid() == 101.5
+    assert book.depth() == ([(100, 14), (99, 7)], [(103, 5), (105, 2)])
+    assert book.depth(1) == ([(100, 14)], [(103, 5)])
+    assert book.volume_at(BUY, 100) == 14
+    assert book.volume_at(BUY, 99) == 7
+    assert book.volume_at(SELL, 100) == 0
+    assert book.volume_at(BUY, 98) == 0
+    assert book.resting(1) == 10
+    assert book.resting(3) == 7
+    assert book.resting(99) == 0
+    assert book.order(1) == (1, 100, 10, 1)
+    assert book.order(2) == (-1, 103, 5, 2)
+    assert book.order(99) is None
+    assert book.orders_at(BUY, 100) == [(1, 10, 1), (4, 4, 4)]
+    assert book.orders_at(SELL, 103) == [(2, 5, 2)]
+    assert book.orders_at(SELL, 104) == []
+    assert len(book) == 5
+
+
+def test_marketable_buy_walks_two_levels_and_rests_remainder():
+    """A buy limit at 102 takes 101 then 102 (FIFO) at the makers' prices, and rests 3."""
+    book = OrderBook()
+    book.limit(SELL, 101, 5, owner=1)  # oid 1
+    book.limit(SELL, 102, 3, owner=2)  # oid 2
+    book.limit(SELL, 102, 4, owner=3)  # oid 3
+    book.limit(SELL, 104, 10, owner=4)  # oid 4
+    oid, fills = book.limit(BUY, 102, 15, owner=9)
+    assert oid == 5
+    assert fills == [
+        Fill(price=101, qty=5, maker_order=1, maker_owner=1, taker_owner=9, taker_side=1),
+        Fill(price=102, qty=3, maker_order=2, maker_owner=2, taker_owner=9, taker_side=1),
+        Fill(price=102, qty=4, maker_order=3, maker_owner=3, taker_owner=9, taker_side=1),
+    ]
+    assert [f.price for f in fills] == [101, 102, 102]  # makers' prices, not the limit
+    assert book.best_bid() == (102, 3)
+    assert book.best_ask() == (104, 10)
+    assert book.resting(5) == 3
+    assert book.order(5) == (1, 102, 3, 9)
+    assert [book.resting(i) for i in (1, 2, 3, 4)] == [0, 0, 0, 10]
+    assert book.depth() == ([(102, 3)], [(104, 10)])
+    assert len(book) == 2
+
+
+def test_marketable_sell_walks_two_levels_and_rests_remainder():
+    """The mirror case: a sell limit at 99 takes 100 then 99, partially fills, and rests."""
+    book = OrderBook()
+    book.limit(BUY, 100, 2, owner=1)  # oid 1
+    book.limit(BUY, 99, 6, owner=2)  # oid 2
+    book.limit(BUY, 98, 5, owner=3)  # oid 3
+    oid, fills = book.limit(SELL, 99, 10, owner=8)
+    assert oid == 4
+    assert fills == [Fill(100, 2, 1, 1, 8, -1), Fill(99, 6, 2, 2, 8, -1)]
+    assert book.depth() == ([(98, 5)], [(99, 2)])
+    assert book.order(4) == (-1, 99, 2, 8)
+
+    oid, fills = book.limit(SELL, 98, 3, owner=7)  # partially fills oid 3, nothing rests
+    assert oid == 5
+    assert fills == [Fill(98, 3, 3, 3, 7, -1)]
+    assert book.resting(5) == 0 and book.order(5) is None
+    assert book.best_bid() == (98, 2)
+
+
+def test_market_order_against_empty_side():
+    """A market order with nothing opposite returns [] and leaves the book alone."""
+    book = OrderBook()
+    assert book.market(BUY, 10, owner=1) == []
+    assert book.market(SELL, 10, owner=1) == []
+    book.limit(BUY, 100, 5, owner=2)
+    assert book.market(BUY, 10, owner=3) == []  # only bids: a buy finds nothing
+    assert book.depth() == ([(100, 5)], [])
+    assert len(book) == 1
+
+
+def test_market_order_larger_than_side_fills_what_exists():
+    """A market buy of 20 against 8 shares fills all 8 best price first; nothing rests."""
+    book = OrderBook()
+    book.limit(SELL, 101, 3, owner=2)  # oid 1
+    book.limit(SELL, 100, 5, owner=1)  # oid 2
+    fills = book.market(BUY, 20, owner=7)
+    assert fills == [Fill(100, 5, 2, 1, 7, 1), Fill(101, 3, 1, 2, 7, 1)]
+    assert 20 - sum(f.qty for f in fills) == 12
+    assert book.best_ask() is None and book.best_bid() is None
+    assert len(book) == 0
+    assert book.depth() == ([], [])
+
+
+def test_partial_cancel_keeps_queue_priority():
+    """After a partial cancel the order is still first in its queue and fills first."""
+    book = OrderBook()
+    book.limit(SELL, 100, 10, owner=1)  # oid 1
+    book.limit(SELL, 100, 10, owner=2)  # oid 2
+    assert book.cancel(1, 4) == 4
+    assert book.resting(1) == 6
+    assert book.volume_at(SELL, 100) == 16
+    assert book.orders_at(SELL, 100) == [(1, 6, 1), (2, 10, 2)]
+    fills = book.market(BUY, 8, owner=5)
+    assert fills == [Fill(100, 6, 1, 1, 5, 1), Fill(100, 2, 2, 2, 5, 1)]
+    assert book.orders_at(SELL, 100) == [(2, 8, 2)]
+    assert book.cancel(2, 100) == 8  # more than remains: cancels what remains
+    assert book.best_ask() is None and len(book) == 0
+
+
+def test_cancel_unknown_filled_or_cancelled_returns_zero():
+    """Cancels of ids that do not rest cancel nothing; a zero-share cancel changes nothing."""
+    book = OrderBook()
+    assert book.cancel(999) == 0
+    book.limit(SELL, 100, 5, owner=1)  # oid 1
+    book.limit(BUY, 90, 5, owner=1)  # oid 2
+    book.market(BUY, 5)  # fills oid 1
+    assert book.cancel(1) == 0
+    assert book.cancel(2, 0) == 0
+    assert book.cancel(2, -3) == 0
+    assert book.resting(2) == 5
+    assert book.cancel(2) == 5
+    assert book.cancel(2) == 0
+    assert book.best_bid() is None and len(book) == 0
+
+
+def test_cancel_whole_order_in_middle_of_queue():
+    """Cancelling a middle order (lazy deletion) does not disturb the others' order or fills."""
+    book = OrderBook()
+    for owner in (1, 2, 3):
+        book.limit(BUY, 100, 4, owner=owner)  # oids 1, 2, 3
+    assert book.cancel(2) == 4
+    assert book.orders_at(BUY, 100) == [(1, 4, 1), (3, 4, 3)]
+    assert book.volume_at(BUY, 100) == 8
+    assert book.market(SELL, 6, owner=9) == [Fill(100, 4, 1, 1, 9, -1), Fill(100, 2, 3, 3, 9, -1)]
+    assert book.best_bid() == (100, 2)
+
+
+def test_immediate_or_cancel_never_rests():
+    """IOC trades up to its limit price and drops the rest."""
+    book = OrderBook()
+    book.limit(SELL, 101, 5, owner=1)  # oid 1
+    book.limit(SELL, 103, 5, owner=2)  # oid 2
+    assert book.immediate(BUY, 100, 8, owner=3) == []  # does not cross
+    assert book.best_bid() is None and len(book) == 2
+    assert book.immediate(BUY, 102, 8, owner=3) == [Fill(101, 5, 1, 1, 3, 1)]
+    assert book.best_bid() is None
+    assert book.depth() == ([], [(103, 5)])
+    assert len(book) == 1
+    book.limit(BUY, 99, 4, owner=4)  # oid 3
+    assert book.immediate(SELL, 99, 10, owner=5) == [Fill(99, 4, 3, 4, 5, -1)]
+    assert book.depth() == ([], [(103, 5)])
+
+
+def test_reduce_newest_first_and_owner_filter():
+    """reduce removes shares from the back of the queue and only from the given owner."""
+    book = OrderBook()
+    for owner in (1, 2, 1, 2):
+        book.limit(BUY, 100, 5, owner=owner)  # oids 1..4
+    assert book.reduce(BUY, 100, 7) == 7  # all of oid 4, then 2 of oid 3
+    assert book.orders_at(BUY, 100) == [(1, 5, 1), (2, 5, 2), (3, 3, 1)]
+    assert book.volume_at(BUY, 100) == 13
+    assert book.reduce(BUY, 100, 6, owner=2) == 5  # owner 2 has only oid 2 left
+    assert book.orders_at(BUY, 100) == [(1, 5, 1), (3, 3, 1)]
+    assert book.reduce(BUY, 100, 4, owner=3) == 0
+    assert book.reduce(BUY, 101, 5) == 0  # no such level
+    assert book.reduce(SELL, 100, 5) == 0  # wrong side
+    assert book.reduce(BUY, 100, 0) == 0
+    assert book.volume_at(BUY, 100) == 8
+    assert book.reduce(BUY, 100, 100) == 8
+    assert book.best_bid() is None and len(book) == 0
+
+
+@pytest.mark.parametrize("qty", [0, -1])
+def test_non_positive_qty_raises(qty):
+    """limit, market and immediate reject qty <= 0 and leave the book unchanged."""
+    book = OrderBook()
+    book.limit(SELL, 100, 5)
+    with pytest.raises(ValueError):
+        book.limit(BUY, 100, qty)
+    with pytest.raises(ValueError):
+        book.market(BUY, qty)
+    with pytest.raises(ValueError):
+        book.immediate(BUY, 100, qty)
+    assert book.depth() == ([], [(100, 5)])
+    assert book.limit(BUY, 99, 1) == (2, [])  # the rejected order consumed no id
+
+
+def test_module_doctest():
+    """The example in the module's docstrings runs as written."""
+    result = doctest.testmod(envs.book)
+    assert result.attempted > 0
+    assert result.failed == 0
+
+
+# -------------------------------------------------------------------------- property tests
+class RefBook:
+    """A naive reference: per (side, price) a FIFO list of [order id, remaining, owner]."""
+
+    def __init__(self):
+        self.levels = {1: {}, -1: {}}
+        self.next_id = 1
+
+    def match(self, side, limit, qty, owner):
+        """Trade against the opposite side best price first, FIFO within a price."""
+        fills = []
+        opposite = self.levels[-side]
+        while qty and opposite:
+            price = min(opposite) if side == 1 else max(opposite)
+            if limit is not None and (price > limit if side == 1 else price < limit):
+                break
+            queue = opposite[price]
+            while qty and queue:
+                entry = queue[0]
+                size = min(qty, entry[1])
+                fills.append(Fill(price, size, entry[0], entry[2], owner, side))
+                entry[1] -= size
+                qty -= size
+                if not entry[1]:
+                    queue.pop(0)
+            if not queue:
+                del opposite[price]
+        return fills, qty
+
+    def limit(self, side, price, qty, owner):
+        oid = self.next_id
+        self.next_id += 1
+        fills, left = self.match(side, price, qty, owner)
+        if left:
+            self.levels[side].setdefault(price, []).append([oid, left, owner])
+        return oid, fills
+
+    def find(self, oid):
+        for side, levels in self.levels.items():
+            for price, queue in levels.items():
+                for entry in queue:
+                    if entry[0] == oid:
+                        return side, price, queue, entry
+        return None
+
+    def cancel(self, oid, qty):
+        found = self.find(oid)
+        if found is None:
+            return 0
+        side, price, queue, entry = found
+        if qty is None or qty >= entry[1]:
+            qty = entry[1]
+        elif qty <= 0:
+            return 0
+        entry[1] -= qty
+        if not entry[1]:
+            queue.remove(entry)
+            if not queue:
+                del self.levels[side][price]
+        return qty
+
+    def reduce(self, side, price, qty, owner):
+        queue = self.levels[side].get(price, [])
+        done = 0
+        for entry in reversed(list(queue)):
+            if done >= qty:
+                break
+            if owner is None or entry[2] == owner:
+                done += self.cancel(entry[0], qty - done)
+        return done
+
+    def resting(self, oid):
+        found = self.find(oid)
+        return 0 if found is None else found[3][1]
+
+    def depth(self):
+        bids = sorted(self.levels[1].items(), reverse=True)
+        asks = sorted(self.levels[-1].items())
+        return (
+            [(p, sum(e[1] for e in q)) for p, q in bids],
+            [(p, sum(e[1] for e in q)) for p, q in asks],
+        )
+
+
+prices = st.integers(95, 105)
+quantities = st.integers(1, 50)
+owners = st.integers(0, 3)
+sides = st.sampled_from([BUY, SELL])
+# cancel and reduce name an order by how far back it was submitted: back = 1 is the newest
+# order id, back = 0 the next (never used) id, and ids below 1 are unknown too
+backs = st.integers(0, 12)
+
+operation_kinds = {
+    "limit": st.tuples(st.just("limit"), sides, prices, quantities, owners),
+    "market": st.tuples(st.just("market"), sides, quantities, owners),
+    "immediate": st.tuples(st.just("immediate"), sides, prices, quantities, owners),
+    "cancel": st.tuples(st.just("cancel"), backs, st.none() | st.integers(-2, 55)),
+    "reduce": st.tuples(
+        st.just("reduce"), backs, sides, prices, st.integers(-1, 60), st.none() | owners
+    ),
+}
+# weighted so that the book holds several orders per level often enough to test priority
+weighted_kinds = ["limit"] * 4 + ["cancel"] * 2 + ["reduce"] * 2 + ["market", "immediate"]
+operations = st.sampled_from(weighted_kinds).flatmap(operation_kinds.__getitem__)
+
+
+def check_fills(fills, side, owner, limit, submitted):
+    """Fills are best price first, within the limit, at the makers' prices, with right owners."""
+    for f in fills:
+        maker_side, maker_price, maker_owner = submitted[f.maker_order]
+        assert f.qty > 0
+        assert f.price == maker_price
+        assert maker_side == -side
+        assert f.maker_owner == maker_owner
+        assert f.taker_owner == owner
+        assert f.taker_side == side
+        if limit is not None:
+            assert f.price <= limit if side == BUY else f.price >= limit
+    order = [f.price for f in fills]
+    assert order == sorted(order, reverse=side == SELL)
+
+
+def check_priority(book, fills, submitted):
+    """A maker filled at (side, price) has no earlier-arrived order still resting there."""
+    for f in fills:
+        maker_side = submitted[f.maker_order][0]
+        earlier = [oid for oid, _, _ in book.orders_at(maker_side, f.price) if oid < f.maker_order]
+        assert earlier == []
+
+
+def check_book(book, ref, accounts):
+    """The book is uncrossed, matches the reference and conserves every limit order's shares."""
+    bid, ask = book.best_bid(), book.best_ask()
+    if bid is not None and ask is not None:
+        assert bid[0] < ask[0]
+        assert book.mid() == (bid[0] + ask[0]) / 2
+    else:
+        assert book.mid() is None
+    bids, asks = book.depth(levels=1000)
+    assert (bids, asks) == ref.depth()
+    assert bid == (bids[0] if bids else None)
+    assert ask == (asks[0] if asks else None)
+
+    total_resting = 0
+    for oid, acc in accounts.items():
+        resting = book.resting(oid)
+        assert resting == ref.resting(oid)
+        total_resting += resting
+        assert acc["submitted"] == resting + acc["taker"] + acc["maker"] + acc["cancelled"]
+    assert sum(v for _, v in bids) + sum(v for _, v in asks) == total_resting
+    assert len(book) == sum(1 for oid in accounts if book.resting(oid))
+
+    for side, levels in ((BUY, bids), (SELL, asks)):
+        for price, volume in levels:
+            queue = book.orders_at(side, price)
+            assert queue, "a listed level has live orders"
+            assert [oid for oid, _, _ in queue] == sorted(oid for oid, _, _ in queue)
+            assert sum(q for _, q, _ in queue) == volume == book.volume_at(side, price)
+            for oid, qty, owner in queue:
+                assert book.order(oid) == (side, price, qty, owner)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(operations, min_size=20, max_size=80))
+def test_random_operations_keep_invariants(ops):
+    """After every operation the book agrees with the FIFO model and all invariants hold."""
+    book, ref = OrderBook(), RefBook()
+    submitted = {}  # order id -> (side, price, owner) of every limit order
+    accounts = {}  # order id -> shares submitted / traded as taker / as maker / cancelled
+
+    for op in ops:
+        kind = op[0]
+        before = {oid: book.resting(oid) for oid in accounts}
+        if kind == "limit":
+            _, side, price, qty, owner = op
+            oid, fills = book.limit(side, price, qty, owner)
+            assert (oid, fills) == ref.limit(side, price, qty, owner)
+            submitted[oid] = (side, price, owner)
+            accounts[oid] = {"submitted": qty, "taker": 0, "maker": 0, "cancelled": 0}
+            accounts[oid]["taker"] = sum(f.qty for f in fills)
+            assert book.resting(oid) == qty - accounts[oid]["taker"]
+            check_fills(fills, side, owner, price, submitted)
+        elif kind in ("market", "immediate"):
+            if kind == "market":
+                _, side, qty, owner = op
+                limit = None
+                fills = book.market(side, qty, owner)
+            else:
+                _, side, limit, qty, owner = op
+                fills = book.immediate(side, limit, qty, owner)
+            assert fills == ref.match(side, limit, qty, owner)[0]
+            assert sum(f.qty for f in fills) <= qty
+            check_fills(fills, side, owner, limit, submitted)
+        elif kind == "cancel":
+            _, back, qty = op
+            oid = len(submitted) + 1 - back
+            done = book.cancel(oid, qty)
+            assert done == ref.cancel(oid, qty)
+            assert done == before.get(oid, 0) - book.resting(oid)
+            if oid in accounts:
+                accounts[oid]["cancelled"] += done
+            fills = []
+        else:
+            # at the level of the order named by back if it was ever submitted, else at (side, price)
+            _, back, side, price, qty, owner = op
+            side, price = submitted.get(len(submitted) + 1 - back, (side, price))[:2]
+            done = book.reduce(side, price, qty, owner)
+            assert done == ref.reduce(side, price, qty, owner)
+            removed = {oid: before[oid] - book.resting(oid) for oid in accounts}
+            assert sum(removed.values()) == done
+            for oid, shares in removed.items():
+                if shares:
+                    assert submitted[oid][:2] == (side, price)
+                    assert owner is None or submitted[oid][2] == owner
+                accounts[oid]["cancelled"] += shares
+            fills = []
+
+        for f in fills:
+            accounts[f.maker_order]["maker"] += f.qty
+            assert before[f.maker_order] - book.resting(f.maker_order) >= f.qty
+        check_priority(book, fills, submitted)
+        check_book(book, ref, accounts)
