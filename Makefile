@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 run: $(VENV)/.installed
-	$(BIN)/python -m evaluation.quickstart
+	$(BIN)/tradearena session
 
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from envs.book import Fill, OrderBook
+from envs.recording import RecordingBook
 from envs.traders.base import Kind, Orders, Trader
 
 __all__ = ["Account", "Market", "SeatOrder"]
@@ -46,6 +47,8 @@ class Market:
     3. every account is marked to market at the mid (ticks; the last known mid while a side
        is empty) and the change of each seat's value in dollars is returned.
 
+    With ``record`` the book logs every change as a LOBSTER message (`envs.recording`).
+
     Randomness: one `numpy.random.SeedSequence` per session, spawned into one generator per
     trader and one for the market, so adding a trader leaves the others' draws unchanged.
     """
@@ -63,6 +66,7 @@ class Market:
         initial_price: int = 10_000,
         position_limit: int = 1_000,
         fee_per_share: float = 0.0,
+        record: bool = False,
     ) -> None:
         if n_seats < 0 or n_steps < 1 or step_seconds <= 0 or warmup_seconds < 0:
             raise ValueError(
@@ -75,6 +79,7 @@ class Market:
         self.close_time = open_time + n_steps * step_seconds
         self.tick_size, self.initial_price = tick_size, initial_price
         self.position_limit, self.fee_per_share = position_limit, fee_per_share
+        self.record = record
         owners, start = [], n_seats
         for trader in self.traders:
             owners.append(range(start, start + trader.n_owners))
@@ -99,6 +104,8 @@ class Market:
         self._mids = np.full(self.n_steps + 1, np.nan)
         self._spreads = np.full(self.n_steps + 1, np.nan)
         self.t = self.open_time - self.warmup_seconds
+        if self.record:
+            self.book.now = self.t
         self._opened = False
         for trader, owners, rng in zip(self.traders, self.trader_owners, self.trader_rngs):
             trader.reset(self, owners, rng)
@@ -112,8 +119,8 @@ class Market:
         self._values = [a.value(self.last_mid, self.tick_size) for a in self.accounts]
 
     def new_book(self) -> OrderBook:
-        """The book a session starts with (a subclass may record it)."""
-        return OrderBook()
+        """The book a session starts with: a `RecordingBook` when recording."""
+        return RecordingBook() if self.record else OrderBook()
 
     @property
     def done(self) -> bool:
@@ -127,6 +134,8 @@ class Market:
             raise RuntimeError("the session is over: call reset()")
         t0, t1 = self.t, self.t + self.step_seconds
         if seat_orders:
+            if self.record:
+                self.book.now = t0
             fills: list[Fill] = []
             for seat in self.rng.permutation(len(seat_orders)).tolist():
                 self._run(self._seat_rows(seat, seat_orders[seat]), fills)
@@ -191,45 +200,50 @@ class Market:
             ]
         )
         columns = (batch.kind, batch.side, batch.price, batch.qty, batch.owner, batch.ref)
+        rows = zip(*(c.tolist() for c in columns))
+        if self.record:
+            rows = self.book.timed(batch.time.tolist(), rows)
         fills: list[Fill] = []
-        self._run(zip(*(c.tolist() for c in columns)), fills)
+        self._run(rows, fills)
         self._settle(fills)
 
     def _run(self, rows: Iterable[tuple[int, ...]], fills: list[Fill]) -> None:
         """Carry out order rows (kind, side, price, qty, owner, ref) on the book in the given
         order, appending their fills. The hot loop of a session."""
         book = self.book
-        limit, market, cancel, resting = book.limit, book.market, book.cancel, book.resting
+        limit, market, cancel = book.limit, book.market, book.cancel
         owned = self._resting
         orders = cancels = 0
         for kind, side, price, qty, owner, ref in rows:
-            if kind == 1 or kind == 3 or kind == 4:  # LIMIT, REPLACE, CANCEL_ALL
-                if kind != 1:
-                    ids = owned.get(owner)
-                    if ids:
-                        for oid in ids:
-                            if cancel(oid):
-                                cancels += 1
-                        ids.clear()
-                    if kind == 4:
-                        continue
-                oid, new = limit(side, price, qty, owner)
-                orders += 1
-                if new:
-                    fills.extend(new)
-                if resting(oid):
-                    ids = owned.get(owner)
-                    if ids is None:
-                        owned[owner] = [oid]
-                    else:
-                        ids.append(oid)
-            elif kind == 2:  # MARKET
-                fills.extend(market(side, qty, owner))
-                orders += 1
-            elif kind == 5:  # HANDLE
-                fills.extend(self._handlers[owner].handle(book, ref))
+            if kind != 1:  # not a plain LIMIT
+                if kind == 2:  # MARKET
+                    fills.extend(market(side, qty, owner))
+                    orders += 1
+                    continue
+                if kind == 5:  # HANDLE
+                    fills.extend(self._handlers[owner].handle(book, ref))
+                    continue
+                if kind != 3 and kind != 4:
+                    raise ValueError(f"unknown order kind {kind} from owner {owner}")
+                ids = owned.get(owner)  # REPLACE or CANCEL_ALL: cancel the owner's orders
+                if ids:
+                    for oid in ids:
+                        if cancel(oid):
+                            cancels += 1
+                    ids.clear()
+                if kind == 4:
+                    continue
+            oid, new = limit(side, price, qty, owner)
+            orders += 1
+            if new:
+                fills.extend(new)
+                if sum(f.qty for f in new) == qty:
+                    continue  # filled at once: nothing rests
+            ids = owned.get(owner)
+            if ids is None:
+                owned[owner] = [oid]
             else:
-                raise ValueError(f"unknown order kind {kind} from owner {owner}")
+                ids.append(oid)
         self.n_orders += orders
         self.n_cancels += cancels
 

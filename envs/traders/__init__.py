@@ -4,11 +4,13 @@ from envs.traders.base import Kind, Orders, Trader
 from envs.traders.market_maker import MarketMaker
 from envs.traders.momentum import Momentum
 from envs.traders.noise import Noise
+from envs.traders.replay import MarketReplay
 from envs.traders.zero_intelligence import ZeroIntelligence
 
 __all__ = [
     "Kind",
     "MarketMaker",
+    "MarketReplay",
     "Momentum",
     "Noise",
     "Orders",

@@ -1,0 +1,207 @@
+"""Observation features of one seat and a discretizer that turns them into tabular states.
+
+A feature vector (float32, shape (F,)) holds, in the order of `feature_names(windows)`:
+
+- ``inventory``: the seat's inventory / position limit, clipped to [-1, 1];
+- ``imbalance``: (bid - ask) / (bid + ask) volume over the top ``depth_levels`` levels of each
+  side, in [-1, 1], 0 when the book is empty;
+- ``spread``: best ask - best bid in ticks, clipped to [0, SPREAD_CAP]; SPREAD_CAP while a side
+  is empty (no quote is as illiquid as the widest spread);
+- ``return_w`` for each window ``w``: log(mid_t / mid_{t-w}) in basis points over the market's
+  mid history (one mid per decision step), clipped to [-RETURN_CAP, RETURN_CAP], 0 while fewer
+  than w + 1 mids exist;
+- ``time_left``: 1 - step_index / n_steps, in [0, 1].
+
+`features` is called every environment step, so it works on Python scalars and allocates one
+array: the result.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections.abc import Mapping, Sequence
+from itertools import pairwise
+from typing import TYPE_CHECKING
+
+import numpy as np
+from gymnasium import spaces
+
+if TYPE_CHECKING:
+    from envs.market import Market
+
+__all__ = [
+    "DEFAULT_WINDOWS",
+    "FEATURE_NAMES",
+    "RETURN_CAP",
+    "SPREAD_CAP",
+    "Discretizer",
+    "feature_names",
+    "feature_space",
+    "features",
+]
+
+DEFAULT_WINDOWS = (1, 5, 15)
+"""Return windows in decision steps."""
+SPREAD_CAP = 50.0
+"""Largest spread feature, ticks; also the value while a side of the book is empty."""
+RETURN_CAP = 500.0
+"""Largest absolute return feature, basis points."""
+
+
+def feature_names(windows: Sequence[int] = DEFAULT_WINDOWS) -> list[str]:
+    """Names of the features for return ``windows`` (distinct positive steps), in vector order."""
+    if not windows or len(set(windows)) != len(windows) or any(w < 1 for w in windows):
+        raise ValueError(f"windows must be distinct positive step counts, got {tuple(windows)}")
+    return ["inventory", "imbalance", "spread", *(f"return_{w}" for w in windows), "time_left"]
+
+
+FEATURE_NAMES = tuple(feature_names())
+"""Feature names for `DEFAULT_WINDOWS`."""
+
+
+def feature_space(windows: Sequence[int] = DEFAULT_WINDOWS, depth_levels: int = 5) -> spaces.Box:
+    """The Box (float32, shape (F,)) holding every `features` vector of these arguments.
+
+    The bounds do not depend on ``depth_levels``; it is only checked (>= 1).
+    """
+    if depth_levels < 1:
+        raise ValueError(f"depth_levels must be >= 1, got {depth_levels}")
+    feature_names(windows)  # validates them
+    n = len(windows)
+    low = np.array([-1.0, -1.0, 0.0, *[-RETURN_CAP] * n, 0.0], dtype=np.float32)
+    high = np.array([1.0, 1.0, SPREAD_CAP, *[RETURN_CAP] * n, 1.0], dtype=np.float32)
+    return spaces.Box(low, high, dtype=np.float32)
+
+
+def features(
+    market: Market,
+    seat: int,
+    *,
+    windows: Sequence[int] = DEFAULT_WINDOWS,
+    depth_levels: int = 5,
+) -> np.ndarray:
+    """The feature vector of ``seat`` (see the module docstring), float32, shape (F,).
+
+    ``market`` needs ``book``, ``mids()`` (positive mids, ticks), ``accounts``,
+    ``position_limit``, ``step_index`` and ``n_steps``, as `envs.market.Market` has.
+    """
+    if depth_levels < 1:
+        raise ValueError(f"depth_levels must be >= 1, got {depth_levels}")
+    inventory = market.accounts[seat].inventory / market.position_limit
+    inventory = -1.0 if inventory < -1.0 else 1.0 if inventory > 1.0 else inventory
+
+    bids, asks = market.book.depth(depth_levels)
+    bid_volume = ask_volume = 0
+    for _, volume in bids:
+        bid_volume += volume
+    for _, volume in asks:
+        ask_volume += volume
+    total = bid_volume + ask_volume
+    imbalance = (bid_volume - ask_volume) / total if total else 0.0
+    if bids and asks:
+        spread = float(asks[0][0] - bids[0][0])
+        spread = 0.0 if spread < 0.0 else SPREAD_CAP if spread > SPREAD_CAP else spread
+    else:
+        spread = SPREAD_CAP
+
+    out = [inventory, imbalance, spread]
+    mids = market.mids()
+    last = len(mids) - 1
+    mid = mids.item(last) if last >= 0 else 0.0
+    for w in windows:
+        if w < 1:
+            raise ValueError(f"windows must be positive step counts, got {tuple(windows)}")
+        if w > last:
+            out.append(0.0)
+            continue
+        r = 1e4 * math.log(mid / mids.item(last - w))
+        out.append(-RETURN_CAP if r < -RETURN_CAP else RETURN_CAP if r > RETURN_CAP else r)
+    out.append(1.0 - market.step_index / market.n_steps)
+    return np.array(out, dtype=np.float32)
+
+
+class Discretizer:
+    """Maps a feature vector to one tabular state: a mixed-radix index over binned features.
+
+    ``bins[name]`` are the strictly increasing edges of a feature; its bin is
+    ``np.digitize(value, edges)`` (``bisect_right``): 0 below the first edge, ``len(edges)``
+    at or above the last. Edges are rounded to float32, the features' dtype, so a feature
+    equal to an edge falls in the bin above it. Features not in ``bins`` are ignored. Used
+    features are ordered as in ``names``, the first the most significant digit (row-major, as
+    `np.ravel_multi_index`); ``n_states`` is the product of ``len(edges) + 1``.
+    """
+
+    def __init__(
+        self,
+        bins: Mapping[str, Sequence[float]] | None = None,
+        names: Sequence[str] = FEATURE_NAMES,
+    ) -> None:
+        names = tuple(names)
+        if len(set(names)) != len(names):
+            raise ValueError(f"feature names must be distinct, got {list(names)}")
+        bins = {} if bins is None else bins
+        unknown = [name for name in bins if name not in names]
+        if unknown:
+            raise ValueError(f"unknown features {unknown}; allowed: {list(names)}")
+        self.names = names
+        self.bins: dict[str, tuple[float, ...]] = {}
+        for name in names:
+            if name not in bins:
+                continue
+            array = np.asarray(bins[name], dtype=np.float32)
+            if array.ndim != 1 or not array.size:
+                raise ValueError(
+                    f"feature {name!r}: edges must be a non-empty sequence, got {bins[name]!r}"
+                )
+            edges = tuple(array.tolist())
+            if not all(math.isfinite(e) for e in edges) or any(a >= b for a, b in pairwise(edges)):
+                raise ValueError(
+                    f"feature {name!r}: edges must be finite and strictly increasing (as "
+                    f"float32), got {tuple(bins[name])}"
+                )
+            self.bins[name] = edges
+        self._plan = [(names.index(n), e, len(e) + 1) for n, e in self.bins.items()]
+        self.n_states = math.prod(radix for _, _, radix in self._plan)
+
+    @classmethod
+    def default(cls, windows: Sequence[int] = DEFAULT_WINDOWS) -> Discretizer:
+        """54 states: inventory short / flat / long, imbalance below -0.2 / between / from 0.2
+        up, return over the shortest window below -0.75 / between / from 0.75 bp, time left
+        below / from one half.
+
+        The return edges sit between the half-tick and one-tick moves of a mid near 10,000
+        ticks (about 0.5 and 1 bp), so one tick either way counts as a move: edges at exactly
+        +-1 bp would call a tick up (0.99995 bp) flat and a tick down (-1.00005 bp) down.
+        """
+        return cls(
+            {
+                "inventory": (-1e-9, 1e-9),
+                "imbalance": (-0.2, 0.2),
+                f"return_{min(windows)}": (-0.75, 0.75),
+                "time_left": (0.5,),
+            },
+            names=feature_names(windows),
+        )
+
+    def __call__(self, x: np.ndarray | Sequence[float]) -> int:
+        """The state index in range(n_states) of feature vector ``x``, shape (F,)."""
+        values = x.tolist() if isinstance(x, np.ndarray) else x
+        if len(values) != len(self.names):
+            raise ValueError(f"expected {len(self.names)} features, got {len(values)}")
+        state = 0
+        for i, edges, radix in self._plan:
+            state = state * radix + bisect_right(edges, values[i])
+        return state
+
+    def decode(self, state: int) -> dict[str, int]:
+        """The bin index of each used feature in ``state`` (for debugging)."""
+        if not 0 <= state < self.n_states:
+            raise ValueError(f"state must be in range({self.n_states}), got {state}")
+        digits = {}
+        for name in reversed(self.bins):
+            state, digits[name] = divmod(state, len(self.bins[name]) + 1)
+        return dict(reversed(digits.items()))
+
+    def __repr__(self) -> str:
+        return f"Discretizer(bins={self.bins}, n_states={self.n_states})"

@@ -1,0 +1,143 @@
+"""`MarketParallelEnv`: several learner seats in one market, as a PettingZoo Parallel env."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+from envs.features import Discretizer
+from envs.seats import SeatedMarket, make_market
+from envs.tapes import Tape
+from envs.traders import Trader
+
+__all__ = ["MarketParallelEnv"]
+
+
+class MarketParallelEnv(ParallelEnv):
+    """Learner seats ``seat_0 .. seat_{n-1}`` trading in one market (PettingZoo Parallel API).
+
+    Every seat observes and acts as in `envs.trading_env.TradingEnv` (same observation and
+    action spaces, same reward: change of marked-to-market value in dollars times
+    ``reward_scale``); their orders are executed in a random order each step. Adversaries:
+
+    - ``opposes={"seat_1": "seat_0"}``: seat_1 is an adversarial trader, rewarded with minus
+      seat_0's reward;
+    - ``takeover=("seat_0", p)``: an extra agent ``adversary`` whose action replaces seat_0's
+      with probability p each step; its reward is minus seat_0's and ``infos["seat_0"]
+      ["taken_over"]`` says when it acted.
+
+    ``MarketParallelEnv()`` is a synthetic market with two learner seats. Other keywords as
+    for `TradingEnv` (background, observation, actions, market settings).
+    """
+
+    metadata = {"name": "tradearena_market_v0", "render_modes": []}
+
+    def __init__(
+        self,
+        n_seats: int = 2,
+        *,
+        traders: Sequence[Trader] | None = None,
+        tape: Tape | str | Path | None = None,
+        extra_zi: int = 0,
+        observation: str = "features",
+        actions: str = "trade",
+        order_size: int = 100,
+        reward_scale: float = 1.0,
+        windows: Sequence[int] = (1, 5, 15),
+        depth_levels: int = 5,
+        discretizer: Discretizer | None = None,
+        opposes: dict[str, str] | None = None,
+        takeover: tuple[str, float] | None = None,
+        **market_kwargs: Any,
+    ) -> None:
+        if n_seats < 1:
+            raise ValueError(f"n_seats must be >= 1, got {n_seats}")
+        seats = [f"seat_{i}" for i in range(n_seats)]
+        index = {name: i for i, name in enumerate(seats)}
+
+        def seat(name: str, role: str) -> int:
+            if name not in index:
+                raise ValueError(f"{role} names unknown seat {name!r}; seats are {seats}")
+            return index[name]
+
+        opposes = {seat(a, "opposes"): seat(b, "opposes") for a, b in (opposes or {}).items()}
+        takeover_seat = None if takeover is None else (seat(takeover[0], "takeover"), takeover[1])
+        market = make_market(
+            n_seats, traders=traders, tape=tape, extra_zi=extra_zi, **market_kwargs
+        )
+        self.core = SeatedMarket(
+            market,
+            observation=observation,
+            actions=actions,
+            order_size=order_size,
+            reward_scale=reward_scale,
+            windows=windows,
+            depth_levels=depth_levels,
+            discretizer=discretizer,
+            opposes=opposes,
+            takeover=takeover_seat,
+        )
+        self.possible_agents = seats + (["adversary"] if takeover is not None else [])
+        self.agents: list[str] = []
+        self._np_random: np.random.Generator | None = None
+
+    @property
+    def market(self):
+        """The underlying `envs.market.Market`."""
+        return self.core.market
+
+    @functools.lru_cache(maxsize=None)  # noqa: B019 - one space object per agent, as PettingZoo asks
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.core.observation_space
+
+    @functools.lru_cache(maxsize=None)  # noqa: B019
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.core.action_space
+
+    def reset(
+        self, seed: int | None = None, options: dict | None = None
+    ) -> tuple[dict[str, Any], dict[str, dict]]:
+        if seed is not None or self._np_random is None:
+            self._np_random = np.random.default_rng(seed)
+        observations = self.core.reset(int(self._np_random.integers(2**63 - 1)))
+        self.agents = list(self.possible_agents)
+        return self._observe(observations), self._infos()
+
+    def step(self, actions: dict[str, int]) -> tuple[dict, dict, dict, dict, dict]:
+        if not self.agents:
+            raise RuntimeError("the session is over: call reset()")
+        missing = [a for a in self.agents if a not in actions]
+        if missing:
+            raise ValueError(f"no action for agents {missing}")
+        seats = [int(actions[f"seat_{i}"]) for i in range(self.core.n_seats)]
+        adversary = actions.get("adversary")
+        observations, rewards, done = self.core.step(
+            seats, None if adversary is None else int(adversary)
+        )
+        reward = {f"seat_{i}": float(r) for i, r in enumerate(rewards)}
+        if "adversary" in self.agents:
+            reward["adversary"] = -reward[f"seat_{self.core.takeover[0]}"]
+        obs, infos = self._observe(observations), self._infos()
+        terminations = dict.fromkeys(self.agents, done)
+        truncations = dict.fromkeys(self.agents, False)
+        if done:
+            self.agents = []
+        return obs, reward, terminations, truncations, infos
+
+    def _observe(self, observations: list) -> dict[str, Any]:
+        obs = {f"seat_{i}": o for i, o in enumerate(observations)}
+        if "adversary" in self.possible_agents:
+            obs["adversary"] = observations[self.core.takeover[0]]
+        return obs
+
+    def _infos(self) -> dict[str, dict]:
+        infos = {f"seat_{i}": self.core.info(i) for i in range(self.core.n_seats)}
+        if "adversary" in self.possible_agents:
+            infos["adversary"] = {"taken_over": self.core.taken_over}
+        return infos
