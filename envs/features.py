@@ -83,12 +83,12 @@ def features(
 ) -> np.ndarray:
     """The feature vector of ``seat`` (see the module docstring), float32, shape (F,).
 
-    ``market`` needs ``book``, ``mids()`` (positive mids, ticks), ``accounts``,
+    ``market`` needs ``book``, ``mids()`` (ndarray of positive mids, ticks), ``account(seat)``,
     ``position_limit``, ``step_index`` and ``n_steps``, as `envs.market.Market` has.
     """
     if depth_levels < 1:
         raise ValueError(f"depth_levels must be >= 1, got {depth_levels}")
-    inventory = market.accounts[seat].inventory / market.position_limit
+    inventory = market.account(seat).inventory / market.position_limit
     inventory = -1.0 if inventory < -1.0 else 1.0 if inventory > 1.0 else inventory
 
     bids, asks = market.book.depth(depth_levels)
@@ -108,7 +108,7 @@ def features(
     out = [inventory, imbalance, spread]
     mids = market.mids()
     last = len(mids) - 1
-    mid = mids.item(last) if last >= 0 else 0.0
+    mid = mids.item(last) if last >= 0 else 0.0  # 0.0 is unused: then no window fits
     for w in windows:
         if w < 1:
             raise ValueError(f"windows must be positive step counts, got {tuple(windows)}")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from envs.book import Fill, OrderBook
-from envs.recording import RecordingBook
+from envs.book import OrderBook
 from envs.traders.base import Kind, Orders, Trader
 
 __all__ = ["Account", "Market", "SeatOrder"]
@@ -18,9 +17,10 @@ SeatOrder = tuple[int, int, int, int]
 (LIMIT, MARKET, REPLACE, CANCEL_ALL)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Account:
-    """A seat's account. cash: ticks x shares; inventory: shares; fees: dollars."""
+    """A seat's account. cash: ticks x shares; inventory: shares; fees: dollars; trades: fills
+    taken part in; volume: shares traded."""
 
     cash: int = 0
     inventory: int = 0
@@ -47,7 +47,7 @@ class Market:
     3. every account is marked to market at the mid (ticks; the last known mid while a side
        is empty) and the change of each seat's value in dollars is returned.
 
-    With ``record`` the book logs every change as a LOBSTER message (`envs.recording`).
+    With ``record`` the book logs every change as a LOBSTER message (``market.book.log``).
 
     Randomness: one `numpy.random.SeedSequence` per session, spawned into one generator per
     trader and one for the market, so adding a trader leaves the others' draws unchanged.
@@ -95,17 +95,14 @@ class Market:
         self.rng = np.random.default_rng(children[0])
         self.trader_rngs = [np.random.default_rng(c) for c in children[1:]]
         self.book = self.new_book()
-        self.accounts = [Account() for _ in range(self.n_seats)]
         self.last_mid = float(self.initial_price)
-        self._resting: dict[int, list[int]] = {}
         self._handlers = {}
-        self.n_orders = self.n_cancels = self.n_fills = self.volume = 0
+        self.n_orders = self.n_cancels = 0
         self.step_index = 0
         self._mids = np.full(self.n_steps + 1, np.nan)
         self._spreads = np.full(self.n_steps + 1, np.nan)
         self.t = self.open_time - self.warmup_seconds
-        if self.record:
-            self.book.now = self.t
+        self.book.now = self.t
         self._opened = False
         for trader, owners, rng in zip(self.traders, self.trader_owners, self.trader_rngs):
             trader.reset(self, owners, rng)
@@ -116,11 +113,11 @@ class Market:
         self._opened = True
         self._mids[0] = self._mark()
         self._spreads[0] = self.spread()
-        self._values = [a.value(self.last_mid, self.tick_size) for a in self.accounts]
+        self._values = [self.value(seat) for seat in range(self.n_seats)]
 
     def new_book(self) -> OrderBook:
-        """The book a session starts with: a `RecordingBook` when recording."""
-        return RecordingBook() if self.record else OrderBook()
+        """The book a session starts with (recording its changes when ``record``)."""
+        return OrderBook(record=self.record)
 
     @property
     def done(self) -> bool:
@@ -134,18 +131,14 @@ class Market:
             raise RuntimeError("the session is over: call reset()")
         t0, t1 = self.t, self.t + self.step_seconds
         if seat_orders:
-            if self.record:
-                self.book.now = t0
-            fills: list[Fill] = []
             for seat in self.rng.permutation(len(seat_orders)).tolist():
-                self._run(self._seat_rows(seat, seat_orders[seat]), fills)
-            self._settle(fills)
+                self._submit(seat, seat_orders[seat])
         self._flow(t0, t1)
         self.t = t1
         self.step_index += 1
         self._mids[self.step_index] = self._mark()
         self._spreads[self.step_index] = self.spread()
-        values = [a.value(self.last_mid, self.tick_size) for a in self.accounts]
+        values = [self.value(seat) for seat in range(self.n_seats)]
         change = np.subtract(values, self._values)
         self._values = values
         return change
@@ -167,11 +160,21 @@ class Market:
 
     def value(self, seat: int) -> float:
         """Seat's marked-to-market value in dollars."""
-        return self.accounts[seat].value(self.last_mid, self.tick_size)
+        return self.account(seat).value(self.last_mid, self.tick_size)
 
     def capacity(self, seat: int, side: int) -> int:
         """Shares the seat may still buy (side +1) or sell (-1) within its position limit."""
-        return max(self.position_limit - side * self.accounts[seat].inventory, 0)
+        return max(self.position_limit - side * self.book.account(seat)[0], 0)
+
+    def account(self, seat: int) -> Account:
+        """The seat's account now (from the book's record of its fills)."""
+        inventory, cash, volume, trades = self.book.account(seat)
+        return Account(cash, inventory, self.fee_per_share * volume, trades, volume)
+
+    @property
+    def accounts(self) -> list[Account]:
+        """Every seat's account, by seat."""
+        return [self.account(seat) for seat in range(self.n_seats)]
 
     # ---------------------------------------------------------------------------- internals
     def _mark(self) -> float:
@@ -180,16 +183,15 @@ class Market:
             self.last_mid = mid
         return self.last_mid
 
-    def _seat_rows(self, seat: int, orders: Sequence[SeatOrder]) -> list[tuple[int, ...]]:
-        """A seat's orders as rows for `_run`, quantities clipped to the position limit."""
-        rows = []
+    def _submit(self, seat: int, orders: Sequence[SeatOrder]) -> None:
+        """Execute a seat's orders, quantities clipped to the position limit."""
         for kind, side, price, qty in orders:
             if kind != Kind.CANCEL_ALL:
                 qty = min(qty, self.capacity(seat, side))
                 if qty <= 0:
                     continue
-            rows.append((kind, side, price, qty, seat, -1))
-        return rows
+                self.n_orders += 1
+            self.book.submit(kind, side, price, qty, seat)
 
     def _flow(self, t0: float, t1: float) -> None:
         """Execute the background traders' orders in [t0, t1) in time order."""
@@ -199,76 +201,9 @@ class Market:
                 for trader, rng in zip(self.traders, self.trader_rngs)
             ]
         )
-        columns = (batch.kind, batch.side, batch.price, batch.qty, batch.owner, batch.ref)
-        rows = zip(*(c.tolist() for c in columns))
-        if self.record:
-            rows = self.book.timed(batch.time.tolist(), rows)
-        fills: list[Fill] = []
-        self._run(rows, fills)
-        self._settle(fills)
-
-    def _run(self, rows: Iterable[tuple[int, ...]], fills: list[Fill]) -> None:
-        """Carry out order rows (kind, side, price, qty, owner, ref) on the book in the given
-        order, appending their fills. The hot loop of a session."""
-        book = self.book
-        limit, market, cancel = book.limit, book.market, book.cancel
-        owned = self._resting
-        orders = cancels = 0
-        for kind, side, price, qty, owner, ref in rows:
-            if kind != 1:  # not a plain LIMIT
-                if kind == 2:  # MARKET
-                    fills.extend(market(side, qty, owner))
-                    orders += 1
-                    continue
-                if kind == 5:  # HANDLE
-                    fills.extend(self._handlers[owner].handle(book, ref))
-                    continue
-                if kind != 3 and kind != 4:
-                    raise ValueError(f"unknown order kind {kind} from owner {owner}")
-                ids = owned.get(owner)  # REPLACE or CANCEL_ALL: cancel the owner's orders
-                if ids:
-                    for oid in ids:
-                        if cancel(oid):
-                            cancels += 1
-                    ids.clear()
-                if kind == 4:
-                    continue
-            oid, new = limit(side, price, qty, owner)
-            orders += 1
-            if new:
-                fills.extend(new)
-                if sum(f.qty for f in new) == qty:
-                    continue  # filled at once: nothing rests
-            ids = owned.get(owner)
-            if ids is None:
-                owned[owner] = [oid]
-            else:
-                ids.append(oid)
+        _, orders, cancels = self.book.run(*batch, self._handlers)
         self.n_orders += orders
         self.n_cancels += cancels
-
-    def _settle(self, fills: list[Fill]) -> None:
-        """Book fills into the seats' accounts and tell the traders."""
-        if not fills:
-            return
-        self.n_fills += len(fills)
-        n_seats = self.n_seats
-        for f in fills:
-            self.volume += f.qty
-            if f.maker_owner < n_seats:
-                self._account(f.maker_owner, -f.taker_side, f)
-            if f.taker_owner < n_seats:
-                self._account(f.taker_owner, f.taker_side, f)
-        for trader in self.traders:
-            trader.on_fills(fills)
-
-    def _account(self, seat: int, side: int, fill: Fill) -> None:
-        account = self.accounts[seat]
-        account.inventory += side * fill.qty
-        account.cash -= side * fill.qty * fill.price
-        account.fees += self.fee_per_share * fill.qty
-        account.trades += 1
-        account.volume += fill.qty
 
     def summary(self) -> dict[str, float]:
         """Session statistics so far: order messages, cancels, fills, volume (shares), mean
@@ -279,8 +214,8 @@ class Market:
             "steps": self.step_index,
             "orders": self.n_orders,
             "cancels": self.n_cancels,
-            "fills": self.n_fills,
-            "volume": self.volume,
+            "fills": self.book.trades,
+            "volume": self.book.volume,
             "mean_spread": float(np.nanmean(spreads)) if np.isfinite(spreads).any() else np.nan,
             "open_mid": float(mids[0]),
             "close_mid": float(mids[-1]),

@@ -155,7 +155,7 @@ class SeatedMarket:
         """What a seat's account holds: inventory (shares), cash and value (dollars), pnl
         (dollars since the open), trades, the mid (ticks) and whether it was taken over."""
         market = self.market
-        account = market.accounts[seat]
+        account = market.account(seat)
         return {
             "inventory": account.inventory,
             "cash": account.cash * market.tick_size - account.fees,

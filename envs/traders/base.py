@@ -15,19 +15,21 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from envs import book
+
 if TYPE_CHECKING:
     from envs.book import Fill, OrderBook
     from envs.market import Market
 
 
 class Kind(IntEnum):
-    """What an order row asks the market to do."""
+    """What an order row asks the market to do (carried out by `OrderBook.run`)."""
 
-    LIMIT = 1  # limit order; the remainder rests
-    MARKET = 2  # market order; nothing rests
-    REPLACE = 3  # cancel the owner's resting orders, then a limit order
-    CANCEL_ALL = 4  # cancel the owner's resting orders (side, price, qty ignored)
-    HANDLE = 5  # handed back to the owner's trader: `Trader.handle(book, ref)` (replay)
+    LIMIT = book.LIMIT  # limit order; the remainder rests
+    MARKET = book.MARKET  # market order; nothing rests
+    REPLACE = book.REPLACE  # cancel the owner's resting orders, then a limit order
+    CANCEL_ALL = book.CANCEL_ALL  # cancel the owner's resting orders (side, price, qty ignored)
+    HANDLE = book.HANDLE  # handed back to the owner's trader: `Trader.handle(book, ref)`
 
 
 class Orders(NamedTuple):
@@ -66,6 +68,10 @@ class Orders(NamedTuple):
 
         return cls(time, *(column(c) for c in (kind, side, price, qty, owner, ref)))
 
+    def take(self, rows: slice | np.ndarray) -> Orders:
+        """The rows selected by a slice or index array."""
+        return Orders(*(c[rows] for c in self))
+
     @classmethod
     def empty(cls) -> Orders:
         return cls.build(np.empty(0), Kind.LIMIT)
@@ -88,8 +94,8 @@ class Trader:
 
     Subclasses set ``n_owners`` (how many owner ids their members need) and implement
     `orders`. The market calls `reset` at the start of a session with the owner ids it gave
-    the population, `orders` once per interval, and `on_fills` after it with that interval's
-    fills (for traders whose decisions depend on their holdings).
+    the population and `orders` once per interval. What a member holds is in the book's
+    record of fills (``market.book.positions(...)``).
     """
 
     n_owners: int = 1
@@ -102,9 +108,6 @@ class Trader:
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
         """The orders the population sends in [t0, t1) seconds after midnight."""
         raise NotImplementedError
-
-    def on_fills(self, fills: list[Fill]) -> None:
-        """Fills of an interval (all owners); override to track holdings."""
 
     def handle(self, book: OrderBook, ref: int) -> list[Fill]:
         """Carry out a HANDLE row of this trader on ``book``; return its fills."""

@@ -35,36 +35,33 @@ class MarketMaker(Trader):
         self.n_owners = n_agents
         self.period, self.levels, self.half_spread = period, levels, half_spread
         self.spacing, self.size = spacing, size
-        # one wake-up: a cancel, then `levels` bids and `levels` asks
-        steps = np.arange(levels) * spacing
-        self._kind = np.r_[Kind.CANCEL_ALL, np.full(2 * levels, Kind.LIMIT)]
-        self._side = np.r_[0, np.ones(levels, int), -np.ones(levels, int)]
-        self._bid_offset = np.r_[0, -steps, np.zeros(levels, int)]  # from the best bid
-        self._ask_offset = np.r_[0, np.zeros(levels, int), steps]  # from the best ask
-        self._is_ask = self._side < 0
 
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
         start = market.open_time - market.warmup_seconds
         phase = start + rng.uniform(0.0, self.period, self.n_owners)
-        self.time, agents = periodic_times(phase, self.period, start, market.close_time)
-        self.owner = owners.start + agents
+        time, agents = periodic_times(phase, self.period, start, market.close_time)
+        # one wake-up: a cancel, then `levels` bids and `levels` asks
+        n, per_wake = len(time), 1 + 2 * self.levels
+        steps = np.arange(self.levels) * self.spacing
+        side = np.r_[0, np.ones(self.levels, np.int64), -np.ones(self.levels, np.int64)]
+        self.offset = np.tile(np.r_[0, -steps, steps], n)  # ticks from the best quote
+        self.is_ask = np.tile(side < 0, n)
+        self.batch = Orders.build(
+            np.repeat(time, per_wake),
+            np.tile(np.r_[Kind.CANCEL_ALL, np.full(2 * self.levels, Kind.LIMIT)], n),
+            np.tile(side, n),
+            0,
+            self.size,
+            np.repeat(owners.start + agents, per_wake),
+        )
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
-        w = window(self.time, t0, t1)
-        wakes = w.stop - w.start
-        if not wakes:
-            return Orders.empty()
-        mid = market.last_mid
-        bid = int(np.floor(mid - self.half_spread))
-        ask = int(np.ceil(mid + self.half_spread))
-        price = np.where(self._is_ask, ask + self._ask_offset, bid + self._bid_offset)
-        per_wake = len(self._kind)
-        return Orders.build(
-            np.repeat(self.time[w], per_wake),
-            np.tile(self._kind, wakes),
-            np.tile(self._side, wakes),
-            np.tile(price, wakes),
-            self.size,
-            np.repeat(self.owner[w], per_wake),
-        )
+        w = window(self.batch.time, t0, t1)
+        batch = self.batch.take(w)
+        if len(batch.time):
+            mid = market.last_mid
+            bid = int(np.floor(mid - self.half_spread))
+            ask = int(np.ceil(mid + self.half_spread))
+            batch.price[:] = self.offset[w] + np.where(self.is_ask[w], ask, bid)
+        return batch

@@ -38,18 +38,21 @@ class Momentum(Trader):
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
         phase = rng.uniform(0.0, self.period, self.n_owners) + market.open_time
-        self.time, agents = periodic_times(phase, self.period, market.open_time, market.close_time)
-        self.owner = owners.start + agents
-        self.qty = rng.integers(self.size[0], self.size[1] + 1, size=len(self.time))
+        time, agents = periodic_times(phase, self.period, market.open_time, market.close_time)
+        qty = rng.integers(self.size[0], self.size[1] + 1, size=len(time))
+        self.batch = Orders.build(time, Kind.LIMIT, 0, 0, qty, owners.start + agents)
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
         mids = market.mids()
         bid, ask = market.book.best_bid(), market.book.best_ask()
         if len(mids) < self.long or bid is None or ask is None:
             return Orders.empty()
-        short, long = mids[-self.short :].mean(), mids[-self.long :].mean()
+        short = np.add.reduce(mids[-self.short :]) / self.short
+        long = np.add.reduce(mids[-self.long :]) / self.long
         if short == long:
             return Orders.empty()
         side, price = (1, ask[0]) if short > long else (-1, bid[0])
-        w = window(self.time, t0, t1)
-        return Orders.build(self.time[w], Kind.LIMIT, side, price, self.qty[w], self.owner[w])
+        batch = self.batch.take(window(self.batch.time, t0, t1))
+        batch.side[:] = side
+        batch.price[:] = price
+        return batch

@@ -24,11 +24,14 @@ class Noise(Trader):
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
         n = self.n_owners
-        self.time = np.sort(rng.uniform(market.open_time, market.close_time, n))
-        self.side = rng.choice(np.array([-1, 1]), size=n)
-        self.qty = rng.integers(self.size[0], self.size[1] + 1, size=n)
-        self.owner = owners.start + rng.permutation(n)
+        self.batch = Orders.build(
+            np.sort(rng.uniform(market.open_time, market.close_time, n)),
+            Kind.MARKET,
+            rng.choice(np.array([-1, 1]), size=n),
+            0,
+            rng.integers(self.size[0], self.size[1] + 1, size=n),
+            owners.start + rng.permutation(n),
+        )
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
-        w = window(self.time, t0, t1)
-        return Orders.build(self.time[w], Kind.MARKET, self.side[w], 0, self.qty[w], self.owner[w])
+        return self.batch.take(window(self.batch.time, t0, t1))

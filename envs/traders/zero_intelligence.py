@@ -9,7 +9,6 @@ import numpy as np
 from envs.traders.base import Kind, Orders, Trader, poisson_times, window
 
 if TYPE_CHECKING:
-    from envs.book import Fill
     from envs.market import Market
 
 
@@ -26,7 +25,8 @@ class ZeroIntelligence(Trader):
     N(0, obs_noise) noise, forecasts the value at the close (mean reversion of the observation
     toward r_bar), picks buy or sell at random and sends a limit order of ``size`` shares at
     its value (forecast + theta at its holdings) minus (buy) or plus (sell) a surplus drawn
-    from ``surplus`` ticks. An agent at +-q_max lots does not trade further that way.
+    from ``surplus`` ticks. An agent at +-q_max lots only cancels instead of trading further
+    that way.
     """
 
     def __init__(
@@ -61,7 +61,6 @@ class ZeroIntelligence(Trader):
         n = self.n_owners
         theta = rng.normal(0.0, self.private_value_std, size=(n, 2 * self.q_max))
         self.theta = -np.sort(-theta, axis=1)  # descending: marginal value falls with holdings
-        self.holdings = np.zeros(n, dtype=np.int64)  # shares, from fills
         start = market.open_time - market.warmup_seconds
         self.time, self.agent = poisson_times(
             self.arrival_rate, n, start, market.close_time, rng
@@ -71,10 +70,17 @@ class ZeroIntelligence(Trader):
         obs = self.fundamental + rng.normal(0.0, self.obs_noise, size=m)
         horizon = market.close_time - self.time
         self.forecast = self.r_bar + (obs - self.r_bar) * np.exp(-self.kappa * horizon)
-        self.side = rng.choice(np.array([-1, 1]), size=m)
-        self.surplus_ticks = rng.integers(self.surplus[0], self.surplus[1] + 1, size=m)
-        self.qty = rng.integers(self.size[0], self.size[1] + 1, size=m)
-        self.owner = owners.start + self.agent
+        side = rng.choice(np.array([-1, 1]), size=m)
+        surplus = rng.integers(self.surplus[0], self.surplus[1] + 1, size=m)
+        self.limit = self.forecast - side * surplus  # ticks, before the private value
+        self.batch = Orders.build(
+            self.time,
+            Kind.REPLACE,
+            side,
+            0,
+            rng.integers(self.size[0], self.size[1] + 1, size=m),
+            owners.start + self.agent,
+        )
 
     def fundamental_path(
         self, times: np.ndarray, start: float, rng: np.random.Generator
@@ -98,25 +104,15 @@ class ZeroIntelligence(Trader):
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
         w = window(self.time, t0, t1)
-        agent, side = self.agent[w], self.side[w]
-        units = np.rint(self.holdings[agent] / self.lot).astype(np.int64)
-        index = self.q_max + units - (side < 0)  # buy: the next lot's value; sell: the last's
+        batch = self.batch.take(w)
+        if not len(batch.time):
+            return batch
+        agent = self.agent[w]
+        holdings = market.book.positions(self.owners.start, self.owners.stop)[agent]
+        units = np.rint(holdings / self.lot).astype(np.int64)
+        index = units + (self.q_max - (batch.side < 0))  # buy: next lot's value; sell: last's
         allowed = (index >= 0) & (index < 2 * self.q_max)
-        value = self.forecast[w] + self.theta[agent, np.clip(index, 0, 2 * self.q_max - 1)]
-        price = np.rint(value - side * self.surplus_ticks[w]).astype(np.int64)
-        keep = np.flatnonzero(allowed & (price > 0))
-        if len(keep) < len(price):
-            return Orders.build(
-                self.time[w][keep], Kind.REPLACE, side[keep], price[keep],
-                self.qty[w][keep], self.owner[w][keep],
-            )
-        return Orders.build(self.time[w], Kind.REPLACE, side, price, self.qty[w], self.owner[w])
-
-    def on_fills(self, fills: list[Fill]) -> None:
-        lo, hi = self.owners.start, self.owners.stop
-        holdings = self.holdings
-        for f in fills:
-            if lo <= f.maker_owner < hi:
-                holdings[f.maker_owner - lo] -= f.taker_side * f.qty
-            if lo <= f.taker_owner < hi:
-                holdings[f.taker_owner - lo] += f.taker_side * f.qty
+        theta = self.theta[agent, np.minimum(np.maximum(index, 0), 2 * self.q_max - 1)]
+        batch.price[:] = np.maximum(np.rint(self.limit[w] + theta), 1)
+        batch.kind[:] = np.where(allowed, Kind.REPLACE, Kind.CANCEL_ALL)
+        return batch

@@ -45,7 +45,7 @@ def stub(
     return SimpleNamespace(
         book=OrderBook() if book is None else book,
         mids=lambda: history,
-        accounts=[Account(inventory=inventory)],
+        account=lambda seat: Account(inventory=inventory),
         position_limit=1_000,
         step_index=step_index,
         n_steps=n_steps,
@@ -99,11 +99,12 @@ def test_book_features_on_a_real_market():
     """Bids 30 @ 9998 and 10 @ 9997, asks 20 @ 10001 and 10 @ 10003."""
     market = empty_market()
     book = market.book
+    book.limit(SELL, 10002, 250, owner=5)
+    book.market(BUY, 250, owner=0)  # seat 0 holds 250 shares; the level is gone
     book.limit(BUY, 9998, 30)
     book.limit(BUY, 9997, 10)
     book.limit(SELL, 10001, 20)
     book.limit(SELL, 10003, 10)
-    market.accounts[0].inventory = 250
 
     x = features(market, 0)
     assert x.dtype == np.float32 and x.shape == (7,)

@@ -46,14 +46,13 @@ class Fill(NamedTuple):
 
 
 class _Half:
-    """One side of the book: sorted keys, a FIFO queue of order ids and the volume per level."""
+    """One side of the book: sorted level keys and, per key, [volume, FIFO queue of ids]."""
 
-    __slots__ = ("keys", "queues", "volume")
+    __slots__ = ("keys", "levels")
 
     def __init__(self) -> None:
         self.keys: list[int] = []  # ascending; the best level is keys[-1]
-        self.queues: dict[int, deque[int]] = {}
-        self.volume: dict[int, int] = {}
+        self.levels: dict[int, list] = {}  # key -> [volume (shares), deque of order ids]
 
     def remove_level(self, key: int) -> None:
         keys = self.keys
@@ -61,8 +60,7 @@ class _Half:
             keys.pop()
         else:
             del keys[bisect_left(keys, key)]
-        del self.queues[key]
-        del self.volume[key]
+        del self.levels[key]
 
 
 class OrderBook:
@@ -107,14 +105,13 @@ class OrderBook:
         self._orders[oid] = [side, price, qty, owner]
         half = self._halves[side]
         key = side * price
-        queue = half.queues.get(key)
-        if queue is None:
+        level = half.levels.get(key)
+        if level is None:
             insort(half.keys, key)
-            half.queues[key] = deque((oid,))
-            half.volume[key] = qty
+            half.levels[key] = [qty, deque((oid,))]
         else:
-            queue.append(oid)
-            half.volume[key] += qty
+            level[0] += qty
+            level[1].append(oid)
         return oid, fills
 
     def market(self, side: int, qty: int, owner: int = 0) -> list[Fill]:
@@ -153,10 +150,9 @@ class OrderBook:
             order[2] = remaining - qty
         half = self._halves[side]
         key = side * price
-        left = half.volume[key] - qty
-        if left:
-            half.volume[key] = left
-        else:
+        level = half.levels[key]
+        level[0] -= qty
+        if not level[0]:
             half.remove_level(key)
         return qty
 
@@ -167,12 +163,11 @@ class OrderBook:
         by replay for cancels of orders it never saw (placed before the tape starts, or deeper
         than its levels).
         """
-        half = self._halves[side]
-        queue = half.queues.get(side * price)
-        if queue is None or qty <= 0:
+        level = self._halves[side].levels.get(side * price)
+        if level is None or qty <= 0:
             return 0
         done = 0
-        for oid in reversed(list(queue)):
+        for oid in reversed(list(level[1])):
             order = self._orders.get(oid)
             if order is None or (owner is not None and order[3] != owner):
                 continue
@@ -189,9 +184,11 @@ class OrderBook:
         half = self._halves[-side]
         keys = half.keys
         orders = self._orders
+        levels = half.levels
         while qty and keys and keys[-1] >= limit_key:
             key = keys[-1]
-            queue = half.queues[key]
+            level = levels[key]
+            queue = level[1]
             price = -side * key
             traded = 0
             while qty and queue:
@@ -210,10 +207,8 @@ class OrderBook:
                 qty -= size
                 traded += size
                 fills.append(new(Fill, (price, size, oid, order[3], owner, side)))
-            left = half.volume[key] - traded
-            if left:
-                half.volume[key] = left
-            else:
+            level[0] -= traded
+            if not level[0]:
                 half.remove_level(key)
         return fills, qty
 
@@ -224,7 +219,7 @@ class OrderBook:
         if not half.keys:
             return None
         key = half.keys[-1]
-        return key, half.volume[key]
+        return key, half.levels[key][0]
 
     def best_ask(self) -> tuple[int, int] | None:
         """(price, volume) of the best ask, or None when there is no ask."""
@@ -232,7 +227,7 @@ class OrderBook:
         if not half.keys:
             return None
         key = half.keys[-1]
-        return -key, half.volume[key]
+        return -key, half.levels[key][0]
 
     def mid(self) -> float | None:
         """Mid price in ticks, or None unless both sides are present."""
@@ -247,13 +242,14 @@ class OrderBook:
         out = []
         for side in (1, -1):
             half = self._halves[side]
-            keys, volume = half.keys, half.volume
-            out.append([(side * k, volume[k]) for k in keys[: -levels - 1 : -1]])
+            book = half.levels
+            out.append([(side * k, book[k][0]) for k in half.keys[: -levels - 1 : -1]])
         return out[0], out[1]
 
     def volume_at(self, side: int, price: int) -> int:
         """Shares resting at (side, price)."""
-        return self._halves[side].volume.get(side * price, 0)
+        level = self._halves[side].levels.get(side * price)
+        return 0 if level is None else level[0]
 
     def resting(self, order_id: int) -> int:
         """Shares still resting under ``order_id`` (0 once filled or cancelled)."""
@@ -267,7 +263,8 @@ class OrderBook:
 
     def orders_at(self, side: int, price: int) -> list[tuple[int, int, int]]:
         """The live orders at (side, price) in queue order: (order id, qty, owner)."""
-        queue = self._halves[side].queues.get(side * price, ())
+        level = self._halves[side].levels.get(side * price)
+        queue = () if level is None else level[1]
         orders = self._orders
         return [(oid, orders[oid][2], orders[oid][3]) for oid in queue if oid in orders]
 
