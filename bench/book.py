@@ -46,9 +46,18 @@ def main() -> None:
     n = 1_000_000
     events = workload(n)
     best = min(run(events) for _ in range(3))
-    print(json.dumps({"name": "book_events_per_s", "value": round(n / best), "unit": "events/s",
-                      "events": n, "mix": "60% limit, 30% cancel, 10% market",
-                      "python": platform.python_version()}))
+    print(
+        json.dumps(
+            {
+                "name": "book_events_per_s",
+                "value": round(n / best),
+                "unit": "events/s",
+                "events": n,
+                "mix": "60% limit, 30% cancel, 10% market",
+                "python": platform.python_version(),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

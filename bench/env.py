@@ -14,8 +14,8 @@ import time
 import numpy as np
 
 from envs.market import Market
-from envs.trading_env import TradingEnv
 from envs.traders import rmsc04
+from envs.trading_env import TradingEnv
 
 
 def day_seconds(days: int = 5) -> tuple[float, dict]:
@@ -48,14 +48,34 @@ def env_steps_per_second(days: int = 3) -> float:
 
 def main() -> None:
     seconds, summary = day_seconds()
-    print(json.dumps({"name": "rmsc04_day_s", "value": round(seconds, 4), "unit": "s",
-                      "orders": summary["orders"], "cancels": summary["cancels"],
-                      "fills": summary["fills"], "abides_s": 28.0,
-                      "speedup_vs_abides": round(28.0 / seconds, 1)}))
+    print(
+        json.dumps(
+            {
+                "name": "rmsc04_day_s",
+                "value": round(seconds, 4),
+                "unit": "s",
+                "orders": summary["orders"],
+                "cancels": summary["cancels"],
+                "fills": summary["fills"],
+                "abides_s": 28.0,
+                "speedup_vs_abides": round(28.0 / seconds, 1),
+            }
+        )
+    )
     rate = env_steps_per_second()
-    print(json.dumps({"name": "env_steps_per_s", "value": round(rate, 1), "unit": "steps/s",
-                      "step_seconds": 60, "population": "rmsc04", "abides_gym_steps_per_s": 11.5,
-                      "speedup_vs_abides": round(rate / 11.5, 1)}))
+    print(
+        json.dumps(
+            {
+                "name": "env_steps_per_s",
+                "value": round(rate, 1),
+                "unit": "steps/s",
+                "step_seconds": 60,
+                "population": "rmsc04",
+                "abides_gym_steps_per_s": 11.5,
+                "speedup_vs_abides": round(rate / 11.5, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

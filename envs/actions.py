@@ -62,7 +62,10 @@ class QuoteActions(ActionSet):
         if action == 1:
             return [(Kind.CANCEL_ALL, 0, 0, 0)]
         if action >= 5:
-            return [(Kind.CANCEL_ALL, 0, 0, 0), (Kind.MARKET, 1 if action == 6 else -1, 0, self.size)]
+            return [
+                (Kind.CANCEL_ALL, 0, 0, 0),
+                (Kind.MARKET, 1 if action == 6 else -1, 0, self.size),
+            ]
         bid, ask = market.book.best_bid(), market.book.best_ask()
         mid = market.last_mid
         bid_price = bid[0] if bid else int(mid) - 1

@@ -102,13 +102,20 @@ cdef inline int check_qty(i64 qty) except -1:
     return 0
 
 
-def _rebuild(list orders, i64 next_id):
-    """Unpickle: a book holding ``orders`` (id, side, price, qty, owner) in queue order."""
+def _rebuild(list orders, i64 next_id, list accounts, i64 volume, i64 trades):
+    """Unpickle: a book holding ``orders`` (id, side, price, qty, owner) in queue order and
+    the owners' ``accounts`` (position, cash, traded, fills) by owner id."""
     cdef OrderBook book = OrderBook()
     book._orders.resize(next_id)
     for oid, side, price, qty, owner in orders:
         book._rest(oid, side, price, qty, owner)
         book._owned[owner].push_back(oid)
+    for position, cash, traded, fills in accounts:
+        book._position.push_back(position)
+        book._cash.push_back(cash)
+        book._traded.push_back(traded)
+        book._fills.push_back(fills)
+    book.volume, book.trades = volume, trades
     return book
 
 
@@ -541,7 +548,8 @@ cdef class OrderBook:
             for price, _ in self._side_depth(side, 1LL << 62):
                 orders += [(oid, side, price, qty, owner)
                            for oid, qty, owner in self.orders_at(side, price)]
-        return _rebuild, (orders, <i64>self._orders.size())
+        accounts = [self.account(owner) for owner in range(self._position.size())]
+        return _rebuild, (orders, <i64>self._orders.size(), accounts, self.volume, self.trades)
 
     def __repr__(self):
         return f"OrderBook(bid={self.best_bid()}, ask={self.best_ask()}, orders={len(self)})"

@@ -130,6 +130,9 @@ class Market:
         if self.done:
             raise RuntimeError("the session is over: call reset()")
         t0, t1 = self.t, self.t + self.step_seconds
+        if len(seat_orders) > self.n_seats:
+            raise ValueError(f"orders for {len(seat_orders)} seats, the market has {self.n_seats}")
+        self.book.now = t0
         if seat_orders:
             for seat in self.rng.permutation(len(seat_orders)).tolist():
                 self._submit(seat, seat_orders[seat])

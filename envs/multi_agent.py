@@ -36,7 +36,7 @@ class MarketParallelEnv(ParallelEnv):
     for `TradingEnv` (background, observation, actions, market settings).
     """
 
-    metadata = {"name": "tradearena_market_v0", "render_modes": []}
+    metadata = {"name": "tradearena_market_v0", "render_modes": [], "render_fps": 1}
 
     def __init__(
         self,
@@ -92,11 +92,11 @@ class MarketParallelEnv(ParallelEnv):
         """The underlying `envs.market.Market`."""
         return self.core.market
 
-    @functools.lru_cache(maxsize=None)  # noqa: B019 - one space object per agent, as PettingZoo asks
+    @functools.cache  # noqa: B019 - one space object per agent, as PettingZoo asks
     def observation_space(self, agent: str) -> spaces.Space:
         return self.core.observation_space
 
-    @functools.lru_cache(maxsize=None)  # noqa: B019
+    @functools.cache  # noqa: B019
     def action_space(self, agent: str) -> spaces.Space:
         return self.core.action_space
 
@@ -115,6 +115,10 @@ class MarketParallelEnv(ParallelEnv):
         missing = [a for a in self.agents if a not in actions]
         if missing:
             raise ValueError(f"no action for agents {missing}")
+        space = self.core.action_space
+        bad = {a: actions[a] for a in self.agents if not space.contains(actions[a])}
+        if bad:
+            raise ValueError(f"actions {bad} are not in {space}")
         seats = [int(actions[f"seat_{i}"]) for i in range(self.core.n_seats)]
         adversary = actions.get("adversary")
         observations, rewards, done = self.core.step(

@@ -163,7 +163,8 @@ class SeatedMarket:
             "trades": account.trades,
             "mid": market.last_mid,
             "step": market.step_index,
-            "taken_over": self.taken_over and self.takeover is not None
+            "taken_over": self.taken_over
+            and self.takeover is not None
             and self.takeover[0] == seat,
         }
 

@@ -212,14 +212,19 @@ def synthetic_tape(
     from envs.market import Market
     from envs.traders import rmsc04
 
-    market = Market(rmsc04() if traders is None else traders, n_seats=0, record=True,
-                    **market_kwargs)
+    market = Market(
+        rmsc04() if traders is None else traders, n_seats=0, record=True, **market_kwargs
+    )
     market.reset(seed)
     while not market.done:
         market.step()
     messages = np.array(market.book.log, dtype=MESSAGE_DTYPE)
-    return Tape(messages, book_snapshots(messages, levels), market.tick_size,
-                source=f"synthetic_tape(seed={seed})")
+    return Tape(
+        messages,
+        book_snapshots(messages, levels),
+        market.tick_size,
+        source=f"synthetic_tape(seed={seed})",
+    )
 
 
 def load_lobster(

@@ -82,7 +82,7 @@ class TradingEnv(gym.Env):
     v0: first version.
     """
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
     def __init__(
         self,
@@ -105,7 +105,9 @@ class TradingEnv(gym.Env):
         **market_kwargs: Any,
     ) -> None:
         if adversary_mode not in ("takeover", "trader"):
-            raise ValueError(f"adversary_mode must be 'takeover' or 'trader', got {adversary_mode!r}")
+            raise ValueError(
+                f"adversary_mode must be 'takeover' or 'trader', got {adversary_mode!r}"
+            )
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.opponents = list(opponents)
@@ -179,4 +181,3 @@ class TradingEnv(gym.Env):
 def make_replay_env(tape: Tape | str | Path | None = None, **kwargs: Any) -> TradingEnv:
     """`TradingEnv` replaying ``tape`` (default: a synthetic session recorded with seed 0)."""
     return TradingEnv(tape=tape if tape is not None else default_tape(), **kwargs)
-

@@ -65,8 +65,10 @@ def run_session(args: argparse.Namespace) -> int:
         market.step()
     seconds = time.perf_counter() - start
     summary = market.summary()
-    print(f"synthetic session, seed {args.seed}: {summary['steps']} one-minute steps "
-          f"simulated in {seconds:.2f} s")
+    print(
+        f"synthetic session, seed {args.seed}: {summary['steps']} one-minute steps "
+        f"simulated in {seconds:.2f} s"
+    )
     for key, value in summary.items():
         print(f"  {key:<12} {value:,.2f}" if isinstance(value, float) else f"  {key:<12} {value:,}")
     return 0
@@ -78,8 +80,10 @@ def data_check(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     tape = load_lobster(args.messages, args.orderbook, tick_size=args.tick_size)
     times = tape.messages["time"]
-    print(f"{args.messages}: {len(tape):,} messages, {times[0]:.3f} s to {times[-1]:.3f} s, "
-          f"valid (read in {time.perf_counter() - start:.2f} s)")
+    print(
+        f"{args.messages}: {len(tape):,} messages, {times[0]:.3f} s to {times[-1]:.3f} s, "
+        f"valid (read in {time.perf_counter() - start:.2f} s)"
+    )
     if tape.book is None:
         return 0
     print(f"{args.orderbook}: {len(tape.book):,} rows of {tape.levels} level(s), valid")
@@ -87,10 +91,12 @@ def data_check(args: argparse.Namespace) -> int:
         start = time.perf_counter()
         report = replay_fidelity(tape, reconcile=reconcile)
         label = "with reconciliation" if reconcile else "messages alone     "
-        print(f"  replay fidelity, {label}: {report.fidelity:.4f} "
-              f"({report.messages:,} events, {time.perf_counter() - start:.2f} s; "
-              f"added {report.added:,} shares, removed {report.removed:,}, "
-              f"unmatched cancels {report.skipped:,})")
+        print(
+            f"  replay fidelity, {label}: {report.fidelity:.4f} "
+            f"({report.messages:,} events, {time.perf_counter() - start:.2f} s; "
+            f"added {report.added:,} shares, removed {report.removed:,}, "
+            f"unmatched cancels {report.skipped:,})"
+        )
     return 0
 
 

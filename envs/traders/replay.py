@@ -84,7 +84,7 @@ class MarketReplay(Trader):
         if kind == NEW:
             oid, fills = book.limit(side, price, size, self.owner)
             self.ids[tape_id] = oid
-        elif kind == PARTIAL_CANCEL or kind == DELETE:
+        elif kind in (PARTIAL_CANCEL, DELETE):
             oid = self.ids.get(tape_id)
             done = book.cancel(oid, size) if oid is not None else 0
             if kind == DELETE:
@@ -110,7 +110,11 @@ class MarketReplay(Trader):
         ):
             return []  # the book already shows the row (the common case)
         targets = {
-            side: {row[4 * i + col]: row[4 * i + col + 1] for i in range(levels) if row[4 * i + col + 1] > 0}
+            side: {
+                row[4 * i + col]: row[4 * i + col + 1]
+                for i in range(levels)
+                if row[4 * i + col + 1] > 0
+            }
             for side, col in ((-1, 0), (1, 2))
         }
         # First remove what should not be there on both sides, then add what is missing, so

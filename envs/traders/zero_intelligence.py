@@ -16,14 +16,16 @@ class ZeroIntelligence(Trader):
     """ZI agents with private values over a mean-reverting fundamental.
 
     The model of Byrd, Hybinette and Balch, "ABIDES" (2019), after Wah and Wellman (2017):
-    the fundamental r_t (ticks) is an Ornstein-Uhlenbeck process toward ``r_bar`` with rate
-    ``kappa`` (per second) and volatility ``sigma`` (ticks per sqrt second), plus megashocks
+    the fundamental r_t (ticks) is an Ornstein-Uhlenbeck process toward the mean
+    m_t = ``r_bar`` + ``drift`` * (t - start) (drift in ticks per second, 0 by default: a
+    trending market otherwise) with rate ``kappa`` (per second) and volatility ``sigma``
+    (ticks per sqrt second), plus megashocks
     arriving at ``shock_rate`` per second of size +-N(shock_mean, shock_std) ticks. Each agent
     has private values theta (2 q_max increments, sorted descending, N(0, private_value_std)
     ticks), one per lot of the mean order size, and arrives as a Poisson process of
     ``arrival_rate`` per second. On arrival it cancels its resting order, observes r_t with
     N(0, obs_noise) noise, forecasts the value at the close (mean reversion of the observation
-    toward r_bar), picks buy or sell at random and sends a limit order of ``size`` shares at
+    toward the mean), picks buy or sell at random and sends a limit order of ``size`` shares at
     its value (forecast + theta at its holdings) minus (buy) or plus (sell) a surplus drawn
     from ``surplus`` ticks. An agent at +-q_max lots only cancels instead of trading further
     that way.
@@ -34,6 +36,7 @@ class ZeroIntelligence(Trader):
         n_agents: int = 102,
         *,
         r_bar: int = 10_000,
+        drift: float = 0.0,
         kappa: float = 1.67e-4,
         sigma: float = 0.05,
         shock_rate: float = 1 / 7200,
@@ -49,7 +52,7 @@ class ZeroIntelligence(Trader):
         if kappa <= 0:
             raise ValueError(f"kappa must be > 0 (per second), got {kappa}")
         self.n_owners = n_agents
-        self.r_bar, self.kappa, self.sigma = r_bar, kappa, sigma
+        self.r_bar, self.drift, self.kappa, self.sigma = r_bar, drift, kappa, sigma
         self.shock_rate, self.shock_mean, self.shock_std = shock_rate, shock_mean, shock_std
         self.arrival_rate, self.obs_noise = arrival_rate, obs_noise
         self.private_value_std, self.q_max = private_value_std, q_max
@@ -62,14 +65,13 @@ class ZeroIntelligence(Trader):
         theta = rng.normal(0.0, self.private_value_std, size=(n, 2 * self.q_max))
         self.theta = -np.sort(-theta, axis=1)  # descending: marginal value falls with holdings
         start = market.open_time - market.warmup_seconds
-        self.time, self.agent = poisson_times(
-            self.arrival_rate, n, start, market.close_time, rng
-        )
+        self.time, self.agent = poisson_times(self.arrival_rate, n, start, market.close_time, rng)
         m = len(self.time)
         self.fundamental = self.fundamental_path(self.time, start, rng)
         obs = self.fundamental + rng.normal(0.0, self.obs_noise, size=m)
         horizon = market.close_time - self.time
-        self.forecast = self.r_bar + (obs - self.r_bar) * np.exp(-self.kappa * horizon)
+        deviation = (obs - self.mean(self.time, start)) * np.exp(-self.kappa * horizon)
+        self.forecast = self.mean(market.close_time, start) + deviation
         side = rng.choice(np.array([-1, 1]), size=m)
         surplus = rng.integers(self.surplus[0], self.surplus[1] + 1, size=m)
         self.limit = self.forecast - side * surplus  # ticks, before the private value
@@ -82,11 +84,15 @@ class ZeroIntelligence(Trader):
             owners.start + self.agent,
         )
 
+    def mean(self, t: np.ndarray | float, start: float) -> np.ndarray | float:
+        """The level r reverts to at time ``t`` (ticks), for a session from ``start``."""
+        return self.r_bar + self.drift * (t - start)
+
     def fundamental_path(
         self, times: np.ndarray, start: float, rng: np.random.Generator
     ) -> np.ndarray:
-        """r at sorted ``times`` (seconds), from r_bar at ``start``: exact OU transitions plus
-        megashocks, shape like ``times``."""
+        """r at sorted ``times`` (seconds), from the mean at ``start``: exact OU transitions of
+        r - mean plus megashocks, shape like ``times``."""
         dt = np.diff(times, prepend=start)
         decay = np.exp(-self.kappa * dt)
         std = self.sigma * np.sqrt((1 - decay**2) / (2 * self.kappa))
@@ -96,11 +102,11 @@ class ZeroIntelligence(Trader):
             sizes = rng.normal(self.shock_mean, self.shock_std, size=shocks[i])
             kicks[i] += float(np.sum(rng.choice((-1.0, 1.0), size=shocks[i]) * sizes))
         path = np.empty(len(times))
-        x = 0.0  # r - r_bar
+        x = 0.0  # r - mean
         for i, (d, k) in enumerate(zip(decay.tolist(), kicks.tolist())):
             x = x * d + k
             path[i] = x
-        return self.r_bar + path
+        return self.mean(times, start) + path
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
         w = window(self.time, t0, t1)

@@ -5,6 +5,7 @@ import doctest
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference_book import OrderBook as ReferenceBook  # tests/envs/reference_book.py
 
 import envs.book
 from envs.book import Fill, OrderBook, Side
@@ -221,6 +222,7 @@ class RefBook:
 
     def __init__(self):
         self.levels = {1: {}, -1: {}}
+        self.live = {}  # order id -> (side, price, entry) of resting orders
         self.next_id = 1
 
     def match(self, side, limit, qty, owner):
@@ -239,7 +241,7 @@ class RefBook:
                 entry[1] -= size
                 qty -= size
                 if not entry[1]:
-                    queue.pop(0)
+                    del self.live[queue.pop(0)[0]]
             if not queue:
                 del opposite[price]
         return fills, qty
@@ -249,28 +251,23 @@ class RefBook:
         self.next_id += 1
         fills, left = self.match(side, price, qty, owner)
         if left:
-            self.levels[side].setdefault(price, []).append([oid, left, owner])
+            entry = [oid, left, owner]
+            self.levels[side].setdefault(price, []).append(entry)
+            self.live[oid] = (side, price, entry)
         return oid, fills
 
-    def find(self, oid):
-        for side, levels in self.levels.items():
-            for price, queue in levels.items():
-                for entry in queue:
-                    if entry[0] == oid:
-                        return side, price, queue, entry
-        return None
-
     def cancel(self, oid, qty):
-        found = self.find(oid)
-        if found is None:
+        if oid not in self.live:
             return 0
-        side, price, queue, entry = found
+        side, price, entry = self.live[oid]
         if qty is None or qty >= entry[1]:
             qty = entry[1]
         elif qty <= 0:
             return 0
         entry[1] -= qty
         if not entry[1]:
+            del self.live[oid]
+            queue = self.levels[side][price]
             queue.remove(entry)
             if not queue:
                 del self.levels[side][price]
@@ -287,8 +284,7 @@ class RefBook:
         return done
 
     def resting(self, oid):
-        found = self.find(oid)
-        return 0 if found is None else found[3][1]
+        return self.live[oid][2][1] if oid in self.live else 0
 
     def depth(self):
         bids = sorted(self.levels[1].items(), reverse=True)
@@ -311,7 +307,7 @@ operation_kinds = {
     "limit": st.tuples(st.just("limit"), sides, prices, quantities, owners),
     "market": st.tuples(st.just("market"), sides, quantities, owners),
     "immediate": st.tuples(st.just("immediate"), sides, prices, quantities, owners),
-    "cancel": st.tuples(st.just("cancel"), backs, st.none() | st.integers(-2, 55)),
+    "cancel": st.tuples(st.just("cancel"), backs, st.none() | st.integers(-1, 30)),
     "reduce": st.tuples(
         st.just("reduce"), backs, sides, prices, st.integers(-1, 60), st.none() | owners
     ),
@@ -378,7 +374,7 @@ def check_book(book, ref, accounts):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(operations, min_size=20, max_size=80))
+@given(st.lists(operations, min_size=15, max_size=50))
 def test_random_operations_keep_invariants(ops):
     """After every operation the book agrees with the FIFO model and all invariants hold."""
     book, ref = OrderBook(), RefBook()
@@ -393,9 +389,9 @@ def test_random_operations_keep_invariants(ops):
             oid, fills = book.limit(side, price, qty, owner)
             assert (oid, fills) == ref.limit(side, price, qty, owner)
             submitted[oid] = (side, price, owner)
-            accounts[oid] = {"submitted": qty, "taker": 0, "maker": 0, "cancelled": 0}
-            accounts[oid]["taker"] = sum(f.qty for f in fills)
-            assert book.resting(oid) == qty - accounts[oid]["taker"]
+            taken = sum(f.qty for f in fills)
+            accounts[oid] = {"submitted": qty, "taker": taken, "maker": 0, "cancelled": 0}
+            assert book.resting(oid) == qty - taken
             check_fills(fills, side, owner, price, submitted)
         elif kind in ("market", "immediate"):
             if kind == "market":
@@ -418,7 +414,7 @@ def test_random_operations_keep_invariants(ops):
                 accounts[oid]["cancelled"] += done
             fills = []
         else:
-            # at the level of the order named by back if it was ever submitted, else at (side, price)
+            # at the level of the order named by back if there is one, else at (side, price)
             _, back, side, price, qty, owner = op
             side, price = submitted.get(len(submitted) + 1 - back, (side, price))[:2]
             done = book.reduce(side, price, qty, owner)
@@ -437,3 +433,49 @@ def test_random_operations_keep_invariants(ops):
             assert before[f.maker_order] - book.resting(f.maker_order) >= f.qty
         check_priority(book, fills, submitted)
         check_book(book, ref, accounts)
+
+
+# ------------------------------------------------------------ compiled book == reference book
+@st.composite
+def operations(draw):
+    """A random operation sequence: (op, side, price, qty, owner, pick) tuples."""
+    n = draw(st.integers(10, 60))
+    return [
+        (
+            draw(st.sampled_from(["limit", "limit", "market", "immediate", "cancel", "reduce"])),
+            draw(st.sampled_from([-1, 1])),
+            draw(st.integers(95, 105)),
+            draw(st.integers(1, 50)),
+            draw(st.integers(0, 3)),
+            draw(st.integers(0, 1_000)),
+        )
+        for _ in range(n)
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(operations())
+def test_compiled_book_agrees_with_the_reference_book(ops):
+    """envs.book (C++) and tests/envs/reference_book.py (plain Python) give the same ids,
+    fills, cancelled quantities and depth after every operation."""
+    fast, slow = OrderBook(), ReferenceBook()
+    ids: list[int] = []
+    for op, side, price, qty, owner, pick in ops:
+        if op == "limit":
+            a, b = fast.limit(side, price, qty, owner), slow.limit(side, price, qty, owner)
+            assert a[0] == b[0] and list(a[1]) == list(b[1])
+            ids.append(a[0])
+        elif op == "market":
+            assert fast.market(side, qty, owner) == slow.market(side, qty, owner)
+        elif op == "immediate":
+            assert fast.immediate(side, price, qty, owner) == slow.immediate(
+                side, price, qty, owner
+            )
+        elif op == "cancel" and ids:
+            oid = ids[pick % len(ids)]
+            part = None if pick % 2 else qty
+            assert fast.cancel(oid, part) == slow.cancel(oid, part)
+        elif op == "reduce":
+            assert fast.reduce(side, price, qty, owner) == slow.reduce(side, price, qty, owner)
+        assert fast.depth(1000) == slow.depth(1000)
+        assert len(fast) == len(slow)

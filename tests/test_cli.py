@@ -1,0 +1,144 @@
+"""Tests for the tradearena command (evaluation.cli.main): data check and session."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from envs.market import Market
+from envs.tapes import Tape, synthetic_tape, write_lobster
+from envs.traders import rmsc04
+from evaluation.cli import main
+
+
+@pytest.fixture(scope="module")
+def tape() -> Tape:
+    return synthetic_tape(0, n_steps=10, levels=1)
+
+
+@pytest.fixture
+def files(tmp_path: Path, tape: Tape) -> tuple[Path, Path]:
+    messages, orderbook = tmp_path / "message.csv", tmp_path / "orderbook.csv"
+    write_lobster(tape, messages, orderbook)
+    return messages, orderbook
+
+
+def fidelity_lines(out: str) -> dict[str, tuple[float, int, int, int, int]]:
+    """The two fidelity lines: label -> (fidelity, events, added, removed, unmatched)."""
+    pattern = re.compile(
+        r"replay fidelity, (messages alone|with reconciliation)\s*: (\d\.\d{4}) \(([\d,]+) "
+        r"events, [\d.]+ s; added ([\d,]+) shares, removed ([\d,]+), unmatched cancels ([\d,]+)\)"
+    )
+    found = {}
+    for label, fidelity, *counts in pattern.findall(out):
+        found[label] = (float(fidelity), *(int(c.replace(",", "")) for c in counts))
+    return found
+
+
+def test_data_check_prints_both_fidelities(files, tape, capsys):
+    """A recorded tape with its level-1 book: exit 0, the file summaries, and fidelity 1.0000
+    from the messages alone and with reconciliation, over every message."""
+    messages, orderbook = files
+    assert main(["data", "check", str(messages), str(orderbook)]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    n = len(tape)
+    assert f"{messages}: {n:,} messages" in out and "valid" in out
+    assert f"{orderbook}: {n:,} rows of 1 level(s), valid" in out
+    assert fidelity_lines(out) == {
+        "messages alone": (1.0, n, 0, 0, 0),
+        "with reconciliation": (1.0, n, 0, 0, 0),
+    }
+
+
+def test_data_check_messages_only(files, tape, capsys):
+    """Without the orderbook file only the message file is validated: no fidelity lines."""
+    assert main(["data", "check", str(files[0])]) == 0
+    out, _ = capsys.readouterr()
+    assert f"{len(tape):,} messages" in out
+    assert "fidelity" not in out
+
+
+def test_data_check_damaged_tape_reports_lower_fidelity(tmp_path, tape, capsys):
+    """A tape missing some deletes scores below 1 from messages alone and 1 with
+    reconciliation, which reports the shares it removed."""
+    kinds = tape.messages["type"]
+    deletes = [i for i, k in enumerate(kinds.tolist()) if k == 3][::5]
+    keep = [i for i in range(len(tape)) if i not in set(deletes)]
+    damaged = Tape(tape.messages[keep].copy(), tape.book[keep].copy(), tape.tick_size)
+    write_lobster(damaged, tmp_path / "m.csv", tmp_path / "b.csv")
+    assert main(["data", "check", str(tmp_path / "m.csv"), str(tmp_path / "b.csv")]) == 0
+    lines = fidelity_lines(capsys.readouterr().out)
+    assert lines["messages alone"][0] < 1.0
+    assert lines["with reconciliation"][0] == 1.0
+    assert lines["with reconciliation"][3] > 0  # removed shares
+
+
+def test_data_check_bad_file_is_one_line_naming_file_and_line(files, capsys):
+    """An unknown event type on line 3: exit 2 and one stderr line naming file and line."""
+    messages, orderbook = files
+    lines = messages.read_text().splitlines(keepends=True)
+    fields = lines[2].split(",")
+    fields[1] = "9"
+    lines[2] = ",".join(fields)
+    messages.write_text("".join(lines))
+    assert main(["data", "check", str(messages), str(orderbook)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1
+    assert err.startswith("tradearena: error: ")
+    assert f"{messages}, line 3, column 2 (type)" in err
+    assert "unknown event type 9" in err
+
+
+def test_data_check_missing_file(tmp_path, capsys):
+    """A file that does not exist: exit 2 and one line naming it."""
+    missing = tmp_path / "nope.csv"
+    assert main(["data", "check", str(missing)]) == 2
+    _, err = capsys.readouterr()
+    assert err.count("\n") == 1 and str(missing) in err
+
+
+def test_data_check_mismatched_lengths(files, capsys):
+    """A book file with one row fewer than the messages: exit 2, both files named."""
+    messages, orderbook = files
+    orderbook.write_text("".join(orderbook.read_text().splitlines(keepends=True)[:-1]))
+    assert main(["data", "check", str(messages), str(orderbook)]) == 2
+    _, err = capsys.readouterr()
+    assert err.count("\n") == 1 and str(messages) in err and str(orderbook) in err
+
+
+def test_session_prints_the_summary(capsys):
+    """`session --steps 5` exits 0 and prints the session's own order, fill and volume counts
+    (the same as running the market with seed 0 directly)."""
+    assert main(["session", "--steps", "5"]) == 0
+    out, _ = capsys.readouterr()
+    market = Market(rmsc04(), n_seats=0, n_steps=5)
+    market.reset(0)
+    while not market.done:
+        market.step()
+    summary = market.summary()
+    assert out.startswith("synthetic session, seed 0: 5 one-minute steps")
+    printed = dict(re.findall(r"^  (\w+)\s+([\d,.]+)$", out, flags=re.MULTILINE))
+    for key in ("steps", "orders", "cancels", "fills", "volume"):
+        assert int(printed[key].replace(",", "")) == summary[key]
+    assert summary["orders"] > 0 and summary["fills"] > 0
+    assert float(printed["close_mid"].replace(",", "")) == pytest.approx(summary["close_mid"])
+
+
+def test_session_seed_changes_the_session(capsys):
+    """Another seed prints other counts."""
+    main(["session", "--steps", "5", "--seed", "0"])
+    first = capsys.readouterr().out
+    main(["session", "--steps", "5", "--seed", "1"])
+    second = capsys.readouterr().out
+    assert "seed 1" in second
+    pick = lambda out: re.findall(r"^  (?:orders|fills|volume)\s+(\S+)$", out, re.M)  # noqa: E731
+    assert pick(first) != pick(second)
+
+
+def test_usage_errors_exit_with_argparse_status():
+    """An unknown command is an argparse usage error (SystemExit 2)."""
+    with pytest.raises(SystemExit) as exc:
+        main(["nonsense"])
+    assert exc.value.code == 2
