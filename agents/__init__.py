@@ -1,0 +1,20 @@
+"""Agents for tradearena: the `Agent` interface, baselines, tabular learners and a registry.
+
+``agents.make("raql", n_states=54, n_actions=3, seed=0)`` builds an agent by registry id;
+``agents.names()`` lists the ids, ``agents.describe()`` gives one line each, and
+``agents.check_agent(cls_or_instance, env)`` checks the contract.
+"""
+
+from agents.base import Agent
+from agents.checks import AgentContractError, check_agent
+from agents.registry import describe, make, names, resolve
+
+__all__ = [
+    "Agent",
+    "AgentContractError",
+    "check_agent",
+    "describe",
+    "make",
+    "names",
+    "resolve",
+]

@@ -1,0 +1,108 @@
+"""`Agent`: the interface every tradearena agent implements (rule-based or learning).
+
+The user side is as small as Axelrod's ``Player``: `Agent.act` and, for learners,
+`Agent.update`; metadata are class attributes (``name``, ``stochastic``, ``description``).
+State is exchanged as a dict of named numpy arrays and plain values (`Agent.state_dict`).
+"""
+
+from __future__ import annotations
+
+import copy
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+__all__ = ["Agent", "check_keys", "make_rng"]
+
+
+def make_rng(seed: int | np.random.SeedSequence | None) -> np.random.Generator:
+    """A PCG64 `Generator` from ``seed`` (non-negative int, `SeedSequence` or None)."""
+    if isinstance(seed, bool) or not (
+        seed is None or isinstance(seed, np.random.SeedSequence | int | np.integer)
+    ):
+        raise ValueError(f"seed must be a non-negative int, a SeedSequence or None, got {seed!r}")
+    if isinstance(seed, int | np.integer) and seed < 0:
+        raise ValueError(f"seed must be non-negative, got {seed}")
+    return np.random.default_rng(seed)
+
+
+def check_keys(given: Iterable[str], expected: Iterable[str], what: str = "state_dict") -> None:
+    """Raise ValueError naming the unknown and missing keys of ``given`` against ``expected``."""
+    given, expected = set(given), set(expected)
+    unknown, missing = sorted(given - expected), sorted(expected - given)
+    if unknown or missing:
+        raise ValueError(
+            f"{what}: unknown keys {unknown}, missing keys {missing}; expected {sorted(expected)}"
+        )
+
+
+def _get(obj: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+class Agent(ABC):
+    """An agent acting on one seat: ``act(obs) -> action`` and, if it learns, ``update``.
+
+    Subclasses set the class attributes below and list in ``_state`` the attribute names that
+    make up their learnable / mutable state (dotted for parts: ``"tables.q"``); `state_dict`
+    copies those attributes (arrays copied) plus the bit-generator state of ``self.rng`` if the
+    agent owns one, so a round trip through `load_state_dict` continues identically (same
+    actions, same training).
+    """
+
+    name: ClassVar[str] = "agent"
+    """Registry id."""
+    stochastic: ClassVar[bool] = False
+    """Whether `act` draws random numbers (with ``explore=False`` included)."""
+    learning: ClassVar[bool] = False
+    """Whether `update` changes the agent."""
+    description: ClassVar[str] = ""
+    """One line for `agents.describe()`."""
+    _state: ClassVar[tuple[str, ...]] = ()
+
+    @abstractmethod
+    def act(self, obs: Any, explore: bool = True) -> int:
+        """The action at observation ``obs``; ``explore=False`` asks for the greedy policy."""
+
+    def update(  # noqa: B027 (a deliberate no-op default for rule-based agents)
+        self,
+        obs: Any,
+        action: int,
+        reward: float,
+        next_obs: Any,
+        terminated: bool,
+        truncated: bool,
+    ) -> None:
+        """Learn from one transition (reward in environment units). No-op by default."""
+
+    def end_episode(self) -> None:  # noqa: B027 (deliberate no-op default)
+        """Called after the last transition of an episode. No-op by default."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """Named numpy arrays and plain values; ``"rng"`` holds the bit-generator state."""
+        state = {key: copy.deepcopy(_get(self, key)) for key in self._state}
+        rng = getattr(self, "rng", None)
+        if isinstance(rng, np.random.Generator):
+            state["rng"] = copy.deepcopy(rng.bit_generator.state)
+        return state
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore a `state_dict`; ValueError naming unknown or missing keys or bad shapes."""
+        check_keys(state, self.state_dict())
+        for key in self._state:
+            current, value = _get(self, key), state[key]
+            if isinstance(current, np.ndarray):
+                value = np.asarray(value)
+                if value.shape != current.shape:
+                    raise ValueError(
+                        f"state_dict[{key!r}] has shape {value.shape}, expected {current.shape}"
+                    )
+                value = value.astype(current.dtype, copy=True)
+            owner, _, attr = key.rpartition(".")
+            setattr(_get(self, owner) if owner else self, attr, copy.deepcopy(value))
+        if "rng" in state:
+            self.rng.bit_generator.state = copy.deepcopy(state["rng"])

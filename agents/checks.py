@@ -1,0 +1,84 @@
+"""`check_agent`: the contract every agent must keep, as small checks with plain messages."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from agents.base import Agent
+
+__all__ = ["AgentContractError", "check_agent"]
+
+
+class AgentContractError(ValueError):
+    """An agent breaks the contract; the message says which check and how."""
+
+
+def _rollout(agent: Agent, env: gym.Env, seed: int, steps: int) -> list[int]:
+    """Act (exploring) and update for ``steps`` env steps from ``env.reset(seed=seed)``."""
+    obs, _ = env.reset(seed=seed)
+    actions = []
+    for _ in range(steps):
+        action = agent.act(obs, explore=True)
+        if not env.action_space.contains(action):
+            raise AgentContractError(
+                f"{type(agent).__name__}.act returned {action!r}, not in {env.action_space}"
+            )
+        actions.append(int(action))
+        next_obs, reward, terminated, truncated, _ = env.step(action)
+        agent.update(obs, action, reward, next_obs, terminated, truncated)
+        obs = next_obs
+        if terminated or truncated:
+            agent.end_episode()
+            obs, _ = env.reset()
+    return actions
+
+
+def _same_state(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    if a.keys() != b.keys():
+        return False
+    return all(
+        np.array_equal(a[k], b[k]) if isinstance(a[k], np.ndarray) else a[k] == b[k] for k in a
+    )
+
+
+def check_agent(agent: type[Agent] | Agent, env: gym.Env, steps: int = 30, **params: Any) -> None:
+    """Raise `AgentContractError` saying what fails, or return None.
+
+    ``agent``: a class (instantiated twice with ``params``) or an instance (deep-copied
+    before use). Checks, each over ``steps`` environment steps of ``env``:
+
+    1. actions lie in ``env.action_space`` (with updates after every step);
+    2. two fresh copies with the same seed take the same actions;
+    3. a pickle round trip continues with identical actions and identical training;
+    4. a `Agent.state_dict` / `Agent.load_state_dict` round trip into a fresh copy does too.
+    """
+    if isinstance(agent, type):
+        first, second = agent(**params), agent(**params)
+    else:
+        first, second = copy.deepcopy(agent), copy.deepcopy(agent)
+    name = type(first).__name__
+    fresh = copy.deepcopy(first)
+    if _rollout(first, env, 0, steps) != _rollout(second, env, 0, steps):
+        raise AgentContractError(
+            f"{name}: two copies built alike (same seed) took different actions; draw every "
+            "random number from a Generator the agent owns"
+        )
+    try:
+        clone = pickle.loads(pickle.dumps(first))
+    except Exception as error:
+        raise AgentContractError(f"{name} does not survive pickle: {error}") from error
+    restored = fresh
+    restored.load_state_dict(first.state_dict())
+    reference = _rollout(first, env, 1, steps)
+    for label, other in (("pickle", clone), ("state_dict", restored)):
+        if _rollout(other, env, 1, steps) != reference:
+            raise AgentContractError(f"{name}: after a {label} round trip the actions differ")
+        if not _same_state(other.state_dict(), first.state_dict()):
+            raise AgentContractError(
+                f"{name}: after a {label} round trip continued training differs"
+            )

@@ -1,0 +1,211 @@
+"""Tabular ensembles, snapshot averaging, recentering and the adversarial pairing.
+
+Building blocks 2-4 of ALGORITHMS.md as small pure functions and small classes. An ensemble
+of k Q tables is one float64 array of shape (k, S, A); statistics are over axis 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from agents.schedules import StepSize
+from agents.utility import Utility
+
+__all__ = [
+    "AdversarialPair",
+    "RiskTables",
+    "SnapshotAverage",
+    "TransitionMemory",
+    "generative_estimate",
+    "mean_var",
+    "poisson_masks",
+    "risk_values",
+]
+
+Model = Callable[[int, int, np.random.Generator], tuple[float, int]]
+"""A generative model: (state, action, rng) -> (reward, next_state), reward in agent units."""
+
+
+def poisson_masks(rng: np.random.Generator, k: int, enabled: bool = True) -> np.ndarray:
+    """Update counts m_i ~ Poisson(1), shape (k,) int64; all ones (no draw) if not ``enabled``."""
+    if not enabled:
+        return np.ones(k, dtype=np.int64)
+    return rng.poisson(1.0, size=k)
+
+
+def mean_var(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and sample variance (ddof=1) over axis 0 of ``tables`` (k, ...); var = 0 if k = 1."""
+    k = tables.shape[0]
+    mean = tables.sum(axis=0) / k
+    if k == 1:
+        return mean, np.zeros_like(mean)
+    return mean, ((tables - mean) ** 2).sum(axis=0) / (k - 1)
+
+
+def risk_values(tables: np.ndarray, lam: float, seeking: bool = False) -> np.ndarray:
+    """Qhat = Qbar - lam * var (risk-averse) or Qbar + lam * var (``seeking``), over axis 0."""
+    mean, var = mean_var(tables)
+    return mean + lam * var if seeking else mean - lam * var
+
+
+class SnapshotAverage:
+    """The average of the last ``n_snapshots`` snapshots of a Q table (Averaged-DQN).
+
+    ``snapshots`` has shape (K, S, A); ``average`` is the mean of the ``count`` stored ones.
+    """
+
+    def __init__(self, q: np.ndarray, n_snapshots: int) -> None:
+        if n_snapshots < 1:
+            raise ValueError(f"n_snapshots must be >= 1, got {n_snapshots}")
+        self.snapshots = np.zeros((n_snapshots, *q.shape))
+        self.count = 0
+        self.position = 0
+        self.average = np.zeros(q.shape)
+        self.add(q)
+
+    def add(self, q: np.ndarray) -> None:
+        """Store a copy of ``q`` (replacing the oldest) and recompute ``average``."""
+        self.snapshots[self.position] = q
+        self.position = (self.position + 1) % len(self.snapshots)
+        self.count = min(self.count + 1, len(self.snapshots))
+        self.average = self.snapshots[: self.count].mean(axis=0)
+
+
+class TransitionMemory:
+    """Per (s, a) ring buffer of the last ``size`` transitions (r, s', terminated).
+
+    Arrays of shape (S, A, size); ``count[s, a]`` (<= size) entries are filled.
+    """
+
+    def __init__(self, n_states: int, n_actions: int, size: int) -> None:
+        if size < 1:
+            raise ValueError(f"memory size must be >= 1, got {size}")
+        self.size = size
+        self.reward = np.zeros((n_states, n_actions, size))
+        self.next_state = np.zeros((n_states, n_actions, size), dtype=np.int64)
+        self.live = np.zeros((n_states, n_actions, size))
+        """1.0 where the transition did not terminate (its next state bootstraps)."""
+        self.count = np.zeros((n_states, n_actions), dtype=np.int64)
+        self.added = np.zeros((n_states, n_actions), dtype=np.int64)
+
+    def add(self, s: int, a: int, r: float, s2: int, terminated: bool) -> None:
+        i = self.added[s, a] % self.size
+        self.reward[s, a, i] = r
+        self.next_state[s, a, i] = s2
+        self.live[s, a, i] = 0.0 if terminated else 1.0
+        self.added[s, a] += 1
+        self.count[s, a] = min(self.count[s, a] + 1, self.size)
+
+    def estimate(self, v_ref: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+        """Ttilde(s, a) = mean over stored transitions of r + gamma * v_ref(s').
+
+        ``v_ref`` is max_a Qref(s, a), shape (S,) or (k, S); returns Ttilde of shape (S, A)
+        or (k, S, A) and the boolean ``filled`` (S, A) (Ttilde is 0 where nothing is stored).
+        """
+        valid = np.arange(self.size) < self.count[..., None]
+        targets = self.reward + gamma * self.live * v_ref[..., self.next_state]
+        total = np.where(valid, targets, 0.0).sum(axis=-1)
+        filled = self.count > 0
+        return total / np.maximum(self.count, 1), filled
+
+
+def generative_estimate(
+    model: Model,
+    v_ref: np.ndarray,
+    n_actions: int,
+    gamma: float,
+    n_samples: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Ttilde(s, a) = mean over ``n_samples`` fresh draws of r + gamma * v_ref(s'), (S, A).
+
+    ``v_ref`` has shape (S,); the model is called S * A * n_samples times (Wainwright 2019).
+    """
+    n_states = v_ref.shape[-1]
+    ttilde = np.zeros((n_states, n_actions))
+    for s in range(n_states):
+        for a in range(n_actions):
+            draws = [model(s, a, rng) for _ in range(n_samples)]
+            ttilde[s, a] = sum(r + gamma * v_ref[s2] for r, s2 in draws) / n_samples
+    return ttilde
+
+
+class RiskTables:
+    """k Q tables (k, S, A) trained by the RAQL rule, each on its own Poisson(1) count.
+
+    For a transition (s, a, r, s') table i is updated ``counts[i]`` times with
+    ``d_i = r + gamma * max Q_i(s', .) - Q_i(s, a)`` and
+    ``Q_i(s, a) += alpha(N_i(s, a)) * (u(d_i) - x0)`` (building blocks 1 and 2). With a
+    recentering ``(v_ref, ttilde, filled)``, where ``filled[s, a]`` the target becomes
+    ``[r + gamma max Q_i(s')] - [r + gamma v_ref_i(s')] + ttilde_i(s, a)`` (building block 3,
+    utility applied to the recentered TD error: RA2.1-Q).
+    """
+
+    def __init__(
+        self,
+        k: int,
+        n_states: int,
+        n_actions: int,
+        gamma: float,
+        utility: Utility,
+        step_size: StepSize,
+    ) -> None:
+        if k < 1:
+            raise ValueError(f"k (number of tables) must be >= 1, got {k}")
+        self.q = np.zeros((k, n_states, n_actions))
+        self.visits = np.zeros((k, n_states, n_actions), dtype=np.int64)
+        self.gamma = gamma
+        self.utility = utility
+        self.step_size = step_size
+
+    def update(
+        self,
+        s: int,
+        a: int,
+        r: float,
+        s2: int,
+        terminated: bool,
+        counts: np.ndarray,
+        recenter: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    ) -> None:
+        q, u = self.q, self.utility
+        g = 0.0 if terminated else self.gamma
+        column = q[:, s, a]  # views (k,): basic indexing is far cheaper than fancy indexing
+        visits = self.visits[:, s, a]
+        next_max = q[:, s2].max(axis=1)
+        for round_ in range(int(counts.max())):
+            live = counts > round_
+            if round_ and s2 == s:  # the update just made may have changed max Q_i(s', .)
+                next_max = q[:, s2].max(axis=1)
+            target = r + g * next_max
+            if recenter is not None and recenter[2][s, a]:
+                v_ref, ttilde, _ = recenter
+                target = target - (r + g * v_ref[:, s2]) + ttilde[:, s, a]
+            d = (target - column)[live]
+            n = visits[live] + 1
+            visits[live] = n
+            column[live] += self.step_size(n) * (u(d) - u.x0)
+
+
+class AdversarialPair:
+    """Who executes the protagonist seat's action (building block 4).
+
+    ``mode="takeover"``: with probability ``p_adv`` the adversary's action replaces the
+    protagonist's (probabilistic action-robust MDP); ``"trader"``: the adversary trades its
+    own seat, the protagonist always executes its own action. The coin is drawn from the
+    caller's Generator, and not at all when ``p_adv`` is 0.
+    """
+
+    def __init__(self, mode: str = "takeover", p_adv: float = 0.2) -> None:
+        if mode not in ("takeover", "trader"):
+            raise ValueError(f"adversary_mode must be 'takeover' or 'trader', got {mode!r}")
+        if not 0.0 <= p_adv <= 1.0:
+            raise ValueError(f"p_adv must be in [0, 1], got {p_adv}")
+        self.mode = mode
+        self.p_adv = p_adv
+
+    def adversary_acts(self, rng: np.random.Generator) -> bool:
+        """Whether the adversary executes this step's action on the protagonist's seat."""
+        return self.mode == "takeover" and self.p_adv > 0.0 and rng.random() < self.p_adv

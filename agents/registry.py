@@ -1,0 +1,84 @@
+"""Agent ids -> classes: the built-ins, ``"package.module:ClassName"`` and entry points.
+
+Third-party packages register agents under the entry-point group ``tradearena.agents``
+(``name = "package.module:ClassName"``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+from typing import Any
+
+from agents.base import Agent
+
+__all__ = ["ENTRY_POINT_GROUP", "describe", "make", "names", "resolve"]
+
+ENTRY_POINT_GROUP = "tradearena.agents"
+
+BUILTIN = {
+    "random": "agents.baselines:Random",
+    "hold": "agents.baselines:Hold",
+    "buy_and_hold": "agents.baselines:BuyAndHold",
+    "momentum": "agents.baselines:Momentum",
+    "mean_reversion": "agents.baselines:MeanReversion",
+    "zero_intelligence": "agents.baselines:ZeroIntelligence",
+    "q_learning": "agents.tabular.q_learning:QLearning",
+    "raql": "agents.tabular.raql:RAQL",
+    "averaged_q": "agents.tabular.averaged_q:AveragedQ",
+    "vql": "agents.tabular.vql:VQL",
+    "ra2q": "agents.tabular.ra2q:RA2Q",
+    "ra21q": "agents.tabular.ra21q:RA21Q",
+    "ra3q": "agents.tabular.ra3q:RA3Q",
+    "ra3q_minimax": "agents.tabular.ra3q_minimax:RA3QMinimax",
+}
+"""Built-in registry ids and where their classes live."""
+
+
+def _plugins() -> dict[str, Any]:
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def names() -> list[str]:
+    """Registry ids: the built-ins, then installed ``tradearena.agents`` entry points."""
+    return list(BUILTIN) + sorted(set(_plugins()) - set(BUILTIN))
+
+
+def _load_path(path: str) -> Any:
+    module_name, _, attr = path.partition(":")
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as error:
+        raise ValueError(f"cannot load agent {path!r}: {error}") from None
+
+
+def resolve(name: str) -> type[Agent]:
+    """The agent class of a registry id, an entry point or ``"package.module:ClassName"``."""
+    if name in BUILTIN:
+        cls = _load_path(BUILTIN[name])
+    elif ":" in name:
+        cls = _load_path(name)
+    else:
+        plugins = _plugins()
+        if name not in plugins:
+            raise ValueError(
+                f"unknown agent {name!r}; known ids: {names()}, or 'package.module:ClassName'"
+            )
+        cls = plugins[name].load()
+    if not (isinstance(cls, type) and issubclass(cls, Agent)):
+        raise ValueError(f"agent {name!r} resolves to {cls!r}, not a subclass of agents.Agent")
+    return cls
+
+
+def make(name: str, **params: Any) -> Agent:
+    """A new agent: ``resolve(name)(**params)``; ValueError for an unknown id or parameter."""
+    cls = resolve(name)
+    try:
+        return cls(**params)
+    except TypeError as error:
+        raise ValueError(f"agent {name!r}: {error}") from None
+
+
+def describe() -> dict[str, str]:
+    """Registry id -> one-line description."""
+    return {name: resolve(name).description for name in names()}

@@ -1,0 +1,103 @@
+"""What every tabular learner shares: sizes from spaces, seeding, step size, epsilon-greedy."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from agents.base import Agent, make_rng
+from agents.schedules import EpsilonGreedy, StepSize
+
+__all__ = ["TabularAgent", "discrete_sizes"]
+
+
+def discrete_sizes(
+    n_states: int | None,
+    n_actions: int | None,
+    observation_space: spaces.Space | None,
+    action_space: spaces.Space | None,
+) -> tuple[int, int]:
+    """(S, A) from explicit sizes or Discrete spaces; ValueError naming what is wrong."""
+    sizes = []
+    for label, n, space in (
+        ("n_states", n_states, observation_space),
+        ("n_actions", n_actions, action_space),
+    ):
+        if n is None and space is not None:
+            if not isinstance(space, spaces.Discrete) or int(space.start) != 0:
+                raise ValueError(f"{label}: tabular agents need Discrete(n) from 0, got {space}")
+            n = int(space.n)
+        if n is None or isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+            raise ValueError(f"{label} must be a positive int (or a Discrete space), got {n!r}")
+        sizes.append(int(n))
+    return sizes[0], sizes[1]
+
+
+class TabularAgent(Agent):
+    """Base of the tabular learners: acts epsilon-greedily on `values`.
+
+    Keyword parameters shared by all tabular learners:
+
+    - ``n_states``, ``n_actions`` or ``observation_space``, ``action_space`` (Discrete).
+    - ``gamma``: discount per decision step, in [0, 1] (default 0.99).
+    - ``learning_rate``: float in (0, 1] (constant), ``"visits"`` (1/N(s,a), default),
+      ``("visits", omega)`` (1/N(s,a)**omega) or ``"rescaled_linear"`` (see `StepSize`).
+    - ``exploration``: epsilon, a float or ``("linear", start, end, duration_steps)`` or
+      ``("exponential", start, end, half_life_steps)`` (default 0.1); t counts exploring
+      `act` calls.
+    - ``reward_scale``: rewards are multiplied by it before learning (dollars -> agent units;
+      keep beta * TD error moderate), default 1.0.
+    - ``seed``: seeds the agent's own Generator ``rng``, the source of every random draw.
+    """
+
+    learning = True
+    stochastic = True
+    _state: tuple[str, ...] = ("t",)
+
+    def __init__(
+        self,
+        *,
+        n_states: int | None = None,
+        n_actions: int | None = None,
+        observation_space: spaces.Space | None = None,
+        action_space: spaces.Space | None = None,
+        gamma: float = 0.99,
+        learning_rate: float | str | tuple[str, float] = "visits",
+        exploration: float | tuple = 0.1,
+        reward_scale: float = 1.0,
+        seed: int | None = None,
+    ) -> None:
+        self.n_states, self.n_actions = discrete_sizes(
+            n_states, n_actions, observation_space, action_space
+        )
+        if not 0.0 <= gamma <= 1.0:
+            raise ValueError(f"gamma must be in [0, 1], got {gamma}")
+        if not (np.isfinite(reward_scale) and reward_scale > 0):
+            raise ValueError(f"reward_scale must be a positive finite float, got {reward_scale}")
+        self.gamma = float(gamma)
+        self.reward_scale = float(reward_scale)
+        self.step_size = StepSize(learning_rate, gamma)
+        self.policy = EpsilonGreedy(self.n_actions, exploration)
+        self.rng = make_rng(seed)
+        self.t = 0
+
+    def index(self, obs: Any) -> int:
+        """The state index of a Discrete observation; ValueError outside range(n_states)."""
+        s = int(obs)
+        if not 0 <= s < self.n_states:
+            raise ValueError(f"observation must be a state in range({self.n_states}), got {obs!r}")
+        return s
+
+    @abstractmethod
+    def values(self, state: int) -> np.ndarray:
+        """What the greedy policy maximises at ``state``, shape (n_actions,)."""
+
+    def act(self, obs: Any, explore: bool = True) -> int:
+        s = self.index(obs)
+        action = self.policy(self.values(s), self.rng, self.t, explore)
+        if explore:
+            self.t += 1
+        return action

@@ -1,0 +1,51 @@
+"""Tabular Q-learning (Watkins 1989): the identity-utility row of ALGORITHMS.md."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agents.tabular._base import TabularAgent
+
+__all__ = ["QLearning"]
+
+
+class QLearning(TabularAgent):
+    """Q-learning: for a transition (s, a, r, s')
+
+        d = r + gamma * max_a' Q(s', a') - Q(s, a)      (no bootstrap if terminated)
+        Q(s, a) <- Q(s, a) + alpha(N(s, a)) * d
+
+    ``q`` (S, A) float64; ``visits`` N(s, a) (S, A) int64. Parameters: see `TabularAgent`.
+    Truncation still bootstraps.
+    """
+
+    name = "q_learning"
+    description = "Tabular Q-learning (risk-neutral baseline learner)"
+    _state = (*TabularAgent._state, "q", "visits")
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.q = np.zeros((self.n_states, self.n_actions))
+        self.visits = np.zeros((self.n_states, self.n_actions), dtype=np.int64)
+
+    def values(self, state: int) -> np.ndarray:
+        return self.q[state]
+
+    def update(
+        self,
+        obs: Any,
+        action: int,
+        reward: float,
+        next_obs: Any,
+        terminated: bool,
+        truncated: bool,
+    ) -> None:
+        s, a, s2 = self.index(obs), int(action), self.index(next_obs)
+        q = self.q
+        g = 0.0 if terminated else self.gamma
+        d = reward * self.reward_scale + g * max(q[s2].tolist()) - q.item(s, a)
+        n = self.visits.item(s, a) + 1
+        self.visits[s, a] = n
+        q[s, a] = q.item(s, a) + self.step_size(n) * d

@@ -1,0 +1,171 @@
+"""RA3-Q (Gao, Lui and Hernandez-Leal 2021): RA2-Q protagonist plus a risk-seeking adversary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent, make_rng
+from agents.ensembles import AdversarialPair, RiskTables, poisson_masks, risk_values
+from agents.schedules import EpsilonGreedy
+from agents.tabular._base import TabularAgent
+from agents.utility import RISK_AVERSE, RISK_SEEKING, make_utility
+
+__all__ = ["RA3Q", "AdversaryPolicy"]
+
+
+class AdversaryPolicy(Agent):
+    """The adversary of an `RA3Q` as a policy for another seat or a take-over.
+
+    Acts epsilon-greedily (greedily with ``explore=False``) on Qbar_A + lam_A var_A of the
+    adversary's tables, which it shares with the RA3Q agent (a live view, not a copy);
+    ties are broken with its own Generator.
+    """
+
+    name = "ra3q_adversary"
+    stochastic = True
+    description = "The risk-seeking adversary trained within RA3-Q"
+
+    def __init__(
+        self, tables: RiskTables, lam: float, exploration: float | tuple, seed: int | None = None
+    ) -> None:
+        self.tables, self.lam = tables, lam
+        self.n_states = tables.q.shape[1]
+        self.policy = EpsilonGreedy(tables.q.shape[2], exploration)
+        self.rng = make_rng(seed)
+        self.t = 0
+
+    def act(self, obs: Any, explore: bool = False) -> int:
+        values = risk_values(self.tables.q[:, int(obs)], self.lam, seeking=True)
+        action = self.policy(values, self.rng, self.t, explore)
+        self.t += explore
+        return action
+
+
+class RA3Q(TabularAgent):
+    """RA3-Q: an RA2-Q protagonist and an adversary learning at the same time.
+
+    The protagonist is RA2-Q (``k``, ``lam``, ``masks``, ``utility``; see `RA2Q`). The
+    adversary has k tables of its own trained by the same rule on reward -r with a convex
+    utility (``adversary_utility``, default exponential beta_A = +0.5) and acts
+    epsilon-greedily (``adversary_exploration``) on Qbar_A + ``adversary_lam`` * var_A: it
+    lowers the protagonist's mean and raises its variance.
+
+    ``adversary_mode``: ``"takeover"`` (default): in training (``explore=True``) with
+    probability ``p_adv`` the action `act` returns is the adversary's (the coin and its draws
+    come from this agent's Generator); `update` then trains the learner that acted (choice
+    ``protagonist_learns_all``, default False: the protagonist also learns off-policy from
+    the adversary's steps). ``"trader"``: the adversary is another seat; `act` is the
+    protagonist's, and the seat's transitions train the adversary through
+    `update_adversary`. ``None``: no adversary (RA2-Q exactly). `adversary_policy` gives
+    the adversary as a policy object for an evaluation.
+    """
+
+    name = "ra3q"
+    description = "RA3-Q: RA2-Q protagonist trained against a risk-seeking adversary"
+    _state = (
+        *TabularAgent._state,
+        "tables.q",
+        "tables.visits",
+        "tables.utility.clipped",
+        "adversary.q",
+        "adversary.visits",
+        "adversary.utility.clipped",
+        "adversary_acted",
+    )
+
+    def __init__(
+        self,
+        *,
+        k: int = 10,
+        lam: float = 1.0,
+        masks: bool = True,
+        utility: Any = None,
+        adversary_mode: str | None = "takeover",
+        p_adv: float = 0.2,
+        adversary_utility: Any = None,
+        adversary_lam: float = 1.0,
+        adversary_exploration: float | tuple = 0.1,
+        protagonist_learns_all: bool = False,
+        **params: Any,
+    ) -> None:
+        super().__init__(**params)
+        if not (lam >= 0.0 and adversary_lam >= 0.0):
+            raise ValueError(f"lam and adversary_lam must be >= 0, got {lam}, {adversary_lam}")
+        self.k, self.lam, self.masks = k, float(lam), masks
+        self.adversary_lam = float(adversary_lam)
+        self.protagonist_learns_all = protagonist_learns_all
+        table_args = (k, self.n_states, self.n_actions, self.gamma)
+        utility = make_utility(RISK_AVERSE if utility is None else utility)
+        self.tables = RiskTables(*table_args, utility, self.step_size)
+        adversary_utility = make_utility(
+            RISK_SEEKING if adversary_utility is None else adversary_utility
+        )
+        self.adversary = RiskTables(*table_args, adversary_utility, self.step_size)
+        self.pairing = None if adversary_mode is None else AdversarialPair(adversary_mode, p_adv)
+        self.adversary_exploration = adversary_exploration
+        self.adversary_greedy = EpsilonGreedy(self.n_actions, adversary_exploration)
+        self.adversary_acted = False
+
+    @property
+    def q(self) -> np.ndarray:
+        """The protagonist's tables, shape (k, S, A)."""
+        return self.tables.q
+
+    def values(self, state: int) -> np.ndarray:
+        return risk_values(self.tables.q[:, state], self.lam)
+
+    def adversary_values(self, state: int) -> np.ndarray:
+        """Qbar_A + lam_A var_A at ``state``: what the adversary maximises, (n_actions,)."""
+        return risk_values(self.adversary.q[:, state], self.adversary_lam, seeking=True)
+
+    def act(self, obs: Any, explore: bool = True) -> int:
+        s = self.index(obs)
+        action = self.policy(self.values(s), self.rng, self.t, explore)
+        self.adversary_acted = bool(
+            explore and self.pairing is not None and self.pairing.adversary_acts(self.rng)
+        )
+        if self.adversary_acted:
+            action = self.adversary_greedy(self.adversary_values(s), self.rng, self.t)
+        if explore:
+            self.t += 1
+        return action
+
+    def update(
+        self,
+        obs: Any,
+        action: int,
+        reward: float,
+        next_obs: Any,
+        terminated: bool,
+        truncated: bool,
+    ) -> None:
+        s, a, s2 = self.index(obs), int(action), self.index(next_obs)
+        r = reward * self.reward_scale
+        if self.adversary_acted:
+            counts = poisson_masks(self.rng, self.k, self.masks)
+            self.adversary.update(s, a, -r, s2, terminated, counts)
+        if not self.adversary_acted or self.protagonist_learns_all:
+            counts = poisson_masks(self.rng, self.k, self.masks)
+            self.tables.update(s, a, r, s2, terminated, counts)
+        self.adversary_acted = False
+
+    def update_adversary(
+        self,
+        obs: Any,
+        action: int,
+        reward: float,
+        next_obs: Any,
+        terminated: bool,
+        truncated: bool,
+    ) -> None:
+        """Train the adversary on its own seat's transition (``"trader"`` mode; ``reward`` is
+        the adversary seat's, e.g. minus the protagonist's)."""
+        s, s2 = self.index(obs), self.index(next_obs)
+        counts = poisson_masks(self.rng, self.k, self.masks)
+        self.adversary.update(s, int(action), reward * self.reward_scale, s2, terminated, counts)
+
+    def adversary_policy(self, seed: int | None = None) -> AdversaryPolicy:
+        """The adversary as a policy object (``act(obs, explore=False)``), sharing its tables."""
+        return AdversaryPolicy(self.adversary, self.adversary_lam, self.adversary_exploration, seed)

@@ -1,0 +1,86 @@
+"""The agent contract over every registry id, plus registry and state_dict errors."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import agents
+from agents.base import Agent
+from envs.trading_env import TradingEnv
+
+TABULAR_ENV = TradingEnv(observation="tabular")
+FEATURE_ENV = TradingEnv()
+
+
+def _build(name):
+    cls = agents.resolve(name)
+    if cls.__module__.startswith("agents.tabular"):
+        env = TABULAR_ENV
+        params = {"observation_space": env.observation_space, "action_space": env.action_space}
+        return env, {**params, "seed": 5}
+    return FEATURE_ENV, ({"seed": 5} if cls.stochastic else {})
+
+
+@pytest.mark.parametrize("name", agents.names())
+def test_contract(name):
+    env, params = _build(name)
+    agents.check_agent(agents.resolve(name), env, steps=25, **params)
+
+
+def test_names_and_descriptions():
+    expected = {"q_learning", "raql", "averaged_q", "vql", "ra2q", "ra21q", "ra3q", "ra3q_minimax"}
+    expected |= {"random", "hold", "buy_and_hold", "momentum", "mean_reversion"}
+    assert expected | {"zero_intelligence"} <= set(agents.names())
+    assert all(isinstance(text, str) and text for text in agents.describe().values())
+
+
+def test_unknown_and_custom_names():
+    with pytest.raises(ValueError, match="unknown agent 'nope'; known ids: .*raql"):
+        agents.make("nope")
+    assert isinstance(agents.make("agents.baselines:Hold"), Agent)
+    with pytest.raises(ValueError, match="cannot load agent"):
+        agents.make("agents.baselines:Missing")
+    with pytest.raises(ValueError, match="not a subclass of agents.Agent"):
+        agents.make("numpy:ndarray")
+    with pytest.raises(ValueError, match="n_states"):
+        agents.make("raql", n_actions=3)
+
+
+def test_state_dict_errors_name_keys():
+    agent = agents.make("ra2q", n_states=4, n_actions=3, seed=0)
+    state = agent.state_dict()
+    with pytest.raises(ValueError, match=r"unknown keys \['extra'\]"):
+        agent.load_state_dict({**state, "extra": 1})
+    del state["tables.q"]
+    with pytest.raises(ValueError, match=r"missing keys \['tables.q'\]"):
+        agent.load_state_dict(state)
+    state = agent.state_dict()
+    state["tables.q"] = np.zeros((1, 1))
+    with pytest.raises(ValueError, match="shape"):
+        agent.load_state_dict(state)
+
+
+def test_ra3q_adversary_policy_in_takeover_market():
+    env = TradingEnv(observation="tabular")
+    agent = agents.make(
+        "ra3q", observation_space=env.observation_space, action_space=env.action_space, seed=1
+    )
+    agents.check_agent(agent, env, steps=10)
+    policy = pickle.loads(pickle.dumps(agent)).adversary_policy(seed=0)
+    market = TradingEnv(observation="tabular", adversary=policy, adversary_p=0.5)
+    obs, _ = market.reset(seed=0)
+    for _ in range(5):
+        obs, *_ = market.step(agent.act(obs, explore=False))
+
+
+class Broken(Agent):
+    """Uses global numpy randomness: must fail the same-seed check."""
+
+    def act(self, obs, explore=True):
+        return int(np.random.randint(3))  # noqa: NPY002 (the point of this test)
+
+
+def test_check_agent_reports_global_randomness():
+    with pytest.raises(agents.AgentContractError, match="same seed"):
+        agents.check_agent(Broken, FEATURE_ENV, steps=40)
