@@ -24,7 +24,8 @@ class MarketParallelEnv(ParallelEnv):
 
     Every seat observes and acts as in `envs.trading_env.TradingEnv` (same observation and
     action spaces, same reward: change of marked-to-market value in dollars times
-    ``reward_scale``); their orders are executed in a random order each step. Adversaries:
+    ``reward_scale``; ``observation`` may name one kind per seat); their orders are executed
+    in a random order each step. Adversaries:
 
     - ``opposes={"seat_1": "seat_0"}``: seat_1 is an adversarial trader, rewarded with minus
       seat_0's reward;
@@ -45,7 +46,7 @@ class MarketParallelEnv(ParallelEnv):
         traders: Sequence[Trader] | None = None,
         tape: Tape | str | Path | None = None,
         extra_zi: int = 0,
-        observation: str = "features",
+        observation: str | Sequence[str] = "features",
         actions: str = "trade",
         order_size: int = 100,
         reward_scale: float = 1.0,
@@ -94,7 +95,8 @@ class MarketParallelEnv(ParallelEnv):
 
     @functools.cache  # noqa: B019 - one space object per agent, as PettingZoo asks
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.core.observation_space
+        seat = self.core.takeover[0] if agent == "adversary" else int(agent.split("_")[1])
+        return self.core.observation_spaces[seat]
 
     @functools.cache  # noqa: B019
     def action_space(self, agent: str) -> spaces.Space:

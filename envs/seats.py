@@ -72,7 +72,7 @@ class SeatedMarket:
     """Observations, actions and rewards for the seats of a `Market`.
 
     observation: "features" (a Box of market features, see `envs.features`) or "tabular"
-    (one Discrete state from ``discretizer``). actions: "trade" or "quote" (see
+    (one Discrete state from ``discretizer``), for every seat or as a sequence per seat. actions: "trade" or "quote" (see
     `envs.actions`) with orders of ``order_size`` shares. Rewards are changes of marked-to-
     market value in dollars times ``reward_scale``. ``opposes`` maps a seat to the seat whose
     reward it receives negated (an adversarial trader). ``takeover`` = (seat, p): with
@@ -84,7 +84,7 @@ class SeatedMarket:
         self,
         market: Market,
         *,
-        observation: str = "features",
+        observation: str | Sequence[str] = "features",
         actions: str = "trade",
         order_size: int = 100,
         reward_scale: float = 1.0,
@@ -94,24 +94,27 @@ class SeatedMarket:
         opposes: dict[int, int] | None = None,
         takeover: tuple[int, float] | None = None,
     ) -> None:
-        if observation not in ("features", "tabular"):
-            raise ValueError(f"observation must be 'features' or 'tabular', got {observation!r}")
+        kinds = [observation] * market.n_seats if isinstance(observation, str) else observation
+        if len(kinds) != market.n_seats or any(k not in ("features", "tabular") for k in kinds):
+            raise ValueError(
+                "observation must be 'features' or 'tabular', or one of them per seat "
+                f"({market.n_seats} seats), got {observation!r}"
+            )
         if not math.isfinite(reward_scale) or reward_scale <= 0:
             raise ValueError(f"reward_scale must be a positive number, got {reward_scale}")
         if takeover is not None and not 0.0 <= takeover[1] <= 1.0:
             raise ValueError(f"takeover probability must be in [0, 1], got {takeover[1]}")
         self.market = market
         self.actions = make_actions(actions, order_size)
-        self.observation, self.reward_scale = observation, reward_scale
+        self.observations, self.reward_scale = list(kinds), reward_scale
         self.windows, self.depth_levels = tuple(windows), depth_levels
         self.discretizer = discretizer or Discretizer.default(self.windows)
         self.opposes = dict(opposes or {})
         self.takeover = takeover
         self.action_space = spaces.Discrete(self.actions.n)
-        if observation == "features":
-            self.observation_space = feature_space(self.windows, depth_levels)
-        else:
-            self.observation_space = spaces.Discrete(self.discretizer.n_states)
+        box = feature_space(self.windows, depth_levels)
+        states = spaces.Discrete(self.discretizer.n_states)
+        self.observation_spaces = [box if k == "features" else states for k in kinds]
 
     @property
     def n_seats(self) -> int:
@@ -123,9 +126,10 @@ class SeatedMarket:
         self.taken_over = False
         return [self.observe(seat) for seat in range(self.n_seats)]
 
-    def observe(self, seat: int) -> np.ndarray | int:
+    def observe(self, seat: int, kind: str | None = None) -> np.ndarray | int:
+        """What ``seat`` observes now, as its own kind of observation or as ``kind``."""
         x = features(self.market, seat, windows=self.windows, depth_levels=self.depth_levels)
-        return x if self.observation == "features" else self.discretizer(x)
+        return x if (kind or self.observations[seat]) == "features" else self.discretizer(x)
 
     def step(
         self, actions: Sequence[int], adversary_action: int | None = None

@@ -90,7 +90,7 @@ class TradingEnv(gym.Env):
         traders: Sequence[Trader] | None = None,
         tape: Tape | str | Path | None = None,
         extra_zi: int = 0,
-        observation: str = "features",
+        observation: str | Sequence[str] = "features",
         actions: str = "trade",
         order_size: int = 100,
         reward_scale: float = 1.0,
@@ -130,7 +130,7 @@ class TradingEnv(gym.Env):
             takeover=(0, adversary_p) if adversary is not None and not trader_seat else None,
         )
         self.action_space = self.core.action_space
-        self.observation_space = self.core.observation_space
+        self.observation_space = self.core.observation_spaces[0]
         self.render_mode = render_mode
         self._observations: list = []
 

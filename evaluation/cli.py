@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 
 from envs.tapes import TapeError, load_lobster
+from evaluation.config import ConfigError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -16,7 +17,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (TapeError, ValueError, FileNotFoundError) as error:
+    except (ConfigError, TapeError, ValueError, FileNotFoundError) as error:
         print(f"tradearena: error: {error}", file=sys.stderr)
         return 2
 
@@ -27,6 +28,47 @@ def build_parser() -> argparse.ArgumentParser:
         description="Risk-sensitive trading agents in a limit-order-book market.",
     )
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    run = commands.add_parser(
+        "run",
+        help="run an experiment file (train, test, store, tables, figures)",
+        description="Run an experiment file: its jobs run in parallel (Ray by default), every "
+        "finished job is stored in RUN_DIR/results.sqlite, then the summary table and the "
+        "figures are written. The file is checked before anything runs.",
+    )
+    run.add_argument("config", help="experiment file (TOML), e.g. configs/quickstart.toml")
+    run.add_argument(
+        "--executor",
+        choices=("ray", "local"),
+        default="ray",
+        help="ray (default; a local Ray or a cluster) or local (in this process)",
+    )
+    run.add_argument(
+        "--workers", type=int, default=None, help="CPUs for a local Ray (default: all cores)"
+    )
+    run.add_argument(
+        "--address",
+        default=None,
+        help="address of a running Ray cluster (default: $RAY_ADDRESS, else local)",
+    )
+    run.add_argument("--out", default=None, help="run directory (default: the file's output.dir)")
+    run.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted run in the same directory, skipping finished jobs",
+    )
+    run.add_argument(
+        "--dry-run", action="store_true", help="check the file and list the jobs, run nothing"
+    )
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.set_defaults(func=run_command)
+
+    plot = commands.add_parser("plot", help="draw every figure a run directory supports")
+    plot.add_argument("run_dir", help="a run directory (holds config.toml and results.sqlite)")
+    plot.set_defaults(func=plot_command)
+
+    listing = commands.add_parser("agents", help="list the agent ids, one line each")
+    listing.set_defaults(func=agents_command)
 
     session = commands.add_parser(
         "session", help="run one synthetic trading session and print its summary"
@@ -52,6 +94,84 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.set_defaults(func=data_check)
     return parser
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from evaluation.config import load_config
+    from evaluation.experiment import plan, run_experiment
+    from evaluation.parallel import make_executor
+
+    if args.dry_run:
+        config = load_config(args.config)
+        jobs = plan(config)
+        print(f"{args.config}: {config['kind']} experiment, {len(jobs)} jobs, valid")
+        for job in jobs:
+            print(f"  {job.id}")
+        return 0
+    executor = make_executor(
+        args.executor, workers=args.workers, address=args.address, progress=not args.no_progress
+    )
+    try:
+        outcome = run_experiment(args.config, executor, out=args.out, resume=args.resume)
+    finally:
+        close = getattr(executor, "close", None)
+        if close is not None:
+            close()
+    if outcome.skipped:
+        print(f"resumed: {outcome.skipped} finished jobs skipped")
+    print(format_summary(outcome.summary))
+    print(f"\nrun directory: {outcome.directory}")
+    if outcome.failed:
+        print(f"{len(outcome.failed)} job(s) failed:", file=sys.stderr)
+        for job_id, error in outcome.failed.items():
+            print(f"  {job_id}: {error.strip().splitlines()[-1]}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def format_summary(summary) -> str:
+    """The summary table as text: Sharpe and PnL with their intervals, per condition."""
+    if summary.empty:
+        return "(no test episodes)"
+    lines = []
+    for condition, rows in summary.groupby("condition", sort=False):
+        lines.append(f"\ncondition: {condition}")
+        table = rows.set_index("agent")
+        columns = {
+            "Sharpe": table.apply(
+                lambda r: f"{r.sharpe:.3f} [{r.sharpe_low:.3f}, {r.sharpe_high:.3f}]", axis=1
+            ),
+            "mean PnL $": table.apply(
+                lambda r: f"{r.mean_pnl:.2f} [{r.mean_pnl_low:.2f}, {r.mean_pnl_high:.2f}]", axis=1
+            ),
+            "Sortino": table["sortino"].map("{:.3f}".format),
+            "max DD $": table["max_drawdown"].map("{:.2f}".format),
+            "CVaR 5% $": table["cvar_5"].map("{:.2f}".format),
+            "hit rate": table["hit_rate"].map("{:.2f}".format),
+            "seeds": table["seeds"],
+        }
+        import pandas as pd
+
+        lines.append(pd.DataFrame(columns).to_string())
+    return "\n".join(lines)
+
+
+def plot_command(args: argparse.Namespace) -> int:
+    from evaluation.plots import save_run_figures
+
+    for path in save_run_figures(args.run_dir):
+        print(path)
+    return 0
+
+
+def agents_command(args: argparse.Namespace) -> int:
+    import agents
+
+    descriptions = agents.describe()
+    width = max(map(len, descriptions))
+    for name, text in descriptions.items():
+        print(f"{name:<{width}}  {text}")
+    return 0
 
 
 def run_session(args: argparse.Namespace) -> int:

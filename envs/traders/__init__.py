@@ -16,6 +16,7 @@ __all__ = [
     "Orders",
     "Trader",
     "ZeroIntelligence",
+    "light",
     "rmsc04",
 ]
 
@@ -29,4 +30,16 @@ def rmsc04() -> list[Trader]:
         ZeroIntelligence(102, arrival_rate=1 / 175),
         MarketMaker(2, period=60.0, levels=10),
         Momentum(12, period=37.0),
+    ]
+
+
+def light() -> list[Trader]:
+    """A small population for quick experiments (about a tenth of `rmsc04`'s flow): 100 noise
+    traders, 20 zero-intelligence traders (one arrival per 60 s each), 1 market maker (5
+    levels a side every 30 s) and 4 momentum traders."""
+    return [
+        Noise(100),
+        ZeroIntelligence(20, arrival_rate=1 / 60),
+        MarketMaker(1, period=30.0, levels=5),
+        Momentum(4, period=37.0),
     ]

@@ -1,0 +1,105 @@
+"""Run an experiment file: plan its jobs, execute them, store the results, write the tables.
+
+A run directory holds ``config.toml`` (the file as run), ``results.sqlite`` (every finished
+job), ``summary.csv`` (the metrics table) and the figures; everything after the jobs can be
+rebuilt from it alone (`tables`, ``tradearena plot``).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from evaluation.config import load_config
+from evaluation.metrics import summary_table
+from evaluation.parallel import Executor
+from evaluation.rollout import Job
+from evaluation.store import Store
+
+__all__ = ["RunOutcome", "load_run", "plan", "run_experiment", "tables"]
+
+
+def plan(config: dict) -> list[Job]:
+    """The jobs of an experiment, in a fixed order.
+
+    compare: one job per (agent, seed), each training and testing one agent; robustness: one
+    job per seed, training every agent (the adversary comes from one of them) and testing each
+    under every condition.
+    """
+    seeds = range(config["seeds"])
+    labels = [spec["label"] for spec in config["agents"]]
+    if config["kind"] == "compare":
+        return [Job(f"{label}/seed={s}", s, (label,), config) for label in labels for s in seeds]
+    if config["kind"] == "robustness":
+        return [Job(f"all/seed={s}", s, tuple(labels), config) for s in seeds]
+    raise ValueError(f"experiment kind {config['kind']!r} has no planner")
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What a run did: its directory, the summary table, and the jobs that failed (job id ->
+    error) or were skipped because a resumed run had them already."""
+
+    directory: Path
+    summary: pd.DataFrame
+    failed: dict[str, str]
+    skipped: int
+
+
+def run_experiment(
+    path: str | Path,
+    executor: Executor,
+    *,
+    out: str | Path | None = None,
+    resume: bool = False,
+    figures: bool | None = None,
+) -> RunOutcome:
+    """Run the experiment file at ``path`` with ``executor`` into ``out`` (default: the
+    file's ``output.dir``). The config is checked before anything is written; an existing
+    run directory is only continued with ``resume``."""
+    config = load_config(path)
+    directory = Path(out or config["output"]["dir"])
+    database = directory / "results.sqlite"
+    if database.exists() and not resume:
+        raise ValueError(
+            f"{directory} already holds a run: pass --resume to continue it, or --out a new "
+            "directory"
+        )
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "config.toml").write_text(config["source_text"])
+    with Store(database) as store:
+        store.start_run(config["source_text"], resume=resume)
+        done = store.finished()
+        jobs = [job for job in plan(config) if job.id not in done]
+        for result in executor.run(jobs):
+            store.record(result)
+        failed = store.failed()
+    summary = tables(directory)
+    summary.to_csv(directory / "summary.csv", index=False)
+    if config["output"]["figures"] if figures is None else figures:
+        from evaluation.plots import save_run_figures
+
+        save_run_figures(directory)
+    return RunOutcome(directory, summary, failed, len(done))
+
+
+def load_run(directory: str | Path) -> tuple[dict, pd.DataFrame]:
+    """(config as written, all episode records) of a run directory; needs nothing but the
+    directory (not the data files the run read)."""
+    directory = Path(directory)
+    config = tomllib.loads((directory / "config.toml").read_text())
+    with Store(directory / "results.sqlite") as store:
+        return config, store.episodes()
+
+
+def tables(directory: str | Path) -> pd.DataFrame:
+    """The summary table of a run: test-episode metrics per agent and condition (mean over
+    seeds with bootstrap intervals; see `evaluation.metrics.summary_table`)."""
+    _, records = load_run(directory)
+    test = records[records["phase"] == "test"]
+    if test.empty:
+        return pd.DataFrame()
+    return summary_table(test, by=["condition", "agent"])

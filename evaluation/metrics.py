@@ -1,0 +1,472 @@
+"""Performance and risk metrics of per-episode returns, and tables of them across seeds.
+
+Every metric takes ``returns``: a 1-D array-like of per-episode returns in dollars, one value per
+test episode, in time order. Inputs are checked before any computing; a bad one raises
+``ValueError`` naming the parameter. Data too degenerate for a metric (too few episodes, no
+spread, no downside) give NaN and a :class:`DegenerateMetricWarning`: never ``inf``, never an
+exception. Standard deviations are sample standard deviations (``ddof=1``).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+__all__ = [
+    "ConfidenceInterval",
+    "DegenerateMetricWarning",
+    "bootstrap_ci",
+    "cvar",
+    "hit_rate",
+    "max_drawdown",
+    "sharpe",
+    "sortino",
+    "summarize",
+    "summary_table",
+    "total_pnl",
+]
+
+_ZERO_SPREAD = 10 * np.finfo(np.float64).resolution
+"""A standard deviation at most this fraction (1e-14) of the largest |value| is round-off."""
+
+_CVAR_LEVEL = 0.05
+"""The tail fraction behind ``cvar_5`` in :func:`summarize`."""
+
+_LEVEL_TOLERANCE = 1e-9
+"""Slack in ceil(level * n), so that 0.1 * 30 (3.0000000000000004 in floats) counts as 3."""
+
+_TABLE_METRICS = (
+    "sharpe",
+    "sortino",
+    "max_drawdown",
+    "cvar_5",
+    "total_pnl",
+    "mean_pnl",
+    "std_pnl",
+    "hit_rate",
+)
+"""The :func:`summarize` entries that :func:`summary_table` averages over seeds."""
+
+
+class DegenerateMetricWarning(UserWarning):
+    """The data cannot define the metric (too few values, no spread, no downside): NaN."""
+
+
+@dataclass(frozen=True)
+class ConfidenceInterval:
+    """A bootstrap confidence interval [``low``, ``high``] and the statistic's ``estimate``."""
+
+    low: float
+    high: float
+    estimate: float
+
+
+def sharpe(
+    returns: ArrayLike, *, risk_free: float = 0.0, periods_per_year: float | None = None
+) -> float:
+    """Sharpe ratio of per-episode returns.
+
+    Parameters
+    ----------
+    returns : array_like, shape (n,)
+        Per-episode returns in dollars, in time order.
+    risk_free : float, optional
+        Risk-free return per episode, in dollars (default 0).
+    periods_per_year : float, optional
+        Episodes per year; if given the ratio is annualised, if None (default) it is per episode.
+
+    Returns
+    -------
+    float
+        The ratio (dimensionless), or NaN if n < 2 or the excess returns have zero variance.
+
+    Warns
+    -----
+    DegenerateMetricWarning
+        When NaN is returned.
+
+    Notes
+    -----
+    With excess returns ``x = returns - risk_free``::
+
+        sharpe = mean(x) / std(x, ddof=1) * sqrt(periods_per_year)
+        std(x, ddof=1) = sqrt(sum((x - mean(x))**2) / (n - 1))
+
+    and no square-root factor when ``periods_per_year`` is None. It is computed on
+    ``x / max(abs(x))``, which leaves the ratio unchanged and cannot overflow; a standard
+    deviation of at most 1e-14 of ``max(abs(x))`` is round-off and counts as zero variance.
+
+    Examples
+    --------
+    >>> sharpe([1.0, 2.0, 3.0, 4.0])  # 2.5 / std([1, 2, 3, 4], ddof=1) = 2.5 / 1.2909944
+    1.9364916731037085
+    """
+    r = _returns_iv(returns, "returns")
+    _finite_iv(risk_free, "risk_free")
+    annualisation = _periods_iv(periods_per_year)
+    if r.size < 2:
+        return _degenerate("sharpe", f"needs at least 2 returns, got {r.size}")
+    excess = r - risk_free
+    scale = np.max(np.abs(excess))
+    z = excess / scale if scale > 0 else excess
+    spread = z.std(ddof=1)
+    if spread <= _ZERO_SPREAD:
+        return _degenerate("sharpe", "the excess returns have zero variance")
+    return float(z.mean() / spread * annualisation)
+
+
+def sortino(
+    returns: ArrayLike,
+    *,
+    risk_free: float = 0.0,
+    target: float = 0.0,
+    periods_per_year: float | None = None,
+) -> float:
+    """Sortino ratio: mean excess return over the downside deviation below ``target``.
+
+    Parameters
+    ----------
+    returns : array_like, shape (n,)
+        Per-episode returns in dollars, in time order.
+    risk_free : float, optional
+        Risk-free return per episode, in dollars (default 0).
+    target : float, optional
+        Minimum acceptable return per episode, in dollars (default 0).
+    periods_per_year : float, optional
+        Episodes per year; if given the ratio is annualised, if None (default) it is per episode.
+
+    Returns
+    -------
+    float
+        The ratio (dimensionless), or NaN if n = 0 or no return is below ``target``.
+
+    Warns
+    -----
+    DegenerateMetricWarning
+        When NaN is returned.
+
+    Notes
+    -----
+    ::
+
+        sortino = mean(returns - risk_free) / dd * sqrt(periods_per_year)
+        dd = sqrt(mean(min(returns - target, 0)**2))
+
+    The downside deviation ``dd`` averages over all n episodes (those above ``target`` count
+    as 0), i.e. it is the root of the second lower partial moment; no ``ddof`` correction.
+
+    Examples
+    --------
+    >>> sortino([2.0, -1.0, 3.0, -2.0])  # 0.5 / sqrt((1 + 4) / 4) = 0.5 / 1.1180340
+    0.4472135954999579
+    """
+    r = _returns_iv(returns, "returns")
+    _finite_iv(risk_free, "risk_free")
+    _finite_iv(target, "target")
+    annualisation = _periods_iv(periods_per_year)
+    if r.size == 0:
+        return _degenerate("sortino", "needs at least 1 return, got 0")
+    downside = np.sqrt(np.mean(np.minimum(r - target, 0.0) ** 2))
+    if downside == 0:
+        return _degenerate("sortino", f"no return is below the target {target}")
+    return float(np.mean(r - risk_free) / downside * annualisation)
+
+
+def max_drawdown(returns: ArrayLike) -> float:
+    """Largest peak-to-trough fall of the cumulative P&L, in dollars (>= 0).
+
+    The P&L path is ``w = [0, cumsum(returns)...]``: it starts at 0, and that start counts as
+    a peak. ``max_drawdown = max_t (max_{s <= t} w_s - w_t)``; 0 for no returns.
+
+    Examples
+    --------
+    >>> max_drawdown([1.0, -2.0, 3.0, -5.0, 1.0])  # path 0, 1, -1, 2, -3, -2: from 2 to -3
+    5.0
+    """
+    r = _returns_iv(returns, "returns")
+    wealth = np.concatenate(([0.0], np.cumsum(r)))
+    return float(np.max(np.maximum.accumulate(wealth) - wealth))
+
+
+def cvar(returns: ArrayLike, *, level: float = 0.05) -> float:
+    """Conditional value at risk (expected shortfall): the mean of the worst returns, in dollars.
+
+    Parameters
+    ----------
+    returns : array_like, shape (n,)
+        Per-episode returns in dollars.
+    level : float, optional
+        Tail fraction, in (0, 1) (default 0.05).
+
+    Returns
+    -------
+    float
+        The mean of the ``k = ceil(level * n)`` smallest returns, signed (a loss is negative);
+        NaN (with a :class:`DegenerateMetricWarning`) if n = 0.
+
+    Notes
+    -----
+    The empirical estimator ``mean(sort(returns)[:k])`` with ``k = ceil(level * n)`` (at least 1),
+    so the tail always holds whole episodes and at least ``level`` of them. ``level * n`` is
+    rounded up with a 1e-9 tolerance: ``level=0.1`` on 30 returns averages the worst 3.
+
+    Examples
+    --------
+    >>> cvar([-5.0, 3.0, -1.0, 2.0, 0.0, 4.0, -3.0, 1.0], level=0.25)  # (-5 - 3) / 2
+    -4.0
+    """
+    r = _returns_iv(returns, "returns")
+    _fraction_iv(level, "level")
+    if r.size == 0:
+        return _degenerate("cvar", "needs at least 1 return, got 0")
+    k = max(1, math.ceil(level * r.size - _LEVEL_TOLERANCE))
+    return float(np.mean(np.sort(r)[:k]))
+
+
+def total_pnl(returns: ArrayLike) -> float:
+    """Sum of the per-episode returns, in dollars (0 for no returns)."""
+    return float(np.sum(_returns_iv(returns, "returns")))
+
+
+def hit_rate(returns: ArrayLike) -> float:
+    """Fraction of episodes with a return > 0 (a return of exactly 0 is not a hit).
+
+    NaN (with a :class:`DegenerateMetricWarning`) if there are no returns.
+    """
+    r = _returns_iv(returns, "returns")
+    if r.size == 0:
+        return _degenerate("hit_rate", "needs at least 1 return, got 0")
+    return float(np.mean(r > 0))
+
+
+def bootstrap_ci(
+    values: ArrayLike,
+    statistic: Callable[[np.ndarray], float] = np.mean,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int | np.random.Generator = 0,
+) -> ConfidenceInterval:
+    """Percentile bootstrap confidence interval of ``statistic(values)``.
+
+    Parameters
+    ----------
+    values : array_like, shape (n,)
+        The sample. NaN values are dropped (with a :class:`DegenerateMetricWarning`).
+    statistic : callable, optional
+        Maps a 1-D sample to a number (default ``np.mean``).
+    confidence : float, optional
+        Coverage of the interval, in (0, 1) (default 0.95).
+    n_resamples : int, optional
+        Number of bootstrap resamples, >= 1 (default 2000).
+    seed : int or numpy.random.Generator, optional
+        Seed of the ``numpy.random.default_rng`` that draws the resamples (default 0), or
+        the generator itself.
+
+    Returns
+    -------
+    ConfidenceInterval
+        ``estimate = statistic(values)``; ``low`` and ``high`` are the ``(1 - confidence) / 2``
+        and ``(1 + confidence) / 2`` quantiles (linear interpolation) of the statistic over
+        ``n_resamples`` resamples of n values drawn with replacement.
+        One value: ``low = high = NaN`` and ``estimate = statistic(values)`` (one value shows
+        no spread to resample, and a zero-width interval would claim certainty). No values:
+        all three NaN. Both warn with a :class:`DegenerateMetricWarning`.
+    """
+    sample = _returns_iv(values, "values", allow_nan=True)
+    if not callable(statistic):
+        raise ValueError(f"statistic must be callable, got {statistic!r}")
+    _fraction_iv(confidence, "confidence")
+    if not isinstance(n_resamples, numbers.Integral) or n_resamples < 1:
+        raise ValueError(f"n_resamples must be an integer >= 1, got {n_resamples!r}")
+    if not isinstance(seed, np.random.Generator) and (
+        not isinstance(seed, numbers.Integral) or seed < 0
+    ):
+        raise ValueError(f"seed must be an integer >= 0 or a numpy Generator, got {seed!r}")
+
+    missing = np.isnan(sample)
+    if missing.any():
+        message = f"bootstrap_ci: dropped {missing.sum()} NaN of {sample.size} values"
+        warnings.warn(message, DegenerateMetricWarning, stacklevel=2)
+        sample = sample[~missing]
+    if sample.size == 0:
+        message = "bootstrap_ci: no values; returning NaN"
+        warnings.warn(message, DegenerateMetricWarning, stacklevel=2)
+        return ConfidenceInterval(np.nan, np.nan, np.nan)
+    estimate = float(statistic(sample))
+    if sample.size == 1:
+        message = "bootstrap_ci: one value has no spread to resample; low and high are NaN"
+        warnings.warn(message, DegenerateMetricWarning, stacklevel=2)
+        return ConfidenceInterval(np.nan, np.nan, estimate)
+
+    rng = np.random.default_rng(seed)
+    resamples = sample[rng.integers(0, sample.size, size=(n_resamples, sample.size))]
+    statistics = np.array([statistic(resample) for resample in resamples], dtype=np.float64)
+    alpha = 1.0 - confidence
+    low, high = np.quantile(statistics, [alpha / 2, 1.0 - alpha / 2])
+    return ConfidenceInterval(float(low), float(high), estimate)
+
+
+def summarize(
+    returns: ArrayLike,
+    *,
+    risk_free: float = 0.0,
+    target: float = 0.0,
+    periods_per_year: float | None = None,
+) -> dict[str, float]:
+    """All metrics of one run of episodes, for tables.
+
+    ``risk_free``, ``target`` and ``periods_per_year`` go to :func:`sharpe` and :func:`sortino`.
+
+    Returns
+    -------
+    dict
+        ``sharpe``, ``sortino``, ``max_drawdown`` (dollars), ``cvar_5`` (:func:`cvar` at level
+        0.05, dollars), ``total_pnl``, ``mean_pnl``, ``std_pnl`` (dollars per episode,
+        ``ddof=1``; NaN if n < 2), ``hit_rate`` and ``episodes`` (n), in that order.
+    """
+    r = _returns_iv(returns, "returns")
+    return {
+        "sharpe": sharpe(r, risk_free=risk_free, periods_per_year=periods_per_year),
+        "sortino": sortino(
+            r, risk_free=risk_free, target=target, periods_per_year=periods_per_year
+        ),
+        "max_drawdown": max_drawdown(r),
+        "cvar_5": cvar(r, level=_CVAR_LEVEL),
+        "total_pnl": total_pnl(r),
+        "mean_pnl": float(r.mean()) if r.size else np.nan,
+        "std_pnl": float(r.std(ddof=1)) if r.size >= 2 else np.nan,
+        "hit_rate": hit_rate(r),
+        "episodes": r.size,
+    }
+
+
+def summary_table(
+    df: pd.DataFrame, *, by: str | Sequence[str], value: str = "pnl", confidence: float = 0.95
+) -> pd.DataFrame:
+    """Metrics per group, averaged over seeds, with bootstrap confidence intervals across seeds.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per episode, with the columns in ``by``, ``"seed"`` and ``value``. Within a
+        (group, seed) the rows are taken in frame order as the episodes' time order.
+    by : str or sequence of str
+        Column(s) naming a group (e.g. ``"agent"`` or ``["agent", "condition"]``).
+    value : str, optional
+        Column of per-episode returns in dollars (default ``"pnl"``).
+    confidence : float, optional
+        Coverage of the intervals, in (0, 1) (default 0.95).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group: the ``by`` columns; for each metric ``m`` of :func:`summarize`
+        (sharpe, sortino, max_drawdown, cvar_5, total_pnl, mean_pnl, std_pnl, hit_rate) the
+        columns ``m``, ``m_low``, ``m_high``; then ``episodes`` (total over seeds) and
+        ``seeds``. Sorted by ``sharpe``, descending (NaN last; ties in group order).
+
+    Notes
+    -----
+    Two levels. First, within each (group, seed), :func:`summarize` turns that seed's episodes
+    into one value per metric. Second, across the seeds of a group, ``m`` is the mean of those
+    per-seed values and [``m_low``, ``m_high``] is :func:`bootstrap_ci` of that mean (seed 0),
+    so the interval reflects variation between seeds (training runs), not between episodes.
+    A seed whose metric is NaN is left out of that metric's mean and interval, and a group with
+    one seed has NaN bounds; both with a :class:`DegenerateMetricWarning`.
+    """
+    keys = _table_iv(df, by, value)
+    _fraction_iv(confidence, "confidence")
+
+    per_seed = pd.DataFrame(
+        [
+            {**dict(zip([*keys, "seed"], key)), **summarize(episodes.to_numpy())}
+            for key, episodes in df.groupby([*keys, "seed"], sort=True)[value]
+        ]
+    )
+    rows = []
+    for key, seeds in per_seed.groupby(keys, sort=True):
+        row: dict[str, object] = dict(zip(keys, key))
+        for metric in _TABLE_METRICS:
+            interval = bootstrap_ci(seeds[metric].to_numpy(), np.mean, confidence=confidence)
+            row[metric] = interval.estimate
+            row[f"{metric}_low"] = interval.low
+            row[f"{metric}_high"] = interval.high
+        row["episodes"] = int(seeds["episodes"].sum())
+        row["seeds"] = len(seeds)
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    return table.sort_values("sharpe", ascending=False, kind="stable", ignore_index=True)
+
+
+def _degenerate(metric: str, reason: str) -> float:
+    """Warn that ``metric`` is undefined for the data (``reason``) and return NaN."""
+    warnings.warn(f"{metric}: {reason}; returning NaN", DegenerateMetricWarning, stacklevel=3)
+    return np.nan
+
+
+def _returns_iv(values: ArrayLike, name: str, *, allow_nan: bool = False) -> np.ndarray:
+    """``values`` as a 1-D float64 array of finite numbers (or NaN, if ``allow_nan``)."""
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be a 1-D array of numbers: {error}") from None
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
+    bad = np.isinf(array) if allow_nan else ~np.isfinite(array)
+    if bad.any():
+        index = int(np.flatnonzero(bad)[0])
+        allowed = "finite or NaN" if allow_nan else "finite"
+        raise ValueError(f"{name} must be {allowed}, got {array[index]} at index {index}")
+    return array
+
+
+def _finite_iv(value: float, name: str) -> None:
+    if not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+
+
+def _fraction_iv(value: float, name: str) -> None:
+    if not isinstance(value, numbers.Real) or not 0 < value < 1:
+        raise ValueError(f"{name} must be in (0, 1), got {value!r}")
+
+
+def _periods_iv(periods_per_year: float | None) -> float:
+    """The annualisation factor sqrt(periods_per_year), 1 for None."""
+    if periods_per_year is None:
+        return 1.0
+    if (
+        not isinstance(periods_per_year, numbers.Real)
+        or not math.isfinite(periods_per_year)
+        or periods_per_year <= 0
+    ):
+        raise ValueError(f"periods_per_year must be a number > 0 or None, got {periods_per_year!r}")
+    return math.sqrt(periods_per_year)
+
+
+def _table_iv(df: pd.DataFrame, by: str | Sequence[str], value: str) -> list[str]:
+    """The group columns of :func:`summary_table`, after checking ``df``, ``by`` and ``value``."""
+    if not isinstance(df, pd.DataFrame):
+        raise ValueError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    keys = [by] if isinstance(by, str) else list(by)
+    if not keys:
+        raise ValueError("by must name at least one column")
+    if "seed" in keys or value in keys:
+        raise ValueError(f"by must not include 'seed' or the value column {value!r}, got {keys}")
+    missing = [column for column in [*keys, "seed", value] if column not in df.columns]
+    if missing:
+        raise ValueError(f"df is missing the columns {missing}; it has {list(df.columns)}")
+    if df.empty:
+        raise ValueError("df has no rows")
+    unlabelled = [column for column in [*keys, "seed"] if df[column].isna().any()]
+    if unlabelled:
+        raise ValueError(f"df has missing values in the key columns {unlabelled}")
+    _returns_iv(df[value].to_numpy(), f"df[{value!r}]")
+    return keys

@@ -1,0 +1,147 @@
+"""Executors: run Jobs and stream their results back as they finish, with a progress bar.
+
+`RayExecutor` (the default) starts a local Ray for the run, or joins a cluster given by
+``address`` or ``RAY_ADDRESS``; a task whose worker dies is retried (``max_retries``). A job
+that raises is not retried: `evaluation.rollout.run_job` turns the exception into a failed
+result. `LocalExecutor` runs jobs one after the other in this process (tests, debugging).
+Both give bit-identical results: a job's randomness depends only on its config and seed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol
+
+from tqdm.auto import tqdm
+
+from evaluation.rollout import Job, run_job
+from evaluation.store import JobResult
+
+__all__ = ["Executor", "LocalExecutor", "RayExecutor", "make_executor"]
+
+
+class Executor(Protocol):
+    """Runs jobs; yields each `JobResult` as soon as its job finishes (any order)."""
+
+    def run(self, jobs: Sequence[Job]) -> Iterator[JobResult]: ...
+
+
+class Progress:
+    """A progress bar over jobs: done, running and failed, with tqdm's rate and ETA."""
+
+    def __init__(self, total: int, enabled: bool = True) -> None:
+        self.bar = tqdm(
+            total=total, unit="job", disable=not enabled or total == 0, dynamic_ncols=True
+        )
+        self.failed = 0
+
+    def update(self, result: JobResult, running: int) -> None:
+        self.failed += result.error is not None
+        self.bar.set_postfix(running=running, failed=self.failed, refresh=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+class LocalExecutor:
+    """Runs jobs in this process, in order."""
+
+    def __init__(self, *, progress: bool = True, job: Callable[[Job], JobResult] = run_job):
+        self.progress, self.job = progress, job
+
+    def run(self, jobs: Sequence[Job]) -> Iterator[JobResult]:
+        bar = Progress(len(jobs), self.progress)
+        try:
+            for i, job in enumerate(jobs):
+                result = self.job(job)
+                bar.update(result, running=min(1, len(jobs) - i - 1))
+                yield result
+        finally:
+            bar.close()
+
+
+class RayExecutor:
+    """Runs jobs as Ray tasks on ``workers`` CPUs of a local Ray (default: all cores), or on
+    the cluster at ``address`` (or ``RAY_ADDRESS``). Ray is started on first use and shut
+    down by `close` if this executor started it."""
+
+    def __init__(
+        self,
+        *,
+        workers: int | None = None,
+        address: str | None = None,
+        max_retries: int = 3,
+        progress: bool = True,
+        job: Callable[[Job], JobResult] = run_job,
+    ) -> None:
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        self.workers, self.max_retries, self.progress, self.job = (
+            workers,
+            max_retries,
+            progress,
+            job,
+        )
+        self.address = address or os.environ.get("RAY_ADDRESS")
+        self._started = False
+
+    def start(self) -> None:
+        """Connect to Ray (or start it locally) if not connected yet."""
+        import ray
+
+        if ray.is_initialized():
+            return
+        if self.address:
+            ray.init(address=self.address, logging_level="WARNING")
+        else:
+            ray.init(
+                num_cpus=self.workers or os.cpu_count(),
+                include_dashboard=False,
+                logging_level="WARNING",
+                log_to_driver=False,
+            )
+        self._started = True
+
+    def run(self, jobs: Sequence[Job]) -> Iterator[JobResult]:
+        import ray
+
+        self.start()
+        remote = ray.remote(num_cpus=1, max_retries=self.max_retries)(self.job)
+        pending = {remote.remote(job): job for job in jobs}
+        bar = Progress(len(jobs), self.progress)
+        try:
+            while pending:
+                done, _ = ray.wait(list(pending), num_returns=1)
+                job = pending.pop(done[0])
+                try:
+                    result = ray.get(done[0])
+                except ray.exceptions.RayError as error:  # the worker died too often
+                    result = JobResult(
+                        job.id, job.seed, (), 0.0, f"{type(error).__name__}: {error}"
+                    )
+                bar.update(result, running=min(len(pending), self.workers or len(pending)))
+                yield result
+        finally:
+            bar.close()
+            for ref in pending:
+                ray.cancel(ref, force=True)
+
+    def close(self) -> None:
+        import ray
+
+        if self._started and ray.is_initialized():
+            ray.shutdown()
+        self._started = False
+
+
+def make_executor(
+    name: str, *, workers: int | None = None, address: str | None = None, progress: bool = True
+) -> LocalExecutor | RayExecutor:
+    """``"ray"`` or ``"local"``."""
+    if name == "local":
+        return LocalExecutor(progress=progress)
+    if name == "ray":
+        return RayExecutor(workers=workers, address=address, progress=progress)
+    raise ValueError(f"executor must be 'ray' or 'local', got {name!r}")
