@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 run: $(VENV)/.installed
-	$(BIN)/tradearena session
+	$(BIN)/tradearena run $(CONFIG) --out runs/quickstart --resume
 
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest

@@ -62,6 +62,9 @@ class Agent(ABC):
     """Whether `update` changes the agent."""
     description: ClassVar[str] = ""
     """One line for `agents.describe()`."""
+    observation: ClassVar[str] = "features"
+    """The observation it reads from the market: "features" (the Box of `envs.features`) or
+    "tabular" (one Discrete state)."""
     _state: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod

@@ -32,14 +32,27 @@ SELL, HOLD, BUY = 0, 1, 2
 """The ``trade`` action set of `envs.actions.TradeActions`."""
 
 
+def check_trade_actions(name: str, action_space: Any) -> None:
+    """Rule-based traders speak the ``trade`` action set (Discrete(3)); say so otherwise."""
+    if action_space is not None and getattr(action_space, "n", None) != 3:
+        raise ValueError(
+            f"{name} trades with the 'trade' action set (Discrete(3): sell, hold, buy), "
+            f"got the action space {action_space}"
+        )
+
+
 class Random(Agent):
-    """Uniform over ``n_actions`` (default 3) from its own Generator (``seed``)."""
+    """Uniform over ``n_actions`` (default 3, or the ``action_space``'s) from its own
+    Generator (``seed``)."""
 
     name = "random"
     stochastic = True
     description = "Uniformly random actions"
 
-    def __init__(self, *, n_actions: int = 3, seed: int | None = None) -> None:
+    def __init__(
+        self, *, n_actions: int = 3, action_space: Any = None, seed: int | None = None
+    ) -> None:
+        n_actions = int(action_space.n) if action_space is not None else n_actions
         if n_actions < 1:
             raise ValueError(f"n_actions must be >= 1, got {n_actions}")
         self.n_actions = n_actions
@@ -62,8 +75,22 @@ class Hold(Agent):
 class _FeatureRule(Agent):
     """Reads ``inventory`` and ``return_{window}`` from a feature vector."""
 
-    def __init__(self, *, windows: Sequence[int] = DEFAULT_WINDOWS, window: int | None = None):
+    def __init__(
+        self,
+        *,
+        windows: Sequence[int] = DEFAULT_WINDOWS,
+        window: int | None = None,
+        observation_space: Any = None,
+        action_space: Any = None,
+    ) -> None:
+        check_trade_actions(self.name, action_space)
         names = feature_names(windows)
+        shape = getattr(observation_space, "shape", (len(names),))
+        if shape != (len(names),):
+            raise ValueError(
+                f"{self.name} reads the feature vector of shape ({len(names)},) for windows "
+                f"{tuple(windows)}; the observation space is {observation_space}"
+            )
         window = min(windows) if window is None else window
         if f"return_{window}" not in names:
             raise ValueError(f"window must be one of windows {tuple(windows)}, got {window}")
@@ -128,7 +155,10 @@ class ZeroIntelligence(Agent):
     stochastic = True
     description = "Random buys and sells with probability p_trade, else holds"
 
-    def __init__(self, *, p_trade: float = 0.2, seed: int | None = None) -> None:
+    def __init__(
+        self, *, p_trade: float = 0.2, action_space: Any = None, seed: int | None = None
+    ) -> None:
+        check_trade_actions(self.name, action_space)
         if not 0.0 <= p_trade <= 1.0:
             raise ValueError(f"p_trade must be in [0, 1], got {p_trade}")
         self.p_trade = p_trade

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from agents._kernels import risk_update
 from agents.schedules import StepSize
 from agents.utility import Utility
 
@@ -170,23 +171,20 @@ class RiskTables:
         counts: np.ndarray,
         recenter: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     ) -> None:
-        q, u = self.q, self.utility
+        """Apply the rule ``counts[i]`` times to table i (compiled: `risk_update`)."""
+        u = self.utility
+        ukind, up, clip = u.kernel_args()
+        skind, sp = self.step_size.kernel_args()
         g = 0.0 if terminated else self.gamma
-        column = q[:, s, a]  # views (k,): basic indexing is far cheaper than fancy indexing
-        visits = self.visits[:, s, a]
-        next_max = q[:, s2].max(axis=1)
-        for round_ in range(int(counts.max())):
-            live = counts > round_
-            if round_ and s2 == s:  # the update just made may have changed max Q_i(s', .)
-                next_max = q[:, s2].max(axis=1)
-            target = r + g * next_max
-            if recenter is not None and recenter[2][s, a]:
-                v_ref, ttilde, _ = recenter
-                target = target - (r + g * v_ref[:, s2]) + ttilde[:, s, a]
-            d = (target - column)[live]
-            n = visits[live] + 1
-            visits[live] = n
-            column[live] += self.step_size(n) * (u(d) - u.x0)
+        if recenter is not None and recenter[2][s, a]:
+            v_ref, ttilde = recenter[0], recenter[1]
+        else:
+            v_ref = ttilde = None
+        clipped = risk_update(
+            self.q, self.visits, s, a, r, s2, g, counts, ukind, up, clip, skind, sp, v_ref, ttilde
+        )
+        if clipped:
+            u.clipped += clipped
 
 
 class AdversarialPair:

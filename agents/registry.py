@@ -7,6 +7,7 @@ Third-party packages register agents under the entry-point group ``tradearena.ag
 from __future__ import annotations
 
 import importlib
+import inspect
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -70,9 +71,35 @@ def resolve(name: str) -> type[Agent]:
     return cls
 
 
+STANDARD = ("observation_space", "action_space", "seed")
+"""Keywords every caller may pass; an agent that does not take one simply does not get it."""
+
+
+def accepted_keywords(cls: type) -> set[str]:
+    """The keyword parameters ``cls(...)`` accepts, following ``**params`` forwarded up the
+    class hierarchy to the first ``__init__`` that takes no ``**params``."""
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        if klass is object:
+            break
+        parameters = inspect.signature(init).parameters.values()
+        names |= {p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
+            break
+    names.discard("self")
+    return names
+
+
 def make(name: str, **params: Any) -> Agent:
-    """A new agent: ``resolve(name)(**params)``; ValueError for an unknown id or parameter."""
+    """A new agent: ``resolve(name)(**params)``. The `STANDARD` keywords
+    (``observation_space``, ``action_space``, ``seed``) are passed only to agents that take
+    them; ValueError for an unknown id or parameter."""
     cls = resolve(name)
+    accepted = accepted_keywords(cls)
+    params = {k: v for k, v in params.items() if k not in STANDARD or k in accepted}
     try:
         return cls(**params)
     except TypeError as error:

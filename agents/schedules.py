@@ -68,6 +68,15 @@ class StepSize:
             return 1.0 / n
         return 1.0 / n**self.omega
 
+    def kernel_args(self) -> tuple[int, float]:
+        """(kind, parameter) for `agents._kernels.risk_update`: 0 constant, 1 1/n,
+        2 1/n**omega, 3 1/(1 + rescale n)."""
+        if self.constant is not None:
+            return 0, self.constant
+        if self.rescale:
+            return 3, self.rescale
+        return (1, 0.0) if self.omega == 1.0 else (2, self.omega)
+
     def __repr__(self) -> str:
         return f"StepSize({self.spec!r})"
 
@@ -113,8 +122,10 @@ def greedy_action(values: np.ndarray, rng: np.random.Generator) -> int:
     """argmax of ``values`` (shape (A,)), ties broken uniformly at random with ``rng``."""
     values = values.tolist()
     best = max(values)
+    if values.count(best) == 1:  # the usual case, without building the list of ties
+        return values.index(best)
     ties = [a for a, v in enumerate(values) if v == best]
-    return ties[0] if len(ties) == 1 else ties[int(rng.integers(len(ties)))]
+    return ties[int(rng.integers(len(ties)))]
 
 
 class EpsilonGreedy:

@@ -32,6 +32,10 @@ class Identity:
     def __call__(self, x: Any) -> Any:
         return x
 
+    def kernel_args(self) -> tuple[int, float, float]:
+        """(kind, parameter, clip) for `agents._kernels.risk_update`."""
+        return 0, 0.0, 0.0
+
     def __repr__(self) -> str:
         return "Identity()"
 
@@ -76,6 +80,10 @@ class Exponential:
         # table agree to the bit (math.expm1 and numpy's SIMD expm1 may differ in the last ulp).
         return float(np.expm1(z)) / beta
 
+    def kernel_args(self) -> tuple[int, float, float]:
+        """(kind, parameter, clip) for `agents._kernels.risk_update` (beta = 0: identity)."""
+        return (0, 0.0, 0.0) if self.beta == 0.0 else (1, self.beta, self.clip)
+
     def __repr__(self) -> str:
         return f"Exponential(beta={self.beta}, clip={self.clip})"
 
@@ -98,6 +106,10 @@ class PiecewiseLinear:
         if np.ndim(x):
             return np.where(x > 0, (1.0 - self.kappa) * x, (1.0 + self.kappa) * x)
         return (1.0 - self.kappa) * x if x > 0 else (1.0 + self.kappa) * x
+
+    def kernel_args(self) -> tuple[int, float, float]:
+        """(kind, parameter, clip) for `agents._kernels.risk_update`."""
+        return 2, self.kappa, 0.0
 
     def __repr__(self) -> str:
         return f"PiecewiseLinear(kappa={self.kappa})"

@@ -9,6 +9,7 @@ exception. Standard deviations are sample standard deviations (``ddof=1``).
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import warnings
@@ -261,7 +262,9 @@ def bootstrap_ci(
     values : array_like, shape (n,)
         The sample. NaN values are dropped (with a :class:`DegenerateMetricWarning`).
     statistic : callable, optional
-        Maps a 1-D sample to a number (default ``np.mean``).
+        Maps a 1-D sample to a number (default ``np.mean``). If it takes an ``axis`` keyword
+        (as ``np.mean`` and ``np.median`` do), it is called once on all resamples with
+        ``axis=-1``, as in ``scipy.stats.bootstrap``; otherwise once per resample.
     confidence : float, optional
         Coverage of the interval, in (0, 1) (default 0.95).
     n_resamples : int, optional
@@ -308,7 +311,10 @@ def bootstrap_ci(
 
     rng = np.random.default_rng(seed)
     resamples = sample[rng.integers(0, sample.size, size=(n_resamples, sample.size))]
-    statistics = np.array([statistic(resample) for resample in resamples], dtype=np.float64)
+    if _accepts_axis(statistic):
+        statistics = np.asarray(statistic(resamples, axis=-1), dtype=np.float64)
+    else:
+        statistics = np.array([statistic(resample) for resample in resamples], dtype=np.float64)
     alpha = 1.0 - confidence
     low, high = np.quantile(statistics, [alpha / 2, 1.0 - alpha / 2])
     return ConfidenceInterval(float(low), float(high), estimate)
@@ -410,6 +416,14 @@ def _degenerate(metric: str, reason: str) -> float:
     """Warn that ``metric`` is undefined for the data (``reason``) and return NaN."""
     warnings.warn(f"{metric}: {reason}; returning NaN", DegenerateMetricWarning, stacklevel=3)
     return np.nan
+
+
+def _accepts_axis(statistic: Callable[..., object]) -> bool:
+    """Whether ``statistic`` takes an ``axis`` keyword (False if its signature is unknown)."""
+    try:
+        return "axis" in inspect.signature(statistic).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _returns_iv(values: ArrayLike, name: str, *, allow_nan: bool = False) -> np.ndarray:

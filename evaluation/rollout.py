@@ -9,7 +9,6 @@ on how many workers there were. All agents of one seed index meet the same marke
 
 from __future__ import annotations
 
-import inspect
 import time
 import traceback
 from dataclasses import dataclass
@@ -126,20 +125,20 @@ def spaces_of(market: dict, kind: str) -> tuple[spaces.Space, spaces.Space]:
 def build_agent(
     spec: dict, observation_space: spaces.Space, action_space: spaces.Space, seed: int
 ) -> Agent:
-    """An agent from its config table; ``observation_space``, ``action_space`` and ``seed``
-    are passed when its constructor takes them (a custom agent may take none)."""
-    cls = agents.resolve(spec["id"])
-    params = dict(spec["params"])
-    signature = inspect.signature(cls).parameters
-    open_ended = any(p.kind is p.VAR_KEYWORD for p in signature.values())
-    given = {"observation_space": observation_space, "action_space": action_space, "seed": seed}
-    for key, value in given.items():
-        if key not in params and (open_ended or key in signature):
-            params[key] = value
+    """An agent from its config table, given the seat's spaces and a seed (`agents.make`
+    passes them to agents that take them)."""
     try:
-        return cls(**params)
-    except TypeError as error:
-        raise ValueError(f"agent {spec['label']!r} ({spec['id']}): {error}") from None
+        return agents.make(
+            spec["id"],
+            **{
+                "observation_space": observation_space,
+                "action_space": action_space,
+                "seed": seed,
+                **spec["params"],
+            },
+        )
+    except ValueError as error:
+        raise ValueError(f"agent {spec['label']!r}: {error}") from None
 
 
 def seated(config: dict, market: Market, kinds: list[str], **adversaries: Any) -> SeatedMarket:

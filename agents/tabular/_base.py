@@ -55,6 +55,7 @@ class TabularAgent(Agent):
 
     learning = True
     stochastic = True
+    observation = "tabular"
     _state: tuple[str, ...] = ("t",)
 
     def __init__(

@@ -78,7 +78,8 @@ class RA21Q(RA2Q):
             return
         if self.updates % self.epoch_length == 0:
             self.v_ref = self.tables.q.max(axis=2)
-            self.ttilde, self.filled = self.memory.estimate(self.v_ref, self.gamma)
+            ttilde, self.filled = self.memory.estimate(self.v_ref, self.gamma)
+            self.ttilde = np.ascontiguousarray(ttilde)  # the compiled update reads it row-major
         self.updates += 1
         recentering = (self.v_ref, self.ttilde, self.filled)
         self.tables.update(s, a, r, s2, terminated, counts, recentering)

@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.ensembles import RiskTables, poisson_masks, risk_values
+from agents._kernels import risk_row
+from agents.ensembles import RiskTables, poisson_masks
 from agents.tabular._base import TabularAgent
 from agents.utility import RISK_AVERSE, make_utility
 
@@ -71,7 +72,7 @@ class RA2Q(TabularAgent):
     def values(self, state: int) -> np.ndarray:
         if self.head >= 0:
             return self.tables.q[self.head, state]
-        return risk_values(self.tables.q[:, state], self.lam)
+        return risk_row(self.tables.q, state, self.lam)
 
     def update(
         self,

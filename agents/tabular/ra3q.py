@@ -6,8 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from agents._kernels import risk_row
 from agents.base import Agent, make_rng
-from agents.ensembles import AdversarialPair, RiskTables, poisson_masks, risk_values
+from agents.ensembles import AdversarialPair, RiskTables, poisson_masks
 from agents.schedules import EpsilonGreedy
 from agents.tabular._base import TabularAgent
 from agents.utility import RISK_AVERSE, RISK_SEEKING, make_utility
@@ -25,6 +26,7 @@ class AdversaryPolicy(Agent):
 
     name = "ra3q_adversary"
     stochastic = True
+    observation = "tabular"
     description = "The risk-seeking adversary trained within RA3-Q"
 
     def __init__(
@@ -37,7 +39,7 @@ class AdversaryPolicy(Agent):
         self.t = 0
 
     def act(self, obs: Any, explore: bool = False) -> int:
-        values = risk_values(self.tables.q[:, int(obs)], self.lam, seeking=True)
+        values = risk_row(self.tables.q, int(obs), self.lam, seeking=True)
         action = self.policy(values, self.rng, self.t, explore)
         self.t += explore
         return action
@@ -114,11 +116,11 @@ class RA3Q(TabularAgent):
         return self.tables.q
 
     def values(self, state: int) -> np.ndarray:
-        return risk_values(self.tables.q[:, state], self.lam)
+        return risk_row(self.tables.q, state, self.lam)
 
     def adversary_values(self, state: int) -> np.ndarray:
         """Qbar_A + lam_A var_A at ``state``: what the adversary maximises, (n_actions,)."""
-        return risk_values(self.adversary.q[:, state], self.adversary_lam, seeking=True)
+        return risk_row(self.adversary.q, state, self.adversary_lam, seeking=True)
 
     def act(self, obs: Any, explore: bool = True) -> int:
         s = self.index(obs)

@@ -6,10 +6,14 @@ from typing import Any
 
 import numpy as np
 
+from agents._kernels import risk_update
 from agents.tabular._base import TabularAgent
 from agents.utility import RISK_AVERSE, Utility, make_utility
 
 __all__ = ["RAQL"]
+
+_ONCE = np.ones(1, dtype=np.int64)
+"""Update count of the single table: once per transition."""
 
 
 class RAQL(TabularAgent):
@@ -49,9 +53,25 @@ class RAQL(TabularAgent):
         truncated: bool,
     ) -> None:
         s, a, s2 = self.index(obs), int(action), self.index(next_obs)
-        q, u = self.q, self.utility
+        u = self.utility
+        ukind, up, clip = u.kernel_args()
+        skind, sp = self.step_size.kernel_args()
         g = 0.0 if terminated else self.gamma
-        d = reward * self.reward_scale + g * max(q[s2].tolist()) - q.item(s, a)
-        n = self.visits.item(s, a) + 1
-        self.visits[s, a] = n
-        q[s, a] = q.item(s, a) + self.step_size(n) * (u(d) - u.x0)
+        # the compiled rule of an ensemble of one table (RA2-Q with k = 1 agrees to the bit)
+        clipped = risk_update(
+            self.q[None],
+            self.visits[None],
+            s,
+            a,
+            reward * self.reward_scale,
+            s2,
+            g,
+            _ONCE,
+            ukind,
+            up,
+            clip,
+            skind,
+            sp,
+        )
+        if clipped:
+            u.clipped += clipped

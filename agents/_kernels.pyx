@@ -1,0 +1,102 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Compiled inner loops of the tabular learners (built by setup.py as ``agents._kernels``).
+
+`risk_update` is the RAQL rule over an ensemble of k tables (`agents.ensembles.RiskTables`);
+RAQL, Q-learning-with-a-utility and every ensemble learner go through it, so that an ensemble
+of one table and the single-table learner agree to the bit. `risk_row` is Qbar - lam * var
+(or + lam * var) at one state. Utility kinds: 0 identity, 1 exponential (``p`` = beta,
+``clip`` bounds beta * x), 2 piecewise linear (``p`` = kappa). Step-size kinds: 0 constant
+(``p``), 1 1/n, 2 1/n**p, 3 1/(1 + p n).
+"""
+
+import numpy as np
+
+from libc.math cimport expm1, pow
+
+cimport numpy as cnp
+
+cnp.import_array()
+
+
+cdef inline double _alpha(int kind, double p, long long n) noexcept nogil:
+    if kind == 0:
+        return p
+    if kind == 1:
+        return 1.0 / <double>n
+    if kind == 2:
+        return 1.0 / pow(<double>n, p)
+    return 1.0 / (1.0 + p * <double>n)
+
+
+def risk_update(
+    double[:, :, ::1] q,
+    cnp.int64_t[:, :, ::1] visits,
+    Py_ssize_t s,
+    Py_ssize_t a,
+    double r,
+    Py_ssize_t s2,
+    double g,
+    cnp.int64_t[::1] counts,
+    int ukind,
+    double up,
+    double clip,
+    int skind,
+    double sp,
+    double[:, ::1] v_ref=None,
+    double[:, :, ::1] ttilde=None,
+):
+    """Update table i ``counts[i]`` times at (s, a); return the number of clipped utilities.
+
+    d_i = r + g * max Q_i(s2, .) - Q_i(s, a) (recentered by ``v_ref``, ``ttilde`` if given:
+    target - (r + g * v_ref[i, s2]) + ttilde[i, s, a]); Q_i(s, a) += alpha(N_i(s, a)) * u(d_i).
+    """
+    cdef Py_ssize_t k = q.shape[0], n_actions = q.shape[2], i, b
+    cdef long long m, j, n
+    cdef double best, target, d, z, ud
+    cdef int clipped = 0
+    cdef bint recenter = v_ref is not None
+    for i in range(k):
+        m = counts[i]
+        for j in range(m):
+            best = q[i, s2, 0]
+            for b in range(1, n_actions):
+                if q[i, s2, b] > best:
+                    best = q[i, s2, b]
+            target = r + g * best
+            if recenter:
+                target = target - (r + g * v_ref[i, s2]) + ttilde[i, s, a]
+            d = target - q[i, s, a]
+            if ukind == 0:
+                ud = d
+            elif ukind == 1:
+                z = up * d
+                if z > clip or z < -clip:
+                    clipped += 1
+                    z = clip if z > clip else -clip
+                ud = expm1(z) / up
+            else:
+                ud = (1.0 - up) * d if d > 0 else (1.0 + up) * d
+            n = visits[i, s, a] + 1
+            visits[i, s, a] = n
+            q[i, s, a] = q[i, s, a] + _alpha(skind, sp, n) * ud
+    return clipped
+
+
+def risk_row(double[:, :, ::1] q, Py_ssize_t s, double lam, bint seeking=False):
+    """Qbar(s, .) -/+ lam * var(s, .) over the k tables (ddof=1; var = 0 if k = 1), (A,)."""
+    cdef Py_ssize_t k = q.shape[0], n_actions = q.shape[2], i, b
+    cdef cnp.ndarray[cnp.float64_t, ndim=1] out = np.empty(n_actions)
+    cdef double total, mean, dev, var
+    for b in range(n_actions):
+        total = 0.0
+        for i in range(k):
+            total = total + q[i, s, b]
+        mean = total / k
+        var = 0.0
+        if k > 1:
+            for i in range(k):
+                dev = q[i, s, b] - mean
+                var = var + dev * dev
+            var = var / (k - 1)
+        out[b] = mean + lam * var if seeking else mean - lam * var
+    return out
