@@ -72,12 +72,12 @@ class SeatedMarket:
     """Observations, actions and rewards for the seats of a `Market`.
 
     observation: "features" (a Box of market features, see `envs.features`) or "tabular"
-    (one Discrete state from ``discretizer``), for every seat or as a sequence per seat. actions: "trade" or "quote" (see
-    `envs.actions`) with orders of ``order_size`` shares. Rewards are changes of marked-to-
-    market value in dollars times ``reward_scale``. ``opposes`` maps a seat to the seat whose
-    reward it receives negated (an adversarial trader). ``takeover`` = (seat, p): with
-    probability p per step that seat's executed action is the adversary's (when one is given
-    to `step`).
+    (one Discrete state from ``discretizer``), for every seat or as a sequence per seat.
+    actions: "trade" or "quote" (see `envs.actions`) with orders of ``order_size`` shares.
+    Rewards are changes of marked-to-market value in dollars times ``reward_scale``.
+    ``opposes`` maps a seat to the seat whose reward it receives negated (an adversarial
+    trader). ``takeover`` = (seat, p): with probability p per step that seat's executed
+    action is the adversary's (when one is given to `step`).
     """
 
     def __init__(
