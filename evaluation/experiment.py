@@ -8,13 +8,14 @@ rebuilt from it alone (`tables`, ``tradearena plot``).
 from __future__ import annotations
 
 import tomllib
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from evaluation.config import load_config
-from evaluation.metrics import summary_table
+from evaluation.metrics import DegenerateMetricWarning, summary_table
 from evaluation.parallel import Executor
 from evaluation.rollout import Job
 from evaluation.store import Store
@@ -102,4 +103,6 @@ def tables(directory: str | Path) -> pd.DataFrame:
     test = records[records["phase"] == "test"]
     if test.empty:
         return pd.DataFrame()
-    return summary_table(test, by=["condition", "agent"])
+    with warnings.catch_warnings():  # NaN in the table says it: e.g. an agent that never trades
+        warnings.simplefilter("ignore", DegenerateMetricWarning)
+        return summary_table(test, by=["condition", "agent"])
