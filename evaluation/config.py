@@ -83,6 +83,13 @@ PERTURBATION = {
     "source": Field(str, ""),
     "n_agents": Field(int, 50, _positive, "> 0"),
 }
+TOURNAMENT = {
+    "players": Field(int, 4, _positive, "> 0 seats"),
+    "mode": Field(str, "train-in-profile", *_one_of("train-in-profile", "pretrained")),
+    "payoff": Field(str, "sharpe", *_one_of("sharpe", "pnl")),
+    "sharpe_floor": Field((int, float), 0.01, _positive, "> 0 dollars"),
+    "weighting": Field(str, "tuyls", *_one_of("tuyls", "focal")),
+}
 TOP = {
     "kind": Field(str, REQUIRED, *_one_of(*KINDS)),
     "name": Field(str, ""),
@@ -93,6 +100,7 @@ TOP = {
     "testing": Field(dict, {"episodes": Field(int, 5, _positive, "> 0")}),
     "agents": Field(list, AGENT),
     "perturbations": Field(list, PERTURBATION),
+    "tournament": Field(dict, TOURNAMENT),
     "output": Field(dict, {"dir": Field(str, ""), "figures": Field(bool, True)}),
 }
 
@@ -209,6 +217,8 @@ def _check_semantics(config: dict, where: _Locator, base: Path) -> None:
         raise where.error(
             ("perturbations",), f"perturbations belong to kind 'robustness', not {kind!r}"
         )
+    if kind == "tournament" and len(config["agents"]) < 2:
+        raise where.error(("agents",), "a tournament needs at least two strategies ([[agents]])")
     if kind == "robustness":
         if not config["perturbations"]:
             raise where.error(("perturbations",), "a robustness experiment needs [[perturbations]]")

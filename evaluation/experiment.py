@@ -28,7 +28,7 @@ def plan(config: dict) -> list[Job]:
 
     compare: one job per (agent, seed), each training and testing one agent; robustness: one
     job per seed, training every agent (the adversary comes from one of them) and testing each
-    under every condition.
+    under every condition; tournament: one job per (profile, repetition).
     """
     seeds = range(config["seeds"])
     labels = [spec["label"] for spec in config["agents"]]
@@ -36,6 +36,10 @@ def plan(config: dict) -> list[Job]:
         return [Job(f"{label}/seed={s}", s, (label,), config) for label in labels for s in seeds]
     if config["kind"] == "robustness":
         return [Job(f"all/seed={s}", s, tuple(labels), config) for s in seeds]
+    if config["kind"] == "tournament":
+        from evaluation.tournament import plan_tournament
+
+        return plan_tournament(config)
     raise ValueError(f"experiment kind {config['kind']!r} has no planner")
 
 

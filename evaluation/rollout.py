@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -27,7 +28,16 @@ from envs.traders import Trader, light, rmsc04
 from evaluation.config import trader_classes
 from evaluation.store import EpisodeRecord, JobResult
 
-__all__ = ["Job", "build_agent", "build_market", "observation_kind", "play", "run_job"]
+__all__ = [
+    "Job",
+    "build_agent",
+    "build_market",
+    "episodes",
+    "observation_kind",
+    "play",
+    "run_job",
+    "trained_alone",
+]
 
 TRAIN, TEST, AGENT, ADVERSARY = 0, 1, 2, 3  # spawn-key roles
 
@@ -242,7 +252,9 @@ def episodes(
 
 
 # ----------------------------------------------------------------------------- kinds
-def _trained(config: dict, job: Job, spec: dict, index: int) -> tuple[Agent, list[EpisodeRecord]]:
+def trained_alone(
+    config: dict, job: Job, spec: dict, index: int
+) -> tuple[Agent, list[EpisodeRecord]]:
     """An agent trained alone in the clean market, with its training records."""
     cls = agents.resolve(spec["id"])
     core = seated(config, build_market(config, 1), [observation_kind(cls)])
@@ -270,7 +282,7 @@ def run_compare(job: Job) -> list[EpisodeRecord]:
     config = job.config
     (label,) = job.labels
     index, spec = next((i, s) for i, s in enumerate(config["agents"]) if s["label"] == label)
-    agent, records = _trained(config, job, spec, index)
+    agent, records = trained_alone(config, job, spec, index)
     core = seated(config, build_market(config, 1), [observation_kind(type(agent))])
     return records + episodes(
         core, [agent], config, job, phase=TEST, condition=0, condition_name="clean", labels=[label]
@@ -284,7 +296,7 @@ def run_robustness(job: Job) -> list[EpisodeRecord]:
     config = job.config
     trained, records = {}, []
     for index, spec in enumerate(config["agents"]):
-        trained[spec["label"]], train_records = _trained(config, job, spec, index)
+        trained[spec["label"]], train_records = trained_alone(config, job, spec, index)
         records += train_records
     conditions = [{"name": "clean", "type": "clean"}, *config["perturbations"]]
     for label, agent in trained.items():
@@ -335,7 +347,13 @@ def run_robustness(job: Job) -> list[EpisodeRecord]:
     return records
 
 
-RUNNERS = {"compare": run_compare, "robustness": run_robustness}
+def runner(kind: str) -> Callable[[Job], list[EpisodeRecord]]:
+    """The job function of an experiment kind."""
+    if kind == "tournament":
+        from evaluation.tournament import run_tournament
+
+        return run_tournament
+    return {"compare": run_compare, "robustness": run_robustness}[kind]
 
 
 def run_job(job: Job) -> JobResult:
@@ -343,7 +361,7 @@ def run_job(job: Job) -> JobResult:
     traceback instead of propagating."""
     start = time.perf_counter()
     try:
-        records = RUNNERS[job.config["kind"]](job)
+        records = runner(job.config["kind"])(job)
     except Exception:  # noqa: BLE001 - recorded with its traceback; the other jobs go on
         return JobResult(job.id, job.seed, (), time.perf_counter() - start, traceback.format_exc())
     return JobResult(job.id, job.seed, tuple(records), time.perf_counter() - start)

@@ -1,0 +1,139 @@
+"""Tournaments: every profile of p seats over k strategies, simulated and scored per seat.
+
+A profile (n_1, ..., n_k), sum p, seats n_i agents of strategy i in one market; all
+C(p+k-1, k-1) profiles are played, each ``seeds`` times (repetitions). Modes:
+
+- ``train-in-profile``: the seated learners train together in that profile, then are tested;
+- ``pretrained``: each strategy is trained once per repetition alone in the reference market
+  (the compare setting) and frozen; every profile of that repetition seats copies of it.
+
+Each seat's payoff is risk-sensitive by default, the Sharpe ratio of its test-episode PnL
+(mean / std, ddof=1, with the std floored at ``sharpe_floor`` dollars so that a seat that never
+trades scores 0 and no payoff is infinite), or its mean test PnL (``payoff = "pnl"``). The
+heuristic payoff table (N | U) averages the payoffs of a strategy's seats over repetitions.
+"""
+
+from __future__ import annotations
+
+import copy
+from itertools import combinations_with_replacement
+
+import numpy as np
+import pandas as pd
+
+import agents
+from agents.base import Agent
+from evaluation.rollout import (
+    AGENT,
+    TEST,
+    TRAIN,
+    Job,
+    build_agent,
+    build_market,
+    episodes,
+    observation_kind,
+    seated,
+    seed_int,
+    trained_alone,
+)
+from evaluation.store import EpisodeRecord
+
+__all__ = ["plan_tournament", "profile_key", "profiles", "run_tournament", "seat_payoffs"]
+
+
+def profiles(p: int, k: int) -> list[tuple[int, ...]]:
+    """All (n_1, ..., n_k) with sum p, n_i >= 0, in a fixed order (C(p+k-1, k-1) of them)."""
+    return sorted(
+        (
+            tuple(combo.count(i) for i in range(k))
+            for combo in combinations_with_replacement(range(k), p)
+        ),
+        reverse=True,
+    )
+
+
+def profile_key(counts: tuple[int, ...]) -> str:
+    """A profile as text, e.g. ``"2-1-1"``: the ``condition`` of its records."""
+    return "-".join(map(str, counts))
+
+
+def plan_tournament(config: dict) -> list[Job]:
+    """One job per (profile, repetition); a job's labels are its seats' strategies."""
+    labels = [spec["label"] for spec in config["agents"]]
+    p = config["tournament"]["players"]
+    jobs = []
+    for counts in profiles(p, len(labels)):
+        seats = tuple(label for label, n in zip(labels, counts) for _ in range(n))
+        for rep in range(config["seeds"]):
+            jobs.append(Job(f"profile={profile_key(counts)}/rep={rep}", rep, seats, config))
+    return jobs
+
+
+_PRETRAINED: dict[tuple[str, int, int], Agent] = {}  # (config text, strategy, repetition)
+
+
+def _pretrained(config: dict, job: Job, index: int) -> Agent:
+    """Strategy ``index`` trained alone for repetition ``job.seed``, once per process."""
+    key = (config["source_text"], index, job.seed)
+    if key not in _PRETRAINED:
+        _PRETRAINED[key], _ = trained_alone(config, job, config["agents"][index], index)
+    return copy.deepcopy(_PRETRAINED[key])
+
+
+def run_tournament(job: Job) -> list[EpisodeRecord]:
+    """Play one profile: seat the strategies, train them in the profile (or load the
+    pretrained ones), test; records of every seat, condition = the profile's key."""
+    config = job.config
+    index = {spec["label"]: i for i, spec in enumerate(config["agents"])}
+    specs = [config["agents"][index[label]] for label in job.labels]
+    kinds = [observation_kind(agents.resolve(spec["id"])) for spec in specs]
+    core = seated(config, build_market(config, len(specs)), kinds)
+    pretrained = config["tournament"]["mode"] == "pretrained"
+    seat_agents = [
+        _pretrained(config, job, index[spec["label"]])
+        if pretrained
+        else build_agent(
+            spec,
+            core.observation_spaces[seat],
+            core.action_space,
+            seed_int(config, job.seed, AGENT, index[spec["label"]], seat),
+        )
+        for seat, spec in enumerate(specs)
+    ]
+    counts = tuple(job.labels.count(spec["label"]) for spec in config["agents"])
+    common = {
+        "condition": 0,
+        "condition_name": profile_key(counts),
+        "labels": list(job.labels),
+        "learners": tuple(range(len(specs))),
+    }
+    records = []
+    if not pretrained:
+        records += episodes(core, seat_agents, config, job, phase=TRAIN, **common)
+    return records + episodes(core, seat_agents, config, job, phase=TEST, **common)
+
+
+def seat_payoffs(
+    records: pd.DataFrame, *, payoff: str = "sharpe", sharpe_floor: float = 0.01
+) -> pd.DataFrame:
+    """Each seat's payoff in each (profile, repetition) from its test episodes: columns
+    profile, strategy, repetition, payoff. ``payoff``: "sharpe" (mean / max(std, floor) of the
+    episode PnLs, dollars) or "pnl" (mean episode PnL, dollars)."""
+    test = records[records["phase"] == "test"]
+
+    def score(pnl: pd.Series) -> float:
+        values = pnl.to_numpy(float)
+        if payoff == "pnl":
+            return float(values.mean())
+        std = values.std(ddof=1) if len(values) > 1 else 0.0
+        return float(values.mean() / max(std, sharpe_floor))
+
+    grouped = test.groupby(["condition", "seed", "seat", "agent"], sort=True)["pnl"]
+    out = grouped.apply(score).reset_index()
+    out.columns = ["profile", "repetition", "seat", "strategy", "payoff"]
+    return out[["profile", "strategy", "repetition", "seat", "payoff"]]
+
+
+def profile_counts(profile: str) -> np.ndarray:
+    """The counts of a profile key, e.g. ``"2-1-1"`` -> array([2, 1, 1])."""
+    return np.array([int(n) for n in profile.split("-")])
