@@ -74,9 +74,9 @@ def run_experiment(
             "directory"
         )
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "config.toml").write_text(config["source_text"])
     with Store(database) as store:
         store.start_run(config["source_text"], resume=resume)
+        (directory / "config.toml").write_text(config["source_text"])
         done = store.finished()
         jobs = [job for job in plan(config) if job.id not in done]
         for result in executor.run(jobs):
