@@ -243,23 +243,25 @@ cdef class OrderBook:
         const cnp.int64_t[:] owner,
         const cnp.int64_t[:] ref,
         dict handlers,
+        bint collect=True,
     ):
         """Carry out a batch of order rows in order -> (fills, orders submitted, orders
-        cancelled).
+        cancelled); with ``collect=False`` no fill objects are made (the owners' accounts
+        are kept either way) and the fills returned are empty.
 
         Each row is (time, kind, side, price, qty, owner, ref), arrays of shape (n,); kinds:
         LIMIT, MARKET, REPLACE (cancel the owner's resting orders, then a limit order),
         CANCEL_ALL, HANDLE (``handlers[owner].handle(book, ref)`` returns its fills). The
         time only stamps recorded messages.
         """
-        cdef list fills = []
+        cdef list fills = [] if collect else None
         cdef Py_ssize_t i, n = kind.shape[0]
         cdef i64 counts[2]
         counts[0] = counts[1] = 0
         for i in range(n):
             self.now = time[i]
             self._row(kind[i], side[i], price[i], qty[i], owner[i], ref[i], handlers, fills, counts)
-        return fills, counts[0], counts[1]
+        return fills if collect else [], counts[0], counts[1]
 
     def submit(self, i64 kind, i64 side, i64 price, i64 qty, i64 owner):
         """Carry out one order row (see `run`; not HANDLE) -> its fills."""
@@ -289,7 +291,9 @@ cdef class OrderBook:
         elif k == K_CANCEL_ALL:
             counts[1] += self._cancel_owner(owner)
         elif k == K_HANDLE and handlers is not None:
-            fills.extend(handlers[owner].handle(self, ref))
+            handled = handlers[owner].handle(self, ref)
+            if fills is not None:
+                fills.extend(handled)
         else:
             raise ValueError(f"unknown order kind {k} from owner {owner}")
         return 0
@@ -336,7 +340,8 @@ cdef class OrderBook:
 
     cdef i64 _match(self, int side, i64 limit_key, i64 qty, i64 owner, list fills) except -1:
         """Trade ``qty`` shares against the opposite side while its best key is
-        >= ``limit_key``, appending the fills; return the shares that did not trade."""
+        >= ``limit_key``, appending the fills (unless ``fills`` is None); return the shares
+        that did not trade."""
         cdef Half* half = self._half(-side)
         cdef LevelIter it
         cdef Level* level
@@ -370,7 +375,8 @@ cdef class OrderBook:
                 traded += size
                 self._settle(order.owner, -side, size, price)
                 self._settle(owner, side, size, price)
-                fills.append(_new_tuple(Fill, (price, size, oid, order.owner, owner, side)))
+                if fills is not None:
+                    fills.append(_new_tuple(Fill, (price, size, oid, order.owner, owner, side)))
                 self.trades += 1
                 if self._record:
                     self.log.append((self.now, M_EXECUTE, oid, size, price, -side))

@@ -204,7 +204,7 @@ class Market:
                 for trader, rng in zip(self.traders, self.trader_rngs)
             ]
         )
-        _, orders, cancels = self.book.run(*batch, self._handlers)
+        _, orders, cancels = self.book.run(*batch, self._handlers, collect=False)
         self.n_orders += orders
         self.n_cancels += cancels
 

@@ -74,7 +74,8 @@ class Orders(NamedTuple):
 
     @classmethod
     def empty(cls) -> Orders:
-        return cls.build(np.empty(0), Kind.LIMIT)
+        """No rows (one shared, empty batch)."""
+        return _EMPTY
 
     @classmethod
     def concat(cls, batches: list[Orders]) -> Orders:
@@ -112,6 +113,9 @@ class Trader:
     def handle(self, book: OrderBook, ref: int) -> list[Fill]:
         """Carry out a HANDLE row of this trader on ``book``; return its fills."""
         raise NotImplementedError(f"{type(self).__name__} sends no HANDLE rows")
+
+
+_EMPTY = Orders.build(np.empty(0), Kind.LIMIT)
 
 
 def window(times: np.ndarray, t0: float, t1: float) -> slice:

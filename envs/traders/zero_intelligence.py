@@ -12,6 +12,9 @@ if TYPE_CHECKING:
     from envs.market import Market
 
 
+_REPLACE, _CANCEL_ALL = int(Kind.REPLACE), int(Kind.CANCEL_ALL)
+
+
 class ZeroIntelligence(Trader):
     """ZI agents with private values over a mean-reverting fundamental.
 
@@ -120,5 +123,5 @@ class ZeroIntelligence(Trader):
         allowed = (index >= 0) & (index < 2 * self.q_max)
         theta = self.theta[agent, np.minimum(np.maximum(index, 0), 2 * self.q_max - 1)]
         batch.price[:] = np.maximum(np.rint(self.limit[w] + theta), 1)
-        batch.kind[:] = np.where(allowed, Kind.REPLACE, Kind.CANCEL_ALL)
+        batch.kind[:] = np.where(allowed, _REPLACE, _CANCEL_ALL)
         return batch
