@@ -18,8 +18,8 @@ class LoggingBook(OrderBook):
     def __init__(self, record: bool = False) -> None:
         self.fills = []
 
-    def run(self, *args):
-        fills, orders, cancels = super().run(*args)
+    def run(self, *args, collect=True):
+        fills, orders, cancels = super().run(*args, collect=True)
         self.fills.extend(fills)
         return fills, orders, cancels
 
