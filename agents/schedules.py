@@ -138,12 +138,16 @@ class EpsilonGreedy:
     def __init__(self, n_actions: int, exploration: float | tuple = 0.1) -> None:
         self.n_actions = n_actions
         self.epsilon = make_epsilon(exploration)
+        self.constant = self.epsilon.args[0] if self.epsilon.func is _constant else None
+        """epsilon if the schedule is constant (read once, not called per step), else None."""
 
     def __call__(
         self, values: np.ndarray, rng: np.random.Generator, t: int, explore: bool = True
     ) -> int:
         if explore:
-            eps = self.epsilon(t)
+            eps = self.constant
+            if eps is None:
+                eps = self.epsilon(t)
             if eps > 0.0 and rng.random() < eps:
                 return int(rng.integers(self.n_actions))
         return greedy_action(values, rng)

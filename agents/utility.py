@@ -76,8 +76,9 @@ class Exponential:
         if over:
             self.clipped += 1
             z = np.clip(z, -self.clip, self.clip)
-        # np.expm1 on scalars and arrays alike, so that one table and an ensemble of one
-        # table agree to the bit (math.expm1 and numpy's SIMD expm1 may differ in the last ulp).
+        # np.expm1 on scalars and arrays alike (math.expm1 and numpy's SIMD expm1 may differ in
+        # the last ulp). The tabular learners apply the same formula compiled
+        # (`agents._kernels.risk_update`, libm expm1), all of them, so they agree among themselves.
         return float(np.expm1(z)) / beta
 
     def kernel_args(self) -> tuple[int, float, float]:

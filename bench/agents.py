@@ -2,7 +2,8 @@
 
 Prints one JSON line per algorithm: ``{"name": "<id>_updates_per_s", "value": ..., "unit":
 "updates/s"}`` (54 states as `Discretizer.default`, 3 actions; ra2q with k = 10). Targets:
->= 100,000/s for q_learning and raql, >= 30,000/s for ra2q.
+>= 100,000/s for q_learning and raql, >= 30,000/s for ra2q. The learners' update rule is
+compiled (``agents/_kernels.pyx``): build it first with ``python setup.py build_ext --inplace``.
 """
 
 from __future__ import annotations

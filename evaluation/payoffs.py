@@ -42,7 +42,7 @@ def profile_key(counts: Sequence[int]) -> str:
 def _parse_profile(key: object, k: int) -> tuple[int, ...]:
     """A profile given as a tuple/list of counts or a string key ("3-1-0", "(3, 1, 0)")."""
     if isinstance(key, str):
-        counts = tuple(int(n) for n in re.findall(r"-?\d+", key))
+        counts = tuple(int(n) for n in re.findall(r"\d+", key))
     else:
         counts = tuple(int(n) for n in np.asarray(key).ravel())
     if len(counts) != k:

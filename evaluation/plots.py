@@ -4,14 +4,28 @@ headless tests alike."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.patches import Polygon
 
-__all__ = ["learning_curves", "save_run_figures", "sharpe_bars"]
+from evaluation.dynamics import field, rest_points, simplex_grid
+from evaluation.payoffs import PayoffTable
+
+__all__ = [
+    "dynamics_figure",
+    "flow_line",
+    "learning_curves",
+    "save_run_figures",
+    "sharpe_bars",
+    "simplex_faces",
+    "simplex_field",
+]
 
 
 def _axes(ax: Axes | None, size: tuple[float, float] = (6.4, 4.0)) -> Axes:
@@ -39,7 +53,9 @@ def sharpe_bars(
     ax.bar(x, values, yerr=np.vstack([low, high]), capsize=4, color="tab:blue", alpha=0.8)
     ax.set_xticks(x, rows["agent"].tolist(), rotation=20)
     ax.axhline(0.0, color="black", linewidth=0.8)
-    ax.set_ylabel(f"{metric.replace('_', ' ')} of test PnL per episode")
+    ax.set_ylabel(
+        f"{metric.replace('_', ' ')} of test PnL per episode\n(mean over seeds, bootstrap interval)"
+    )
     title = "Sharpe ratio by agent" if metric == "sharpe" else metric
     ax.set_title(title if condition in (None, "clean") else f"{title}: {condition}")
     return ax
@@ -84,3 +100,211 @@ def save_run_figures(directory: str | Path) -> list[Path]:
 def _save(ax: Axes, path: Path) -> Path:
     ax.figure.savefig(path, dpi=120)
     return path
+
+
+# ---------------------------------------------------------------------------------------------
+# Replicator dynamics of an empirical game (evaluation.dynamics)
+# ---------------------------------------------------------------------------------------------
+REST_POINT_COLOURS = {
+    "stable": "black",
+    "unstable": "white",
+    "saddle": "0.6",
+    "center": "tab:blue",
+    "neutral": "tab:orange",
+}
+"""Face colour of a rest-point marker by kind: filled stable, open unstable, grey saddle."""
+
+_CORNERS = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, math.sqrt(3) / 2]])
+"""Cartesian corners of the 2-simplex: strategy 0 bottom left, 1 bottom right, 2 top."""
+
+
+def _check_k(table: PayoffTable, low: int, high: float = math.inf) -> None:
+    """Raise unless ``table`` is a `PayoffTable` with ``low <= k <= high`` strategies."""
+    if not isinstance(table, PayoffTable) or not low <= table.k <= high:
+        allowed = f"k = {low}" if low == high else f"k >= {low}"
+        k = getattr(table, "k", None)
+        raise ValueError(f"table: expected a PayoffTable with {allowed} strategies, got k = {k}")
+
+
+def _mark_rest_points(
+    ax: Axes, table: PayoffTable, weighting: str, to_xy: Callable[[np.ndarray], np.ndarray]
+) -> None:
+    """One scatter per kind of rest point (gid ``rest-points``), labelled for the legend."""
+    points = rest_points(table, weighting)
+    for kind, colour in REST_POINT_COLOURS.items():
+        xs = np.array([r.x for r in points if r.kind == kind])
+        if xs.size:
+            xy = to_xy(xs)
+            ax.scatter(
+                xy[:, 0],
+                xy[:, 1],
+                s=70,
+                facecolors=colour,
+                edgecolors="black",
+                linewidths=1.2,
+                zorder=4,
+                label=kind,
+                gid="rest-points",
+            )
+
+
+def flow_line(
+    table: PayoffTable,
+    ax: Axes | None = None,
+    *,
+    weighting: str = "tuyls",
+    resolution: int = 201,
+    arrows: int = 9,
+) -> Axes:
+    """Replicator flow of a 2-strategy game: ``xdot_1`` against ``x_1`` in ``[0, 1]``.
+
+    The curve is ``xdot_1 = x_1 (f_1 - x . f)`` at ``resolution`` points; ``arrows`` arrows on
+    the axis ``xdot = 0`` point the way the population moves; rest points are marked by kind
+    (`REST_POINT_COLOURS`: filled stable, open unstable).
+    """
+    _check_k(table, 2, 2)
+    ax = _axes(ax)
+    share = np.linspace(0.0, 1.0, resolution)
+    xdot = field(table, np.column_stack([share, 1.0 - share]), weighting)[:, 0]
+    ax.plot(share, xdot, color="tab:blue", linewidth=1.5)
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    at = np.linspace(0.0, 1.0, arrows + 2)[1:-1]
+    direction = np.sign(field(table, np.column_stack([at, 1.0 - at]), weighting)[:, 0])
+    ax.quiver(
+        at,
+        np.zeros_like(at),
+        direction,
+        np.zeros_like(at),
+        angles="xy",
+        scale_units="xy",
+        scale=2.0 * (arrows + 1),
+        pivot="mid",
+        width=0.006,
+    )
+    _mark_rest_points(ax, table, weighting, lambda x: np.column_stack([x[:, 0], 0.0 * x[:, 0]]))
+    first, second = table.strategies
+    ax.set_xlim(-0.03, 1.03)
+    ax.set_xlabel(f"share of {first} (1 - share of {second})")
+    ax.set_ylabel(f"d share of {first} / dt")
+    ax.set_title(f"Replicator dynamics ({weighting} payoffs, p = {table.p})")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def simplex_field(
+    table: PayoffTable,
+    ax: Axes | None = None,
+    *,
+    weighting: str = "tuyls",
+    kind: str = "arrows",
+    resolution: int = 15,
+) -> Axes:
+    """Replicator field of a 3-strategy game on the simplex (a triangle, strategies at the
+    corners).
+
+    ``kind="arrows"``: one unit-length arrow at each of the ``C(resolution - 1, 2)`` interior
+    points of ``simplex_grid(3, resolution)``; ``kind="streamlines"``: streamlines on a
+    Cartesian grid of ``4 * resolution`` points per side. Either way the colour is the speed
+    ``|xdot|`` (Euclidean, in the plane of the triangle) with a colorbar. Rest points are
+    marked by kind (`REST_POINT_COLOURS`) with a legend.
+    """
+    _check_k(table, 3, 3)
+    if kind not in ("arrows", "streamlines"):
+        raise ValueError(f"kind: expected 'arrows' or 'streamlines', got {kind!r}")
+    if int(resolution) != resolution or resolution < 4:
+        raise ValueError(f"resolution: expected an integer >= 4, got {resolution!r}")
+    ax = _axes(ax, size=(5.6, 4.6))
+    if kind == "arrows":
+        x = simplex_grid(3, int(resolution), interior=True)
+        xy, velocity = x @ _CORNERS, field(table, x, weighting) @ _CORNERS
+        speed = np.linalg.norm(velocity, axis=1)
+        unit = velocity / np.where(speed > 0, speed, 1.0)[:, None]
+        mappable = ax.quiver(
+            xy[:, 0],
+            xy[:, 1],
+            unit[:, 0],
+            unit[:, 1],
+            speed,
+            cmap="viridis",
+            angles="xy",
+            scale_units="xy",
+            scale=resolution / 0.55,
+            pivot="mid",
+            width=0.005,
+        )
+    else:
+        side = 4 * int(resolution)
+        gx, gy = np.meshgrid(np.linspace(0, 1, side), np.linspace(0, _CORNERS[2, 1], side))
+        x2 = gy / _CORNERS[2, 1]
+        bary = np.stack([1.0 - gx - x2 / 2, gx - x2 / 2, x2], axis=-1).reshape(-1, 3)
+        inside = (bary >= 0).all(axis=1)
+        velocity = np.full((bary.shape[0], 2), np.nan)
+        velocity[inside] = field(table, bary[inside], weighting) @ _CORNERS
+        u, v = (np.ma.masked_invalid(c.reshape(side, side)) for c in velocity.T)
+        speed = np.ma.sqrt(u**2 + v**2)
+        mappable = ax.streamplot(
+            gx, gy, u, v, color=speed, cmap="viridis", density=1.2, linewidth=1.0, arrowsize=1.0
+        ).lines
+    ax.figure.colorbar(mappable, ax=ax, label="speed |dx/dt|", shrink=0.8)
+    ax.add_patch(Polygon(_CORNERS, closed=True, fill=False, edgecolor="black", linewidth=1.0))
+    for corner, name, align in zip(_CORNERS, table.strategies, ("right", "left", "center")):
+        ax.text(
+            corner[0],
+            corner[1] + (0.04 if align == "center" else -0.04),
+            name,
+            ha=align,
+            va="center",
+            gid="corner-label",
+        )
+    _mark_rest_points(ax, table, weighting, lambda x: x @ _CORNERS)
+    ax.set_xlim(-0.12, 1.12)
+    ax.set_ylim(-0.1, _CORNERS[2, 1] + 0.1)
+    ax.set_aspect("equal")
+    ax.set_axis_off()
+    ax.set_title(f"Replicator dynamics ({weighting} payoffs, p = {table.p})")
+    ax.legend(loc="upper left", fontsize="small")
+    return ax
+
+
+def simplex_faces(
+    table: PayoffTable,
+    fig: Figure | None = None,
+    *,
+    weighting: str = "tuyls",
+    kind: str = "arrows",
+    resolution: int = 12,
+) -> Figure:
+    """`simplex_field` on every 3-strategy face of a game with ``k >= 4`` strategies.
+
+    Each face is the sub-table of the profiles that use only its three strategies
+    (`PayoffTable.restrict`: complete when ``table`` is); rest points and their stability are
+    those of the dynamics restricted to the face. One panel per face, in a grid; returns the
+    Figure.
+    """
+    _check_k(table, 4)
+    faces = list(table.faces(3))
+    columns = math.ceil(math.sqrt(len(faces)))
+    rows = math.ceil(len(faces) / columns)
+    if fig is None:
+        fig = Figure(figsize=(5.0 * columns, 4.2 * rows), layout="constrained")
+    axes = fig.subplots(rows, columns, squeeze=False).ravel()
+    for ax, (_, face) in zip(axes, faces):
+        simplex_field(face, ax, weighting=weighting, kind=kind, resolution=resolution)
+        ax.set_title(f"face {', '.join(face.strategies)}")
+    for ax in axes[len(faces) :]:
+        ax.set_axis_off()
+    fig.suptitle(
+        f"Replicator dynamics on the 3-strategy faces ({weighting} payoffs, p = {table.p})"
+    )
+    return fig
+
+
+def dynamics_figure(table: PayoffTable, *, weighting: str = "tuyls", **options) -> Figure:
+    """The replicator-dynamics figure for ``table``: `flow_line` (k = 2), `simplex_field`
+    (k = 3) or `simplex_faces` (k >= 4), with ``options`` passed on; returns the Figure."""
+    _check_k(table, 2)
+    if table.k == 2:
+        return flow_line(table, weighting=weighting, **options).figure
+    if table.k == 3:
+        return simplex_field(table, weighting=weighting, **options).figure
+    return simplex_faces(table, weighting=weighting, **options)
