@@ -122,16 +122,24 @@ def load_config(path: str | Path) -> dict[str, Any]:
     return parse_config(text, source=str(path), base=path.parent)
 
 
-def parse_config(text: str, *, source: str = "<config>", base: Path | None = None) -> dict:
+def parse_config(
+    text: str, *, source: str = "<config>", base: Path | None = None, complete: bool = True
+) -> dict:
     """Check the TOML ``text`` of an experiment; relative data paths resolve against ``base``
-    (default: the working directory)."""
+    (default: the working directory). With ``complete=False`` only the schema is checked and
+    the defaults filled (agents are not loaded, data files not looked for): reading a
+    finished run's config."""
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{source}: not valid TOML: {error}") from None
     where = _Locator(text, source)
     config = _table(raw, TOP, (), where)
-    _check_semantics(config, where, base or Path.cwd())
+    for spec in config["agents"]:
+        spec["label"] = spec["label"] or spec["id"].rpartition(":")[2]
+    config["output"]["dir"] = config["output"]["dir"] or f"runs/{config['name'] or config['kind']}"
+    if complete:
+        _check_semantics(config, where, base or Path.cwd())
     config["source_text"] = text
     return config
 
@@ -189,7 +197,6 @@ def _check_semantics(config: dict, where: _Locator, base: Path) -> None:
             agents.resolve(spec["id"])
         except ValueError as error:
             raise where.error(("agents", i, "id"), str(error)) from None
-        spec["label"] = spec["label"] or spec["id"].rpartition(":")[2]
         _check_agent_builds(spec, config["market"], ("agents", i, "params"), where)
         labels.append(spec["label"])
     if len(set(labels)) != len(labels):
@@ -232,7 +239,6 @@ def _check_semantics(config: dict, where: _Locator, base: Path) -> None:
                         f"must name an agent that trains an adversary (e.g. ra3q); "
                         f"candidates: {sources}",
                     )
-    config["output"]["dir"] = config["output"]["dir"] or f"runs/{config['name'] or kind}"
 
 
 def _has_adversary(agent_id: str) -> bool:

@@ -7,20 +7,19 @@ rebuilt from it alone (`tables`, ``tradearena plot``).
 
 from __future__ import annotations
 
-import tomllib
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from evaluation.config import load_config
+from evaluation.config import load_config, parse_config
 from evaluation.metrics import DegenerateMetricWarning, summary_table
 from evaluation.parallel import Executor
 from evaluation.rollout import Job
 from evaluation.store import Store
 
-__all__ = ["RunOutcome", "load_run", "plan", "run_experiment", "tables"]
+__all__ = ["RunOutcome", "load_run", "plan", "run_experiment", "tables", "write_tables"]
 
 
 def plan(config: dict) -> list[Job]:
@@ -82,8 +81,7 @@ def run_experiment(
         for result in executor.run(jobs):
             store.record(result)
         failed = store.failed()
-    summary = tables(directory)
-    summary.to_csv(directory / "summary.csv", index=False)
+    summary = write_tables(directory)
     if config["output"]["figures"] if figures is None else figures:
         from evaluation.plots import save_run_figures
 
@@ -92,12 +90,29 @@ def run_experiment(
 
 
 def load_run(directory: str | Path) -> tuple[dict, pd.DataFrame]:
-    """(config as written, all episode records) of a run directory; needs nothing but the
-    directory (not the data files the run read)."""
+    """(config as run, defaults filled in; all episode records) of a run directory; needs
+    nothing but the directory (not the data files or custom agents the run used)."""
     directory = Path(directory)
-    config = tomllib.loads((directory / "config.toml").read_text())
+    text = (directory / "config.toml").read_text()
+    config = parse_config(text, source=str(directory / "config.toml"), complete=False)
     with Store(directory / "results.sqlite") as store:
         return config, store.episodes()
+
+
+def write_tables(directory: str | Path) -> pd.DataFrame:
+    """Write the run's tables: summary.csv and, for a tournament, payoffs.csv (the config's
+    payoff) with payoffs_sharpe.csv and payoffs_pnl.csv; return the summary."""
+    directory = Path(directory)
+    summary = tables(directory)
+    summary.to_csv(directory / "summary.csv", index=False)
+    config, records = load_run(directory)
+    if config["kind"] == "tournament" and not records.empty:
+        from evaluation.tournament import payoff_table
+
+        payoff_table(records, config).to_csv(directory / "payoffs.csv")
+        for payoff in ("sharpe", "pnl"):
+            payoff_table(records, config, payoff).to_csv(directory / f"payoffs_{payoff}.csv")
+    return summary
 
 
 def tables(directory: str | Path) -> pd.DataFrame:

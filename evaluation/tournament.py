@@ -16,13 +16,12 @@ heuristic payoff table (N | U) averages the payoffs of a strategy's seats over r
 from __future__ import annotations
 
 import copy
-from itertools import combinations_with_replacement
 
-import numpy as np
 import pandas as pd
 
 import agents
 from agents.base import Agent
+from evaluation.payoffs import PayoffTable, profile_key
 from evaluation.rollout import (
     AGENT,
     TEST,
@@ -38,23 +37,7 @@ from evaluation.rollout import (
 )
 from evaluation.store import EpisodeRecord
 
-__all__ = ["plan_tournament", "profile_key", "profiles", "run_tournament", "seat_payoffs"]
-
-
-def profiles(p: int, k: int) -> list[tuple[int, ...]]:
-    """All (n_1, ..., n_k) with sum p, n_i >= 0, in a fixed order (C(p+k-1, k-1) of them)."""
-    return sorted(
-        (
-            tuple(combo.count(i) for i in range(k))
-            for combo in combinations_with_replacement(range(k), p)
-        ),
-        reverse=True,
-    )
-
-
-def profile_key(counts: tuple[int, ...]) -> str:
-    """A profile as text, e.g. ``"2-1-1"``: the ``condition`` of its records."""
-    return "-".join(map(str, counts))
+__all__ = ["payoff_table", "plan_tournament", "run_tournament", "seat_payoffs"]
 
 
 def plan_tournament(config: dict) -> list[Job]:
@@ -62,7 +45,7 @@ def plan_tournament(config: dict) -> list[Job]:
     labels = [spec["label"] for spec in config["agents"]]
     p = config["tournament"]["players"]
     jobs = []
-    for counts in profiles(p, len(labels)):
+    for counts in PayoffTable.profiles(p, len(labels)):
         seats = tuple(label for label, n in zip(labels, counts) for _ in range(n))
         for rep in range(config["seeds"]):
             jobs.append(Job(f"profile={profile_key(counts)}/rep={rep}", rep, seats, config))
@@ -82,7 +65,8 @@ def _pretrained(config: dict, job: Job, index: int) -> Agent:
 
 def run_tournament(job: Job) -> list[EpisodeRecord]:
     """Play one profile: seat the strategies, train them in the profile (or load the
-    pretrained ones), test; records of every seat, condition = the profile's key."""
+    pretrained ones), test; records of every seat, condition = the profile's key (`profile_key`,
+    e.g. ``"2-1-1"``)."""
     config = job.config
     index = {spec["label"]: i for i, spec in enumerate(config["agents"])}
     specs = [config["agents"][index[label]] for label in job.labels]
@@ -134,6 +118,11 @@ def seat_payoffs(
     return out[["profile", "strategy", "repetition", "seat", "payoff"]]
 
 
-def profile_counts(profile: str) -> np.ndarray:
-    """The counts of a profile key, e.g. ``"2-1-1"`` -> array([2, 1, 1])."""
-    return np.array([int(n) for n in profile.split("-")])
+def payoff_table(records: pd.DataFrame, config: dict, payoff: str | None = None) -> PayoffTable:
+    """The heuristic payoff table of a tournament run's records, with the config's payoff
+    ("sharpe" or "pnl") unless ``payoff`` names one."""
+    settings = config["tournament"]
+    seats = seat_payoffs(
+        records, payoff=payoff or settings["payoff"], sharpe_floor=settings["sharpe_floor"]
+    )
+    return PayoffTable.from_records(seats, strategies=[a["label"] for a in config["agents"]])

@@ -1,0 +1,608 @@
+"""Evolutionary dynamics of an empirical game given by a heuristic payoff table.
+
+The population state is a mix ``x`` on the simplex (shape ``(k,)``, or ``(M, k)`` for ``M`` mixes
+at once). `expected_payoffs` turns a `PayoffTable` into the fitness ``f(x)`` of each strategy,
+with one of two weightings (``WEIGHTINGS``); `replicator` is the dynamic as a function of
+``(state, fitness)``; `field`, `rest_points` and `trajectory` combine them; `alpharank` ranks the
+pure strategies. Every function takes a whole grid of mixes in one call (no Python loop over
+mixes). Bad input raises ``ValueError`` naming the parameter.
+
+References
+----------
+Taylor, P. D. and Jonker, L. B. (1978). Evolutionary stable strategies and game dynamics.
+Mathematical Biosciences 40, 145-156.
+Tuyls, K., Perolat, J., Lanctot, M., et al. (2020). Bounds and dynamics for empirical
+game-theoretic analysis. Autonomous Agents and Multi-Agent Systems 34, 7.
+Omidshafiei, S., Papadimitriou, C., Piliouras, G., et al. (2019). alpha-Rank: multi-agent
+evaluation by evolution. Scientific Reports 9, 9937.
+Traulsen, A., Nowak, M. A. and Pacheco, J. M. (2006). Stochastic dynamics of invasion and
+fixation. Physical Review E 74, 011909.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import integrate, optimize, special, stats
+from scipy.linalg import null_space
+from scipy.sparse.csgraph import connected_components
+
+from evaluation.payoffs import PayoffTable
+
+__all__ = [
+    "WEIGHTINGS",
+    "AlphaRank",
+    "RestPoint",
+    "Trajectory",
+    "alpharank",
+    "expected_payoffs",
+    "field",
+    "replicator",
+    "rest_points",
+    "simplex_grid",
+    "trajectory",
+]
+
+WEIGHTINGS = ("tuyls", "focal")
+"""Names of the expected-payoff weightings of `expected_payoffs`."""
+
+_SIMPLEX_TOL = 1e-9
+"""Slack allowed on ``x >= 0`` and ``sum(x) = 1`` for mixes passed in."""
+
+_CHUNK_BYTES = 1 << 20
+"""Mixes are evaluated in chunks whose monomial array is about this size (stays in cache)."""
+
+_JACOBIAN_STEP = 1e-6
+"""Central-difference step for the Jacobian of the field (error ~ step**2)."""
+
+_SAME_POINT = 1e-6
+"""Rest points closer than this (max norm) are one point."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Expected payoffs
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Polynomial:
+    """The expected payoffs of a table as polynomials in ``x``.
+
+    Both weightings are sums over the profiles ``n`` of the other ``p - 1`` players
+    (``others``, shape (R', k), ``R' = C(p + k - 2, k - 1)``):
+    ``f_i(x) = sum_n weights[n, i] x^n / norm_i(x)`` with ``norm_i = 1`` for "focal" and
+    ``norm_i = sum_{m=0}^{p-1} (1 - x_i)^m`` for "tuyls".
+    """
+
+    others: np.ndarray
+    weights: np.ndarray
+    p: int
+    normalised: bool
+
+
+_POLYNOMIALS: weakref.WeakKeyDictionary[PayoffTable, dict[str, _Polynomial]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _polynomial(table: PayoffTable, weighting: str) -> _Polynomial:
+    """Check ``table`` and ``weighting`` and return (cached) coefficients of the payoffs."""
+    if weighting not in WEIGHTINGS:
+        raise ValueError(f"weighting: expected one of {WEIGHTINGS}, got {weighting!r}")
+    if not isinstance(table, PayoffTable):
+        raise ValueError(f"table: expected a PayoffTable, got {type(table).__name__}")
+    cached = _POLYNOMIALS.setdefault(table, {})
+    if weighting in cached:
+        return cached[weighting]
+    if not table.complete:
+        expected = math.comb(table.p + table.k - 1, table.k - 1)
+        raise ValueError(
+            f"table: expected payoffs need every profile; the table has {len(table)} of the "
+            f"{expected} profiles of p = {table.p} players over k = {table.k} strategies"
+        )
+    p, k = table.p, table.k
+    others = np.array(list(PayoffTable.profiles(p - 1, k)), dtype=np.int64)
+    factorial = np.array([math.factorial(n) for n in range(p + 1)], dtype=float)
+    focal = factorial[p - 1] / factorial[others].prod(axis=1)  # multinomial(p - 1; n)
+    weights = np.empty(others.shape)
+    for i in range(k):
+        rows = [table.row(n) for n in (others + np.eye(k, dtype=np.int64)[i]).tolist()]
+        payoff = table.payoffs[rows, i]
+        if weighting == "focal":
+            weights[:, i] = focal * payoff
+        else:  # multinomial(p; n + e_i) = multinomial(p - 1; n) p / (n_i + 1)
+            weights[:, i] = focal * p / (others[:, i] + 1) * payoff
+    polynomial = _Polynomial(others, weights, p, normalised=weighting == "tuyls")
+    cached[weighting] = polynomial
+    return polynomial
+
+
+def _evaluate(polynomial: _Polynomial, x: np.ndarray) -> np.ndarray:
+    """Fitness (M, k) at mixes ``x`` (M, k); no checks, so ``x`` may leave the simplex."""
+    others, weights, p = polynomial.others, polynomial.weights, polynomial.p
+    chunk = max(64, _CHUNK_BYTES // (8 * len(others)))
+    out = np.empty(x.shape)
+    for start in range(0, x.shape[0], chunk):
+        xt = x[start : start + chunk].T  # (k, m): rows are contiguous per strategy
+        powers = np.empty((xt.shape[0], p, xt.shape[1]))  # powers[j, d] = x_j^d, d < p
+        powers[:, 0] = 1.0
+        for d in range(1, p):
+            np.multiply(powers[:, d - 1], xt, out=powers[:, d])
+        monomials = powers[0][others[:, 0]]  # (R', m): x^n = prod_j x_j^{n_j}
+        for j in range(1, xt.shape[0]):
+            monomials *= powers[j][others[:, j]]
+        f = weights.T @ monomials  # (k, m)
+        if polynomial.normalised:
+            f /= _geometric_sum(1.0 - xt, p)
+        out[start : start + chunk] = f.T
+    return out
+
+
+def _geometric_sum(q: np.ndarray, p: int) -> np.ndarray:
+    """``sum_{m=0}^{p-1} q^m`` elementwise, by Horner's rule (= (1 - q^p) / (1 - q))."""
+    total = np.ones_like(q)
+    for _ in range(p - 1):
+        total = 1.0 + q * total
+    return total
+
+
+def _check_mixes(x: ArrayLike, k: int) -> np.ndarray:
+    """``x`` as a float array (..., k) on the simplex, up to ``_SIMPLEX_TOL``."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim not in (1, 2) or x.shape[-1] != k:
+        raise ValueError(f"x: expected shape (k,) or (M, k) with k = {k}, got {x.shape}")
+    if not np.isfinite(x).all() or (x < -_SIMPLEX_TOL).any():
+        raise ValueError("x: expected finite, non-negative population mixes")
+    if (np.abs(x.sum(axis=-1) - 1.0) > _SIMPLEX_TOL).any():
+        raise ValueError("x: each mix must sum to 1")
+    return x
+
+
+def expected_payoffs(table: PayoffTable, x: ArrayLike, weighting: str = "tuyls") -> np.ndarray:
+    """Expected payoff ``f_i(x)`` of each strategy in a population with mix ``x``.
+
+    Parameters
+    ----------
+    table : PayoffTable
+        A complete table of ``p`` players over ``k`` strategies.
+    x : array_like, shape (k,) or (M, k)
+        Population mixes on the simplex.
+    weighting : {"tuyls", "focal"}
+        "tuyls" (default; OpenSpiel ``egt``, Tuyls et al. 2020, Sec. 3): all ``p`` seats are
+        drawn from ``x`` and ``U_i(N)`` is weighted by ``P(N | x)`` conditioned on strategy ``i``
+        being present::
+
+            f_i(x) = sum_{N: N_i > 0} P(N | x) U_i(N) / (1 - (1 - x_i)^p),
+            P(N | x) = p! / prod_j N_j! * prod_j x_j^{N_j}.
+
+        "focal": one player is fixed on ``i`` and the other ``p - 1`` are drawn from ``x``::
+
+            f_i(x) = sum_{n: |n| = p - 1} (p - 1)! / prod_j n_j! * prod_j x_j^{n_j} U_i(n + e_i),
+
+        which is ``A x`` for a 2-player matrix game ``A``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (k,) or (M, k)
+        ``f(x)``, same shape as ``x``.
+
+    Notes
+    -----
+    With ``N = n + e_i``, ``x^N / (1 - (1 - x_i)^p) = x^n / sum_{m=0}^{p-1} (1 - x_i)^m``,
+    so "tuyls" is evaluated in this form: finite on the faces ``x_i = 0`` and equal there to
+    the limit from inside (``f_i -> sum_n P(n + e_i | ...)`` of the others alone, divided by
+    ``p``). Monomials ``x^n`` are products of precomputed powers (no logarithms), so zeros in
+    ``x`` are exact; all mixes go through a few array operations and one matrix product.
+    """
+    polynomial = _polynomial(table, weighting)
+    x = _check_mixes(x, table.k)
+    return _evaluate(polynomial, np.atleast_2d(x)).reshape(x.shape)
+
+
+# ---------------------------------------------------------------------------------------------
+# Replicator dynamics
+# ---------------------------------------------------------------------------------------------
+def replicator(x: ArrayLike, fitness: ArrayLike, time: float | None = None) -> np.ndarray:
+    """Replicator dynamics (Taylor & Jonker 1978; Tuyls et al. 2020, Eq. 1).
+
+    ``xdot_i = x_i (f_i - x . f)``.
+
+    Parameters
+    ----------
+    x : array_like, shape (k,) or (M, k)
+        Population mixes.
+    fitness : array_like, same shape as ``x``
+        Fitness ``f`` of each strategy at each mix.
+    time : float, optional
+        Unused: the dynamic is autonomous; kept so ODE integrators can call it.
+
+    Returns
+    -------
+    numpy.ndarray, same shape as ``x``
+        ``xdot``; each row sums to 0 on the simplex and vanishes at the vertices.
+    """
+    x = np.asarray(x, dtype=float)
+    fitness = np.asarray(fitness, dtype=float)
+    if fitness.shape != x.shape:
+        raise ValueError(f"fitness: shape {fitness.shape} differs from x shape {x.shape}")
+    return x * (fitness - np.sum(x * fitness, axis=-1, keepdims=True))
+
+
+def field(table: PayoffTable, x: ArrayLike, weighting: str = "tuyls") -> np.ndarray:
+    """The replicator field at ``x`` (k,) or (M, k): ``replicator(x, expected_payoffs(x))``."""
+    return replicator(x, expected_payoffs(table, x, weighting))
+
+
+def simplex_grid(k: int, resolution: int, *, interior: bool = False) -> np.ndarray:
+    """The mixes ``n / resolution`` for integer ``n >= 0`` summing to ``resolution``.
+
+    Shape ``(C(resolution + k - 1, k - 1), k)``; with ``interior=True`` only those with every
+    ``n_i >= 1``: ``(C(resolution - 1, k - 1), k)``. Order as `PayoffTable.profiles`.
+    """
+    if k < 1 or resolution < 1 or (interior and resolution < k):
+        raise ValueError(f"resolution: {resolution} is too small for k = {k} (interior={interior})")
+    offset = 1 if interior else 0
+    counts = np.array(list(PayoffTable.profiles(resolution - offset * k, k)), dtype=float)
+    return (counts + offset) / resolution
+
+
+def _field(polynomial: _Polynomial, x: np.ndarray) -> np.ndarray:
+    return replicator(x, _evaluate(polynomial, x))
+
+
+# ---------------------------------------------------------------------------------------------
+# Rest points
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RestPoint:
+    """A rest point of the replicator field and its linear stability.
+
+    Attributes
+    ----------
+    x : numpy.ndarray, shape (k,)
+        The mix.
+    kind : str
+        "stable", "unstable", "saddle", "center" or "neutral" (see `rest_points`).
+    eigenvalues : numpy.ndarray, shape (k - 1,), complex
+        Eigenvalues of the Jacobian restricted to the simplex's tangent space.
+    support : tuple of int
+        Strategies with ``x_i > 0``.
+    """
+
+    x: np.ndarray
+    kind: str
+    eigenvalues: np.ndarray
+    support: tuple[int, ...]
+
+
+def _tangent_basis(k: int) -> np.ndarray:
+    """Orthonormal basis (k, k - 1) of the tangent space ``{v : sum(v) = 0}``."""
+    return null_space(np.ones((1, k)))
+
+
+def _jacobian(polynomial: _Polynomial, x: np.ndarray) -> np.ndarray:
+    """Jacobian (k - 1, k - 1) of the field on the simplex at ``x``, in `_tangent_basis`.
+
+    Central differences along the basis vectors, all ``2 (k - 1)`` points in one call. The
+    field maps the plane ``sum(x) = 1`` into the tangent space, so ``B^T J B`` is its
+    restriction there; at a point of a face ``x_i = 0`` the transversal eigenvalue
+    ``f_i - x . f`` is one of its eigenvalues.
+    """
+    basis = _tangent_basis(x.size)
+    h = _JACOBIAN_STEP
+    points = np.concatenate([x + h * basis.T, x - h * basis.T])
+    values = _field(polynomial, points)
+    m = basis.shape[1]
+    derivative = (values[:m] - values[m:]).T / (2 * h)  # (k, k - 1): J B
+    return basis.T @ derivative
+
+
+def _classify(eigenvalues: np.ndarray, tol: float) -> str:
+    real, imaginary = eigenvalues.real, eigenvalues.imag
+    if (real > tol).any() and (real < -tol).any():
+        return "saddle"
+    if (real < -tol).all():
+        return "stable"
+    if (real > tol).all():
+        return "unstable"
+    if (np.abs(real) <= tol).all() and (np.abs(imaginary) > tol).any():
+        return "center"
+    return "neutral"
+
+
+def rest_points(
+    table: PayoffTable,
+    weighting: str = "tuyls",
+    *,
+    grid: int = 6,
+    tol: float = 1e-8,
+    eig_tol: float = 1e-6,
+) -> list[RestPoint]:
+    """Rest points of the replicator field on the simplex, with their stability.
+
+    Parameters
+    ----------
+    table : PayoffTable
+        A complete table.
+    weighting : {"tuyls", "focal"}
+        See `expected_payoffs`.
+    grid : int
+        Resolution of the starting points: on every face (support ``S``, ``|S| >= 2``) the
+        interior points of ``simplex_grid(|S|, grid)`` and the face's centre.
+    tol : float
+        A point is kept when ``max_{i, j in S} |f_i - f_j| < tol`` and ``max |xdot| < tol``
+        (payoff units).
+    eig_tol : float
+        Real or imaginary parts with ``|.| <= eig_tol`` count as zero in the classification.
+
+    Returns
+    -------
+    list of RestPoint
+        Vertices first, then points on edges, faces and the interior, by support.
+
+    Notes
+    -----
+    Every vertex is a rest point. On the relative interior of a face ``S`` the field
+    vanishes iff the payoffs of the strategies in ``S`` are equal, so for each face the
+    ``|S| - 1`` equations ``f_i(x) = f_last(x)`` (``i in S``) are solved in the face's reduced
+    coordinates with ``scipy.optimize.least_squares`` (bounded to ``[0, 1]``) from each start;
+    solutions on the face's boundary are left to the smaller face. Points within ``1e-6`` are
+    merged. Classification from the eigenvalues ``lambda`` of the Jacobian restricted to the
+    tangent space of the simplex (transversal directions of a face included): "stable" if all
+    ``Re lambda < -eig_tol``, "unstable" if all ``> eig_tol``, "saddle" if both signs occur,
+    "center" if all ``|Re lambda| <= eig_tol`` with some ``|Im lambda| > eig_tol`` (e.g. the
+    centre of rock-paper-scissors, neutrally stable), otherwise "neutral" (non-hyperbolic:
+    the linearisation does not decide). A game with a continuum of rest points gives one
+    point per start that converges.
+    """
+    polynomial = _polynomial(table, weighting)
+    if int(grid) != grid or grid < 1:
+        raise ValueError(f"grid: expected an integer >= 1, got {grid!r}")
+    k = table.k
+    found: list[np.ndarray] = [np.eye(k)[i] for i in range(k)]
+    for size in range(2, k + 1):
+        starts = [np.full(size, 1.0 / size)]
+        if grid >= size:
+            starts.extend(simplex_grid(size, grid, interior=True))
+        for support in combinations(range(k), size):
+            for start in starts:
+                x = _solve_face(polynomial, list(support), start, tol)
+                if x is not None and not any(np.abs(x - y).max() < _SAME_POINT for y in found):
+                    found.append(x)
+    result = []
+    for x in found:
+        eigenvalues = np.linalg.eigvals(_jacobian(polynomial, x))
+        kind = _classify(eigenvalues, eig_tol)
+        result.append(RestPoint(x, kind, eigenvalues, tuple(np.flatnonzero(x > 0).tolist())))
+    return result
+
+
+def _solve_face(
+    polynomial: _Polynomial, support: list[int], start: np.ndarray, tol: float
+) -> np.ndarray | None:
+    """A rest point in the relative interior of face ``support`` near ``start``, or None."""
+    k = polynomial.others.shape[1]
+
+    def mix(y: np.ndarray) -> np.ndarray:
+        x = np.zeros((1, k))
+        x[0, support] = np.append(y, 1.0 - y.sum())
+        return x
+
+    def residual(y: np.ndarray) -> np.ndarray:
+        f = _evaluate(polynomial, mix(y))[0, support]
+        return f[:-1] - f[-1]
+
+    solution = optimize.least_squares(
+        residual, start[:-1], bounds=(0.0, 1.0), xtol=1e-13, ftol=1e-13, gtol=1e-13
+    )
+    x = mix(solution.x)
+    if x[0, support].min() <= _SIMPLEX_TOL:
+        return None
+    if np.abs(residual(solution.x)).max() >= tol or np.abs(_field(polynomial, x)).max() >= tol:
+        return None
+    return x[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Trajectories
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Trajectory:
+    """Solution of the replicator dynamics.
+
+    Attributes
+    ----------
+    t : numpy.ndarray, shape (n_points,)
+        Times.
+    x : numpy.ndarray, shape (n_points, k)
+        Mixes at those times, on the simplex.
+    """
+
+    t: np.ndarray
+    x: np.ndarray
+
+
+def _project(x: np.ndarray) -> np.ndarray:
+    """Clip to ``x >= 0`` and renormalise each mix to sum 1 (undoes integrator drift)."""
+    x = np.clip(x, 0.0, None)
+    return x / x.sum(axis=-1, keepdims=True)
+
+
+def trajectory(
+    table: PayoffTable,
+    x0: ArrayLike,
+    t_max: float,
+    *,
+    weighting: str = "tuyls",
+    n_points: int = 200,
+    rtol: float = 1e-8,
+    atol: float = 1e-10,
+) -> Trajectory:
+    """Integrate ``xdot = field(x)`` from ``x0`` (k,) over ``[0, t_max]``.
+
+    ``scipy.integrate.solve_ivp`` (RK45, tolerances ``rtol``, ``atol``) on the field of the
+    projected state; the ``n_points`` equally spaced outputs are clipped and renormalised to
+    the simplex.
+    """
+    polynomial = _polynomial(table, weighting)
+    x0 = _check_mixes(x0, table.k)
+    if x0.ndim != 1:
+        raise ValueError(f"x0: expected one mix of shape (k,), got {x0.shape}")
+    if not (np.isfinite(t_max) and t_max > 0):
+        raise ValueError(f"t_max: expected a finite time > 0, got {t_max!r}")
+    if int(n_points) != n_points or n_points < 2:
+        raise ValueError(f"n_points: expected an integer >= 2, got {n_points!r}")
+
+    def rhs(time: float, y: np.ndarray) -> np.ndarray:
+        return _field(polynomial, _project(y)[None])[0]
+
+    times = np.linspace(0.0, t_max, int(n_points))
+    solution = integrate.solve_ivp(rhs, (0.0, t_max), x0, t_eval=times, rtol=rtol, atol=atol)
+    if not solution.success:
+        raise RuntimeError(f"trajectory: solve_ivp failed: {solution.message}")
+    return Trajectory(solution.t, _project(solution.y.T))
+
+
+# ---------------------------------------------------------------------------------------------
+# alpha-Rank
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AlphaRank:
+    """Single-population alpha-Rank of the pure strategies.
+
+    Attributes
+    ----------
+    pi : numpy.ndarray, shape (k,)
+        Stationary distribution of the chain over monomorphic populations (the ranking).
+    fixation : numpy.ndarray, shape (k, k)
+        ``fixation[s, r]``: probability that one ``r`` mutant takes over a population of
+        ``s`` (diagonal 0).
+    transitions : numpy.ndarray, shape (k, k)
+        Row-stochastic transition matrix ``T[s, r] = fixation[s, r] / (k - 1)``.
+    closed_classes : tuple of tuple of int
+        Closed communicating classes of the chain; more than one means the chain is
+        reducible (fixation probabilities underflowed to 0) and ``pi`` is their uniform mix.
+    """
+
+    pi: np.ndarray
+    fixation: np.ndarray
+    transitions: np.ndarray
+    closed_classes: tuple[tuple[int, ...], ...]
+
+
+def alpharank(table: PayoffTable, alpha: float = 10.0, *, m: int | None = None) -> AlphaRank:
+    """Single-population alpha-Rank (Omidshafiei et al. 2019, Sec. "alpha-Rank", Eq. 3-4).
+
+    Parameters
+    ----------
+    table : PayoffTable
+        Payoffs; needs the rows of the two-strategy profiles that the fitnesses below use
+        (for ``m = p``: every profile with exactly two strategies present).
+    alpha : float
+        Selection intensity, ``>= 0``; ``alpha -> inf`` is the alpha-Rank limit.
+    m : int, optional
+        Population size, ``>= p``; default ``p``.
+
+    Returns
+    -------
+    AlphaRank
+
+    Notes
+    -----
+    A population of ``m`` individuals, ``n`` of them playing the mutant ``r`` and ``m - n``
+    the resident ``s``. Each individual plays the ``p``-player game with ``p - 1`` others drawn
+    without replacement from the rest of the population (hypergeometric; for ``m = p`` this is
+    the single profile ``n e_r + (m - n) e_s``) and its fitness is its expected table payoff.
+    With ``Delta(n) = f_r(n) - f_s(n)`` the Fermi (pairwise-comparison) fixation probability of
+    one mutant is (Traulsen et al. 2006)::
+
+        rho[s, r] = 1 / (1 + sum_{l=1}^{m-1} exp(-alpha sum_{n=1}^{l} Delta(n))),
+
+    computed as ``exp(-logsumexp(...))`` so large ``alpha`` underflows to 0 instead of
+    overflowing (neutral mutants: ``1 / m``). The chain over monomorphic populations moves
+    ``s -> r`` with probability ``rho[s, r] / (k - 1)``. Its stationary distribution is solved
+    on each closed communicating class (edges: fixation probabilities that are > 0 in floating
+    point) by Grassmann-Taksar-Heyman elimination on log-probabilities (no subtractions, no
+    underflow when probabilities span hundreds of orders of magnitude); transient states get 0 and,
+    when several classes are closed, each gets mass ``1 / (number of classes)`` (uniform
+    tie-break, reported in ``closed_classes``).
+    """
+    if not (isinstance(table, PayoffTable) and table.k >= 2):
+        raise ValueError("table: expected a PayoffTable with k >= 2 strategies")
+    if not (np.isfinite(alpha) and alpha >= 0):
+        raise ValueError(f"alpha: expected a finite selection intensity >= 0, got {alpha!r}")
+    p, k = table.p, table.k
+    m = p if m is None else m
+    if int(m) != m or m < max(p, 2):
+        raise ValueError(f"m: expected an integer population size >= p = {p}, got {m!r}")
+    m = int(m)
+    log_fixation = np.full((k, k), -np.inf)
+    for s in range(k):
+        for r in range(k):
+            if r != s:
+                delta = _fitness_gap(table, s, r, m)
+                exponents = np.concatenate([[0.0], -alpha * np.cumsum(delta)])
+                log_fixation[s, r] = -special.logsumexp(exponents)
+    fixation = np.exp(log_fixation)
+    transitions = fixation / (k - 1)
+    transitions[np.diag_indices(k)] = 1.0 - transitions.sum(axis=1)
+    classes = _closed_classes(fixation > 0)
+    pi = np.zeros(k)
+    for members in classes:
+        index = list(members)
+        pi[index] += _gth(log_fixation[np.ix_(index, index)]) / len(classes)
+    return AlphaRank(pi, fixation, transitions, classes)
+
+
+def _fitness_gap(table: PayoffTable, s: int, r: int, m: int) -> np.ndarray:
+    """``Delta(n) = f_r(n) - f_s(n)`` for ``n = 1 .. m - 1`` mutants ``r`` among residents
+    ``s``, shape (m - 1,); see `alpharank`."""
+    p, k = table.p, table.k
+
+    def payoff(n_r: int, strategy: int) -> float:
+        profile = np.zeros(k, dtype=np.int64)
+        profile[r], profile[s] = n_r, p - n_r
+        row = table.row(profile)
+        if row is None:
+            raise ValueError(f"table: alpha-rank needs the missing profile {profile.tolist()}")
+        return float(table.payoffs[row, strategy])
+
+    def expected(strategy: int, mutants_among_others: int) -> float:
+        # j of the p - 1 co-players are mutants: hypergeometric over the other m - 1
+        weights = stats.hypergeom.pmf(np.arange(p), m - 1, mutants_among_others, p - 1)
+        own = 1 if strategy == r else 0
+        return sum(w * payoff(j + own, strategy) for j, w in enumerate(weights) if w > 0)
+
+    return np.array([expected(r, n - 1) - expected(s, n) for n in range(1, m)])
+
+
+def _closed_classes(edges: np.ndarray) -> tuple[tuple[int, ...], ...]:
+    """Closed strongly connected components of the directed graph ``edges`` (k, k)."""
+    count, labels = connected_components(edges, directed=True, connection="strong")
+    closed = []
+    for c in range(count):
+        inside = labels == c
+        if not edges[np.ix_(inside, ~inside)].any():
+            closed.append(tuple(np.flatnonzero(inside).tolist()))
+    return tuple(closed)
+
+
+def _gth(log_rates: np.ndarray) -> np.ndarray:
+    """Stationary distribution of the irreducible chain with off-diagonal rates (n, n), given
+    as logarithms (the diagonal is ignored).
+
+    Grassmann, Taksar & Heyman (1985) state reduction, carried out on logarithms
+    (``logaddexp`` for sums) so that products of tiny fixation probabilities do not underflow.
+    """
+    a = log_rates.astype(float)
+    n = a.shape[0]
+    for last in range(n - 1, 0, -1):
+        a[:last, last] -= special.logsumexp(a[last, :last])
+        a[:last, :last] = np.logaddexp(a[:last, :last], a[:last, last, None] + a[None, last, :last])
+    log_pi = np.zeros(n)
+    for j in range(1, n):
+        log_pi[j] = special.logsumexp(log_pi[:j] + a[:j, j])
+    return np.exp(log_pi - special.logsumexp(log_pi))
