@@ -22,8 +22,5 @@ kernels = Extension(
     extra_compile_args=["-O3", "-ffp-contract=off"],
 )
 directives = {"language_level": "3"}
-setup(
-    ext_modules=cythonize([book], compiler_directives=directives)
-    # the generated C goes under build/ (ignored), not next to the .pyx
-    + cythonize([kernels], compiler_directives=directives, build_dir="build")
-)
+# the generated C and C++ go under build/ (ignored), not next to the .pyx files
+setup(ext_modules=cythonize([book, kernels], compiler_directives=directives, build_dir="build"))

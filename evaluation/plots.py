@@ -82,15 +82,31 @@ def learning_curves(
 
 
 def save_run_figures(directory: str | Path) -> list[Path]:
-    """Draw every figure a run directory supports into it; return the files written."""
+    """Draw every figure a run directory supports into it; return the files written:
+    learning curves; Sharpe bars per condition (compare, robustness); the replicator dynamics
+    of the payoff table, with Sharpe and with PnL payoffs (tournament)."""
     from evaluation.experiment import load_run, tables
 
     directory = Path(directory)
-    _, records = load_run(directory)
-    summary = tables(directory)
+    config, records = load_run(directory)
     written = []
     if not records[records["phase"] == "train"].empty:
         written.append(_save(learning_curves(records), directory / "learning_curves.png"))
+    if config["kind"] == "tournament":
+        weighting = config["tournament"]["weighting"]
+        for payoff in ("sharpe", "pnl"):
+            table = PayoffTable.read_csv(directory / f"payoffs_{payoff}.csv")
+            figure = dynamics_figure(table, weighting=weighting)
+            title = f"Replicator dynamics: {payoff} payoffs, {weighting} weighting, p = {table.p}"
+            if table.k <= 3:
+                figure.axes[0].set_title(title)
+            else:
+                figure.suptitle(title)
+            name = "dynamics.png" if payoff == "sharpe" else "dynamics_pnl.png"
+            figure.savefig(directory / name, dpi=120)
+            written.append(directory / name)
+        return written
+    summary = tables(directory)
     for condition in summary["condition"].unique() if not summary.empty else []:
         name = "sharpe.png" if condition == "clean" else f"sharpe_{condition}.png"
         written.append(_save(sharpe_bars(summary, condition=condition), directory / name))

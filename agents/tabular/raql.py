@@ -27,7 +27,9 @@ class RAQL(TabularAgent):
 
     ``utility``: a `make_utility` spec, default ``{"name": "exponential", "beta": -0.5}``
     (risk-averse; beta per agent reward unit, see ``reward_scale``). Other parameters: see
-    `TabularAgent`. ``q`` (S, A) float64, ``visits`` (S, A) int64.
+    `TabularAgent`. ``q`` (S, A) float64, ``visits`` (S, A) int64. The update is the
+    compiled rule of `agents.ensembles.RiskTables` on one table (`agents._kernels`), so that
+    RA2-Q with k = 1, lam = 0 and no masks is RAQL to the bit.
     """
 
     name = "raql"
