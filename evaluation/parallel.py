@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from evaluation.rollout import Job, run_job
 from evaluation.store import JobResult
