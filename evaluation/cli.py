@@ -119,7 +119,8 @@ def run_command(args: argparse.Namespace) -> int:
             close()
     if outcome.skipped:
         print(f"resumed: {outcome.skipped} finished jobs skipped")
-    print(format_summary(outcome.summary))
+    payoffs = outcome.directory / "payoffs.csv"
+    print(format_payoffs(payoffs) if payoffs.exists() else format_summary(outcome.summary))
     print(f"\nrun directory: {outcome.directory}")
     if outcome.failed:
         print(f"{len(outcome.failed)} job(s) failed:", file=sys.stderr)
@@ -127,6 +128,26 @@ def run_command(args: argparse.Namespace) -> int:
             print(f"  {job_id}: {error.strip().splitlines()[-1]}", file=sys.stderr)
         return 1
     return 0
+
+
+def format_payoffs(path) -> str:
+    """A tournament's payoff table and the rest points of its replicator dynamics, as text."""
+    from evaluation.dynamics import rest_points
+    from evaluation.payoffs import PayoffTable
+
+    table = PayoffTable.read_csv(path)
+    frame = table.to_frame()
+    shown = [c for c in frame.columns if c.startswith(("n_", "u_"))]
+    lines = [
+        f"heuristic payoff table ({path.name}: {table.p} seats, {len(table)} profiles)",
+        frame[shown].round(3).to_string(index=False),
+        "",
+        "rest points of the replicator dynamics:",
+    ]
+    for point in rest_points(table):
+        mix = ", ".join(f"{s} {x:.2f}" for s, x in zip(table.strategies, point.x))
+        lines.append(f"  {point.kind:<8} ({mix})")
+    return "\n".join(lines)
 
 
 def format_summary(summary) -> str:
