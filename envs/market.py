@@ -47,6 +47,11 @@ class Market:
     3. every account is marked to market at the mid (ticks; the last known mid while a side
        is empty) and the change of each seat's value in dollars is returned.
 
+    With ``day_steps`` (> n_steps) a session is a window of a longer day: each `reset` opens
+    it at a step drawn uniformly from the day's first ``day_steps - n_steps + 1`` steps, and
+    the flow from the day's start (``warmup_seconds`` before ``open_time``) up to the window
+    runs first, as warm-up. Episodes of a replayed day are then different windows of it.
+
     With ``record`` the book logs every change as a LOBSTER message (``market.book.log``).
 
     Randomness: one `numpy.random.SeedSequence` per session, spawned into one generator per
@@ -66,6 +71,7 @@ class Market:
         initial_price: int = 10_000,
         position_limit: int = 1_000,
         fee_per_share: float = 0.0,
+        day_steps: int | None = None,
         record: bool = False,
     ) -> None:
         if n_seats < 0 or n_steps < 1 or step_seconds <= 0 or warmup_seconds < 0:
@@ -73,10 +79,14 @@ class Market:
                 "need n_seats >= 0, n_steps >= 1, step_seconds > 0 and warmup_seconds >= 0, "
                 f"got {n_seats}, {n_steps}, {step_seconds}, {warmup_seconds}"
             )
+        if day_steps is not None and day_steps < n_steps:
+            raise ValueError(f"day_steps ({day_steps}) must be >= n_steps ({n_steps})")
         self.traders = list(traders)
         self.n_seats, self.n_steps, self.step_seconds = n_seats, n_steps, step_seconds
-        self.open_time, self.warmup_seconds = open_time, warmup_seconds
+        self.day_open, self.warmup_seconds, self.day_steps = open_time, warmup_seconds, day_steps
+        self.open_time = open_time
         self.close_time = open_time + n_steps * step_seconds
+        self.start_time = open_time - warmup_seconds
         self.tick_size, self.initial_price = tick_size, initial_price
         self.position_limit, self.fee_per_share = position_limit, fee_per_share
         self.record = record
@@ -101,13 +111,19 @@ class Market:
         self.step_index = 0
         self._mids = np.full(self.n_steps + 1, np.nan)
         self._spreads = np.full(self.n_steps + 1, np.nan)
-        self.t = self.open_time - self.warmup_seconds
+        offset = 0
+        if self.day_steps is not None and self.day_steps > self.n_steps:
+            offset = int(self.rng.integers(self.day_steps - self.n_steps + 1))
+        self.open_time = self.day_open + offset * self.step_seconds
+        self.close_time = self.open_time + self.n_steps * self.step_seconds
+        self.start_time = self.day_open - self.warmup_seconds
+        self.t = self.start_time
         self.book.now = self.t
         self._opened = False
         for trader, owners, rng in zip(self.traders, self.trader_owners, self.trader_rngs):
             trader.reset(self, owners, rng)
             self._handlers.update(dict.fromkeys(owners, trader))
-        if self.warmup_seconds:
+        if self.open_time > self.t:
             self._flow(self.t, self.open_time)
         self.t = self.open_time
         self._opened = True

@@ -34,8 +34,8 @@ def make_market(
 
     With a ``tape`` (a `Tape`, or the path of a LOBSTER message file whose orderbook file sits
     beside it) the background is a `MarketReplay` of it, plus ``traders`` if given; the session
-    opens at the tape's first message and, unless ``n_steps`` is given, lasts as many whole
-    steps as the tape covers. Without one the background is ``traders`` (default: the
+    opens at the tape's first message and lasts as many whole steps as the tape covers, or,
+    with a shorter ``n_steps``, each session is a window of that day drawn at reset. Without one the background is ``traders`` (default: the
     rmsc04-sized population of `envs.traders.rmsc04`). ``extra_zi`` adds that many
     zero-intelligence traders (the ZI perturbation). Other keywords go to `Market`.
     """
@@ -45,8 +45,11 @@ def make_market(
         background.insert(0, MarketReplay(tape))
         first, last = float(tape.messages["time"][0]), float(tape.messages["time"][-1])
         step = market_kwargs.get("step_seconds", 60.0)
+        day = max(int((last - math.floor(first)) // step), 1)
         market_kwargs.setdefault("open_time", math.floor(first))
-        market_kwargs.setdefault("n_steps", max(int((last - math.floor(first)) // step), 1))
+        market_kwargs.setdefault("n_steps", day)
+        if market_kwargs["n_steps"] < day:
+            market_kwargs.setdefault("day_steps", day)  # episodes are windows of the day
         market_kwargs.setdefault("warmup_seconds", 0.0)
         market_kwargs.setdefault("tick_size", tape.tick_size)
         bids, asks = tape.initial_book()

@@ -38,7 +38,7 @@ class MarketMaker(Trader):
 
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
-        start = market.open_time - market.warmup_seconds
+        start = market.start_time
         phase = start + rng.uniform(0.0, self.period, self.n_owners)
         time, agents = periodic_times(phase, self.period, start, market.close_time)
         # one wake-up: a cancel, then `levels` bids and `levels` asks

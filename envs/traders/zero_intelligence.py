@@ -67,7 +67,7 @@ class ZeroIntelligence(Trader):
         n = self.n_owners
         theta = rng.normal(0.0, self.private_value_std, size=(n, 2 * self.q_max))
         self.theta = -np.sort(-theta, axis=1)  # descending: marginal value falls with holdings
-        start = market.open_time - market.warmup_seconds
+        start = market.start_time
         self.time, self.agent = poisson_times(self.arrival_rate, n, start, market.close_time, rng)
         m = len(self.time)
         self.fundamental = self.fundamental_path(self.time, start, rng)

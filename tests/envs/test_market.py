@@ -421,3 +421,27 @@ def test_owner_blocks():
     """Seats take owner ids 0..n_seats-1 and each population the next block."""
     market = Market([Noise(5), MarketMaker(2), Momentum(3)], n_seats=2, n_steps=1)
     assert market.trader_owners == [range(2, 7), range(7, 9), range(9, 12)]
+
+
+def test_day_windows_open_at_different_steps_and_replay_the_day_before():
+    """With day_steps > n_steps each reset opens a window of the day at a step drawn from the
+    session's seed; the book at the window's open is the book the full day shows then."""
+    from envs.seats import make_market
+    from envs.tapes import synthetic_tape
+    from envs.traders import light
+
+    tape = synthetic_tape(3, traders=light(), n_steps=40)
+    day = make_market(0, tape=tape)
+    window = make_market(0, tape=tape, n_steps=10)
+    assert window.day_steps == day.n_steps > 10
+    opens = set()
+    for seed in range(6):
+        window.reset(seed)
+        offset = round((window.open_time - window.day_open) / window.step_seconds)
+        opens.add(offset)
+        day.reset(seed)
+        for _ in range(offset):
+            day.step()
+        assert day.t == window.open_time
+        assert day.book.depth(50) == window.book.depth(50)
+    assert len(opens) > 1

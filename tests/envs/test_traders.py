@@ -13,7 +13,7 @@ from envs.traders.base import periodic_times, poisson_times, window
 
 def fake_market(**fields) -> SimpleNamespace:
     """The few attributes of a `Market` that a trader's `reset` / `orders` read."""
-    base = {"open_time": 100.0, "warmup_seconds": 0.0, "close_time": 200.0, "last_mid": 10_000.0}
+    base = {"open_time": 100.0, "start_time": 100.0, "close_time": 200.0, "last_mid": 10_000.0}
     return SimpleNamespace(**(base | fields))
 
 
