@@ -35,9 +35,10 @@ def make_market(
     With a ``tape`` (a `Tape`, or the path of a LOBSTER message file whose orderbook file sits
     beside it) the background is a `MarketReplay` of it, plus ``traders`` if given; the session
     opens at the tape's first message and lasts as many whole steps as the tape covers, or,
-    with a shorter ``n_steps``, each session is a window of that day drawn at reset. Without one the background is ``traders`` (default: the
-    rmsc04-sized population of `envs.traders.rmsc04`). ``extra_zi`` adds that many
-    zero-intelligence traders (the ZI perturbation). Other keywords go to `Market`.
+    with a shorter ``n_steps``, each session is a window of that day drawn at reset. Without
+    one the background is ``traders`` (default: the rmsc04-sized population of
+    `envs.traders.rmsc04`). ``extra_zi`` adds that many zero-intelligence traders (the ZI
+    perturbation). Other keywords go to `Market`.
     """
     background = list(traders) if traders is not None else ([] if tape is not None else rmsc04())
     if tape is not None:
