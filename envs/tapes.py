@@ -90,6 +90,8 @@ class Tape:
     bid price (ticks), bid size (shares); row i is the book after message i; empty levels have
     price ``EMPTY_ASK`` / ``EMPTY_BID`` and size 0.
     tick_size: dollars per tick. source: where the tape came from (the message file's path).
+    complete: the messages explain the whole book from an empty one (a recorded synthetic
+    session), so a replay of the messages alone is exact and needs no reconciliation.
 
     Tapes compare by identity (arrays have no single ``==``); compare their fields.
     """
@@ -98,6 +100,7 @@ class Tape:
     book: np.ndarray | None
     tick_size: float = 0.01
     source: str = "memory"
+    complete: bool = False
 
     def __post_init__(self) -> None:
         _tick_factor(self.tick_size)
@@ -223,6 +226,7 @@ def synthetic_tape(
         messages,
         book_snapshots(messages, levels),
         market.tick_size,
+        complete=True,
         source=f"synthetic_tape(seed={seed})",
     )
 

@@ -57,10 +57,12 @@ def _one_of(*choices: str) -> tuple[Callable[[Any], bool], str]:
 
 MARKET = {
     "population": Field(str, "rmsc04", *_one_of("rmsc04", "light")),
-    "traders": Field(list, []),
+    "traders": Field(list, []),  # explicit background (or, with tape = "synthetic", the
+    # population the day is recorded from); replaces `population`
     "tape": Field(str, ""),
     "tape_seed": Field(int, 0, _non_negative, ">= 0"),
     "n_steps": Field(int, 390, _positive, "> 0"),
+    "day_steps": Field(int, 390, _positive, "> 0 steps of a recorded synthetic day"),
     "step_seconds": Field((int, float), 60.0, _positive, "> 0 seconds"),
     "position_limit": Field(int, 1_000, _positive, "> 0 shares"),
     "fee_per_share": Field((int, float), 0.0, _non_negative, ">= 0 dollars"),
@@ -112,14 +114,36 @@ def trader_classes() -> dict[str, type]:
     return {c.__name__: c for c in (ZeroIntelligence, Noise, Momentum, MarketMaker)}
 
 
-def load_config(path: str | Path) -> dict[str, Any]:
-    """Read and check an experiment file; `ConfigError` names what is wrong and where."""
+def load_config(path: str | Path, overrides: dict | None = None) -> dict[str, Any]:
+    """Read and check an experiment file; `ConfigError` names what is wrong and where.
+
+    ``overrides`` (nested like the file, e.g. ``{"seeds": 1, "training": {"episodes": 2}}``)
+    replace values of the file before it is checked; the config then records the merged file
+    (comments dropped) as its text."""
     path = Path(path)
     try:
         text = path.read_text()
     except OSError as error:
         raise ConfigError(f"{path}: cannot read the experiment file: {error.strerror}") from None
+    if overrides:
+        import tomli_w
+
+        try:
+            text = tomli_w.dumps(_merge(tomllib.loads(text), overrides))
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(f"{path}: not valid TOML: {error}") from None
     return parse_config(text, source=str(path), base=path.parent)
+
+
+def _merge(base: dict, overrides: dict) -> dict:
+    """``base`` with ``overrides`` applied, tables merged key by key."""
+    out = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
 
 
 def parse_config(

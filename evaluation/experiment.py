@@ -60,11 +60,13 @@ def run_experiment(
     out: str | Path | None = None,
     resume: bool = False,
     figures: bool | None = None,
+    overrides: dict | None = None,
 ) -> RunOutcome:
     """Run the experiment file at ``path`` with ``executor`` into ``out`` (default: the
-    file's ``output.dir``). The config is checked before anything is written; an existing
-    run directory is only continued with ``resume``."""
-    config = load_config(path)
+    file's ``output.dir``), with ``overrides`` applied (see `load_config`). The config is
+    checked before anything is written; an existing run directory is only continued with
+    ``resume``."""
+    config = load_config(path, overrides)
     directory = Path(out or config["output"]["dir"])
     database = directory / "results.sqlite"
     if database.exists() and not resume:

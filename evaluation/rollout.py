@@ -9,6 +9,7 @@ on how many workers there were. All agents of one seed index meet the same marke
 
 from __future__ import annotations
 
+import json
 import time
 import traceback
 from collections.abc import Callable
@@ -76,9 +77,15 @@ def background(market: dict) -> list[Trader]:
 
 
 @lru_cache(maxsize=8)
-def _synthetic(seed: int, n_steps: int, step_seconds: float, population: str) -> Tape:
-    traders = light() if population == "light" else rmsc04()
-    return synthetic_tape(seed, traders=traders, n_steps=n_steps, step_seconds=step_seconds)
+def _synthetic(market_json: str) -> Tape:
+    """The synthetic day a market table records (cached per process: jobs share it)."""
+    m = json.loads(market_json)
+    return synthetic_tape(
+        m["tape_seed"],
+        traders=background(m),
+        n_steps=max(m["day_steps"], m["n_steps"]),
+        step_seconds=float(m["step_seconds"]),
+    )
 
 
 @lru_cache(maxsize=8)
@@ -106,10 +113,12 @@ def build_market(config: dict, n_seats: int, *, extra_zi: int = 0) -> Market:
             **kwargs,
         )
     if m["tape"] == "synthetic":
-        tape = _synthetic(m["tape_seed"], m["n_steps"], float(m["step_seconds"]), m["population"])
+        tape = _synthetic(json.dumps(m, sort_keys=True))
+        kwargs["n_steps"] = m["n_steps"]
     else:
         tape = _file_tape(m["tape"])
-    traders = background(m) if m["traders"] else []
+        kwargs["n_steps"] = m["n_steps"]
+    traders = background(m) if m["traders"] and m["tape"] != "synthetic" else []
     return make_market(n_seats, traders=traders, tape=tape, extra_zi=extra_zi, **kwargs)
 
 

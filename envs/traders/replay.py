@@ -34,7 +34,8 @@ class MarketReplay(Trader):
       at that price (or better) trade first;
     - 5 hidden execution, 6 cross trade, 7 halt: no change to the visible book.
 
-    With ``reconcile`` (default: when the tape has orderbook rows) the replay then adjusts
+    With ``reconcile`` (default: when the tape has orderbook rows its messages cannot fully
+    explain, i.e. a file rather than a recorded synthetic session) the replay then adjusts
     its own resting volume so that the book's top levels equal the tape's row after that
     message: messages of a level-L file cannot explain volume that enters the top L levels
     from deeper in the book. ``added`` and ``removed`` count the shares this took.
@@ -44,7 +45,9 @@ class MarketReplay(Trader):
         if reconcile and tape.book is None:
             raise ValueError(f"reconcile=True needs a tape with orderbook rows ({tape.source})")
         self.tape = tape
-        self.reconcile = tape.book is not None if reconcile is None else reconcile
+        if reconcile is None:  # needed where the messages cannot explain the book's levels
+            reconcile = tape.book is not None and not tape.complete
+        self.reconcile = reconcile
         messages = tape.messages
         self.time = messages["time"]
         self._rows = list(
