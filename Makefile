@@ -6,7 +6,7 @@ CONFIG ?= configs/quickstart.toml
 # A local CPU wheel on these machines; any other torch spec pulls the CUDA build.
 TORCH := torch==2.13.0
 
-.PHONY: run test bench lint clean
+.PHONY: run test bench lint reproduce clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,9 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest
+
+reproduce: $(VENV)/.installed
+	$(BIN)/tradearena reproduce
 
 bench: $(VENV)/.installed
 	@for b in bench/*.py; do $(BIN)/python $$b || exit 1; done

@@ -4,9 +4,9 @@
 `risk_update` is the RAQL rule over an ensemble of k tables (`agents.ensembles.RiskTables`);
 RAQL, Q-learning-with-a-utility and every ensemble learner go through it, so that an ensemble
 of one table and the single-table learner agree to the bit. `risk_row` is Qbar - lam * var
-(or + lam * var) at one state. Utility kinds: 0 identity, 1 exponential (``p`` = beta,
-``clip`` bounds beta * x), 2 piecewise linear (``p`` = kappa). Step-size kinds: 0 constant
-(``p``), 1 1/n, 2 1/n**p, 3 1/(1 + p n).
+(or + lam * var) at one state, `risk_argmax` its greedy action. Utility kinds: 0 identity,
+1 exponential (``p`` = beta, ``clip`` bounds beta * x), 2 piecewise linear (``p`` = kappa).
+Step-size kinds: 0 constant (``p``), 1 1/n, 2 1/n**p, 3 1/(1 + p n).
 """
 
 import numpy as np
@@ -44,17 +44,26 @@ def risk_update(
     double sp,
     double[:, ::1] v_ref=None,
     double[:, :, ::1] ttilde=None,
+    Py_ssize_t fixed=-1,
+    double w_max=1.0,
+    double w_fixed=0.0,
 ):
     """Update table i ``counts[i]`` times at (s, a); return the number of clipped utilities.
 
     d_i = r + g * max Q_i(s2, .) - Q_i(s, a) (recentered by ``v_ref``, ``ttilde`` if given:
     target - (r + g * v_ref[i, s2]) + ttilde[i, s, a]); Q_i(s, a) += alpha(N_i(s, a)) * u(d_i).
+    With an action ``fixed`` >= 0 the bootstrap value is the mixture
+    ``w_max * max Q_i(s2, .) + w_fixed * Q_i(s2, fixed)`` (probabilistic action-robust
+    target of `agents.tabular.ra3q.RA3Q`); ``fixed`` < 0 (default): ``max Q_i(s2, .)``.
     """
     cdef Py_ssize_t k = q.shape[0], n_actions = q.shape[2], i, b
     cdef long long m, j, n
     cdef double best, target, d, z, ud
     cdef int clipped = 0
     cdef bint recenter = v_ref is not None
+    cdef bint mixed = fixed >= 0
+    if mixed and fixed >= n_actions:
+        raise IndexError(f"fixed action {fixed} out of range for {n_actions} actions")
     for i in range(k):
         m = counts[i]
         for j in range(m):
@@ -62,6 +71,8 @@ def risk_update(
             for b in range(1, n_actions):
                 if q[i, s2, b] > best:
                     best = q[i, s2, b]
+            if mixed:
+                best = w_max * best + w_fixed * q[i, s2, fixed]
             target = r + g * best
             if recenter:
                 target = target - (r + g * v_ref[i, s2]) + ttilde[i, s, a]
@@ -100,3 +111,25 @@ def risk_row(double[:, :, ::1] q, Py_ssize_t s, double lam, bint seeking=False):
             var = var / (k - 1)
         out[b] = mean + lam * var if seeking else mean - lam * var
     return out
+
+
+def risk_argmax(double[:, :, ::1] q, Py_ssize_t s, double lam, bint seeking=False):
+    """The greedy action on `risk_row` ``(q, s, lam, seeking)``; ties to the lowest index."""
+    cdef Py_ssize_t k = q.shape[0], n_actions = q.shape[2], i, b, arg = 0
+    cdef double total, mean, dev, var, value, best = 0.0
+    for b in range(n_actions):
+        total = 0.0
+        for i in range(k):
+            total = total + q[i, s, b]
+        mean = total / k
+        var = 0.0
+        if k > 1:
+            for i in range(k):
+                dev = q[i, s, b] - mean
+                var = var + dev * dev
+            var = var / (k - 1)
+        value = mean + lam * var if seeking else mean - lam * var
+        if b == 0 or value > best:
+            best = value
+            arg = b
+    return arg

@@ -141,7 +141,9 @@ class RiskTables:
     ``Q_i(s, a) += alpha(N_i(s, a)) * (u(d_i) - x0)`` (building blocks 1 and 2). With a
     recentering ``(v_ref, ttilde, filled)``, where ``filled[s, a]`` the target becomes
     ``[r + gamma max Q_i(s')] - [r + gamma v_ref_i(s')] + ttilde_i(s, a)`` (building block 3,
-    utility applied to the recentered TD error: RA2.1-Q).
+    utility applied to the recentered TD error: RA2.1-Q). With a ``mix`` ``(b, w_max, w_b)``
+    the bootstrap value ``max Q_i(s', .)`` becomes ``w_max * max Q_i(s', .) + w_b * Q_i(s', b)``
+    (the probabilistic action-robust target of RA3-Q, building block 4).
     """
 
     def __init__(
@@ -170,6 +172,7 @@ class RiskTables:
         terminated: bool,
         counts: np.ndarray,
         recenter: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+        mix: tuple[int, float, float] | None = None,
     ) -> None:
         """Apply the rule ``counts[i]`` times to table i (compiled: `risk_update`)."""
         u = self.utility
@@ -180,8 +183,10 @@ class RiskTables:
             v_ref, ttilde = recenter[0], recenter[1]
         else:
             v_ref = ttilde = None
+        fixed, w_max, w_fixed = (-1, 1.0, 0.0) if mix is None else mix
         clipped = risk_update(
-            self.q, self.visits, s, a, r, s2, g, counts, ukind, up, clip, skind, sp, v_ref, ttilde
+            *(self.q, self.visits, s, a, r, s2, g, counts, ukind, up, clip, skind, sp),
+            *(v_ref, ttilde, fixed, w_max, w_fixed),
         )
         if clipped:
             u.clipped += clipped

@@ -63,6 +63,26 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.set_defaults(func=run_command)
 
+    reproduce = commands.add_parser(
+        "reproduce",
+        help="run the source text's three experiments and write docs/results.md",
+        description="Run configs/paper_sharpe.toml, paper_sharpe_lobster.toml (when its data "
+        "file is there), paper_robustness.toml and paper_egta.toml into RUNS/paper_* (resuming "
+        "finished jobs), then write DOCS/results.md and its figures from those runs.",
+    )
+    reproduce.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        help="multiply seeds and episodes (e.g. 4 on a cluster; default 1)",
+    )
+    reproduce.add_argument("--executor", choices=("ray", "local"), default="ray")
+    reproduce.add_argument("--workers", type=int, default=None)
+    reproduce.add_argument("--address", default=None)
+    reproduce.add_argument("--runs", default="runs", help="where the run directories go")
+    reproduce.add_argument("--docs", default="docs", help="where results.md goes")
+    reproduce.set_defaults(func=reproduce_command)
+
     plot = commands.add_parser("plot", help="draw every figure a run directory supports")
     plot.add_argument("run_dir", help="a run directory (holds config.toml and results.sqlite)")
     plot.set_defaults(func=plot_command)
@@ -175,6 +195,25 @@ def format_summary(summary) -> str:
 
         lines.append(pd.DataFrame(columns).to_string())
     return "\n".join(lines)
+
+
+def reproduce_command(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from evaluation.parallel import make_executor
+    from evaluation.reproduce import reproduce
+
+    if args.scale <= 0:
+        raise ValueError(f"--scale must be > 0, got {args.scale}")
+    executor = make_executor(args.executor, workers=args.workers, address=args.address)
+    try:
+        report = reproduce(executor, runs=Path(args.runs), docs=Path(args.docs), scale=args.scale)
+    finally:
+        close = getattr(executor, "close", None)
+        if close is not None:
+            close()
+    print(f"report: {report}")
+    return 0
 
 
 def plot_command(args: argparse.Namespace) -> int:

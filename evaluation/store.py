@@ -43,7 +43,7 @@ CREATE TABLE IF NOT EXISTS episodes (
     trades INTEGER NOT NULL,
     inventory INTEGER NOT NULL,
     steps INTEGER NOT NULL,
-    PRIMARY KEY (job_id, seat, phase, condition, episode)
+    PRIMARY KEY (job_id, agent, seat, phase, condition, episode)
 );
 """
 
@@ -213,7 +213,7 @@ class Store:
                    e.reward, e.pnl, e.trades, e.inventory, e.steps
             FROM episodes AS e JOIN jobs AS j USING (job_id)
             {where}
-            ORDER BY e.job_id, e.seat, e.phase, e.condition, e.episode
+            ORDER BY e.job_id, e.agent, e.seat, e.phase, e.condition, e.episode
             """,
             params,
         ).fetchall()

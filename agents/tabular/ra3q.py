@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from agents._kernels import risk_row
+from agents._kernels import risk_argmax, risk_row
 from agents.base import Agent, make_rng
 from agents.ensembles import AdversarialPair, RiskTables, poisson_masks
 from agents.schedules import EpsilonGreedy
@@ -62,6 +62,22 @@ class RA3Q(TabularAgent):
     protagonist's, and the seat's transitions train the adversary through
     `update_adversary`. ``None``: no adversary (RA2-Q exactly). `adversary_policy` gives
     the adversary as a policy object for an evaluation.
+
+    ``robust_target`` (default True; used in ``"takeover"`` mode with ``p_adv`` > 0, ignored
+    otherwise): the TD targets are those of the probabilistic action-robust MDP of Tessler,
+    Efroni and Mannor (2019, "Action Robust Reinforcement Learning", PR-MDP), whose executed
+    policy at s' is the protagonist's with probability 1 - p_adv and the adversary's with
+    probability p_adv. Per table i, the protagonist bootstraps from
+    ``(1 - p_adv) * max_b Q_P,i(s', b) + p_adv * Q_P,i(s', a_A(s'))`` with a_A(s') the
+    adversary's greedy action on Qbar_A + lam_A var_A, and the adversary (reward -r) from
+    ``(1 - p_adv) * Q_A,i(s', a_P(s')) + p_adv * max_b Q_A,i(s', b)`` with a_P(s') the
+    protagonist's greedy action on Qbar_P - lam var_P (greedy: ties to the lowest index; no
+    exploration in the target). Each table keeps its own max, as in RA2-Q, so that the
+    rule with p_adv = 0 is RA2-Q's bit for bit (the mixture is then not computed at all).
+    With ``robust_target=False`` both learners bootstrap from ``max_b Q_i(s', b)``: the
+    take-over then changes which transitions they see, not their fixed points. The source
+    text names the pairing but not the target: this is this project's choice where the
+    source text is silent.
     """
 
     name = "ra3q"
@@ -90,6 +106,7 @@ class RA3Q(TabularAgent):
         adversary_lam: float = 1.0,
         adversary_exploration: float | tuple = 0.1,
         protagonist_learns_all: bool = False,
+        robust_target: bool = True,
         **params: Any,
     ) -> None:
         super().__init__(**params)
@@ -109,6 +126,10 @@ class RA3Q(TabularAgent):
         self.adversary_exploration = adversary_exploration
         self.adversary_greedy = EpsilonGreedy(self.n_actions, adversary_exploration)
         self.adversary_acted = False
+        self.robust_target = bool(robust_target)
+        robust = robust_target and adversary_mode == "takeover" and p_adv > 0.0
+        self.target_p_adv = float(p_adv) if robust else 0.0
+        """The take-over probability in the TD targets (0.0: plain max targets)."""
 
     @property
     def q(self) -> np.ndarray:
@@ -145,12 +166,21 @@ class RA3Q(TabularAgent):
     ) -> None:
         s, a, s2 = self.index(obs), int(action), self.index(next_obs)
         r = reward * self.reward_scale
+        robust = self.target_p_adv > 0.0 and not terminated
+        p = self.target_p_adv
         if self.adversary_acted:
             counts = poisson_masks(self.rng, self.k, self.masks)
-            self.adversary.update(s, a, -r, s2, terminated, counts)
+            mix = None
+            if robust:
+                mix = (risk_argmax(self.tables.q, s2, self.lam), p, 1.0 - p)
+            self.adversary.update(s, a, -r, s2, terminated, counts, mix=mix)
         if not self.adversary_acted or self.protagonist_learns_all:
             counts = poisson_masks(self.rng, self.k, self.masks)
-            self.tables.update(s, a, r, s2, terminated, counts)
+            mix = None
+            if robust:
+                a_adv = risk_argmax(self.adversary.q, s2, self.adversary_lam, True)
+                mix = (a_adv, 1.0 - p, p)
+            self.tables.update(s, a, r, s2, terminated, counts, mix=mix)
         self.adversary_acted = False
 
     def update_adversary(

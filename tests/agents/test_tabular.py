@@ -87,6 +87,7 @@ EXP = {"name": "exponential", "beta": -0.3}
         ),
         (("ra3q", {"adversary_mode": None, "k": 4}), ("ra2q", {"k": 4}), None),
         (("ra3q", {"p_adv": 0.0, "k": 4}), ("ra2q", {"k": 4}), None),
+        (("ra3q", {"adversary_mode": "trader", "k": 4}), ("ra2q", {"k": 4}), None),
     ],
 )
 def test_exact_reductions(reduced, reference, table):
@@ -96,6 +97,78 @@ def test_exact_reductions(reduced, reference, table):
     q_a = a.q if table is None else a.q[table]
     assert np.array_equal(q_a, b.q)
     assert np.count_nonzero(b.q) > 10
+
+
+def test_risk_argmax_is_argmax_of_risk_row():
+    from agents._kernels import risk_argmax, risk_row
+
+    rng = np.random.default_rng(3)
+    for k in (1, 4):
+        q = rng.normal(size=(k, 5, 4))
+        q[:, 4] = 0.0  # all tied: lowest index
+        for s in range(5):
+            for seeking in (False, True):
+                expected = int(np.argmax(risk_row(q, s, 0.7, seeking)))
+                assert risk_argmax(q, s, 0.7, seeking) == expected
+
+
+@pytest.mark.parametrize("robust_target", [True, False])
+@pytest.mark.parametrize("adversary_acted", [False, True])
+def test_ra3q_probabilistic_action_robust_targets(robust_target, adversary_acted):
+    """One update against the PR-MDP targets of Tessler et al. (2019), identity utility."""
+    p, gamma, alpha = 0.3, 0.9, 0.5
+    agent = agents.make(
+        "ra3q",
+        n_states=4,
+        n_actions=3,
+        gamma=gamma,
+        k=3,
+        lam=0.5,
+        adversary_lam=0.5,
+        masks=False,
+        utility="identity",
+        adversary_utility="identity",
+        learning_rate=alpha,
+        p_adv=p,
+        robust_target=robust_target,
+        seed=0,
+    )
+    rng = np.random.default_rng(12)
+    agent.tables.q[:] = rng.normal(size=agent.tables.q.shape)
+    agent.adversary.q[:] = rng.normal(size=agent.adversary.q.shape)
+    q_p, q_a = agent.tables.q.copy(), agent.adversary.q.copy()
+    a_p = int(np.argmax(agent.values(2)))  # greedy actions at s' = 2
+    a_a = int(np.argmax(agent.adversary_values(2)))
+    # on this draw the mixture matters: no table's own max is at the other learner's action
+    assert (q_p[:, 2].argmax(axis=1) != a_a).all() and (q_a[:, 2].argmax(axis=1) != a_p).all()
+    agent.adversary_acted = adversary_acted
+    agent.update(1, 0, 2.0, 2, False, False)
+    if adversary_acted:  # reward -r, executed policy at s': P w.p. 1 - p, A w.p. p
+        boot = q_a[:, 2].max(axis=1)
+        if robust_target:
+            boot = (1 - p) * q_a[:, 2, a_p] + p * boot
+        old, learner, expected = q_a, agent.adversary.q, -2.0 + gamma * boot
+        untouched, before = agent.q, q_p
+    else:
+        boot = q_p[:, 2].max(axis=1)
+        if robust_target:
+            boot = (1 - p) * boot + p * q_p[:, 2, a_a]
+        old, learner, expected = q_p, agent.q, 2.0 + gamma * boot
+        untouched, before = agent.adversary.q, q_a
+    np.testing.assert_allclose(learner[:, 1, 0], old[:, 1, 0] + alpha * (expected - old[:, 1, 0]))
+    changed = np.zeros(old.shape, dtype=bool)
+    changed[:, 1, 0] = True
+    assert np.array_equal(learner[~changed], old[~changed])
+    assert np.array_equal(untouched, before)
+
+
+def test_ra3q_robust_target_not_bootstrapped_at_termination():
+    params = {"n_states": 3, "n_actions": 2, "gamma": 0.9, "k": 2, "masks": False, "seed": 0}
+    a, b = (agents.make("ra3q", robust_target=rt, **params) for rt in (True, False))
+    for agent in (a, b):
+        agent.adversary.q[:] = np.arange(12.0).reshape(2, 3, 2)
+        agent.update(0, 1, -1.0, 2, True, False)
+    assert np.array_equal(a.q, b.q)
 
 
 class RandomMDP:

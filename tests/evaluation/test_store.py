@@ -155,7 +155,7 @@ def test_empty_store_gives_typed_empty_frames(store: Store) -> None:
             steps=st.integers(0, 2**31),
         ),
         max_size=20,
-        unique_by=lambda r: (r.seat, r.phase, r.condition, r.episode),
+        unique_by=lambda r: (r.agent, r.seat, r.phase, r.condition, r.episode),
     )
 )
 def test_any_records_round_trip_exactly(records: list[EpisodeRecord]) -> None:
@@ -163,7 +163,7 @@ def test_any_records_round_trip_exactly(records: list[EpisodeRecord]) -> None:
         store.record(JobResult("job", seed=7, records=tuple(records), seconds=1.25))
         stored = store.episodes().drop(columns=["job_id", "seed"])
     back = [EpisodeRecord(**row) for row in stored.to_dict("records")]
-    assert sorted(back, key=lambda r: (r.seat, r.phase, r.condition, r.episode)) == back
+    assert sorted(back, key=lambda r: (r.agent, r.seat, r.phase, r.condition, r.episode)) == back
     assert set(back) == set(records)
     assert len(back) == len(records)
 

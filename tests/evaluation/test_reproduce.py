@@ -1,0 +1,45 @@
+"""A smoke version of each paper config runs, and docs/results.md is written from the runs."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from evaluation.parallel import LocalExecutor
+from evaluation.reproduce import EXPERIMENTS, reproduce
+
+SMOKE = {
+    "seeds": 2,
+    "training": {"episodes": 2},
+    "testing": {"episodes": 3},
+    "market": {"n_steps": 5, "day_steps": 15},
+    "tournament": {"players": 2},
+}
+
+
+def test_paper_configs_run_and_the_report_quotes_the_runs(tmp_path):
+    """Every non-optional paper config runs (tiny); the report's numbers are the runs'."""
+    experiments = tuple(e for e in EXPERIMENTS if not e.optional)
+    report = reproduce(
+        LocalExecutor(progress=False),
+        runs=tmp_path / "runs",
+        docs=tmp_path / "docs",
+        overrides=SMOKE,
+        experiments=experiments,
+    )
+    text = report.read_text()
+    for heading in (
+        "Experiment 1: Sharpe comparison",
+        "Experiment 2: robustness",
+        "Experiment 3: empirical game",
+        "Replay of a real LOBSTER day\n\nSkipped",
+    ):
+        assert heading in text
+    summary = pd.read_csv(tmp_path / "runs" / "paper_sharpe" / "summary.csv")
+    for _, row in summary.iterrows():
+        assert f"| {row['agent']} | {row['sharpe']:.3f} [" in text
+    robustness = pd.read_csv(tmp_path / "runs" / "paper_robustness" / "summary.csv")
+    assert set(robustness["condition"]) == {"clean", "adversary", "takeover", "zi"}
+    assert "| adversary |" in text and "0.5269" in text and "1.0692" in text
+    assert text.count("held** here") + text.count("did not hold** here") == 3
+    figures = {p.name for p in (tmp_path / "docs" / "figures").iterdir()}
+    assert {"sharpe_sharpe.png", "egta_dynamics.png", "egta_dynamics_pnl.png"} <= figures
