@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from envs.features import Discretizer
-from envs.seats import SeatedMarket, make_market
-from envs.tapes import Tape
-from envs.traders import Trader
+from envs.seats import seated_market
 
 __all__ = ["MarketParallelEnv"]
 
@@ -33,8 +28,11 @@ class MarketParallelEnv(ParallelEnv):
       with probability p each step; its reward is minus seat_0's and ``infos["seat_0"]
       ["taken_over"]`` says when it acted.
 
-    ``MarketParallelEnv()`` is a synthetic market with two learner seats. Other keywords as
-    for `TradingEnv` (background, observation, actions, market settings).
+    ``MarketParallelEnv()`` is a synthetic market with two learner seats. ``options`` are the
+    keywords of `TradingEnv` for the background (``traders``, ``tape``, ``extra_zi``), the
+    seats' view (``observation``, ``actions``, ``order_size``, ``reward_scale``, ``windows``,
+    ``depth_levels``, ``discretizer``) and the `Market` (``n_steps``, ``step_seconds``, ...);
+    see `envs.seats.seated_market`.
     """
 
     metadata = {"name": "tradearena_market_v0", "render_modes": [], "render_fps": 1}
@@ -43,19 +41,9 @@ class MarketParallelEnv(ParallelEnv):
         self,
         n_seats: int = 2,
         *,
-        traders: Sequence[Trader] | None = None,
-        tape: Tape | str | Path | None = None,
-        extra_zi: int = 0,
-        observation: str | Sequence[str] = "features",
-        actions: str = "trade",
-        order_size: int = 100,
-        reward_scale: float = 1.0,
-        windows: Sequence[int] = (1, 5, 15),
-        depth_levels: int = 5,
-        discretizer: Discretizer | None = None,
         opposes: dict[str, str] | None = None,
         takeover: tuple[str, float] | None = None,
-        **market_kwargs: Any,
+        **options: Any,
     ) -> None:
         if n_seats < 1:
             raise ValueError(f"n_seats must be >= 1, got {n_seats}")
@@ -69,21 +57,7 @@ class MarketParallelEnv(ParallelEnv):
 
         opposes = {seat(a, "opposes"): seat(b, "opposes") for a, b in (opposes or {}).items()}
         takeover_seat = None if takeover is None else (seat(takeover[0], "takeover"), takeover[1])
-        market = make_market(
-            n_seats, traders=traders, tape=tape, extra_zi=extra_zi, **market_kwargs
-        )
-        self.core = SeatedMarket(
-            market,
-            observation=observation,
-            actions=actions,
-            order_size=order_size,
-            reward_scale=reward_scale,
-            windows=windows,
-            depth_levels=depth_levels,
-            discretizer=discretizer,
-            opposes=opposes,
-            takeover=takeover_seat,
-        )
+        self.core = seated_market(n_seats, opposes=opposes, takeover=takeover_seat, **options)
         self.possible_agents = seats + (["adversary"] if takeover is not None else [])
         self.agents: list[str] = []
         self._np_random: np.random.Generator | None = None

@@ -19,7 +19,7 @@ from envs.market import Market
 from envs.tapes import Tape, load_lobster, synthetic_tape
 from envs.traders import MarketReplay, Trader, ZeroIntelligence, rmsc04
 
-__all__ = ["SeatedMarket", "make_market"]
+__all__ = ["SeatedMarket", "make_market", "seated_market"]
 
 
 def make_market(
@@ -60,6 +60,41 @@ def make_market(
         r_bar = market_kwargs.get("initial_price", 10_000)
         background.append(ZeroIntelligence(extra_zi, r_bar=r_bar))
     return Market(background, n_seats=n_seats, **market_kwargs)
+
+
+def seated_market(
+    n_seats: int,
+    *,
+    traders: Sequence[Trader] | None = None,
+    tape: Tape | str | Path | None = None,
+    extra_zi: int = 0,
+    observation: str | Sequence[str] = "features",
+    actions: str = "trade",
+    order_size: int = 100,
+    reward_scale: float = 1.0,
+    windows: Sequence[int] = (1, 5, 15),
+    depth_levels: int = 5,
+    discretizer: Discretizer | None = None,
+    opposes: dict[int, int] | None = None,
+    takeover: tuple[int, float] | None = None,
+    **market_kwargs,
+) -> SeatedMarket:
+    """`make_market` (background, tape, ZI perturbation, `Market` keywords) seen through a
+    `SeatedMarket` (observations, actions, rewards, adversaries): what both environments
+    are built on."""
+    market = make_market(n_seats, traders=traders, tape=tape, extra_zi=extra_zi, **market_kwargs)
+    return SeatedMarket(
+        market,
+        observation=observation,
+        actions=actions,
+        order_size=order_size,
+        reward_scale=reward_scale,
+        windows=windows,
+        depth_levels=depth_levels,
+        discretizer=discretizer,
+        opposes=opposes,
+        takeover=takeover,
+    )
 
 
 def load_tape(tape: Tape | str | Path) -> Tape:

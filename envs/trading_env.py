@@ -9,7 +9,7 @@ from typing import Any
 import gymnasium as gym
 
 from envs.features import Discretizer
-from envs.seats import SeatedMarket, default_tape, make_market
+from envs.seats import default_tape, seated_market
 from envs.tapes import Tape
 from envs.traders import Trader
 
@@ -114,11 +114,11 @@ class TradingEnv(gym.Env):
         self.adversary, self.adversary_mode = adversary, adversary_mode
         trader_seat = adversary is not None and adversary_mode == "trader"
         n_seats = 1 + len(self.opponents) + trader_seat
-        market = make_market(
-            n_seats, traders=traders, tape=tape, extra_zi=extra_zi, **market_kwargs
-        )
-        self.core = SeatedMarket(
-            market,
+        self.core = seated_market(
+            n_seats,
+            traders=traders,
+            tape=tape,
+            extra_zi=extra_zi,
             observation=observation,
             actions=actions,
             order_size=order_size,
@@ -128,6 +128,7 @@ class TradingEnv(gym.Env):
             discretizer=discretizer,
             opposes={n_seats - 1: 0} if trader_seat else None,
             takeover=(0, adversary_p) if adversary is not None and not trader_seat else None,
+            **market_kwargs,
         )
         self.action_space = self.core.action_space
         self.observation_space = self.core.observation_spaces[0]
