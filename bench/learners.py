@@ -9,17 +9,11 @@ compiled (``agents/_kernels.pyx``): build it first with ``python setup.py build_
 from __future__ import annotations
 
 import json
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-# This file is named like the package: drop its own folder from the path so that
-# ``import agents`` finds the package, not this script.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent.resolve()]
-
-import agents  # noqa: E402
+import agents
 
 N_STATES, N_ACTIONS = 54, 3
 PARAMS = {"ra2q": {"k": 10}, "ra21q": {"k": 10}, "ra3q": {"k": 10}}
