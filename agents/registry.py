@@ -32,6 +32,11 @@ BUILTIN = {
     "ra21q": "agents.tabular.ra21q:RA21Q",
     "ra3q": "agents.tabular.ra3q:RA3Q",
     "ra3q_minimax": "agents.tabular.ra3q_minimax:RA3QMinimax",
+    "dqn": "agents.deep.dqn:DQN",
+    "averaged_dqn": "agents.deep.averaged_dqn:AveragedDQN",
+    "deep_raql": "agents.deep.raql:DeepRAQL",
+    "deep_ra2q": "agents.deep.ra2q:DeepRA2Q",
+    "deep_ra3q": "agents.deep.ra3q:DeepRA3Q",
 }
 """Built-in registry ids and where their classes live."""
 

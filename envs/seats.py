@@ -48,7 +48,7 @@ def make_market(
         step = market_kwargs.get("step_seconds", 60.0)
         day = max(int((last - math.floor(first)) // step), 1)
         market_kwargs.setdefault("open_time", math.floor(first))
-        market_kwargs.setdefault("n_steps", day)
+        market_kwargs["n_steps"] = min(market_kwargs.get("n_steps", day), day)
         if market_kwargs["n_steps"] < day:
             market_kwargs.setdefault("day_steps", day)  # episodes are windows of the day
         market_kwargs.setdefault("warmup_seconds", 0.0)

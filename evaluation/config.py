@@ -214,7 +214,7 @@ def _check_semantics(config: dict, where: _Locator, base: Path) -> None:
     import agents
 
     if not config["agents"]:
-        raise where.error(("agents",), "an experiment needs at least one [[agents]] table")
+        raise where.error(("kind",), "an experiment needs at least one [[agents]] table")
     labels = []
     for i, spec in enumerate(config["agents"]):
         try:
@@ -223,8 +223,11 @@ def _check_semantics(config: dict, where: _Locator, base: Path) -> None:
             raise where.error(("agents", i, "id"), str(error)) from None
         _check_agent_builds(spec, config["market"], ("agents", i, "params"), where)
         labels.append(spec["label"])
-    if len(set(labels)) != len(labels):
-        raise where.error(("agents",), f"agent labels must be distinct, got {labels}")
+    for i, label in enumerate(labels):
+        if label in labels[:i]:
+            raise where.error(
+                ("agents", i, "label"), f"agent labels must be distinct, got {labels}"
+            )
 
     market = config["market"]
     classes = trader_classes()
@@ -246,13 +249,13 @@ def _check_semantics(config: dict, where: _Locator, base: Path) -> None:
     kind = config["kind"]
     if config["perturbations"] and kind != "robustness":
         raise where.error(
-            ("perturbations",), f"perturbations belong to kind 'robustness', not {kind!r}"
+            ("perturbations", 0), f"perturbations belong to kind 'robustness', not {kind!r}"
         )
     if kind == "tournament" and len(config["agents"]) < 2:
-        raise where.error(("agents",), "a tournament needs at least two strategies ([[agents]])")
+        raise where.error(("kind",), "a tournament needs at least two strategies ([[agents]])")
     if kind == "robustness":
         if not config["perturbations"]:
-            raise where.error(("perturbations",), "a robustness experiment needs [[perturbations]]")
+            raise where.error(("kind",), "a robustness experiment needs [[perturbations]]")
         for i, p in enumerate(config["perturbations"]):
             if p["type"] == "adversary":
                 sources = [s["label"] for s in config["agents"] if _has_adversary(s["id"])]

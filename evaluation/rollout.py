@@ -146,18 +146,15 @@ def build_agent(
 ) -> Agent:
     """An agent from its config table, given the seat's spaces and a seed (`agents.make`
     passes them to agents that take them)."""
-    try:
-        return agents.make(
-            spec["id"],
-            **{
-                "observation_space": observation_space,
-                "action_space": action_space,
-                "seed": seed,
-                **spec["params"],
-            },
-        )
-    except ValueError as error:
-        raise ValueError(f"agent {spec['label']!r}: {error}") from None
+    return agents.make(
+        spec["id"],
+        **{
+            "observation_space": observation_space,
+            "action_space": action_space,
+            "seed": seed,
+            **spec["params"],
+        },
+    )
 
 
 def seated(config: dict, market: Market, kinds: list[str], **adversaries: Any) -> SeatedMarket:

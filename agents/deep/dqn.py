@@ -1,0 +1,489 @@
+"""DQN (Mnih et al. 2015) on a torso of `agents.deep.encoders`, shaped like SB3's ``dqn.py``.
+
+The loop, one call each: `DQN.act` (epsilon-greedy), `DQN.update` (store the transition;
+every ``train_freq`` steps after ``learning_starts``, ``gradient_steps`` minibatch updates;
+every ``target_update_interval`` steps, sync the target). One TD update on a minibatch::
+
+    y    = r + gamma * (1 - terminated) * max_a' Q_target(s', a')
+    loss = mean Huber(Q(s, a) - y)                        (delta 1, SB3's smooth_l1_loss)
+    theta <- Adam(theta, grad loss clipped to norm max_grad_norm)
+
+`DQN` is also the base of the other deep learners: the Q-network has ``n_heads`` heads
+(output (B, k, A)), the greedy policy maximises `risk_values` over the heads, and subclasses
+change `_bootstrap` (the max_a' term), `_regression_target` (what Q(s, a) is regressed on) and
+`_sync_target`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from agents.base import Agent, check_keys
+from agents.deep.buffers import ReplayBuffer, ReplaySamples
+from agents.deep.encoders import make_torso
+from agents.deep.risk import risk_values
+from agents.schedules import linear_schedule
+from envs.features import feature_space
+
+__all__ = ["DQN", "QNetwork", "module_state", "load_module_state", "resolve_device"]
+
+
+class QNetwork(nn.Module):
+    """torso + Linear(out_features, n_heads * n_actions): (B, *obs_shape) -> (B, n_heads, A)."""
+
+    def __init__(self, torso: nn.Module, n_actions: int, n_heads: int = 1) -> None:
+        super().__init__()
+        self.torso = torso
+        self.head = nn.Linear(torso.out_features, n_heads * n_actions)
+        self.n_heads, self.n_actions = n_heads, n_actions
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.torso(x)).view(-1, self.n_heads, self.n_actions)
+
+
+def resolve_device(device: str | torch.device) -> torch.device:
+    """``"auto"``: cuda if available, else cpu; anything else as `torch.device`."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def module_state(prefix: str, module: nn.Module) -> dict[str, np.ndarray]:
+    """``{prefix + name: array}`` for the module's parameters and buffers (copies, on cpu)."""
+    return {prefix + k: v.detach().cpu().numpy().copy() for k, v in module.state_dict().items()}
+
+
+def load_module_state(module: nn.Module, state: Mapping[str, Any], prefix: str) -> None:
+    """Load `module_state` arrays into ``module``; ValueError naming a key of the wrong shape."""
+    tensors = {}
+    for name, current in module.state_dict().items():
+        value = torch.as_tensor(np.asarray(state[prefix + name]))
+        if value.shape != current.shape:
+            raise ValueError(
+                f"state_dict[{prefix + name!r}] has shape {tuple(value.shape)}, "
+                f"expected {tuple(current.shape)}"
+            )
+        tensors[name] = value
+    module.load_state_dict(tensors)
+
+
+def adam_state(optimizer: torch.optim.Adam, prefix: str = "optimizer.") -> dict[str, np.ndarray]:
+    """Adam's moments flattened over all parameters (P,) and its step count per tensor (T,);
+    empty arrays before the first step."""
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    states = [optimizer.state.get(p, {}) for p in params]
+    if not all(states):
+        empty = np.zeros(0, dtype=np.float32)
+        return {prefix + k: empty.copy() for k in ("exp_avg", "exp_avg_sq", "step")}
+    flat = {
+        k: torch.cat([s[k].detach().reshape(-1).cpu() for s in states]).numpy()
+        for k in ("exp_avg", "exp_avg_sq")
+    }
+    step = np.array([float(s["step"]) for s in states], dtype=np.float32)
+    return {
+        prefix + "exp_avg": flat["exp_avg"],
+        prefix + "exp_avg_sq": flat["exp_avg_sq"],
+        prefix + "step": step,
+    }
+
+
+def load_adam_state(
+    optimizer: torch.optim.Adam, state: Mapping[str, Any], prefix: str = "optimizer."
+) -> None:
+    """Restore `adam_state` arrays; ValueError if their sizes do not fit the parameters."""
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    exp_avg, exp_avg_sq, step = (
+        np.asarray(state[prefix + k], dtype=np.float32) for k in ("exp_avg", "exp_avg_sq", "step")
+    )
+    optimizer.state.clear()
+    if step.size == 0:
+        return
+    total = sum(p.numel() for p in params)
+    if exp_avg.shape != (total,) or exp_avg_sq.shape != (total,) or step.shape != (len(params),):
+        raise ValueError(
+            f"state_dict[{prefix!r}*]: Adam state of sizes {exp_avg.shape}, {exp_avg_sq.shape}, "
+            f"{step.shape} does not fit {len(params)} tensors of {total} parameters"
+        )
+    offset = 0
+    for p, n_steps in zip(params, step):
+        n = p.numel()
+        optimizer.state[p] = {
+            "step": torch.tensor(float(n_steps), dtype=torch.float32),
+            "exp_avg": torch.from_numpy(exp_avg[offset : offset + n].copy()).view_as(p).to(p),
+            "exp_avg_sq": torch.from_numpy(exp_avg_sq[offset : offset + n].copy()).view_as(p).to(p),
+        }
+        offset += n
+
+
+def _shapes(
+    obs_shape: tuple[int, ...] | None,
+    n_actions: int | None,
+    observation_space: gym.Space | None,
+    action_space: gym.Space | None,
+) -> tuple[tuple[int, ...], int]:
+    """(obs_shape, n_actions) from explicit sizes, spaces, or the default market features."""
+    if obs_shape is None:
+        space = observation_space if observation_space is not None else feature_space()
+        if not isinstance(space, gym.spaces.Box):
+            raise ValueError(f"observation_space must be a Box (features), got {space}")
+        obs_shape = space.shape
+    if n_actions is None:
+        if action_space is None:
+            n_actions = 3
+        elif isinstance(action_space, gym.spaces.Discrete) and int(action_space.start) == 0:
+            n_actions = int(action_space.n)
+        else:
+            raise ValueError(f"action_space must be Discrete(n) from 0, got {action_space}")
+    obs_shape = tuple(int(n) for n in obs_shape)
+    if not obs_shape or min(obs_shape) < 1 or int(n_actions) < 1:
+        raise ValueError(
+            f"need a non-empty obs_shape and n_actions >= 1, got {obs_shape}, {n_actions}"
+        )
+    return obs_shape, int(n_actions)
+
+
+class DQN(Agent):
+    """Deep Q-learning with a replay buffer, a target network, Huber loss and Adam.
+
+    Defaults follow SB3's ``DQN`` scaled down to short runs (SB3: buffer 1e6, learning_starts
+    100, target_update_interval 1e4, batch 32, lr 1e-4).
+
+    :param observation_space: a Box (default: the market features, (7,)); or ``obs_shape``.
+    :param action_space: Discrete(n) (default 3 actions); or ``n_actions``.
+    :param learning_rate: Adam step size (default 1e-3).
+    :param buffer_size: replay capacity, transitions (default 50_000).
+    :param learning_starts: environment steps stored before the first gradient step (500).
+    :param batch_size: minibatch size, transitions (64).
+    :param tau: target update coefficient: 1 = hard copy, < 1 Polyak
+        ``theta' <- tau theta + (1 - tau) theta'`` (1.0).
+    :param gamma: discount per step, in [0, 1] (0.99).
+    :param train_freq: environment steps between training phases (4).
+    :param gradient_steps: minibatch updates per training phase (1).
+    :param target_update_interval: environment steps between target updates (500).
+    :param exploration_fraction: fraction of ``total_timesteps`` over which epsilon decays
+        linearly from ``exploration_initial_eps`` (1.0) to ``exploration_final_eps`` (0.05)
+        (0.1); epsilon is a function of the number of stored transitions.
+    :param total_timesteps: planned training length in environment steps, the scale of the
+        epsilon schedule (20_000).
+    :param max_grad_norm: gradient-norm clip (10).
+    :param reward_scale: rewards are multiplied by it before learning (dollars -> agent units).
+    :param torso: `agents.deep.encoders.make_torso` name ("mlp"); ``hidden`` its width (64);
+        ``torso_options`` further keywords (e.g. ``{"layers": 2}``).
+    :param device: "auto" (cuda if available, else cpu), "cpu", "cuda", ...
+    :param seed: seeds the agent's numpy Generator ``rng`` (exploration, replay sampling, masks)
+        and, through a spawned child, the network initialisation (under
+        `torch.random.fork_rng`: the global torch state is left as it was).
+
+    Greedy ties go to the lowest action index (``argmax``).
+    """
+
+    name = "dqn"
+    description = "DQN: replay buffer, target network, Huber loss, Adam (Mnih et al. 2015)"
+    stochastic = True
+    learning = True
+    observation = "features"
+    n_heads: int = 1
+    lam: float = 0.0
+    seeking: bool = False
+    masks: bool = False
+    _config_keys: ClassVar[tuple[str, ...]] = (
+        "obs_shape",
+        "n_actions",
+        "learning_rate",
+        "buffer_size",
+        "learning_starts",
+        "batch_size",
+        "tau",
+        "gamma",
+        "train_freq",
+        "gradient_steps",
+        "target_update_interval",
+        "exploration_fraction",
+        "exploration_initial_eps",
+        "exploration_final_eps",
+        "total_timesteps",
+        "max_grad_norm",
+        "reward_scale",
+        "torso",
+        "hidden",
+        "torso_options",
+        "device",
+        "seed",
+    )
+
+    def __init__(
+        self,
+        *,
+        observation_space: gym.Space | None = None,
+        action_space: gym.Space | None = None,
+        obs_shape: tuple[int, ...] | None = None,
+        n_actions: int | None = None,
+        learning_rate: float = 1e-3,
+        buffer_size: int = 50_000,
+        learning_starts: int = 500,
+        batch_size: int = 64,
+        tau: float = 1.0,
+        gamma: float = 0.99,
+        train_freq: int = 4,
+        gradient_steps: int = 1,
+        target_update_interval: int = 500,
+        exploration_fraction: float = 0.1,
+        exploration_initial_eps: float = 1.0,
+        exploration_final_eps: float = 0.05,
+        total_timesteps: int = 20_000,
+        max_grad_norm: float = 10.0,
+        reward_scale: float = 1.0,
+        torso: str = "mlp",
+        hidden: int = 64,
+        torso_options: Mapping[str, Any] | None = None,
+        device: str = "auto",
+        seed: int | None = None,
+    ) -> None:
+        self.obs_shape, self.n_actions = _shapes(
+            obs_shape, n_actions, observation_space, action_space
+        )
+        for label, value in (
+            ("learning_rate", learning_rate),
+            ("max_grad_norm", max_grad_norm),
+            ("reward_scale", reward_scale),
+        ):
+            if not (np.isfinite(value) and value > 0):
+                raise ValueError(f"{label} must be a positive finite float, got {value}")
+        for label, value in (
+            ("buffer_size", buffer_size),
+            ("batch_size", batch_size),
+            ("train_freq", train_freq),
+            ("target_update_interval", target_update_interval),
+            ("total_timesteps", total_timesteps),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+                raise ValueError(f"{label} must be a positive int, got {value!r}")
+        if learning_starts < 0 or gradient_steps < 0:
+            raise ValueError(
+                f"learning_starts and gradient_steps must be >= 0, got {learning_starts}, "
+                f"{gradient_steps}"
+            )
+        for label, value in (
+            ("gamma", gamma),
+            ("exploration_fraction", exploration_fraction),
+            ("exploration_initial_eps", exploration_initial_eps),
+            ("exploration_final_eps", exploration_final_eps),
+        ):
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{label} must be in [0, 1], got {value}")
+        if not 0.0 < tau <= 1.0:
+            raise ValueError(f"tau must be in (0, 1], got {tau}")
+        if seed is not None:
+            if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+                raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+            seed = int(seed)
+        self.learning_rate, self.buffer_size = float(learning_rate), int(buffer_size)
+        self.learning_starts, self.batch_size = int(learning_starts), int(batch_size)
+        self.tau, self.gamma = float(tau), float(gamma)
+        self.train_freq, self.gradient_steps = int(train_freq), int(gradient_steps)
+        self.target_update_interval = int(target_update_interval)
+        self.exploration_fraction = float(exploration_fraction)
+        self.exploration_initial_eps = float(exploration_initial_eps)
+        self.exploration_final_eps = float(exploration_final_eps)
+        self.total_timesteps = int(total_timesteps)
+        self.max_grad_norm, self.reward_scale = float(max_grad_norm), float(reward_scale)
+        self.torso, self.hidden = torso, int(hidden)
+        self.torso_options = dict(torso_options or {})
+        self.device, self.seed = device, seed
+        self._device = resolve_device(device)
+
+        # seeding: numpy Generator for every draw; a child seed for the network initialisation
+        rng_seed, torch_seed = np.random.SeedSequence(seed).spawn(2)
+        self.rng = np.random.default_rng(rng_seed)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(torch_seed.generate_state(1, np.uint64)[0] >> 1))
+            body = make_torso(torso, self.obs_shape, hidden=self.hidden, **self.torso_options)
+            self.q_net = QNetwork(body, self.n_actions, self.n_heads).to(self._device)
+        self._build_targets()
+        self.optimizer = torch.optim.Adam(self.q_net.parameters(), lr=self.learning_rate)
+        self.buffer = ReplayBuffer(
+            self.buffer_size, self.obs_shape, self.n_heads if self.masks else 0, self._device
+        )
+        self.num_timesteps = 0
+        """Transitions stored (`update` calls): the clock of epsilon, training and target."""
+        self.n_updates = 0
+        """Gradient steps taken."""
+        # acting: one preallocated input (1, *obs_shape), shared with a numpy view on cpu
+        self._obs = torch.zeros((1, *self.obs_shape), dtype=torch.float32)
+        self._obs_np = self._obs.numpy()
+
+    # ---- hooks of the variants -----------------------------------------------------------
+    def _build_targets(self) -> None:
+        """The target network: a frozen copy of ``q_net``."""
+        self.q_target = copy.deepcopy(self.q_net).requires_grad_(False)
+
+    def _acting_q(self, obs: torch.Tensor) -> torch.Tensor:
+        """Q-values the policy acts on, (B, k, A)."""
+        return self.q_net(obs)
+
+    def _bootstrap(self, next_obs: torch.Tensor) -> torch.Tensor:
+        """max_a' Q_target(s', a') per head, (B, k)."""
+        return self.q_target(next_obs).amax(dim=2)
+
+    def _regression_target(self, q_sa: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """What Q(s, a) (B, k) is regressed on, given the TD target y (B, k): y itself."""
+        return y
+
+    def _sync_target(self) -> None:
+        """Hard copy (tau = 1) or Polyak average into ``q_target``."""
+        if self.tau == 1.0:
+            self.q_target.load_state_dict(self.q_net.state_dict())
+            return
+        with torch.no_grad():
+            for target, online in zip(self.q_target.parameters(), self.q_net.parameters()):
+                target.lerp_(online, self.tau)
+            for target, online in zip(self.q_target.buffers(), self.q_net.buffers()):
+                target.copy_(online)
+
+    # ---- acting --------------------------------------------------------------------------
+    @property
+    def epsilon(self) -> float:
+        """The exploration rate at ``num_timesteps`` (linear schedule)."""
+        duration = int(self.exploration_fraction * self.total_timesteps)
+        if duration < 1:
+            return self.exploration_final_eps
+        return linear_schedule(
+            self.exploration_initial_eps, self.exploration_final_eps, duration, self.num_timesteps
+        )
+
+    def values(self, obs: Any) -> np.ndarray:
+        """What the greedy policy maximises at ``obs`` (*obs_shape), shape (n_actions,)."""
+        self._obs_np[0] = obs
+        with torch.no_grad():
+            q = self._acting_q(self._obs.to(self._device))
+            return risk_values(q, self.lam, self.seeking)[0].cpu().numpy()
+
+    def act(self, obs: Any, explore: bool = True) -> int:
+        """Epsilon-greedy (one ``rng.random()`` draw, a second for a random action) or greedy."""
+        if explore:
+            eps = self.epsilon
+            if eps > 0.0 and self.rng.random() < eps:
+                return int(self.rng.integers(self.n_actions))
+        self._obs_np[0] = obs
+        with torch.no_grad():
+            q = self._acting_q(self._obs.to(self._device))
+            if self.n_heads > 1:  # k = 1: Qhat = Q (no variance term), skip the reduction
+                q = risk_values(q, self.lam, self.seeking)
+            return int(q.argmax())
+
+    # ---- learning ------------------------------------------------------------------------
+    def _draw_masks(self) -> np.ndarray | None:
+        return None
+
+    def update(
+        self,
+        obs: Any,
+        action: int,
+        reward: float,
+        next_obs: Any,
+        terminated: bool,
+        truncated: bool,
+    ) -> None:
+        """Store the transition (truncation still bootstraps), then train / sync on schedule."""
+        self.buffer.add(
+            obs, next_obs, action, reward * self.reward_scale, terminated, self._draw_masks()
+        )
+        self.num_timesteps += 1
+        t = self.num_timesteps
+        if t > self.learning_starts and t % self.train_freq == 0:
+            for _ in range(self.gradient_steps):
+                self.train_step(self.buffer.sample(self.batch_size, self.rng))
+        if t % self.target_update_interval == 0:
+            self._sync_target()
+
+    def train_step(self, batch: ReplaySamples) -> float:
+        """One Adam step on ``batch``; returns the loss.
+
+        loss = sum_{b,i} m_bi Huber(Q_i(s_b, a_b) - target_bi) / (B k), m = 1 without masks.
+        """
+        with torch.no_grad():
+            live = (1.0 - batch.terminated).unsqueeze(1)
+            y = batch.rewards.unsqueeze(1) + self.gamma * live * self._bootstrap(
+                batch.next_observations
+            )
+        q = self.q_net(batch.observations)
+        index = batch.actions.view(-1, 1, 1).expand(-1, q.shape[1], 1)
+        q_sa = q.gather(2, index).squeeze(2)
+        target = self._regression_target(q_sa, y)
+        if batch.masks is None:
+            loss = F.smooth_l1_loss(q_sa, target)
+        else:
+            loss = (F.smooth_l1_loss(q_sa, target, reduction="none") * batch.masks).mean()
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(self.q_net.parameters(), self.max_grad_norm)
+        self.optimizer.step()
+        self.n_updates += 1
+        return loss.item()
+
+    def target_values(self, obs: Any) -> np.ndarray:
+        """The bootstrap term max_a' Q_target(s', a') at states ``obs`` (B, *obs_shape), (B, k)."""
+        x = torch.as_tensor(np.asarray(obs, dtype=np.float32), device=self._device)
+        with torch.no_grad():
+            return self._bootstrap(x).cpu().numpy()
+
+    # ---- state ---------------------------------------------------------------------------
+    @property
+    def config(self) -> dict[str, Any]:
+        """The hyperparameters: keyword arguments that rebuild this agent."""
+        return {key: copy.deepcopy(getattr(self, key)) for key in self._config_keys}
+
+    def _target_state(self) -> dict[str, Any]:
+        return module_state("q_target.", self.q_target)
+
+    def _load_target_state(self, state: Mapping[str, Any]) -> None:
+        load_module_state(self.q_target, state, "q_target.")
+
+    def state_dict(self) -> dict[str, Any]:
+        """Named arrays and plain values: ``config``, counters, ``rng`` (bit-generator state),
+        ``q_net.*`` and target parameters, ``optimizer.*`` (Adam moments, flattened),
+        ``buffer.*`` (stored rows)."""
+        return {
+            "config": self.config,
+            "num_timesteps": self.num_timesteps,
+            "n_updates": self.n_updates,
+            "rng": copy.deepcopy(self.rng.bit_generator.state),
+            **module_state("q_net.", self.q_net),
+            **self._target_state(),
+            **adam_state(self.optimizer),
+            **self.buffer.state_dict(),
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore a `state_dict` (rebuilding the agent first if its ``config`` differs);
+        ValueError naming unknown or missing keys or arrays of the wrong shape."""
+        if "config" not in state:
+            raise ValueError("state_dict: missing keys ['config']")
+        if state["config"] != self.config:
+            type(self).__init__(self, **state["config"])
+        check_keys(state, self.state_dict())
+        self._load_extra(state)
+        self.num_timesteps, self.n_updates = int(state["num_timesteps"]), int(state["n_updates"])
+        self.rng.bit_generator.state = copy.deepcopy(state["rng"])
+        load_module_state(self.q_net, state, "q_net.")
+        self._load_target_state(state)
+        load_adam_state(self.optimizer, state)
+        self.buffer.load_state_dict(state)
+
+    def _load_extra(self, state: Mapping[str, Any]) -> None:
+        """Subclasses restore their own extra keys here."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        return self.state_dict()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        type(self).__init__(self, **state["config"])
+        self.load_state_dict(state)

@@ -1,0 +1,55 @@
+"""Deep RAQL: DQN whose regression target carries a utility of the TD error (Shen et al. 2014).
+
+With d = y - Q(s, a) the TD error against the target network, Q(s, a) is regressed on::
+
+    stopgrad(Q(s, a) + u(d) - x0)
+
+so the gradient step on the squared error is the RAQL rule ``Q += alpha (u(d) - x0)``
+(ALGORITHMS.md, building block 1). The Huber loss (delta 1) clips the residual u(d) - x0 at
++-1: choose ``reward_scale`` so that typical |u(d)| stays below 1, or the fixed point drifts
+towards a median. With the identity utility the target is y itself: exactly `DQN`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from agents.deep.dqn import DQN
+from agents.deep.risk import apply_utility, utility_spec
+from agents.utility import RISK_AVERSE, Identity, make_utility
+
+__all__ = ["DeepRAQL"]
+
+
+class DeepRAQL(DQN):
+    """`DQN` regressing on ``stopgrad(Q(s, a) + u(d) - x0)``.
+
+    :param utility: a `agents.utility.make_utility` spec (default exponential beta = -0.5 per
+        agent reward unit, i.e. per dollar times ``reward_scale``); all other keywords as `DQN`.
+    """
+
+    name = "deep_raql"
+    description = "Deep RAQL: DQN regressing on Q + u(TD error) - x0 (risk-sensitive utility)"
+
+    def __init__(self, *, utility: Any = None, **params: Any) -> None:
+        self.utility = make_utility(RISK_AVERSE if utility is None else utility)
+        super().__init__(**params)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return {**super().config, "utility": utility_spec(self.utility)}
+
+    def _regression_target(self, q_sa: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        if isinstance(self.utility, Identity):
+            return y
+        q = q_sa.detach()
+        return q + apply_utility(self.utility, y - q) - self.utility.x0
+
+    def state_dict(self) -> dict[str, Any]:
+        """`DQN.state_dict` plus ``utility.clipped`` (count of clipped exponentials)."""
+        return {**super().state_dict(), "utility.clipped": self.utility.clipped}
+
+    def _load_extra(self, state: Any) -> None:
+        self.utility.clipped = int(state["utility.clipped"])

@@ -1,0 +1,344 @@
+"""evaluation.config and the ``tradearena run`` front door: every mistake in an experiment file
+is a `ConfigError` naming the file, the line and the field, raised before anything is written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import agents
+from envs.tapes import synthetic_tape, write_lobster
+from evaluation.cli import main
+from evaluation.config import ConfigError, load_config, parse_config
+from evaluation.experiment import plan
+from evaluation.rollout import run_job
+
+# The tiny experiment of conftest.py, line by line:
+#  1 kind = "compare"      5 [market]               12 [testing]      18 [[agents]]
+#  2 name = "tiny"         6 population = "light"   13 episodes = 2   19 id = "ra2q"
+#  3 seeds = 2             7 n_steps = 15           15 [[agents]]     20 params = { k = 3 }
+#  9 [training]           10 episodes = 2           16 id = "q_learning"
+ROBUST = ('kind = "compare"', 'kind = "robustness"')
+
+# id: (edits [(old, new)], text appended, line, field, message regex)
+BAD = {
+    "unknown top-level key": (
+        [("seeds = 2", "seedz = 2")],
+        "",
+        3,
+        "seedz",
+        r"unknown key \(did you mean 'seeds'\?\)",
+    ),
+    "unknown key in market": (
+        [("n_steps = 15", "n_steps = 15\nn_stepz = 5")],
+        "",
+        8,
+        "market.n_stepz",
+        r"unknown key \(did you mean 'n_steps'\?\)",
+    ),
+    "unknown key in an agent": (
+        [('id = "q_learning"', 'id = "q_learning"\nlabl = "q"')],
+        "",
+        17,
+        "agents[0].labl",
+        r"unknown key \(did you mean 'label'\?\)",
+    ),
+    "string for an int": (
+        [("n_steps = 15", 'n_steps = "15"')],
+        "",
+        7,
+        "market.n_steps",
+        r"expected an integer, got '15'",
+    ),
+    "float for an int": (
+        [("n_steps = 15", "n_steps = 15.5")],
+        "",
+        7,
+        "market.n_steps",
+        r"expected an integer, got 15\.5",
+    ),
+    "bool for a number": (
+        [("n_steps = 15", "n_steps = 15\nfee_per_share = true")],
+        "",
+        8,
+        "market.fee_per_share",
+        r"expected an integer or a number, got True",
+    ),
+    "bool for an int": (
+        [("seeds = 2", "seeds = true")],
+        "",
+        3,
+        "seeds",
+        r"expected an integer, got True",
+    ),
+    "nan": (
+        [("n_steps = 15", "n_steps = 15\nstep_seconds = nan")],
+        "",
+        8,
+        "market.step_seconds",
+        r"expected a finite number, got nan",
+    ),
+    "negative position_limit": (
+        [("n_steps = 15", "n_steps = 15\nposition_limit = -5")],
+        "",
+        8,
+        "market.position_limit",
+        r"must be > 0 shares, got -5",
+    ),
+    "zero seeds": (
+        [("seeds = 2", "seeds = 0")],
+        "",
+        3,
+        "seeds",
+        r"must be > 0, got 0",
+    ),
+    "p above 1": (
+        [ROBUST, ('id = "ra2q"', 'id = "ra3q"')],
+        '\n[[perturbations]]\nname = "adv"\ntype = "adversary"\np = 1.5\n',
+        25,
+        "perturbations[0].p",
+        r"must be in \[0, 1\], got 1\.5",
+    ),
+    "unknown kind": (
+        [('kind = "compare"', 'kind = "compair"')],
+        "",
+        1,
+        "kind",
+        r"must be one of \['compare', 'robustness', 'tournament'\], got 'compair'",
+    ),
+    "unknown agent id": (
+        [('id = "q_learning"', 'id = "raq"')],
+        "",
+        16,
+        "agents[0].id",
+        r"unknown agent 'raq'; known ids: " + re.escape(str(agents.names())),
+    ),
+    "unknown agent parameter": (
+        [("params = { k = 3 }", "params = { kk = 5 }")],
+        "",
+        20,
+        "agents[1].params",
+        r"agent 'ra2q'.*unexpected keyword argument 'kk'",
+    ),
+    "bad agent parameter value": (
+        [("params = { k = 3 }", "params = { gamma = 2 }")],
+        "",
+        20,
+        "agents[1].params",
+        r"gamma must be in \[0, 1\], got 2",
+    ),
+    "unknown trader type": (
+        [("[training]", '[[market.traders]]\ntype = "Whale"\n\n[training]')],
+        "",
+        10,
+        "market.traders[0].type",
+        r"must be one of \['MarketMaker', 'Momentum', 'Noise', 'ZeroIntelligence'\], "
+        r"got 'Whale'",
+    ),
+    "unknown trader parameter": (
+        [("[training]", '[[market.traders]]\ntype = "Noise"\nfoo = 1\n\n[training]')],
+        "",
+        11,
+        "market.traders[0].foo",
+        r"Noise takes no parameter 'foo'",
+    ),
+    "adversary source that trains none": (
+        [ROBUST],
+        '\n[[perturbations]]\nname = "adv"\ntype = "adversary"\nsource = "ra2q"\n',
+        25,
+        "perturbations[0].source",
+        r"must name an agent that trains an adversary \(e\.g\. ra3q\); candidates: \[\]",
+    ),
+    "adversary without any possible source": (
+        [ROBUST],
+        '\n[[perturbations]]\nname = "adv"\ntype = "adversary"\n',
+        22,
+        "perturbations[0].source",
+        r"must name an agent that trains an adversary",
+    ),
+    "duplicate agent labels": (
+        [
+            ('id = "q_learning"', 'id = "q_learning"\nlabel = "twin"'),
+            ("params = { k = 3 }", 'params = { k = 3 }\nlabel = "twin"'),
+        ],
+        "",
+        22,
+        "agents[1].label",
+        r"agent labels must be distinct, got \['twin', 'twin'\]",
+    ),
+    "perturbations in a compare experiment": (
+        [],
+        '\n[[perturbations]]\nname = "zi"\ntype = "zi"\n',
+        22,
+        "perturbations[0]",
+        r"perturbations belong to kind 'robustness', not 'compare'",
+    ),
+    "robustness without perturbations": (  # the line that asks for them: kind
+        [ROBUST],
+        "",
+        1,
+        "kind",
+        r"a robustness experiment needs \[\[perturbations\]\]",
+    ),
+}
+
+
+def edited(text: str, edits: list[tuple[str, str]], append: str) -> str:
+    """``text`` with each ``old`` replaced by ``new`` (each must occur once) and ``append``."""
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    return text + append
+
+
+def expect(path: Path, line: int, field: str, message: str) -> str:
+    """The regex of a located message: ``{file}, line {n}: {field}: {message}``."""
+    return "^" + re.escape(f"{path}, line {line}: {field}: ") + message
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_config(case, tmp_path, tiny_text):
+    """Each mistake is a ConfigError naming the file, the exact line and the field."""
+    edits, append, line, field, message = BAD[case]
+    path = tmp_path / "bad.toml"
+    path.write_text(edited(tiny_text, edits, append))
+    with pytest.raises(ConfigError, match=expect(path, line, field, message)):
+        load_config(path)
+
+
+def test_missing_tape_file(tmp_path, tiny_text):
+    """A relative tape that does not exist is named, resolved against the file's directory."""
+    path = tmp_path / "bad.toml"
+    path.write_text(tiny_text.replace("n_steps = 15", 'n_steps = 15\ntape = "nope.csv"'))
+    message = re.escape(f"no such message file: {tmp_path / 'nope.csv'}") + "$"
+    with pytest.raises(ConfigError, match=expect(path, 8, "market.tape", message)):
+        load_config(path)
+
+
+def test_invalid_toml(tmp_path, tiny_text):
+    """A syntax error names the file and the line (from the TOML parser)."""
+    path = tmp_path / "bad.toml"
+    path.write_text(tiny_text.replace("n_steps = 15", "n_steps = = 15"))
+    with pytest.raises(
+        ConfigError, match="^" + re.escape(f"{path}: not valid TOML: ") + ".*line 7"
+    ):
+        load_config(path)
+
+
+def test_unreadable_file(tmp_path):
+    """A missing experiment file is a ConfigError naming it."""
+    path = tmp_path / "absent.toml"
+    with pytest.raises(ConfigError, match="^" + re.escape(f"{path}: cannot read")):
+        load_config(path)
+
+
+def test_defaults_filled(tiny_config, tiny_text):
+    """A valid file gets its defaults filled in (market, output, seeds), labels = the ids."""
+    config = load_config(tiny_config)
+    market = config["market"]
+    assert (market["population"], market["n_steps"]) == ("light", 15)  # as given
+    assert market["traders"] == [] and market["tape"] == "" and market["tape_seed"] == 0
+    assert market["step_seconds"] == 60.0 and market["position_limit"] == 1000
+    assert market["fee_per_share"] == 0.0 and market["tick_size"] == 0.01
+    assert market["reward_scale"] == 0.01 and market["extra_zi"] == 0
+    assert (market["actions"], market["order_size"]) == ("trade", 100)
+    assert config["root_seed"] == 0
+    assert config["training"] == {"episodes": 2} and config["testing"] == {"episodes": 2}
+    assert config["perturbations"] == []
+    assert config["output"] == {"dir": "runs/tiny", "figures": True}
+    assert config["agents"] == [
+        {"id": "q_learning", "label": "q_learning", "params": {}},
+        {"id": "ra2q", "label": "ra2q", "params": {"k": 3}},
+    ]
+    assert config["source_text"] == tiny_text
+
+
+def test_defaults_of_a_robustness_perturbation(tmp_path, tiny_text):
+    """Perturbation defaults: mode takeover, p 0.2, n_agents 50, source = the first agent that
+    trains an adversary; an agent given as module:Class is labelled by the class name."""
+    text = edited(
+        tiny_text,
+        [ROBUST, ('id = "q_learning"', 'id = "agents.baselines:Hold"'), ('"ra2q"', '"ra3q"')],
+        '\n[[perturbations]]\nname = "adv"\ntype = "adversary"\n',
+    )
+    config = load_config(_write(tmp_path, text))
+    assert [a["label"] for a in config["agents"]] == ["Hold", "ra3q"]
+    assert config["perturbations"] == [
+        {
+            "name": "adv",
+            "type": "adversary",
+            "mode": "takeover",
+            "p": 0.2,
+            "source": "ra3q",
+            "n_agents": 50,
+        }
+    ]
+    assert config["output"]["dir"] == "runs/tiny"
+
+
+def test_relative_tape_resolves_against_the_file(tmp_path, tiny_text, monkeypatch):
+    """``market.tape = "data/x.csv"`` is read beside the config file, whatever the working
+    directory, and the stored path is absolute."""
+    data = tmp_path / "exp" / "data"
+    data.mkdir(parents=True)
+    write_lobster(synthetic_tape(0, n_steps=5), data / "tape_message_1.csv")
+    path = _write(
+        tmp_path / "exp",
+        tiny_text.replace("n_steps = 15", 'n_steps = 4\ntape = "data/tape_message_1.csv"'),
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    config = load_config(path)
+    assert config["market"]["tape"] == str(data / "tape_message_1.csv")
+    result = run_job(plan(config)[0])  # the tape is read from there
+    assert result.error is None
+    assert {r.steps for r in result.records} == {4}
+    with pytest.raises(ConfigError, match=re.escape(f"no such message file: {elsewhere}/data/")):
+        parse_config(path.read_text(), source="text")  # without a base: the working directory
+
+
+def _write(directory: Path, text: str) -> Path:
+    path = directory / "experiment.toml"
+    path.write_text(text)
+    return path
+
+
+# ----------------------------------------------------------------------------- the CLI
+def test_cli_bad_file_writes_nothing(tmp_path, tiny_text, capsys):
+    """``run`` on a bad file: exit 2, one stderr line naming file, line and field, and no run
+    directory."""
+    path = _write(tmp_path, tiny_text.replace("seeds = 2", "seedz = 2"))
+    out = tmp_path / "run"
+    assert main(["run", str(path), "--executor", "local", "--out", str(out)]) == 2
+    stdout, stderr = capsys.readouterr()
+    assert stdout == ""
+    lines = stderr.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"tradearena: error: {path}, line 3: seedz: unknown key")
+    assert not out.exists()
+
+
+def test_cli_dry_run(tiny_config, tiny_jobs, tmp_path, monkeypatch, capsys):
+    """``run --dry-run`` checks the file, lists the job ids and creates no run directory."""
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "run"
+    assert main(["run", str(tiny_config), "--dry-run", "--out", str(out)]) == 0
+    stdout, stderr = capsys.readouterr()
+    assert stderr == ""
+    assert stdout.splitlines() == [
+        f"{tiny_config}: compare experiment, 4 jobs, valid",
+        *(f"  {job}" for job in tiny_jobs),
+    ]
+    assert not out.exists() and not (tmp_path / "runs").exists()
+
+
+def test_cli_agents_lists_every_id(capsys):
+    """``agents`` prints one line per registry id, with its description."""
+    assert main(["agents"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == agents.names()
+    for line, (name, text) in zip(lines, agents.describe().items()):
+        assert line.startswith(name) and line.rstrip().endswith(text.rstrip())

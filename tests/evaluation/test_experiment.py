@@ -1,0 +1,383 @@
+"""evaluation.experiment end to end on tiny experiments: executors agree bit for bit, a killed
+run resumes to the same results, failing jobs are recorded, and run directories are guarded."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evaluation.cli import main
+from evaluation.config import load_config
+from evaluation.experiment import load_run, plan, run_experiment
+from evaluation.metrics import summary_table
+from evaluation.parallel import LocalExecutor, RayExecutor
+from evaluation.rollout import run_job
+from evaluation.store import Store
+
+REPO = Path(__file__).resolve().parents[2]
+PNG = b"\x89PNG\r\n\x1a\n"
+
+ROBUSTNESS = """\
+kind = "robustness"
+seeds = 2
+
+[market]
+population = "light"
+n_steps = 15
+
+[training]
+episodes = 2
+
+[testing]
+episodes = 2
+
+[[agents]]
+id = "ra2q"
+params = { k = 3 }
+
+[[agents]]
+id = "ra3q"
+params = { k = 3 }
+
+[[perturbations]]
+name = "takeover"
+type = "adversary"
+p = 0.2
+
+[[perturbations]]
+name = "adversary_trader"
+type = "adversary"
+mode = "trader"
+
+[[perturbations]]
+name = "zi"
+type = "zi"
+n_agents = 20
+"""
+
+FLAKY = '''\
+from agents.base import Agent
+
+
+class Flaky(Agent):
+    """Holds for a few steps, then raises."""
+
+    description = "fails after a few steps"
+
+    def __init__(self, *, fail_after: int = 5) -> None:
+        self.fail_after, self.steps = fail_after, 0
+
+    def act(self, obs, explore=True):
+        self.steps += 1
+        if self.steps > self.fail_after:
+            raise RuntimeError(f"flaky agent broke at step {self.steps}")
+        return 1
+'''
+
+
+def snapshot(directory: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file of ``directory``: its bytes and modification time."""
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(directory.iterdir())}
+
+
+def done_jobs(database: Path) -> int:
+    """Jobs recorded as done in a (possibly still running) run's database; 0 before it exists."""
+    if not database.exists():
+        return 0
+    db = sqlite3.connect(database, timeout=0.1)
+    try:
+        return db.execute("SELECT COUNT(*) FROM jobs WHERE status = 'done'").fetchone()[0]
+    except sqlite3.OperationalError:  # no tables yet, or locked for a moment
+        return 0
+    finally:
+        db.close()
+
+
+def cli(*args: str) -> list[str]:
+    """The command line of ``tradearena`` in a fresh Python."""
+    return [sys.executable, "-m", "evaluation.cli", *args]
+
+
+def cli_env() -> dict[str, str]:
+    """This environment, with the repository importable."""
+    return {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory, tiny_text) -> tuple[Path, Path]:
+    """(config file, run directory) of the tiny experiment run with the LocalExecutor."""
+    base = tmp_path_factory.mktemp("reference")
+    path = base / "tiny.toml"
+    path.write_text(tiny_text)
+    outcome = run_experiment(path, LocalExecutor(progress=False), out=base / "run")
+    assert outcome.failed == {} and outcome.skipped == 0
+    return path, outcome.directory
+
+
+@pytest.fixture
+def flaky_module(tmp_path, monkeypatch):
+    """A module ``flaky_agent`` with the agent class ``Flaky``, importable in this process."""
+    (tmp_path / "flaky_agent.py").write_text(FLAKY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    sys.modules.pop("flaky_agent", None)
+
+
+# ----------------------------------------------------------------------------- executors
+def test_ray_equals_local(reference, ray_session, tmp_path):
+    """RayExecutor(workers=2) gives the local run's episode frame and summary.csv exactly,
+    though its jobs ran in other processes and finished in any order."""
+    path, local = reference
+    outcome = run_experiment(
+        path, RayExecutor(workers=2, progress=False), out=tmp_path / "ray", figures=False
+    )
+    assert outcome.failed == {}
+    _, expected = load_run(local)
+    _, got = load_run(outcome.directory)
+    assert len(expected) == 4 * (2 + 2)  # jobs x (train + test episodes), one seat each
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    summary = (outcome.directory / "summary.csv").read_bytes()
+    assert summary == (local / "summary.csv").read_bytes()
+    assert ray_session.is_initialized()  # the executor joined the session, did not end it
+
+
+# ----------------------------------------------------------------------------- resuming
+def test_kill_and_resume(tmp_path, tiny_text, tiny_jobs):
+    """A run killed with SIGKILL after some jobs are stored resumes, skipping them, to the
+    exact episode frame of an uninterrupted run: no row lost or duplicated."""
+    train = 40
+    text = tiny_text.replace("[training]\nepisodes = 2", f"[training]\nepisodes = {train}")
+    path = tmp_path / "long.toml"
+    path.write_text(text + "\n[output]\nfigures = false\n")
+    out = tmp_path / "run"
+    database = out / "results.sqlite"
+
+    args = cli("run", str(path), "--executor", "local", "--out", str(out), "--no-progress")
+    child = subprocess.Popen(
+        args,
+        cwd=tmp_path,
+        env=cli_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while done_jobs(database) == 0 and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.kill()
+        child.wait()
+    assert child.returncode == -signal.SIGKILL
+    stored = done_jobs(database)
+    assert 1 <= stored < len(tiny_jobs), f"killed after {stored} jobs: make the jobs longer"
+
+    resumed = subprocess.run(
+        [*args, "--resume"],
+        cwd=tmp_path,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resumed: {stored} finished jobs skipped" in resumed.stdout
+
+    whole = run_experiment(path, LocalExecutor(progress=False), out=tmp_path / "whole")
+    _, expected = load_run(whole.directory)
+    _, got = load_run(out)
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    assert len(got) == len(tiny_jobs) * 1 * (train + 2)  # jobs x seats x episodes
+    assert not got.duplicated(["job_id", "seat", "phase", "condition", "episode"]).any()
+    with Store(database) as store:
+        jobs = store.jobs()
+        assert jobs["job_id"].tolist() == tiny_jobs  # unique, sorted, all there
+        assert set(jobs["status"]) == {"done"}
+        assert store.failed() == {}
+    with sqlite3.connect(database) as db:
+        assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 2
+    db.close()
+
+
+def test_resume_with_changed_config(reference, tmp_path, tiny_text):
+    """--resume with an edited file is refused with a clear error; the run is left as it was
+    (config.toml, jobs, episodes, no new run row)."""
+    path, local = reference
+    run = tmp_path / "run"
+    shutil.copytree(local, run)
+    changed = tmp_path / "changed.toml"
+    changed.write_text(tiny_text.replace("seeds = 2", "seeds = 3"))
+    with Store(run / "results.sqlite") as store:
+        before = store.jobs(), store.episodes()
+    with pytest.raises(ValueError, match="the config changed since the run in .* started"):
+        run_experiment(changed, LocalExecutor(progress=False), out=run, resume=True)
+    assert (run / "config.toml").read_text() == tiny_text
+    with Store(run / "results.sqlite") as store:
+        pd.testing.assert_frame_equal(store.jobs(), before[0])
+        pd.testing.assert_frame_equal(store.episodes(), before[1])
+    with sqlite3.connect(run / "results.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+    db.close()
+
+
+def test_existing_run_needs_resume(reference, tmp_path, capsys):
+    """``run`` into a directory that holds a run, without --resume: exit 2, a one-line error
+    that says to pass --resume, and not a byte or timestamp of the directory changed."""
+    path, local = reference
+    run = tmp_path / "run"
+    shutil.copytree(local, run)
+    before = snapshot(run)
+    assert main(["run", str(path), "--executor", "local", "--out", str(run), "--no-progress"]) == 2
+    stdout, stderr = capsys.readouterr()
+    assert stdout == ""
+    assert stderr.splitlines() == [
+        f"tradearena: error: {run} already holds a run: pass --resume to continue it, or --out "
+        "a new directory"
+    ]
+    assert snapshot(run) == before
+
+
+# ----------------------------------------------------------------------------- failures
+def test_failing_agent(flaky_module, tmp_path, tiny_text, capsys):
+    """A custom "module:Class" agent that raises in act(): its jobs are recorded failed with
+    the traceback, the other jobs finish, and ``run`` exits 1 naming the failed jobs. A resumed
+    run retries only the failed jobs."""
+    text = tiny_text.replace('id = "ra2q"\nparams = { k = 3 }', 'id = "flaky_agent:Flaky"')
+    path = tmp_path / "flaky.toml"
+    path.write_text(text + "\n[output]\nfigures = false\n")
+    out = tmp_path / "run"
+    argv = ["run", str(path), "--executor", "local", "--out", str(out), "--no-progress"]
+    assert main(argv) == 1
+    stdout, stderr = capsys.readouterr()
+    failed = ["Flaky/seed=0", "Flaky/seed=1"]
+    assert stderr.splitlines() == [
+        "2 job(s) failed:",
+        *(f"  {job}: RuntimeError: flaky agent broke at step 6" for job in failed),
+    ]
+    with Store(out / "results.sqlite") as store:
+        errors = store.failed()
+        assert sorted(errors) == failed
+        for error in errors.values():
+            assert error.startswith("Traceback (most recent call last):")
+            assert "flaky_agent.py" in error
+            assert error.rstrip().endswith("RuntimeError: flaky agent broke at step 6")
+        assert store.finished() == {"q_learning/seed=0", "q_learning/seed=1"}
+        episodes = store.episodes()
+    assert set(episodes["job_id"]) == {"q_learning/seed=0", "q_learning/seed=1"}
+    assert len(episodes) == 2 * (2 + 2)
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary["agent"].tolist() == ["q_learning"]
+
+    assert main([*argv, "--resume"]) == 1
+    stdout, stderr = capsys.readouterr()
+    assert "resumed: 2 finished jobs skipped" in stdout
+    assert "2 job(s) failed:" in stderr
+    with Store(out / "results.sqlite") as store:
+        assert len(store.jobs()) == 4 and sorted(store.failed()) == failed
+        pd.testing.assert_frame_equal(store.episodes(), episodes)
+
+
+# ----------------------------------------------------------------------------- kinds
+ROBUSTNESS_CONDITIONS = ["clean", "takeover", "adversary_trader", "zi"]
+
+
+def check_robustness(records: pd.DataFrame, summary: pd.DataFrame) -> None:
+    """One summary row per (condition, agent); the adversary-trader condition records only
+    the learner's seat; 2 jobs of (2 agents x 2 training + 2 agents x 4 conditions x 2 test)
+    episodes."""
+    assert sorted(zip(summary["condition"], summary["agent"])) == sorted(
+        (c, a) for c in ROBUSTNESS_CONDITIONS for a in ("ra2q", "ra3q")
+    )
+    assert set(summary["seeds"]) == {2} and set(summary["episodes"]) == {2 * 2}
+    assert sorted(set(records["job_id"])) == ["all/seed=0", "all/seed=1"]
+    assert len(records) == 2 * (2 * 2 + 2 * len(ROBUSTNESS_CONDITIONS) * 2)
+    trader = records[records["condition"] == "adversary_trader"]
+    assert len(trader) == 2 * 2 * 2
+    assert set(trader["seat"]) == {0} and set(trader["agent"]) == {"ra2q", "ra3q"}
+    assert set(records["agent"]) == {"ra2q", "ra3q"}
+    assert set(records.loc[records["phase"] == "train", "condition"]) == {"clean"}
+
+
+def test_robustness_jobs(tmp_path):
+    """The robustness jobs themselves (run_job, no store): every agent under clean and each
+    perturbation, summarised per (condition, agent)."""
+    path = tmp_path / "robust.toml"
+    path.write_text(ROBUSTNESS)
+    rows = []
+    for job in plan(load_config(path)):
+        result = run_job(job)
+        assert result.error is None, result.error
+        rows += [{"job_id": job.id, "seed": job.seed, **r.__dict__} for r in result.records]
+    records = pd.DataFrame(rows)
+    test = records[records["phase"] == "test"]
+    check_robustness(records, summary_table(test, by=["condition", "agent"]))
+
+
+def test_robustness_experiment(tmp_path):
+    """A tiny robustness experiment runs end to end and its stored results check out (every
+    agent of a robustness job is recorded at seat 0: the store must key rows by agent too)."""
+    path = tmp_path / "robust.toml"
+    path.write_text(ROBUSTNESS)
+    outcome = run_experiment(
+        path, LocalExecutor(progress=False), out=tmp_path / "run", figures=False
+    )
+    assert outcome.failed == {}
+    _, records = load_run(outcome.directory)
+    check_robustness(records, outcome.summary)
+
+
+# ----------------------------------------------------------------------------- determinism
+def test_plan_and_jobs_are_deterministic(tiny_config, tiny_jobs, reference):
+    """plan() gives the same job ids in the same order for every load of the file, and
+    run_job on the same Job twice gives identical records (those the reference run stored)."""
+    first, second = plan(load_config(tiny_config)), plan(load_config(tiny_config))
+    assert [job.id for job in first] == tiny_jobs
+    assert first == second
+    job = first[-1]
+    a, b = run_job(job), run_job(job)
+    assert a.error is None and a.records == b.records and len(a.records) == 4
+    _, stored = load_run(reference[1])
+    rows = stored[stored["job_id"] == job.id].drop(columns=["job_id", "seed"])
+    expected = pd.DataFrame([r.__dict__ for r in a.records])
+    expected = expected.sort_values(["seat", "phase", "condition", "episode"], ignore_index=True)
+    pd.testing.assert_frame_equal(
+        rows.reset_index(drop=True), expected[rows.columns], check_dtype=False, check_exact=True
+    )
+
+
+@pytest.mark.parametrize("tape", ["", "synthetic"])
+def test_job_order_does_not_matter(tmp_path, tiny_text, tape):
+    """Jobs run in one process in reverse order give the records of a forward pass: nothing
+    (a cached market tape, a global random state) leaks from one job into the next."""
+    path = tmp_path / "tiny.toml"
+    path.write_text(tiny_text.replace("n_steps = 15", f'n_steps = 15\ntape = "{tape}"'))
+    jobs = plan(load_config(path))
+    forward = {job.id: run_job(job).records for job in jobs}
+    backward = {job.id: run_job(job).records for job in reversed(jobs)}
+    assert forward == backward
+    assert len({records[0].pnl for records in forward.values()}) > 1  # seeds and agents differ
+
+
+# ----------------------------------------------------------------------------- figures
+def test_figures(reference, tmp_path, capsys):
+    """A run writes learning_curves.png and sharpe.png; ``plot RUN_DIR`` redraws them."""
+    run = tmp_path / "run"
+    shutil.copytree(reference[1], run)
+    names = ["learning_curves.png", "sharpe.png"]
+    for name in names:
+        assert (run / name).read_bytes().startswith(PNG)
+        (run / name).unlink()
+    assert main(["plot", str(run)]) == 0
+    assert sorted(capsys.readouterr().out.split()) == sorted(str(run / n) for n in names)
+    for name in names:
+        data = (run / name).read_bytes()
+        assert data.startswith(PNG) and len(data) > 1000

@@ -1,0 +1,121 @@
+"""evaluation.parallel: executors stream every job's result exactly once, and a job that
+raises inside Ray (or kills its worker) comes back as a failed JobResult, not an exception."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections import Counter
+
+import pytest
+
+from evaluation.parallel import LocalExecutor, RayExecutor, make_executor
+from evaluation.rollout import Job
+from evaluation.store import EpisodeRecord, JobResult
+
+ray = pytest.importorskip("ray")
+# Ray workers cannot import this test module: ship its functions by value.
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+SLOW = "job-0"  # sleeps long enough that every other job finishes first
+
+
+def fake_jobs(n: int = 6) -> list[Job]:
+    return [Job(f"job-{i}", i, ("fake",), {"kind": "fake"}) for i in range(n)]
+
+
+def result_of(job: Job) -> JobResult:
+    """One record whose reward is the seed, and the worker's pid as the seconds."""
+    record = EpisodeRecord(0, job.labels[0], "test", "clean", 0, float(job.seed), 0.0, 0, 0, 1)
+    return JobResult(job.id, job.seed, (record,), float(os.getpid()))
+
+
+def echo(job: Job) -> JobResult:
+    """A job function: `result_of`, after a pause for the slow job."""
+    if job.id == SLOW:
+        time.sleep(1.5)
+    return result_of(job)
+
+
+def explode(job: Job) -> JobResult:
+    """Raises for odd seeds (a bug outside run_job), echoes the others."""
+    if job.seed % 2:
+        raise RuntimeError(f"exploded on {job.id}")
+    return result_of(job)
+
+
+def crash(job: Job) -> JobResult:
+    """Kills its worker process for seed 1."""
+    if job.seed == 1:
+        os._exit(3)
+    return result_of(job)
+
+
+def check_echoed(results: list[JobResult], jobs: list[Job]) -> None:
+    """Every job exactly once, each result carrying its own job's data."""
+    assert Counter(r.job_id for r in results) == Counter(j.id for j in jobs)
+    for result in results:
+        assert result.error is None
+        assert result.records[0].reward == result.seed == int(result.job_id.split("-")[1])
+
+
+def test_local_executor_streams_in_order():
+    """LocalExecutor runs the jobs in this process, in order, each once."""
+    jobs = fake_jobs()
+    results = list(LocalExecutor(progress=False, job=result_of).run(jobs))
+    assert [r.job_id for r in results] == [j.id for j in jobs]
+    check_echoed(results, jobs)
+    assert {r.seconds for r in results} == {float(os.getpid())}
+
+
+def test_ray_executor_streams_as_jobs_finish(ray_session):
+    """RayExecutor yields each job once, as it finishes: the slow first job comes last; the
+    jobs ran in worker processes, not here."""
+    jobs = fake_jobs()
+    results = list(RayExecutor(workers=2, progress=False, job=echo).run(jobs))
+    check_echoed(results, jobs)
+    assert [r.job_id for r in results][-1] == SLOW
+    assert float(os.getpid()) not in {r.seconds for r in results}
+
+
+def test_ray_job_that_raises_is_a_failed_result(ray_session):
+    """An exception in a Ray task becomes a failed JobResult (no records, the exception named
+    in the error); the other jobs come back normally."""
+    jobs = fake_jobs()
+    results = {r.job_id: r for r in RayExecutor(progress=False, job=explode).run(jobs)}
+    assert sorted(results) == sorted(j.id for j in jobs)
+    for job in jobs:
+        result = results[job.id]
+        assert result.seed == job.seed
+        if job.seed % 2:
+            assert result.records == () and result.seconds == 0.0
+            assert result.error.startswith("RayTaskError")
+            assert f"RuntimeError: exploded on {job.id}" in result.error
+        else:
+            assert result.error is None and result.records[0].reward == job.seed
+
+
+def test_ray_worker_death_is_a_failed_result(ray_session):
+    """A worker that dies (and is not retried) gives a failed JobResult for its job only."""
+    jobs = fake_jobs(3)
+    executor = RayExecutor(progress=False, max_retries=0, job=crash)
+    results = {r.job_id: r for r in executor.run(jobs)}
+    assert sorted(results) == ["job-0", "job-1", "job-2"]
+    assert results["job-1"].records == ()
+    assert "WorkerCrashedError" in results["job-1"].error
+    assert results["job-0"].error is None and results["job-2"].error is None
+
+
+def test_make_executor():
+    """make_executor builds the named executor with its settings; a bad name or worker count
+    is a ValueError naming it."""
+    local = make_executor("local", progress=False)
+    assert isinstance(local, LocalExecutor) and local.progress is False
+    remote = make_executor("ray", workers=3, address="10.0.0.1:6379", progress=False)
+    assert isinstance(remote, RayExecutor)
+    assert (remote.workers, remote.address, remote.progress) == (3, "10.0.0.1:6379", False)
+    with pytest.raises(ValueError, match=r"executor must be 'ray' or 'local', got 'dask'"):
+        make_executor("dask")
+    with pytest.raises(ValueError, match=r"workers must be >= 1, got 0"):
+        RayExecutor(workers=0)
