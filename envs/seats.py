@@ -46,7 +46,7 @@ def make_market(
         background.insert(0, MarketReplay(tape))
         first, last = float(tape.messages["time"][0]), float(tape.messages["time"][-1])
         step = market_kwargs.get("step_seconds", 60.0)
-        day = max(int((last - math.floor(first)) // step), 1)
+        day = int((last - math.floor(first)) // step) + 1  # steps that cover every message
         market_kwargs.setdefault("open_time", math.floor(first))
         market_kwargs["n_steps"] = min(market_kwargs.get("n_steps", day), day)
         if market_kwargs["n_steps"] < day:
