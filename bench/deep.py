@@ -13,20 +13,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import torch
 
-# This folder holds agents.py: drop it from the path so ``import agents`` finds the package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent.resolve()]
-
-import agents  # noqa: E402
-import envs  # noqa: E402, F401 (registers the market ids)
+import agents
+import envs  # noqa: F401 (registers the market ids)
 
 ENV_ID = "tradearena/SyntheticMarket-v0"
 SHARED = {

@@ -46,7 +46,7 @@ def updates_per_second(name: str, steps: int = 20_000, seed: int = 0) -> float:
 
 def main() -> None:
     for name in agents.names():
-        if agents.resolve(name).learning:
+        if agents.resolve(name).learning and agents.resolve(name).observation == "tabular":
             rate = updates_per_second(name, STEPS.get(name, 20_000))
             print(
                 json.dumps(

@@ -22,25 +22,15 @@ import argparse
 import dataclasses
 import json
 import os
-import sys
 import time
-from pathlib import Path
 
-# ``python bench/parallel.py`` puts bench/ first on sys.path, where bench/agents.py would shadow
-# the agents package, here and (Ray copies the script's directory) in the workers: drop it, and
-# make the repository importable here and in the workers.
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
-sys.path.insert(0, str(ROOT))
-os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+import ray
 
-import ray  # noqa: E402
-
-from evaluation.config import parse_config  # noqa: E402
-from evaluation.experiment import plan  # noqa: E402
-from evaluation.parallel import RayExecutor  # noqa: E402
-from evaluation.rollout import Job, run_job  # noqa: E402
-from evaluation.store import JobResult  # noqa: E402
+from evaluation.config import parse_config
+from evaluation.experiment import plan
+from evaluation.parallel import RayExecutor
+from evaluation.rollout import Job, run_job
+from evaluation.store import JobResult
 
 CONFIG = """\
 kind = "compare"
