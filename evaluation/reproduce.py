@@ -99,7 +99,7 @@ def write_report(directories: dict[str, Path | str], docs: Path) -> Path:
     that is a string says why that experiment was skipped."""
     figures = docs / "figures"
     figures.mkdir(parents=True, exist_ok=True)
-    parts = [HEADER]
+    parts = [HEADER, "## Experiment 1: Sharpe comparison\n"]
     parts.append(sharpe_section(directories["sharpe"], figures, "Replay of a synthetic day"))
     lobster = directories.get("sharpe_lobster", "not run")
     if isinstance(lobster, Path):
@@ -108,10 +108,26 @@ def write_report(directories: dict[str, Path | str], docs: Path) -> Path:
         parts.append(f"### Replay of a real LOBSTER day\n\nSkipped: {lobster}\n")
     parts.append(robustness_section(directories["robustness"], figures))
     parts.append(egta_section(directories["egta"], figures))
+    parts.append(TRIED)
     report = docs / "results.md"
     report.write_text("\n".join(parts))
     return report
 
+
+TRIED = """## What was tried
+
+Each experiment ran once, with the settings of its file in `configs/` (quoted in each section
+above: agents and their parameters, market, episodes, seeds); nothing was changed after seeing
+the results. The learners see a 54-state tabular view of the market (inventory, book
+imbalance, last one-minute return, time left) and trade 100 shares at market, paying the
+spread on every trade, for 60 one-hour training episodes: where the mean test PnL is
+negative, they have not learned to earn more than the spread they pay. Larger runs, to see
+whether an ordering emerges with more training and more seeds: `tradearena reproduce --scale 4`
+(on a Ray cluster: `--address`). The mechanisms themselves are tested in controlled settings
+(`tests/agents`): the exponential utility's fixed point, risk-averse choices in a safe/risky
+bandit, and RA3-Q's higher 5% quantile return under a take-over adversary on Sutton and
+Barto's cliff walk.
+"""
 
 HEADER = """# Reproducing the source text's experiments
 
@@ -149,6 +165,22 @@ def _metrics_table(rows: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _agents_table(config: dict) -> str:
+    """The agents of a run and their parameters, as the run's config gives them."""
+    lines = ["| agent | id | parameters |", "|---|---|---|"]
+    for spec in config["agents"]:
+        params = ", ".join(f"{k} = {v}" for k, v in spec["params"].items()) or "defaults"
+        lines.append(f"| {spec['label']} | {spec['id']} | {params} |")
+    market = config["market"]
+    lines.append("")
+    lines.append(
+        f"Market: {market['actions']} actions of {market['order_size']} shares, position limit "
+        f"{market['position_limit']} shares, reward scale {market['reward_scale']}, fees "
+        f"{market['fee_per_share']} $/share."
+    )
+    return "\n".join(lines) + "\n"
+
+
 def _copy_figure(directory: Path, name: str, figures: Path, prefix: str) -> str:
     source = directory / name
     if not source.exists():
@@ -171,11 +203,12 @@ def sharpe_section(directory: Path, figures: Path, title: str, prefix: str = "sh
     market = config["market"]
     source = "a synthetic day" if market["tape"] == "synthetic" else Path(market["tape"]).name
     text = [
-        f"## Experiment 1: Sharpe comparison\n\n### {title}\n",
+        f"### {title}\n",
         f"Replay of {source}; episodes are {market['n_steps']}-minute windows of the day; "
         f"{config['training']['episodes']} training and {config['testing']['episodes']} test "
         f"episodes per seed; seeds {config['seeds']} (root seed {config['root_seed']}); "
         f"run directory `{directory}`.\n",
+        _agents_table(config),
         _metrics_table(rows.sort_values("sharpe", ascending=False)),
         "",
         "The source text reports (as a figure, without numbers) RA2.1-Q above RA2-Q above "
@@ -200,6 +233,7 @@ def robustness_section(directory: Path, figures: Path) -> str:
         f"episodes, {config['seeds']} seeds), then tested under each condition "
         f"({config['testing']['episodes']} test episodes per seed); run directory "
         f"`{directory}`.\n",
+        _agents_table(config),
     ]
     for condition, rows in summary.groupby("condition", sort=False):
         text += [f"### Condition: {condition}\n", _metrics_table(rows), ""]
@@ -248,6 +282,7 @@ def egta_section(directory: Path, figures: Path) -> str:
         f"synthetic market ({config['tournament']['mode']}: {config['training']['episodes']} "
         f"training and {config['testing']['episodes']} test episodes); weighting "
         f"{config['tournament']['weighting']}; run directory `{directory}`.\n",
+        _agents_table(config),
         "| payoff | stable rest points | shares after t = 100 from the uniform mix | "
         "alpha-rank (alpha = 10) |",
         "|---|---|---|---|",
