@@ -85,24 +85,31 @@ class RayExecutor:
             job,
         )
         self.address = address or os.environ.get("RAY_ADDRESS")
-        self._started = False
+        self._started = self._warm = False
 
     def start(self) -> None:
-        """Connect to Ray (or start it locally) if not connected yet."""
+        """Connect to Ray (or start it locally) if not connected yet, and warm its workers:
+        one process per CPU, each with the simulator imported, so the first jobs do not pay
+        for it (start-up is then all in this call)."""
         import ray
 
-        if ray.is_initialized():
+        if self._warm:
             return
-        if self.address:
-            ray.init(address=self.address, logging_level="WARNING")
-        else:
-            ray.init(
-                num_cpus=self.workers or os.cpu_count(),
-                include_dashboard=False,
-                logging_level="WARNING",
-                log_to_driver=False,
-            )
-        self._started = True
+        if not ray.is_initialized():
+            if self.address:
+                ray.init(address=self.address, logging_level="WARNING")
+            else:
+                ray.init(
+                    num_cpus=self.workers or os.cpu_count(),
+                    include_dashboard=False,
+                    logging_level="WARNING",
+                    log_to_driver=False,
+                )
+            self._started = True
+        cpus = max(int(ray.available_resources().get("CPU", 1)), 1)
+        warm = ray.remote(num_cpus=1)(_warm_worker)
+        ray.get([warm.remote(cpus) for _ in range(cpus)])
+        self._warm = True
 
     def run(self, jobs: Sequence[Job]) -> Iterator[JobResult]:
         import ray
@@ -133,7 +140,17 @@ class RayExecutor:
 
         if self._started and ray.is_initialized():
             ray.shutdown()
-        self._started = False
+        self._started = self._warm = False
+
+
+def _warm_worker(concurrent: int) -> None:
+    """Import the simulator in this worker; linger so that ``concurrent`` warm-up tasks land
+    on as many worker processes."""
+    import time
+
+    import evaluation.rollout  # noqa: F401 (the import is the point)
+
+    time.sleep(0.2 if concurrent > 1 else 0.0)
 
 
 def make_executor(
