@@ -85,7 +85,8 @@ def reproduce(
                 raise
             directories[experiment.name] = str(error)
             continue
-        out = runs / f"paper_{experiment.name}"
+        suffix = "" if scale == 1 else f"_x{scale:g}"
+        out = runs / f"paper_{experiment.name}{suffix}"
         outcome = run_experiment(path, executor, out=out, resume=True, overrides=merged)
         if outcome.failed:
             raise RuntimeError(f"{experiment.config}: jobs failed: {sorted(outcome.failed)}")
@@ -109,6 +110,7 @@ def write_report(directories: dict[str, Path | str], docs: Path) -> Path:
     parts.append(robustness_section(directories["robustness"], figures))
     parts.append(egta_section(directories["egta"], figures))
     parts.append(TRIED)
+    parts.append(runs_table(Path(directories["sharpe"]).parent))
     report = docs / "results.md"
     report.write_text("\n".join(parts))
     return report
@@ -122,8 +124,9 @@ the results. The learners see a 54-state tabular view of the market (inventory, 
 imbalance, last one-minute return, time left) and trade 100 shares at market, paying the
 spread on every trade, for 60 one-hour training episodes: where the mean test PnL is
 negative, they have not learned to earn more than the spread they pay. Larger runs, to see
-whether an ordering emerges with more training and more seeds: `tradearena reproduce --scale 4`
-(on a Ray cluster: `--address`). The mechanisms themselves are tested in controlled settings
+whether an ordering emerges with more training and more seeds, go to `runs/paper_*_xS` with
+`tradearena reproduce --scale S` (on a Ray cluster: `--address`) and are listed below with the
+runs above. The mechanisms themselves are tested in controlled settings
 (`tests/agents`): the exponential utility's fixed point, risk-averse choices in a safe/risky
 bandit, and RA3-Q's higher 5% quantile return under a take-over adversary on Sutton and
 Barto's cliff walk.
@@ -192,6 +195,36 @@ def _copy_figure(directory: Path, name: str, figures: Path, prefix: str) -> str:
 
 def _held(statement: str, held: bool) -> str:
     return f"- {statement}: **{'held' if held else 'did not hold'}** here."
+
+
+def runs_table(runs: Path) -> str:
+    """Every paper run found in ``runs`` (any scale), with its size and its headline numbers:
+    mean test Sharpe per agent (and condition)."""
+    lines = [
+        "| run directory | kind | seeds | training episodes | test episodes | mean test Sharpe |",
+        "|---|---|---|---|---|---|",
+    ]
+    for directory in sorted(runs.glob("paper_*")):
+        if not (directory / "summary.csv").exists():
+            continue
+        config, _, summary = _summary(directory)
+        if config["kind"] == "tournament":
+            stable, end, _ = _dynamics_summary(PayoffTable.read_csv(directory / "payoffs.csv"))
+            table = PayoffTable.read_csv(directory / "payoffs.csv")
+            numbers = (
+                f"dynamics from the uniform mix end near {table.strategies[int(np.argmax(end))]}"
+            )
+        else:
+            numbers = "; ".join(
+                f"{row.agent}{'' if row.condition == 'clean' else f' ({row.condition})'} "
+                f"{row.sharpe:.3f}"
+                for row in summary.itertuples()
+            )
+        lines.append(
+            f"| `{directory.name}` | {config['kind']} | {config['seeds']} | "
+            f"{config['training']['episodes']} | {config['testing']['episodes']} | {numbers} |"
+        )
+    return "Runs in this report's run folder:\n\n" + "\n".join(lines) + "\n"
 
 
 def sharpe_section(directory: Path, figures: Path, title: str, prefix: str = "sharpe") -> str:
