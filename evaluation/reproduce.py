@@ -121,15 +121,17 @@ TRIED = """## What was tried
 The sections above use the settings of each file in `configs/` as written (quoted there:
 agents and their parameters, market, episodes, seeds); nothing was changed after seeing the
 results. The table below lists every run in the run folder, including runs of the same files
-at a larger `--scale` (seeds and episodes multiplied). The learners see a 54-state tabular view of the market (inventory, book
-imbalance, last one-minute return, time left) and trade 100 shares at market, paying the
-spread on every trade, for 60 one-hour training episodes: where the mean test PnL is
-negative, they have not learned to earn more than the spread they pay. Larger runs, to see
-whether an ordering emerges with more training and more seeds, go to `runs/paper_*_xS` with
-`tradearena reproduce --scale S` (on a Ray cluster: `--address`). The mechanisms themselves are tested in controlled settings
-(`tests/agents`): the exponential utility's fixed point, risk-averse choices in a safe/risky
-bandit, and RA3-Q's higher 5% quantile return under a take-over adversary on Sutton and
-Barto's cliff walk.
+at a larger `--scale` (seeds and episodes multiplied).
+
+The learners see a 54-state tabular view of the market (inventory, book imbalance, last
+one-minute return, time left) and trade 100 shares at market, paying the spread on every
+trade, for 60 one-hour training episodes: where the mean test PnL is negative, they have not
+learned to earn more than the spread they pay. Larger runs, to see whether an ordering
+emerges with more training and more seeds, go to `runs/paper_*_xS` with
+`tradearena reproduce --scale S` (on a Ray cluster: `--address`). The mechanisms themselves
+are tested in controlled settings (`tests/agents`): the exponential utility's fixed point,
+risk-averse choices in a safe/risky bandit, and RA3-Q's higher 5% quantile return under a
+take-over adversary on Sutton and Barto's cliff walk.
 """
 
 HEADER = """# Reproducing the source text's experiments
