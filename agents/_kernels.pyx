@@ -93,42 +93,37 @@ def risk_update(
     return clipped
 
 
+cdef inline double _risk_value(double[:, :, ::1] q, Py_ssize_t s, Py_ssize_t b, double lam,
+                               bint seeking):
+    """Qbar(s, b) -/+ lam * var(s, b) over the k tables (ddof=1; var = 0 if k = 1)."""
+    cdef Py_ssize_t k = q.shape[0], i
+    cdef double total = 0.0, mean, dev, var = 0.0
+    for i in range(k):
+        total = total + q[i, s, b]
+    mean = total / k
+    if k > 1:
+        for i in range(k):
+            dev = q[i, s, b] - mean
+            var = var + dev * dev
+        var = var / (k - 1)
+    return mean + lam * var if seeking else mean - lam * var
+
+
 def risk_row(double[:, :, ::1] q, Py_ssize_t s, double lam, bint seeking=False):
     """Qbar(s, .) -/+ lam * var(s, .) over the k tables (ddof=1; var = 0 if k = 1), (A,)."""
-    cdef Py_ssize_t k = q.shape[0], n_actions = q.shape[2], i, b
+    cdef Py_ssize_t n_actions = q.shape[2], b
     cdef cnp.ndarray[cnp.float64_t, ndim=1] out = np.empty(n_actions)
-    cdef double total, mean, dev, var
     for b in range(n_actions):
-        total = 0.0
-        for i in range(k):
-            total = total + q[i, s, b]
-        mean = total / k
-        var = 0.0
-        if k > 1:
-            for i in range(k):
-                dev = q[i, s, b] - mean
-                var = var + dev * dev
-            var = var / (k - 1)
-        out[b] = mean + lam * var if seeking else mean - lam * var
+        out[b] = _risk_value(q, s, b, lam, seeking)
     return out
 
 
 def risk_argmax(double[:, :, ::1] q, Py_ssize_t s, double lam, bint seeking=False):
     """The greedy action on `risk_row` ``(q, s, lam, seeking)``; ties to the lowest index."""
-    cdef Py_ssize_t k = q.shape[0], n_actions = q.shape[2], i, b, arg = 0
-    cdef double total, mean, dev, var, value, best = 0.0
+    cdef Py_ssize_t n_actions = q.shape[2], b, arg = 0
+    cdef double value, best = 0.0
     for b in range(n_actions):
-        total = 0.0
-        for i in range(k):
-            total = total + q[i, s, b]
-        mean = total / k
-        var = 0.0
-        if k > 1:
-            for i in range(k):
-                dev = q[i, s, b] - mean
-                var = var + dev * dev
-            var = var / (k - 1)
-        value = mean + lam * var if seeking else mean - lam * var
+        value = _risk_value(q, s, b, lam, seeking)
         if b == 0 or value > best:
             best = value
             arg = b

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from envs.tapes import TapeError, load_lobster
 from evaluation.config import ConfigError
@@ -37,20 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
         "figures are written. The file is checked before anything runs.",
     )
     run.add_argument("config", help="experiment file (TOML), e.g. configs/quickstart.toml")
-    run.add_argument(
-        "--executor",
-        choices=("ray", "local"),
-        default="ray",
-        help="ray (default; a local Ray or a cluster) or local (in this process)",
-    )
-    run.add_argument(
-        "--workers", type=int, default=None, help="CPUs for a local Ray (default: all cores)"
-    )
-    run.add_argument(
-        "--address",
-        default=None,
-        help="address of a running Ray cluster (default: $RAY_ADDRESS, else local)",
-    )
+    add_executor_arguments(run)
     run.add_argument("--out", default=None, help="run directory (default: the file's output.dir)")
     run.add_argument(
         "--resume",
@@ -60,7 +48,6 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--dry-run", action="store_true", help="check the file and list the jobs, run nothing"
     )
-    run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.set_defaults(func=run_command)
 
     reproduce = commands.add_parser(
@@ -76,9 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=1.0,
         help="multiply seeds and episodes (e.g. 4 on a cluster; default 1)",
     )
-    reproduce.add_argument("--executor", choices=("ray", "local"), default="ray")
-    reproduce.add_argument("--workers", type=int, default=None)
-    reproduce.add_argument("--address", default=None)
+    add_executor_arguments(reproduce)
     reproduce.add_argument("--runs", default="runs", help="where the run directories go")
     reproduce.add_argument("--docs", default="docs", help="where results.md goes")
     reproduce.set_defaults(func=reproduce_command)
@@ -116,10 +101,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
+    """--executor, --workers, --address and --no-progress, for the commands that run jobs."""
+    parser.add_argument(
+        "--executor",
+        choices=("ray", "local"),
+        default="ray",
+        help="ray (default; a local Ray or a cluster) or local (in this process)",
+    )
+    parser.add_argument(
+        "--workers", type=int, default=None, help="CPUs for a local Ray (default: all cores)"
+    )
+    parser.add_argument(
+        "--address",
+        default=None,
+        help="address of a running Ray cluster (default: $RAY_ADDRESS, else local)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+@contextmanager
+def executor_from(args: argparse.Namespace) -> Iterator:
+    """The executor the arguments ask for, closed (Ray shut down if it started it) after."""
+    from evaluation.parallel import make_executor
+
+    executor = make_executor(
+        args.executor, workers=args.workers, address=args.address, progress=not args.no_progress
+    )
+    try:
+        yield executor
+    finally:
+        executor.close()
+
+
 def run_command(args: argparse.Namespace) -> int:
     from evaluation.config import load_config
     from evaluation.experiment import plan, run_experiment
-    from evaluation.parallel import make_executor
 
     if args.dry_run:
         config = load_config(args.config)
@@ -128,15 +145,8 @@ def run_command(args: argparse.Namespace) -> int:
         for job in jobs:
             print(f"  {job.id}")
         return 0
-    executor = make_executor(
-        args.executor, workers=args.workers, address=args.address, progress=not args.no_progress
-    )
-    try:
+    with executor_from(args) as executor:
         outcome = run_experiment(args.config, executor, out=args.out, resume=args.resume)
-    finally:
-        close = getattr(executor, "close", None)
-        if close is not None:
-            close()
     if outcome.skipped:
         print(f"resumed: {outcome.skipped} finished jobs skipped")
     payoffs = outcome.directory / "payoffs.csv"
@@ -200,18 +210,12 @@ def format_summary(summary) -> str:
 def reproduce_command(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from evaluation.parallel import make_executor
     from evaluation.reproduce import reproduce
 
     if args.scale <= 0:
         raise ValueError(f"--scale must be > 0, got {args.scale}")
-    executor = make_executor(args.executor, workers=args.workers, address=args.address)
-    try:
+    with executor_from(args) as executor:
         report = reproduce(executor, runs=Path(args.runs), docs=Path(args.docs), scale=args.scale)
-    finally:
-        close = getattr(executor, "close", None)
-        if close is not None:
-            close()
     print(f"report: {report}")
     return 0
 

@@ -2,7 +2,7 @@
 
 A run directory holds ``config.toml`` (the file as run), ``results.sqlite`` (every finished
 job), ``summary.csv`` (the metrics table) and the figures; everything after the jobs can be
-rebuilt from it alone (`tables`, ``tradearena plot``).
+rebuilt from it alone (`load_run`, `summarize`, ``tradearena plot``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,14 @@ from evaluation.parallel import Executor
 from evaluation.rollout import Job
 from evaluation.store import Store
 
-__all__ = ["RunOutcome", "load_run", "plan", "run_experiment", "tables", "write_tables"]
+__all__ = [
+    "RunOutcome",
+    "load_run",
+    "plan",
+    "run_experiment",
+    "summarize",
+    "write_tables",
+]
 
 
 def plan(config: dict) -> list[Job]:
@@ -105,9 +112,9 @@ def write_tables(directory: str | Path) -> pd.DataFrame:
     """Write the run's tables: summary.csv and, for a tournament, payoffs.csv (the config's
     payoff) with payoffs_sharpe.csv and payoffs_pnl.csv; return the summary."""
     directory = Path(directory)
-    summary = tables(directory)
-    summary.to_csv(directory / "summary.csv", index=False)
     config, records = load_run(directory)
+    summary = summarize(records)
+    summary.to_csv(directory / "summary.csv", index=False)
     if config["kind"] == "tournament" and not records.empty:
         from evaluation.tournament import payoff_table
 
@@ -117,10 +124,9 @@ def write_tables(directory: str | Path) -> pd.DataFrame:
     return summary
 
 
-def tables(directory: str | Path) -> pd.DataFrame:
-    """The summary table of a run: test-episode metrics per agent and condition (mean over
-    seeds with bootstrap intervals; see `evaluation.metrics.summary_table`)."""
-    _, records = load_run(directory)
+def summarize(records: pd.DataFrame) -> pd.DataFrame:
+    """The summary table of a run's records: test-episode metrics per agent and condition
+    (mean over seeds with bootstrap intervals; see `evaluation.metrics.summary_table`)."""
     test = records[records["phase"] == "test"]
     if test.empty:
         return pd.DataFrame()

@@ -26,6 +26,9 @@ class Executor(Protocol):
 
     def run(self, jobs: Sequence[Job]) -> Iterator[JobResult]: ...
 
+    def close(self) -> None:
+        """Release what the executor started."""
+
 
 class Progress:
     """A progress bar over jobs: done, running and failed, with tqdm's rate and ETA."""
@@ -50,6 +53,9 @@ class LocalExecutor:
 
     def __init__(self, *, progress: bool = True, job: Callable[[Job], JobResult] = run_job):
         self.progress, self.job = progress, job
+
+    def close(self) -> None:
+        """Nothing to release: jobs ran in this process."""
 
     def run(self, jobs: Sequence[Job]) -> Iterator[JobResult]:
         bar = Progress(len(jobs), self.progress)

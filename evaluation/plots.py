@@ -85,7 +85,7 @@ def save_run_figures(directory: str | Path) -> list[Path]:
     """Draw every figure a run directory supports into it; return the files written:
     learning curves; Sharpe bars per condition (compare, robustness); the replicator dynamics
     of the payoff table, with Sharpe and with PnL payoffs (tournament)."""
-    from evaluation.experiment import load_run, tables
+    from evaluation.experiment import load_run, summarize
 
     directory = Path(directory)
     config, records = load_run(directory)
@@ -106,7 +106,7 @@ def save_run_figures(directory: str | Path) -> list[Path]:
             figure.savefig(directory / name, dpi=120)
             written.append(directory / name)
         return written
-    summary = tables(directory)
+    summary = summarize(records)
     for condition in summary["condition"].unique() if not summary.empty else []:
         name = "sharpe.png" if condition == "clean" else f"sharpe_{condition}.png"
         written.append(_save(sharpe_bars(summary, condition=condition), directory / name))
