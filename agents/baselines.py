@@ -1,9 +1,10 @@
 """Rule-based baseline agents for the ``trade`` action set (0 sell, 1 hold, 2 buy).
 
-Observation each expects: `Random`, `Hold` and `ZeroIntelligence` take any observation;
-`BuyAndHold`, `Momentum` and `MeanReversion` read the Box feature vector of `TradingEnv`
-(``observation="features"``), by the indices of `envs.features.feature_names(windows)`:
-``inventory`` (fraction of the position limit) and ``return_w`` (basis points).
+Observation each expects: `Random`, `Hold` and `ZeroIntelligenceAgent` take any
+observation; `BuyAndHold`, `MomentumAgent` and `MeanReversion` read the Box feature vector of
+`TradingEnv` (``observation="features"``), by the indices of
+`envs.features.feature_names(windows)`: ``inventory`` (fraction of the position limit) and
+``return_w`` (basis points).
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ __all__ = [
     "BuyAndHold",
     "Hold",
     "MeanReversion",
-    "Momentum",
+    "MomentumAgent",
     "Random",
-    "ZeroIntelligence",
+    "ZeroIntelligenceAgent",
 ]
 
 SELL, HOLD, BUY = 0, 1, 2
@@ -119,7 +120,7 @@ class BuyAndHold(_FeatureRule):
         return BUY if inventory <= 0.0 else HOLD
 
 
-class Momentum(_FeatureRule):
+class MomentumAgent(_FeatureRule):
     """Buy after a rise, sell after a fall: ``return_{window}`` above ``threshold`` bp buys,
     below ``-threshold`` sells, else hold (defaults: the shortest window, 0.75 bp)."""
 
@@ -137,8 +138,9 @@ class Momentum(_FeatureRule):
         return BUY if ret > self.threshold else SELL if ret < -self.threshold else HOLD
 
 
-class MeanReversion(Momentum):
-    """The opposite of `Momentum`: sell after a rise above ``threshold`` bp, buy after a fall."""
+class MeanReversion(MomentumAgent):
+    """The opposite of `MomentumAgent`: sell after a rise above ``threshold`` bp, buy after a
+    fall."""
 
     name = "mean_reversion"
     description = "Bets on reversal: sells after a rise, buys after a fall"
@@ -147,7 +149,7 @@ class MeanReversion(Momentum):
         return 2 - super().act(obs, explore)
 
 
-class ZeroIntelligence(Agent):
+class ZeroIntelligenceAgent(Agent):
     """Trades at random (Gode and Sunder's zero intelligence, on the trade action set): buy
     or sell with probability ``p_trade`` / 2 each, else hold; its own Generator."""
 

@@ -28,8 +28,9 @@ import ray
 
 from evaluation.config import parse_config
 from evaluation.experiment import plan
+from evaluation.kinds import run_job
 from evaluation.parallel import RayExecutor
-from evaluation.rollout import Job, run_job
+from evaluation.rollout import Job
 from evaluation.store import JobResult
 
 CONFIG = """\

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from envs.traders.base import Kind
+from envs.orders import Kind
 
 if TYPE_CHECKING:
-    from envs.market import Market, SeatOrder
+    from envs.market import Market
+    from envs.orders import SeatOrder
 
 __all__ = ["ActionSet", "QuoteActions", "TradeActions", "make_actions"]
 
@@ -80,7 +81,10 @@ class QuoteActions(ActionSet):
 
 def make_actions(name: str, size: int) -> ActionSet:
     """The action set called ``name`` ("trade" or "quote") with orders of ``size`` shares."""
-    sets = {"trade": TradeActions, "quote": QuoteActions}
-    if name not in sets:
-        raise ValueError(f"actions must be one of {sorted(sets)}, got {name!r}")
-    return sets[name](size)
+    if name not in ACTION_SETS:
+        raise ValueError(f"actions must be one of {sorted(ACTION_SETS)}, got {name!r}")
+    return ACTION_SETS[name](size)
+
+
+ACTION_SETS = {"trade": TradeActions, "quote": QuoteActions}
+"""Action sets by name."""

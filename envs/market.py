@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from envs.book import OrderBook
-from envs.traders.base import Kind, Orders, Trader
+from envs.orders import Kind, Orders, SeatOrder
 
-__all__ = ["Account", "Market", "SeatOrder"]
-
-SeatOrder = tuple[int, int, int, int]
-"""(kind, side, price ticks, qty shares): what a seat asks for, with `Kind` codes
-(LIMIT, MARKET, REPLACE, CANCEL_ALL)."""
+__all__ = ["Account", "Background", "Market"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +28,20 @@ class Account:
     def value(self, mid: float, tick_size: float) -> float:
         """Marked-to-market value in dollars at ``mid`` ticks."""
         return (self.cash + self.inventory * mid) * tick_size - self.fees
+
+
+class Background(Protocol):
+    """What a market asks of a background population (`envs.traders.Trader` is one): how
+    many owner ids it needs, a reset per session, its orders per interval and the carrying
+    out of its HANDLE rows."""
+
+    n_owners: int
+
+    def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None: ...
+
+    def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders: ...
+
+    def handle(self, book: OrderBook, ref: int) -> list: ...
 
 
 class Market:
@@ -60,7 +71,7 @@ class Market:
 
     def __init__(
         self,
-        traders: Sequence[Trader] = (),
+        traders: Sequence[Background] = (),
         *,
         n_seats: int = 1,
         step_seconds: float = 60.0,

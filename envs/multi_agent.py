@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from envs.seats import seated_market
+from envs.market import Market
+from envs.seats import SeatedMarket
+from envs.spec import MarketSpec, observation_kinds
 
 __all__ = ["MarketParallelEnv"]
 
@@ -28,11 +31,10 @@ class MarketParallelEnv(ParallelEnv):
       with probability p each step; its reward is minus seat_0's and ``infos["seat_0"]
       ["taken_over"]`` says when it acted.
 
-    ``MarketParallelEnv()`` is a synthetic market with two learner seats. ``options`` are the
-    keywords of `TradingEnv` for the background (``traders``, ``tape``, ``extra_zi``), the
-    seats' view (``observation``, ``actions``, ``order_size``, ``reward_scale``, ``windows``,
-    ``depth_levels``, ``discretizer``) and the `Market` (``n_steps``, ``step_seconds``, ...);
-    see `envs.seats.seated_market`.
+    ``MarketParallelEnv()`` is a synthetic market with two learner seats. ``market_spec``
+    (a `envs.spec.MarketSpec`) and its fields as keywords define the market, as for
+    `TradingEnv`; ``observation`` is one kind for every seat or a sequence, one per seat (the
+    adversary observes the taken-over seat's kind).
     """
 
     metadata = {"name": "tradearena_market_v0", "render_modes": [], "render_fps": 1}
@@ -41,9 +43,11 @@ class MarketParallelEnv(ParallelEnv):
         self,
         n_seats: int = 2,
         *,
+        market_spec: MarketSpec | None = None,
+        observation: str | Sequence[str] = "features",
         opposes: dict[str, str] | None = None,
         takeover: tuple[str, float] | None = None,
-        **options: Any,
+        **market: Any,
     ) -> None:
         if n_seats < 1:
             raise ValueError(f"n_seats must be >= 1, got {n_seats}")
@@ -57,13 +61,21 @@ class MarketParallelEnv(ParallelEnv):
 
         opposes = {seat(a, "opposes"): seat(b, "opposes") for a, b in (opposes or {}).items()}
         takeover_seat = None if takeover is None else (seat(takeover[0], "takeover"), takeover[1])
-        self.core = seated_market(n_seats, opposes=opposes, takeover=takeover_seat, **options)
+        spec = MarketSpec.from_keywords("MarketParallelEnv", market_spec, **market)
+        kinds = observation_kinds(observation, n_seats)
+        self.core = SeatedMarket(
+            spec,
+            kinds,
+            opposes=opposes,
+            takeover=takeover_seat,
+            adversary=None if takeover_seat is None else kinds[takeover_seat[0]],
+        )
         self.possible_agents = seats + (["adversary"] if takeover is not None else [])
         self.agents: list[str] = []
         self._np_random: np.random.Generator | None = None
 
     @property
-    def market(self):
+    def market(self) -> Market:
         """The underlying `envs.market.Market`."""
         return self.core.market
 

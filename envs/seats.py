@@ -1,198 +1,202 @@
-"""The market as its seats see it: observations, discrete actions, rewards, adversaries.
+"""`SeatedMarket`: a market with a policy, or an outside caller, in every seat.
 
-`SeatedMarket` is the one piece shared by the Gymnasium environment (one learner seat, the
-others played by given policies) and the PettingZoo one (every seat a learner).
+It is the one episode driver of the project: the Gymnasium env (the caller holds seat 0,
+policies the others), the PettingZoo env (the caller holds every seat) and the experiment
+engine (policies everywhere, some of them learning) all step a market through it. Every
+policy reads the observation kind it declares (its ``observation`` attribute, "features" or
+"tabular"), adversaries included.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 
 from envs.actions import make_actions
-from envs.features import Discretizer, feature_space, features
-from envs.market import Market
-from envs.tapes import Tape, load_lobster, synthetic_tape
-from envs.traders import MarketReplay, Trader, ZeroIntelligence, rmsc04
+from envs.features import features
+from envs.spec import OBSERVATIONS, MarketSpec, SpecError
 
-__all__ = ["SeatedMarket", "make_market", "seated_market"]
+__all__ = ["Policy", "SeatedMarket", "observation_kind"]
 
-
-def make_market(
-    n_seats: int,
-    *,
-    traders: Sequence[Trader] | None = None,
-    tape: Tape | str | Path | None = None,
-    extra_zi: int = 0,
-    **market_kwargs,
-) -> Market:
-    """A `Market` with ``n_seats`` seats and its background.
-
-    With a ``tape`` (a `Tape`, or the path of a LOBSTER message file whose orderbook file sits
-    beside it) the background is a `MarketReplay` of it, plus ``traders`` if given; the session
-    opens at the tape's first message and lasts as many whole steps as the tape covers, or,
-    with a shorter ``n_steps``, each session is a window of that day drawn at reset. Without
-    one the background is ``traders`` (default: the rmsc04-sized population of
-    `envs.traders.rmsc04`). ``extra_zi`` adds that many zero-intelligence traders (the ZI
-    perturbation). Other keywords go to `Market`.
-    """
-    background = list(traders) if traders is not None else ([] if tape is not None else rmsc04())
-    if tape is not None:
-        tape = load_tape(tape)
-        background.insert(0, MarketReplay(tape))
-        first, last = float(tape.messages["time"][0]), float(tape.messages["time"][-1])
-        step = market_kwargs.get("step_seconds", 60.0)
-        day = int((last - math.floor(first)) // step) + 1  # steps that cover every message
-        market_kwargs.setdefault("open_time", math.floor(first))
-        market_kwargs["n_steps"] = min(market_kwargs.get("n_steps", day), day)
-        if market_kwargs["n_steps"] < day:
-            market_kwargs.setdefault("day_steps", day)  # episodes are windows of the day
-        market_kwargs.setdefault("warmup_seconds", 0.0)
-        market_kwargs.setdefault("tick_size", tape.tick_size)
-        bids, asks = tape.initial_book()
-        if bids and asks:
-            market_kwargs.setdefault("initial_price", (bids[0][0] + asks[0][0]) // 2)
-    if extra_zi:
-        r_bar = market_kwargs.get("initial_price", 10_000)
-        background.append(ZeroIntelligence(extra_zi, r_bar=r_bar))
-    return Market(background, n_seats=n_seats, **market_kwargs)
+Policy = Callable[[Any], int] | Any
+"""What may sit in a seat: an object with ``act(obs, explore)`` (every `agents.Agent`; a
+learner also has ``update(obs, action, reward, next_obs, terminated, truncated)`` and
+``end_episode()``) or a plain callable ``obs -> action``."""
 
 
-def seated_market(
-    n_seats: int,
-    *,
-    traders: Sequence[Trader] | None = None,
-    tape: Tape | str | Path | None = None,
-    extra_zi: int = 0,
-    observation: str | Sequence[str] = "features",
-    actions: str = "trade",
-    order_size: int = 100,
-    reward_scale: float = 1.0,
-    windows: Sequence[int] = (1, 5, 15),
-    depth_levels: int = 5,
-    discretizer: Discretizer | None = None,
-    opposes: dict[int, int] | None = None,
-    takeover: tuple[int, float] | None = None,
-    **market_kwargs,
-) -> SeatedMarket:
-    """`make_market` (background, tape, ZI perturbation, `Market` keywords) seen through a
-    `SeatedMarket` (observations, actions, rewards, adversaries): what both environments
-    are built on."""
-    market = make_market(n_seats, traders=traders, tape=tape, extra_zi=extra_zi, **market_kwargs)
-    return SeatedMarket(
-        market,
-        observation=observation,
-        actions=actions,
-        order_size=order_size,
-        reward_scale=reward_scale,
-        windows=windows,
-        depth_levels=depth_levels,
-        discretizer=discretizer,
-        opposes=opposes,
-        takeover=takeover,
-    )
+def observation_kind(policy: Policy, default: str = "features") -> str:
+    """The observation ``policy`` reads: its ``observation`` attribute, else ``default``."""
+    return _checked_kind(getattr(policy, "observation", default), policy)
 
 
-def load_tape(tape: Tape | str | Path) -> Tape:
-    """A `Tape` as is, or loaded from a LOBSTER message file (its orderbook file beside it,
-    named as LOBSTER names it, is used when present)."""
-    if isinstance(tape, Tape):
-        return tape
-    path = Path(tape)
-    book = path.with_name(path.name.replace("_message_", "_orderbook_"))
-    return load_lobster(path, book if book != path and book.exists() else None)
+def _checked_kind(kind: str, who: Any) -> str:
+    if kind not in OBSERVATIONS:
+        raise SpecError("observation", f"{who!r} reads {kind!r}; must be one of {OBSERVATIONS}")
+    return kind
+
+
+def _act(policy: Policy, obs: Any, explore: bool) -> int:
+    act = getattr(policy, "act", None)
+    return int(act(obs, explore=explore) if act is not None else policy(obs))
 
 
 class SeatedMarket:
-    """Observations, actions and rewards for the seats of a `Market`.
+    """The market of ``spec`` with one entry of ``seats`` per seat.
 
-    observation: "features" (a Box of market features, see `envs.features`) or "tabular"
-    (one Discrete state from ``discretizer``), for every seat or as a sequence per seat.
-    actions: "trade" or "quote" (see `envs.actions`) with orders of ``order_size`` shares.
-    Rewards are changes of marked-to-market value in dollars times ``reward_scale``.
-    ``opposes`` maps a seat to the seat whose reward it receives negated (an adversarial
-    trader). ``takeover`` = (seat, p): with probability p per step that seat's executed
-    action is the adversary's (when one is given to `step`).
+    A seat holds a `Policy`, which the driver asks for its action, or an observation kind
+    ("features" or "tabular"): an outside seat, whose action the caller passes to `step`.
+    ``learners`` are the policy seats that explore and learn when a step or episode is run
+    with ``learn=True`` (their ``update`` is called with the action executed, their
+    ``end_episode`` at the end); the others act greedily.
+
+    Adversaries: ``opposes`` maps a seat to the seat whose reward it receives negated (an
+    adversarial trader, a seat like any other). ``takeover = (seat, p)``: each step, with
+    probability p (drawn from the session's generator) that seat executes the action of
+    ``adversary``: a `Policy` (asked on that seat's market, in the kind it declares) or an
+    observation kind (the caller passes the adversary's action to `step`).
+
+    Rewards are changes of marked-to-market value in dollars times ``spec.reward_scale``.
+    ``extra_zi`` adds zero-intelligence traders to the spec's background.
     """
 
     def __init__(
         self,
-        market: Market,
+        spec: MarketSpec,
+        seats: Sequence[Policy | str],
         *,
-        observation: str | Sequence[str] = "features",
-        actions: str = "trade",
-        order_size: int = 100,
-        reward_scale: float = 1.0,
-        windows: Sequence[int] = (1, 5, 15),
-        depth_levels: int = 5,
-        discretizer: Discretizer | None = None,
+        learners: Sequence[int] = (),
         opposes: dict[int, int] | None = None,
         takeover: tuple[int, float] | None = None,
+        adversary: Policy | str | None = None,
+        extra_zi: int = 0,
     ) -> None:
-        kinds = [observation] * market.n_seats if isinstance(observation, str) else observation
-        if len(kinds) != market.n_seats or any(k not in ("features", "tabular") for k in kinds):
-            raise ValueError(
-                "observation must be 'features' or 'tabular', or one of them per seat "
-                f"({market.n_seats} seats), got {observation!r}"
-            )
-        if not math.isfinite(reward_scale) or reward_scale <= 0:
-            raise ValueError(f"reward_scale must be a positive number, got {reward_scale}")
-        if takeover is not None and not 0.0 <= takeover[1] <= 1.0:
-            raise ValueError(f"takeover probability must be in [0, 1], got {takeover[1]}")
-        self.market = market
-        self.actions = make_actions(actions, order_size)
-        self.observations, self.reward_scale = list(kinds), reward_scale
-        self.windows, self.depth_levels = tuple(windows), depth_levels
-        self.discretizer = discretizer or Discretizer.default(self.windows)
+        n_seats = len(seats)
+        self.spec = spec
+        self.market = spec.market(n_seats, extra_zi=extra_zi)
+        self.policies = [None if isinstance(s, str) else s for s in seats]
+        self.kinds = [
+            _checked_kind(s, f"seat {i}") if isinstance(s, str) else observation_kind(s)
+            for i, s in enumerate(seats)
+        ]
+        self.learners = tuple(learners)
+        if any(self.policies[i] is None for i in self.learners):
+            raise ValueError(f"learner seats {self.learners} must hold policies")
         self.opposes = dict(opposes or {})
+        if takeover is not None:
+            if not 0.0 <= takeover[1] <= 1.0:
+                raise ValueError(f"takeover probability must be in [0, 1], got {takeover[1]}")
+            if adversary is None:
+                raise ValueError("a takeover needs an adversary (a policy or an observation kind)")
         self.takeover = takeover
-        self.action_space = spaces.Discrete(self.actions.n)
-        box = feature_space(self.windows, depth_levels)
-        states = spaces.Discrete(self.discretizer.n_states)
-        self.observation_spaces = [box if k == "features" else states for k in kinds]
+        self.adversary = None if isinstance(adversary, str) else adversary
+        if takeover is not None:
+            default = self.kinds[takeover[0]]
+            self.adversary_kind = adversary if isinstance(adversary, str) else None
+            self.adversary_kind = observation_kind(self.adversary, self.adversary_kind or default)
+        self.actions = make_actions(spec.actions, spec.order_size)
+        self.action_space = spec.action_space
+        self.observation_spaces = [spec.observation_space(kind) for kind in self.kinds]
+        self.discretizer = spec.state_discretizer()
+        self.observations: list = []
+        self.taken_over = False
 
     @property
     def n_seats(self) -> int:
         return self.market.n_seats
 
+    def observe(self, seat: int, kind: str | None = None) -> np.ndarray | int:
+        """What ``seat`` observes now, in its own kind or in ``kind``."""
+        spec = self.spec
+        x = features(self.market, seat, windows=spec.windows, depth_levels=spec.depth_levels)
+        return x if (kind or self.kinds[seat]) == "features" else self.discretizer(x)
+
+    def adversary_observation(self) -> np.ndarray | int:
+        """What the take-over adversary observes now: the taken-over seat's market."""
+        return self.observe(self.takeover[0], self.adversary_kind)
+
+    # ---------------------------------------------------------------------------- driving
     def reset(self, seed: int | np.random.SeedSequence | None) -> list:
         """Start a session; the observation of every seat."""
         self.market.reset(seed)
         self.taken_over = False
-        return [self.observe(seat) for seat in range(self.n_seats)]
-
-    def observe(self, seat: int, kind: str | None = None) -> np.ndarray | int:
-        """What ``seat`` observes now, as its own kind of observation or as ``kind``."""
-        x = features(self.market, seat, windows=self.windows, depth_levels=self.depth_levels)
-        return x if (kind or self.observations[seat]) == "features" else self.discretizer(x)
+        self.observations = [self.observe(seat) for seat in range(self.n_seats)]
+        return self.observations
 
     def step(
-        self, actions: Sequence[int], adversary_action: int | None = None
+        self,
+        actions: Sequence[int] = (),
+        adversary_action: int | None = None,
+        *,
+        learn: bool = False,
     ) -> tuple[list, np.ndarray, bool]:
-        """Execute one action per seat; (observations, rewards (n_seats,), session over).
-
-        With a takeover and an ``adversary_action``, the taken-over seat executes it with
-        the takeover probability (drawn from the session's generator); ``taken_over`` says
-        whether it did.
-        """
-        actions = list(actions)
+        """One decision: ``actions`` of the outside seats (in seat order) and, for an outside
+        take-over adversary, ``adversary_action``; the policies act on their own. Returns
+        (observations, rewards (n_seats,), session over). ``taken_over`` says whether the
+        adversary's action was executed."""
+        if not self.observations:
+            raise RuntimeError("call reset() before step()")
+        obs = self.observations
+        given = iter(actions)
+        executed = [
+            int(next(given)) if policy is None else _act(policy, o, learn and i in self.learners)
+            for i, (policy, o) in enumerate(zip(self.policies, obs))
+        ]
+        if self.adversary is not None:
+            adversary_action = _act(self.adversary, self.adversary_observation(), False)
         self.taken_over = False
         if self.takeover is not None and adversary_action is not None:
             seat, p = self.takeover
             if p > 0 and self.market.rng.random() < p:
-                actions[seat] = adversary_action
+                executed[seat] = int(adversary_action)
                 self.taken_over = True
         market = self.market
-        orders = [self.actions.orders(int(a), market, seat) for seat, a in enumerate(actions)]
-        rewards = market.step(orders) * self.reward_scale
+        orders = [self.actions.orders(a, market, seat) for seat, a in enumerate(executed)]
+        rewards = market.step(orders) * self.spec.reward_scale
         for seat, protagonist in self.opposes.items():
             rewards[seat] = -rewards[protagonist]
-        observations = [self.observe(seat) for seat in range(self.n_seats)]
-        return observations, rewards, market.done
+        done = market.done
+        self.observations = [self.observe(seat) for seat in range(self.n_seats)]
+        if learn:
+            for i in self.learners:
+                self.policies[i].update(
+                    obs[i], executed[i], rewards[i], self.observations[i], done, False
+                )
+        return self.observations, rewards, done
+
+    def play(
+        self, seed: int | np.random.SeedSequence | None, *, learn: bool = False
+    ) -> list[dict[str, float]]:
+        """One whole episode with every seat held by a policy; learners learn when ``learn``.
+        Returns per seat: reward (sum, reward units), pnl (dollars), trades, inventory
+        (shares), steps."""
+        if None in self.policies:
+            raise ValueError("play needs a policy in every seat; outside seats use step()")
+        self.reset(seed)
+        totals = np.zeros(self.n_seats)
+        steps, done = 0, False
+        while not done:
+            _, rewards, done = self.step(learn=learn)
+            totals += rewards
+            steps += 1
+        if learn:
+            for i in self.learners:
+                self.policies[i].end_episode()
+        market = self.market
+        out = []
+        for seat in range(self.n_seats):
+            account = market.account(seat)
+            out.append(
+                {
+                    "reward": float(totals[seat]),
+                    "pnl": market.value(seat),
+                    "trades": account.trades,
+                    "inventory": account.inventory,
+                    "steps": steps,
+                }
+            )
+        return out
 
     def info(self, seat: int) -> dict:
         """What a seat's account holds: inventory (shares), cash and value (dollars), pnl
@@ -210,15 +214,3 @@ class SeatedMarket:
             and self.takeover is not None
             and self.takeover[0] == seat,
         }
-
-
-def default_tape() -> Tape:
-    """The tape `tradearena/ReplayMarket-v0` replays when given none: a synthetic session
-    recorded with seed 0 (cached for the process)."""
-    global _DEFAULT_TAPE
-    if _DEFAULT_TAPE is None:
-        _DEFAULT_TAPE = synthetic_tape(seed=0)
-    return _DEFAULT_TAPE
-
-
-_DEFAULT_TAPE: Tape | None = None

@@ -31,6 +31,8 @@ from typing import NoReturn
 import numpy as np
 import pandas as pd
 
+from envs.errors import UserError
+
 __all__ = [
     "MESSAGE_DTYPE",
     "EMPTY_ASK",
@@ -38,9 +40,7 @@ __all__ = [
     "Event",
     "TapeError",
     "Tape",
-    "book_snapshots",
     "load_lobster",
-    "synthetic_tape",
     "write_lobster",
 ]
 
@@ -76,7 +76,7 @@ class Event(IntEnum):
     HALT = 7
 
 
-class TapeError(ValueError):
+class TapeError(UserError):
     """A tape file that cannot be read; the message names file, line (1-based) and column
     (name and 1-based index)."""
 
@@ -170,65 +170,6 @@ class Tape:
             return ordered[: self.levels]
 
         return best(sides[1], descending=True), best(sides[-1], descending=False)
-
-
-def book_snapshots(messages: np.ndarray, levels: int) -> np.ndarray:
-    """The top ``levels`` of the book after each of ``messages``, for a tape that starts from
-    an empty book and names every order it touches (a recorded one): int64 array (n,
-    4 * levels) in the layout of ``Tape.book``."""
-    from envs.book import OrderBook
-
-    book = OrderBook()
-    ids: dict[int, int] = {}
-    rows = np.empty((len(messages), 4 * levels), dtype=np.int64)
-    empty = [EMPTY_ASK, 0, EMPTY_BID, 0] * levels
-    columns = (messages[c].tolist() for c in ("type", "order_id", "size", "price", "direction"))
-    for i, (kind, order_id, size, price, side) in enumerate(zip(*columns)):
-        if kind == Event.NEW:
-            ids[order_id], _ = book.limit(side, price, size)
-        elif kind in (Event.CANCEL, Event.DELETE, Event.EXECUTE):
-            book.cancel(ids[order_id], size)
-        bids, asks = book.depth(levels)
-        row = list(empty)
-        for level, (ask_price, ask_size) in enumerate(asks):
-            row[4 * level : 4 * level + 2] = ask_price, ask_size
-        for level, (bid_price, bid_size) in enumerate(bids):
-            row[4 * level + 2 : 4 * level + 4] = bid_price, bid_size
-        rows[i] = row
-    return rows
-
-
-def synthetic_tape(
-    seed: int = 0,
-    *,
-    traders: Sequence | None = None,
-    levels: int = 5,
-    **market_kwargs,
-) -> Tape:
-    """Record a synthetic session as a tape, so that replay works with no data at all.
-
-    The session (``traders``, default the rmsc04-sized population, and `envs.market.Market`
-    keywords such as ``n_steps``) runs with no seats from an empty book; every change of the
-    book becomes a LOBSTER message and the top ``levels`` after each one a book row. Replaying
-    the tape alone reproduces the session's book exactly.
-    """
-    from envs.market import Market
-    from envs.traders import rmsc04
-
-    market = Market(
-        rmsc04() if traders is None else traders, n_seats=0, record=True, **market_kwargs
-    )
-    market.reset(seed)
-    while not market.done:
-        market.step()
-    messages = np.array(market.book.log, dtype=MESSAGE_DTYPE)
-    return Tape(
-        messages,
-        book_snapshots(messages, levels),
-        market.tick_size,
-        complete=True,
-        source=f"synthetic_tape(seed={seed})",
-    )
 
 
 def load_lobster(

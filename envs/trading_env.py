@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 
-from envs.features import Discretizer
-from envs.seats import default_tape, seated_market
+from envs.market import Market
+from envs.seats import Policy, SeatedMarket
+from envs.spec import MarketSpec
 from envs.tapes import Tape
-from envs.traders import Trader
 
-__all__ = ["Policy", "TradingEnv", "act_with"]
-
-Policy = Callable[[Any], int] | Any
-"""A fixed policy for a seat: a callable obs -> action, or an object with
-``act(obs, explore=False)`` (every `agents.Agent`)."""
-
-
-def act_with(policy: Policy, obs: Any) -> int:
-    """The action ``policy`` takes at ``obs``, greedily."""
-    act = getattr(policy, "act", None)
-    return int(act(obs, explore=False) if act is not None else policy(obs))
+__all__ = ["TradingEnv", "make_replay_env"]
 
 
 class TradingEnv(gym.Env):
@@ -69,14 +59,13 @@ class TradingEnv(gym.Env):
     Truncation: never by the environment itself.
 
     ## Arguments
-    ``traders`` (background population), ``tape`` (a `Tape` or LOBSTER message file to
-    replay), ``extra_zi`` (zero-intelligence traders added: the ZI perturbation),
-    ``observation``, ``actions``, ``order_size`` (shares), ``reward_scale``, ``windows``
-    (steps), ``depth_levels``, ``discretizer``, ``opponents`` (policies for seats 1..),
-    ``adversary`` (a policy), ``adversary_mode`` ("takeover": with probability
-    ``adversary_p`` the executed action is the adversary's; "trader": it trades its own seat,
-    rewarded with minus the learner's reward), and the `Market` keywords (``n_steps``,
-    ``step_seconds``, ``tick_size``, ``position_limit``, ``fee_per_share``, ...).
+    ``market_spec`` (a `envs.spec.MarketSpec`: background, tape, clock, action set, order
+    size, reward scale, observation settings) and any of its fields as keywords, which replace
+    the spec's (an unknown keyword is an error naming it); ``observation`` (the learner's
+    kind, "features" or "tabular"); ``opponents`` (policies for seats 1.., each reading the
+    observation kind it declares); ``adversary`` (a policy), ``adversary_mode`` ("takeover":
+    with probability ``adversary_p`` the executed action is the adversary's; "trader": it
+    trades its own seat, rewarded with minus the learner's reward).
 
     ## Version History
     v0: first version.
@@ -86,23 +75,15 @@ class TradingEnv(gym.Env):
 
     def __init__(
         self,
+        market_spec: MarketSpec | None = None,
         *,
-        traders: Sequence[Trader] | None = None,
-        tape: Tape | str | Path | None = None,
-        extra_zi: int = 0,
-        observation: str | Sequence[str] = "features",
-        actions: str = "trade",
-        order_size: int = 100,
-        reward_scale: float = 1.0,
-        windows: Sequence[int] = (1, 5, 15),
-        depth_levels: int = 5,
-        discretizer: Discretizer | None = None,
+        observation: str = "features",
         opponents: Sequence[Policy] = (),
         adversary: Policy | None = None,
         adversary_mode: str = "takeover",
         adversary_p: float = 0.2,
         render_mode: str | None = None,
-        **market_kwargs: Any,
+        **market: Any,
     ) -> None:
         if adversary_mode not in ("takeover", "trader"):
             raise ValueError(
@@ -110,33 +91,24 @@ class TradingEnv(gym.Env):
             )
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.opponents = list(opponents)
-        self.adversary, self.adversary_mode = adversary, adversary_mode
-        trader_seat = adversary is not None and adversary_mode == "trader"
-        n_seats = 1 + len(self.opponents) + trader_seat
-        self.core = seated_market(
-            n_seats,
-            traders=traders,
-            tape=tape,
-            extra_zi=extra_zi,
-            observation=observation,
-            actions=actions,
-            order_size=order_size,
-            reward_scale=reward_scale,
-            windows=windows,
-            depth_levels=depth_levels,
-            discretizer=discretizer,
-            opposes={n_seats - 1: 0} if trader_seat else None,
-            takeover=(0, adversary_p) if adversary is not None and not trader_seat else None,
-            **market_kwargs,
+        self.market_spec = MarketSpec.from_keywords("TradingEnv", market_spec, **market)
+        seats: list[Policy | str] = [observation, *opponents]
+        trader = adversary is not None and adversary_mode == "trader"
+        if trader:
+            seats.append(adversary)
+        self.core = SeatedMarket(
+            self.market_spec,
+            seats,
+            opposes={len(seats) - 1: 0} if trader else None,
+            takeover=(0, adversary_p) if adversary is not None and not trader else None,
+            adversary=None if trader else adversary,
         )
         self.action_space = self.core.action_space
         self.observation_space = self.core.observation_spaces[0]
         self.render_mode = render_mode
-        self._observations: list = []
 
     @property
-    def market(self):
+    def market(self) -> Market:
         """The underlying `envs.market.Market`."""
         return self.core.market
 
@@ -144,27 +116,14 @@ class TradingEnv(gym.Env):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
-        session_seed = int(self.np_random.integers(2**63 - 1))
-        self._observations = self.core.reset(session_seed)
-        return self._observations[0], self.core.info(0)
+        observations = self.core.reset(int(self.np_random.integers(2**63 - 1)))
+        return observations[0], self.core.info(0)
 
     def step(self, action: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        if not self._observations:
-            raise RuntimeError("call reset() before step()")
         if not self.action_space.contains(action):
             raise ValueError(f"action {action!r} is not in {self.action_space}")
-        observations = self._observations
-        actions = [int(action)] + [
-            act_with(policy, observations[seat + 1]) for seat, policy in enumerate(self.opponents)
-        ]
-        adversary_action = None
-        if self.adversary is not None:
-            if self.adversary_mode == "trader":
-                actions.append(act_with(self.adversary, observations[-1]))
-            else:
-                adversary_action = act_with(self.adversary, observations[0])
-        self._observations, rewards, done = self.core.step(actions, adversary_action)
-        return self._observations[0], float(rewards[0]), done, False, self.core.info(0)
+        observations, rewards, done = self.core.step((action,))
+        return observations[0], float(rewards[0]), done, False, self.core.info(0)
 
     def render(self) -> str | None:
         if self.render_mode != "ansi":
@@ -179,6 +138,6 @@ class TradingEnv(gym.Env):
         return "\n".join(rows)
 
 
-def make_replay_env(tape: Tape | str | Path | None = None, **kwargs: Any) -> TradingEnv:
-    """`TradingEnv` replaying ``tape`` (default: a synthetic session recorded with seed 0)."""
-    return TradingEnv(tape=tape if tape is not None else default_tape(), **kwargs)
+def make_replay_env(tape: Tape | str | Path = "synthetic", **kwargs: Any) -> TradingEnv:
+    """`TradingEnv` replaying ``tape`` (default: a synthetic day recorded with seed 0)."""
+    return TradingEnv(tape=tape, **kwargs)

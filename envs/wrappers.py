@@ -1,4 +1,4 @@
-"""Observation wrappers for feeding windows of observations to sequence networks."""
+"""Observation wrappers: the recent history of observations, for sequence networks."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from numbers import Integral
 import gymnasium as gym
 from gymnasium.wrappers import FrameStackObservation
 
-__all__ = ["window"]
+__all__ = ["history"]
 
 
-def window(env: gym.Env, length: int) -> FrameStackObservation:
+def history(env: gym.Env, length: int) -> FrameStackObservation:
     """``env`` observing its last ``length`` feature vectors, oldest first.
 
     ``env`` must observe a 1-D ``Box`` of F features (``TradingEnv`` with
@@ -29,9 +29,9 @@ def window(env: gym.Env, length: int) -> FrameStackObservation:
     space = env.observation_space
     if not isinstance(space, gym.spaces.Box) or len(space.shape) != 1:
         raise ValueError(
-            f"window needs an env observing a 1-D Box of features, got {space} "
+            f"history needs an env observing a 1-D Box of features, got {space} "
             '(for TradingEnv, use observation="features")'
         )
     if isinstance(length, bool) or not isinstance(length, Integral) or length < 1:
-        raise ValueError(f"window length must be a positive integer, got {length!r}")
+        raise ValueError(f"history length must be a positive integer, got {length!r}")
     return FrameStackObservation(env, int(length), padding_type="zero")

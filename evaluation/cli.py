@@ -1,15 +1,27 @@
-"""The ``tradearena`` command."""
+"""The ``tradearena`` command.
+
+A mistake the user can fix (a `envs.errors.UserError`: a bad experiment file, data file or
+argument; or a file named on the command line that does not exist) is reported in one line,
+``tradearena: error: ...``, with exit status 2. Anything else is a bug: it propagates with its
+traceback (exit status 1).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
 
-from envs.tapes import TapeError, load_lobster
-from evaluation.config import ConfigError
+from envs.errors import UserError
+from envs.tapes import load_lobster
+
+PATH_ARGUMENTS = ("config", "out", "run_dir", "messages", "orderbook", "runs", "docs")
+"""The arguments that name files or directories (a missing one is the user's mistake)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -18,9 +30,66 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (ConfigError, TapeError, ValueError, FileNotFoundError) as error:
-        print(f"tradearena: error: {error}", file=sys.stderr)
-        return 2
+    except UserError as error:
+        return user_error(error)
+    except FileNotFoundError as error:
+        if not names_a_given_path(error, args):
+            raise
+        return user_error(error)
+
+
+def user_error(error: Exception) -> int:
+    print(f"tradearena: error: {error}", file=sys.stderr)
+    return 2
+
+
+def names_a_given_path(error: FileNotFoundError, args: argparse.Namespace) -> bool:
+    """Whether the missing file is a path given on the command line or lies under one."""
+    if error.filename is None:
+        return False
+    missing = Path(os.path.abspath(error.filename))
+    for name in PATH_ARGUMENTS:
+        given = getattr(args, name, None)
+        if given is not None and missing.is_relative_to(os.path.abspath(given)):
+            return True
+    return False
+
+
+def integer_at_least(minimum: int):
+    """An argparse type: an integer >= ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def tick_size(text: str) -> float:
+    """An argparse type: dollars per tick, a positive multiple of $0.0001 (LOBSTER's unit)."""
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value.is_finite() or value <= 0 or value % Decimal("0.0001") != 0:
+        raise argparse.ArgumentTypeError(f"must be a positive multiple of $0.0001, got {text}")
+    return float(value)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     reproduce.add_argument(
         "--scale",
-        type=float,
+        type=positive_float,
         default=1.0,
         help="multiply seeds and episodes (e.g. 4 on a cluster; default 1)",
     )
@@ -78,8 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
     session = commands.add_parser(
         "session", help="run one synthetic trading session and print its summary"
     )
-    session.add_argument("--seed", type=int, default=0, help="session seed (default 0)")
-    session.add_argument("--steps", type=int, default=390, help="one-minute steps (default 390)")
+    session.add_argument(
+        "--seed", type=integer_at_least(0), default=0, help="session seed (default 0)"
+    )
+    session.add_argument(
+        "--steps", type=integer_at_least(1), default=390, help="one-minute steps (default 390)"
+    )
     session.set_defaults(func=run_session)
 
     data = commands.add_parser("data", help="market data files")
@@ -95,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("messages", help="LOBSTER message file")
     check.add_argument("orderbook", nargs="?", help="LOBSTER orderbook file (optional)")
     check.add_argument(
-        "--tick-size", type=float, default=0.01, help="dollars per tick (default 0.01)"
+        "--tick-size", type=tick_size, default=0.01, help="dollars per tick (default 0.01)"
     )
     check.set_defaults(func=data_check)
     return parser
@@ -110,7 +183,10 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
         help="ray (default; a local Ray or a cluster) or local (in this process)",
     )
     parser.add_argument(
-        "--workers", type=int, default=None, help="CPUs for a local Ray (default: all cores)"
+        "--workers",
+        type=integer_at_least(1),
+        default=None,
+        help="CPUs for a local Ray (default: all cores)",
     )
     parser.add_argument(
         "--address",
@@ -208,12 +284,8 @@ def format_summary(summary) -> str:
 
 
 def reproduce_command(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from evaluation.reproduce import reproduce
 
-    if args.scale <= 0:
-        raise ValueError(f"--scale must be > 0, got {args.scale}")
     with executor_from(args) as executor:
         report = reproduce(executor, runs=Path(args.runs), docs=Path(args.docs), scale=args.scale)
     print(f"report: {report}")
@@ -221,9 +293,9 @@ def reproduce_command(args: argparse.Namespace) -> int:
 
 
 def plot_command(args: argparse.Namespace) -> int:
-    from evaluation.plots import save_run_figures
+    from evaluation.experiment import write_figures
 
-    for path in save_run_figures(args.run_dir):
+    for path in write_figures(args.run_dir):
         print(path)
     return 0
 

@@ -25,12 +25,14 @@ __all__ = [
     "DegenerateMetricWarning",
     "bootstrap_ci",
     "cvar",
+    "floored_sharpe",
     "hit_rate",
     "max_drawdown",
     "sharpe",
     "sortino",
     "summarize",
     "summary_table",
+    "run_summary",
     "total_pnl",
 ]
 
@@ -121,6 +123,18 @@ def sharpe(
     if spread <= _ZERO_SPREAD:
         return _degenerate("sharpe", "the excess returns have zero variance")
     return float(z.mean() / spread * annualisation)
+
+
+def floored_sharpe(returns: ArrayLike, floor: float) -> float:
+    """Mean over max(std, ``floor``) of per-episode returns (dollars; std with ddof=1, 0 for
+    one value): a Sharpe ratio that is 0 for a seat that never trades and never infinite,
+    as a tournament payoff needs. ``floor`` > 0 dollars."""
+    values = _returns_iv(returns, "returns")
+    _finite_iv(floor, "floor")
+    if floor <= 0:
+        raise ValueError(f"floor must be > 0 dollars, got {floor}")
+    std = values.std(ddof=1) if len(values) > 1 else 0.0
+    return float(values.mean() / max(std, floor))
 
 
 def sortino(
@@ -484,3 +498,15 @@ def _table_iv(df: pd.DataFrame, by: str | Sequence[str], value: str) -> list[str
         raise ValueError(f"df has missing values in the key columns {unlabelled}")
     _returns_iv(df[value].to_numpy(), f"df[{value!r}]")
     return keys
+
+
+def run_summary(records: pd.DataFrame) -> pd.DataFrame:
+    """The summary table of a run's episode records: test-episode metrics per condition and
+    agent, mean over seeds with bootstrap intervals (`summary_table`); empty without test
+    episodes. NaN says a metric is undefined (an agent that never trades)."""
+    test = records[records["phase"] == "test"] if not records.empty else records
+    if test.empty:
+        return pd.DataFrame()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateMetricWarning)
+        return summary_table(test, by=["condition", "agent"])

@@ -2,7 +2,7 @@
 
 `RayExecutor` (the default) starts a local Ray for the run, or joins a cluster given by
 ``address`` or ``RAY_ADDRESS``; a task whose worker dies is retried (``max_retries``). A job
-that raises is not retried: `evaluation.rollout.run_job` turns the exception into a failed
+that raises is not retried: `evaluation.kinds.run_job` turns the exception into a failed
 result. `LocalExecutor` runs jobs one after the other in this process (tests, debugging).
 Both give bit-identical results: a job's randomness depends only on its config and seed.
 """
@@ -15,7 +15,8 @@ from typing import Protocol
 
 from tqdm import tqdm
 
-from evaluation.rollout import Job, run_job
+from evaluation.kinds import run_job
+from evaluation.rollout import Job
 from evaluation.store import JobResult
 
 __all__ = ["Executor", "LocalExecutor", "RayExecutor", "make_executor"]
@@ -154,7 +155,7 @@ def _warm_worker(concurrent: int) -> None:
     on as many worker processes."""
     import time
 
-    import evaluation.rollout  # noqa: F401 (the import is the point)
+    import evaluation.kinds  # noqa: F401 (the import is the point)
 
     time.sleep(0.2 if concurrent > 1 else 0.0)
 

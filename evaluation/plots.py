@@ -21,7 +21,9 @@ __all__ = [
     "dynamics_figure",
     "flow_line",
     "learning_curves",
-    "save_run_figures",
+    "save_dynamics",
+    "save_learning_curves",
+    "save_sharpe_bars",
     "sharpe_bars",
     "simplex_faces",
     "simplex_field",
@@ -81,36 +83,33 @@ def learning_curves(
     return ax
 
 
-def save_run_figures(directory: str | Path) -> list[Path]:
-    """Draw every figure a run directory supports into it; return the files written:
-    learning curves; Sharpe bars per condition (compare, robustness); the replicator dynamics
-    of the payoff table, with Sharpe and with PnL payoffs (tournament)."""
-    from evaluation.experiment import load_run, summarize
+def save_learning_curves(directory: Path, records: pd.DataFrame) -> list[Path]:
+    """``learning_curves.png`` in ``directory`` when ``records`` hold training episodes."""
+    if records.empty or records[records["phase"] == "train"].empty:
+        return []
+    return [_save(learning_curves(records), directory / "learning_curves.png")]
 
-    directory = Path(directory)
-    config, records = load_run(directory)
+
+def save_sharpe_bars(directory: Path, summary: pd.DataFrame) -> list[Path]:
+    """One Sharpe bar chart per condition of a summary table: ``sharpe.png`` for the clean
+    market, ``sharpe_<condition>.png`` for the others."""
     written = []
-    if not records[records["phase"] == "train"].empty:
-        written.append(_save(learning_curves(records), directory / "learning_curves.png"))
-    if config["kind"] == "tournament":
-        weighting = config["tournament"]["weighting"]
-        for payoff in ("sharpe", "pnl"):
-            table = PayoffTable.read_csv(directory / f"payoffs_{payoff}.csv")
-            figure = dynamics_figure(table, weighting=weighting)
-            title = f"Replicator dynamics: {payoff} payoffs, {weighting} weighting, p = {table.p}"
-            if table.k <= 3:
-                figure.axes[0].set_title(title)
-            else:
-                figure.suptitle(title)
-            name = "dynamics.png" if payoff == "sharpe" else "dynamics_pnl.png"
-            figure.savefig(directory / name, dpi=120)
-            written.append(directory / name)
-        return written
-    summary = summarize(records)
     for condition in summary["condition"].unique() if not summary.empty else []:
         name = "sharpe.png" if condition == "clean" else f"sharpe_{condition}.png"
         written.append(_save(sharpe_bars(summary, condition=condition), directory / name))
     return written
+
+
+def save_dynamics(table: PayoffTable, path: Path, *, payoff: str, weighting: str) -> Path:
+    """`dynamics_figure` of a payoff table, titled with its payoff and weighting, at ``path``."""
+    figure = dynamics_figure(table, weighting=weighting)
+    title = f"Replicator dynamics: {payoff} payoffs, {weighting} weighting, p = {table.p}"
+    if table.k <= 3:
+        figure.axes[0].set_title(title)
+    else:
+        figure.suptitle(title)
+    figure.savefig(path, dpi=120)
+    return path
 
 
 def _save(ax: Axes, path: Path) -> Path:

@@ -17,10 +17,11 @@ import pandas as pd
 
 from evaluation.config import load_config
 from evaluation.dynamics import alpharank, rest_points, trajectory
-from evaluation.experiment import load_run, run_experiment
+from evaluation.experiment import run_experiment
 from evaluation.metrics import DegenerateMetricWarning
 from evaluation.parallel import Executor
 from evaluation.payoffs import PayoffTable
+from evaluation.rundir import load_run
 
 __all__ = ["EXPERIMENTS", "reproduce", "write_report"]
 

@@ -17,6 +17,8 @@ from types import TracebackType
 
 import pandas as pd
 
+from envs.errors import UserError
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY,
@@ -128,12 +130,12 @@ class Store:
         with self._transaction():
             last = self._db.execute("SELECT config FROM runs ORDER BY id DESC LIMIT 1").fetchone()
             if last is not None and not resume:
-                raise ValueError(
+                raise UserError(
                     f"{self.path} already holds a run: pass --resume to continue it, "
                     "or start a new run directory"
                 )
             if last is not None and last[0] != config_text:
-                raise ValueError(
+                raise UserError(
                     f"the config changed since the run in {self.path} started: "
                     "start a new run directory or drop --resume"
                 )

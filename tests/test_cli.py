@@ -1,12 +1,16 @@
-"""Tests for the tradearena command (evaluation.cli.main): data check and session."""
+"""Tests for the tradearena command (evaluation.cli.main): data check, session, and which
+errors are the user's (one line, exit 2) and which are bugs (a traceback, exit 1)."""
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from envs.market import Market
-from envs.tapes import Tape, synthetic_tape, write_lobster
+from envs.recording import synthetic_tape
+from envs.tapes import Tape, write_lobster
 from envs.traders import rmsc04
 from evaluation.cli import main
 
@@ -142,3 +146,75 @@ def test_usage_errors_exit_with_argparse_status():
     with pytest.raises(SystemExit) as exc:
         main(["nonsense"])
     assert exc.value.code == 2
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["reproduce", "--scale", "0"], "argument --scale: must be > 0, got 0"),
+        (["session", "--steps", "0"], "argument --steps: must be >= 1, got 0"),
+        (["session", "--seed", "-1"], "argument --seed: must be >= 0, got -1"),
+        (["run", "x.toml", "--workers", "0"], "argument --workers: must be >= 1, got 0"),
+        (
+            ["data", "check", "m.csv", "--tick-size", "0.00005"],
+            "argument --tick-size: must be a positive multiple of $0.0001, got 0.00005",
+        ),
+    ],
+)
+def test_bad_argument_values_are_usage_errors(argv, message, capsys):
+    """Out-of-range argument values are argparse usage errors: exit 2, the argument named."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_missing_run_directory_is_a_user_error(tmp_path, capsys):
+    """`plot` on a directory that does not exist: exit 2, one line naming it."""
+    missing = tmp_path / "no_run"
+    assert main(["plot", str(missing)]) == 2
+    _, err = capsys.readouterr()
+    assert err.count("\n") == 1 and err.startswith("tradearena: error: ")
+    assert str(missing) in err
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        RuntimeError("internal bug"),
+        ValueError("internal bug"),
+        FileNotFoundError(2, "No such file or directory", "/nonexistent/internal.file"),
+    ],
+)
+def test_internal_errors_propagate(error, monkeypatch, capsys):
+    """An exception that is not a user error (a ValueError too, or a missing file that the
+    command line does not name) is not turned into a one-line user error: it propagates."""
+
+    def broken(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr("evaluation.config.load_config", broken)
+    with pytest.raises(type(error), match="internal"):
+        main(["run", "configs/quickstart.toml", "--dry-run"])
+    assert "tradearena: error" not in capsys.readouterr().err
+
+
+def test_internal_error_exits_1_with_a_traceback():
+    """Run as a program, an internal error exits with status 1 and prints its traceback."""
+    program = (
+        "import sys\n"
+        "import evaluation.config\n"
+        "def broken(*args, **kwargs):\n"
+        "    raise ValueError('internal bug')\n"
+        "evaluation.config.load_config = broken\n"
+        "from evaluation.cli import main\n"
+        "sys.exit(main(['run', 'configs/quickstart.toml', '--dry-run']))\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-c", program], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1
+    assert "Traceback (most recent call last)" in done.stderr
+    assert done.stderr.rstrip().endswith("ValueError: internal bug")
+    assert "tradearena: error" not in done.stderr

@@ -22,6 +22,7 @@ players = 3
 [market]
 population = "light"
 n_steps = 10
+reward_scale = 0.01
 [training]
 episodes = 2
 [testing]

@@ -1,6 +1,6 @@
 """Background traders: populations that send order flow between the seats' decisions."""
 
-from envs.traders.base import Kind, Orders, Trader
+from envs.traders.base import Trader
 from envs.traders.market_maker import MarketMaker
 from envs.traders.momentum import Momentum
 from envs.traders.noise import Noise
@@ -8,17 +8,21 @@ from envs.traders.replay import MarketReplay
 from envs.traders.zero_intelligence import ZeroIntelligence
 
 __all__ = [
-    "Kind",
     "MarketMaker",
     "MarketReplay",
     "Momentum",
     "Noise",
-    "Orders",
+    "TRADERS",
     "Trader",
     "ZeroIntelligence",
     "light",
     "rmsc04",
 ]
+
+TRADERS: dict[str, type[Trader]] = {
+    cls.__name__: cls for cls in (ZeroIntelligence, Noise, Momentum, MarketMaker)
+}
+"""The background traders a config may name in ``[[market.traders]]``, by class name."""
 
 
 def rmsc04() -> list[Trader]:

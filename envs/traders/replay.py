@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.traders.base import Kind, Orders, Trader, window
+from envs.orders import Kind, Orders
+from envs.traders.base import Trader, window
 
 if TYPE_CHECKING:
     from envs.book import Fill, OrderBook

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.traders.base import Kind, Orders, Trader, poisson_times, window
+from envs.orders import Kind, Orders
+from envs.traders.base import Trader, poisson_times, window
 
 if TYPE_CHECKING:
     from envs.market import Market

@@ -20,7 +20,7 @@ from envs.features import (
     features,
 )
 from envs.market import Account, Market
-from envs.traders.base import Kind
+from envs.orders import Kind
 from envs.traders.zero_intelligence import ZeroIntelligence
 
 BUY, SELL = Side.BUY, Side.SELL

@@ -9,7 +9,10 @@ import pytest
 
 from envs import OrderBook
 from envs.market import Account, Market
-from envs.traders import Kind, MarketMaker, Momentum, Noise, ZeroIntelligence, rmsc04
+from envs.orders import Kind
+from envs.recording import synthetic_tape
+from envs.spec import MarketSpec
+from envs.traders import MarketMaker, Momentum, Noise, ZeroIntelligence, light, rmsc04
 
 
 class LoggingBook(OrderBook):
@@ -426,13 +429,9 @@ def test_owner_blocks():
 def test_day_windows_open_at_different_steps_and_replay_the_day_before():
     """With day_steps > n_steps each reset opens a window of the day at a step drawn from the
     session's seed; the book at the window's open is the book the full day shows then."""
-    from envs.seats import make_market
-    from envs.tapes import synthetic_tape
-    from envs.traders import light
-
     tape = synthetic_tape(3, traders=light(), n_steps=40)
-    day = make_market(0, tape=tape)
-    window = make_market(0, tape=tape, n_steps=10)
+    day = MarketSpec(tape=tape).market(0)
+    window = MarketSpec(tape=tape, n_steps=10).market(0)
     assert window.day_steps == day.n_steps > 10
     opens = set()
     for seed in range(6):

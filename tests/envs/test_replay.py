@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 
 from envs import OrderBook
-from envs.seats import make_market
-from envs.tapes import EMPTY_ASK, EMPTY_BID, Tape, load_lobster, synthetic_tape
-from envs.traders import Kind, MarketReplay
+from envs.orders import Kind
+from envs.recording import synthetic_tape
+from envs.spec import MarketSpec
+from envs.tapes import EMPTY_ASK, EMPTY_BID, Tape, load_lobster
+from envs.traders import MarketReplay
 from envs.traders.replay import replay_fidelity
 
 Levels = list[tuple[int, int]]
@@ -259,7 +261,7 @@ def test_learner_buys_against_replayed_asks(recorded: Tape):
     """A seat's market buy in a replay market walks the replayed asks: its inventory rises by
     the quantity and its cash falls by exactly sum(best-ask prices x shares taken); the
     makers are the replay."""
-    market = make_market(1, tape=recorded, n_steps=20)
+    market = MarketSpec(tape=recorded, n_steps=20).market(1)
     assert market.open_time == np.floor(recorded.messages["time"][0])
     assert market.tick_size == recorded.tick_size
     market.new_book = SeatLogBook  # the session's book logs the seats' fills
@@ -291,11 +293,11 @@ def test_learner_buys_against_replayed_asks(recorded: Tape):
     assert bid is None or ask is None or bid[0] < ask[0]
 
 
-def test_make_market_loads_the_orderbook_file_beside_the_messages(tmp_path: Path):
+def test_a_message_file_tape_loads_the_orderbook_file_beside_it(tmp_path: Path):
     """A LOBSTER message path given as the tape finds its orderbook file by LOBSTER's naming;
     the session opens at the first message's whole second at the tape's mid."""
     messages, _ = write_fixture(tmp_path)
-    market = make_market(1, tape=str(messages), n_steps=2, step_seconds=1.0)
+    market = MarketSpec(tape=str(messages), n_steps=2, step_seconds=1.0).market(1)
     replay = market.traders[0]
     assert replay.tape.levels == 2 and replay.reconcile
     assert (market.open_time, market.warmup_seconds) == (34200.0, 0.0)

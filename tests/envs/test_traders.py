@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from envs.market import Market
-from envs.traders import Kind, MarketMaker, Momentum, Noise, Orders, ZeroIntelligence
+from envs.orders import Kind, Orders
+from envs.traders import MarketMaker, Momentum, Noise, ZeroIntelligence
 from envs.traders.base import periodic_times, poisson_times, window
 
 

@@ -195,27 +195,27 @@ def test_takeover_with_p_one_executes_the_adversary():
 def test_trader_adversary_gets_minus_the_learner_reward():
     """adversary_mode="trader" adds a seat that trades for itself and is rewarded exactly
     minus the learner's reward every step."""
+    adversary = Recorder(2)
     env = TradingEnv(
-        traders=small_traders(), n_steps=30, adversary=lambda obs: 2, adversary_mode="trader"
+        traders=small_traders(), n_steps=30, adversary=adversary, adversary_mode="trader"
     )
     assert env.market.n_seats == 2 and env.core.opposes == {1: 0}
     assert env.core.takeover is None
     seen = []
     step = env.core.step
 
-    def spy(actions, adversary_action=None):
-        out = step(actions, adversary_action)
-        seen.append((list(actions), out[1].copy()))
+    def spy(actions, adversary_action=None, **kwargs):
+        out = step(actions, adversary_action, **kwargs)
+        seen.append(out[1].copy())
         return out
 
     env.core.step = spy
     steps = rollout(env, 1, ACTIONS)
-    assert len(seen) == 30
-    for (actions, rewards), s in zip(seen, steps[1:], strict=True):
-        assert actions[1] == 2  # the adversary's own seat acted
+    assert len(seen) == 30 and len(adversary.seen) == 30  # the adversary's own seat acted
+    for rewards, s in zip(seen, steps[1:], strict=True):
         assert rewards[0] == s[1]
         assert rewards[1] == -rewards[0]
-    assert any(r[0] != 0 for _, r in seen)
+    assert any(r[0] != 0 for r in seen)
     assert env.market.account(1).inventory > 0  # it really bought
     assert not any(s[4]["taken_over"] for s in steps)
 

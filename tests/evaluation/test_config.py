@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 
 import agents
-from envs.tapes import synthetic_tape, write_lobster
+from envs.recording import synthetic_tape
+from envs.spec import MarketSpec
+from envs.tapes import write_lobster
 from evaluation.cli import main
 from evaluation.config import ConfigError, load_config, parse_config
 from evaluation.experiment import plan
-from evaluation.rollout import run_job
+from evaluation.kinds import run_job
 
 # The tiny experiment of conftest.py, line by line:
 #  1 kind = "compare"      5 [market]               12 [testing]      18 [[agents]]
@@ -235,14 +237,17 @@ def test_unreadable_file(tmp_path):
 
 
 def test_defaults_filled(tiny_config, tiny_text):
-    """A valid file gets its defaults filled in (market, output, seeds), labels = the ids."""
+    """A valid file gets its defaults filled in (market, output, seeds), labels = the ids; the
+    market's defaults are `MarketSpec`'s."""
     config = load_config(tiny_config)
     market = config["market"]
     assert (market["population"], market["n_steps"]) == ("light", 15)  # as given
-    assert market["traders"] == [] and market["tape"] == "" and market["tape_seed"] == 0
+    assert (market["reward_scale"], market["tick_size"]) == (1.0, None)
+    assert MarketSpec(**market) == MarketSpec(
+        population="light", n_steps=15
+    )  # every other field is the spec's default
+    assert market["traders"] == () and market["tape"] is None and market["tape_seed"] == 0
     assert market["step_seconds"] == 60.0 and market["position_limit"] == 1000
-    assert market["fee_per_share"] == 0.0 and market["tick_size"] == 0.01
-    assert market["reward_scale"] == 0.01 and market["extra_zi"] == 0
     assert (market["actions"], market["order_size"]) == ("trade", 100)
     assert config["root_seed"] == 0
     assert config["training"] == {"episodes": 2} and config["testing"] == {"episodes": 2}

@@ -17,10 +17,11 @@ import pytest
 
 from evaluation.cli import main
 from evaluation.config import load_config
-from evaluation.experiment import load_run, plan, run_experiment
+from evaluation.experiment import plan, run_experiment
+from evaluation.kinds import run_job
 from evaluation.metrics import summary_table
 from evaluation.parallel import LocalExecutor, RayExecutor
-from evaluation.rollout import run_job
+from evaluation.rundir import load_run
 from evaluation.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,6 +34,7 @@ seeds = 2
 [market]
 population = "light"
 n_steps = 15
+reward_scale = 0.01
 
 [training]
 episodes = 2

@@ -10,7 +10,7 @@ import pytest
 
 from evaluation.config import parse_config
 from evaluation.experiment import plan
-from evaluation.rollout import run_job
+from evaluation.kinds import run_job
 from evaluation.tournament import payoff_table, seat_payoffs
 
 TOURNAMENT = """\
@@ -22,6 +22,7 @@ mode = "{mode}"
 [market]
 population = "light"
 n_steps = 8
+reward_scale = 0.01
 [training]
 episodes = 2
 [testing]

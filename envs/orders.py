@@ -1,0 +1,92 @@
+"""Order vocabulary shared by the market, the background traders and the seats' action sets.
+
+`Kind` says what an order row asks the market to do, `Orders` is a batch of rows (what a
+background trader returns for an interval) and `SeatOrder` is one order a seat asks for.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import NamedTuple
+
+import numpy as np
+
+from envs import book
+
+__all__ = ["Kind", "Orders", "SeatOrder"]
+
+
+class Kind(IntEnum):
+    """What an order row asks the market to do (carried out by `OrderBook.run`)."""
+
+    LIMIT = book.LIMIT  # limit order; the remainder rests
+    MARKET = book.MARKET  # market order; nothing rests
+    REPLACE = book.REPLACE  # cancel the owner's resting orders, then a limit order
+    CANCEL_ALL = book.CANCEL_ALL  # cancel the owner's resting orders (side, price, qty ignored)
+    HANDLE = book.HANDLE  # handed back to the owner's trader: `Trader.handle(book, ref)`
+
+
+SeatOrder = tuple[int, int, int, int]
+"""(kind, side, price ticks, qty shares): what a seat asks for, with `Kind` codes
+(LIMIT, MARKET, REPLACE, CANCEL_ALL)."""
+
+
+class Orders(NamedTuple):
+    """A batch of order rows, one numpy array per column, all of shape (n,).
+
+    time: seconds after midnight; kind: `Kind`; side: +1 buy / -1 sell; price: ticks;
+    qty: shares; owner: the market's owner id; ref: the trader's own reference (HANDLE rows).
+    """
+
+    time: np.ndarray
+    kind: np.ndarray
+    side: np.ndarray
+    price: np.ndarray
+    qty: np.ndarray
+    owner: np.ndarray
+    ref: np.ndarray
+
+    @classmethod
+    def build(
+        cls,
+        time: np.ndarray,
+        kind: int | np.ndarray,
+        side: int | np.ndarray = 0,
+        price: int | np.ndarray = 0,
+        qty: int | np.ndarray = 0,
+        owner: int | np.ndarray = 0,
+        ref: int | np.ndarray = -1,
+    ) -> Orders:
+        """Rows at ``time`` (shape (n,)); scalar columns are broadcast to it."""
+        n = len(time)
+
+        def column(values: int | np.ndarray) -> np.ndarray:
+            if isinstance(values, np.ndarray):
+                return values
+            return np.full(n, values, dtype=np.int64)
+
+        return cls(time, *(column(c) for c in (kind, side, price, qty, owner, ref)))
+
+    def take(self, rows: slice | np.ndarray) -> Orders:
+        """The rows selected by a slice or index array."""
+        return Orders(*(c[rows] for c in self))
+
+    @classmethod
+    def empty(cls) -> Orders:
+        """No rows (one shared, empty batch)."""
+        return _EMPTY
+
+    @classmethod
+    def concat(cls, batches: list[Orders]) -> Orders:
+        """All rows of ``batches`` sorted by time (stable: ties keep batch order)."""
+        batches = [b for b in batches if len(b.time)]
+        if not batches:
+            return cls.empty()
+        if len(batches) == 1:
+            return batches[0]
+        columns = [np.concatenate(c) for c in zip(*batches)]
+        order = np.argsort(columns[0], kind="stable")
+        return cls(*(c[order] for c in columns))
+
+
+_EMPTY = Orders.build(np.empty(0), Kind.LIMIT)

@@ -1,0 +1,316 @@
+"""`MarketSpec`: everything that defines a market task, defaulted once.
+
+The Gymnasium env, the PettingZoo env and an experiment file's ``[market]`` table all build
+their markets from one `MarketSpec`, so a default lives here and nowhere else, and a misspelt
+keyword is named where it was typed (`MarketSpec.from_keywords`).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from difflib import get_close_matches
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from gymnasium import spaces
+
+from envs.actions import ACTION_SETS, make_actions
+from envs.errors import UserError
+from envs.features import DEFAULT_WINDOWS, Discretizer, feature_space
+from envs.market import Market
+from envs.recording import synthetic_tape
+from envs.tapes import Tape, load_lobster
+from envs.traders import TRADERS, MarketReplay, Trader, ZeroIntelligence, light, rmsc04
+
+__all__ = [
+    "OBSERVATIONS",
+    "POPULATIONS",
+    "MarketSpec",
+    "SpecError",
+    "load_tape",
+    "observation_kinds",
+]
+
+POPULATIONS = {"rmsc04": rmsc04, "light": light, "none": list}
+"""Named background populations: name -> function returning fresh traders."""
+OBSERVATIONS = ("features", "tabular")
+"""Observation kinds a seat can read: a Box of market features or one Discrete state."""
+SYNTHETIC = "synthetic"
+"""The ``tape`` value that records a synthetic day from the background population."""
+SYNTHETIC_DAY_STEPS = 390
+"""Steps of a recorded synthetic day when ``day_steps`` is not given (09:30-16:00)."""
+
+
+class SpecError(UserError):
+    """A market setting that cannot be used; ``path`` names it (a field, then the index and
+    key inside it, e.g. ``("traders", 0, "type")``) and ``reason`` says why."""
+
+    def __init__(self, path: str | tuple, reason: str) -> None:
+        self.path = (path,) if isinstance(path, str) else tuple(path)
+        self.reason = reason
+        dotted = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in self.path)
+        super().__init__(f"{dotted.lstrip('.')}: {reason}")
+
+
+@dataclass(frozen=True)
+class MarketSpec:
+    """One market task: the background, the session's clock and rules, and the seats' view.
+
+    Background: ``population`` ("rmsc04", "light" or "none"; see `envs.traders`) or explicit
+    ``traders`` (`Trader` objects, or tables ``{"type": "ZeroIntelligence", ...}`` naming one
+    of `envs.traders.TRADERS`), which replace it; ``tape``: a `Tape`, the path of a LOBSTER
+    message file (its orderbook file beside it is used when present), or "synthetic": a day
+    recorded from the background population with ``tape_seed``, which is then replayed instead
+    of the population; ``extra_zi`` zero-intelligence traders are added (the ZI perturbation).
+
+    Session: ``n_steps`` decisions ``step_seconds`` apart (default 390, or a tape's whole
+    day); with ``day_steps`` (> n_steps)
+    every session is a window of a longer day (see `Market`). A tape fixes its own day (as
+    many steps as cover its messages), open time, tick size and opening price, and has no
+    warm-up; a recorded synthetic day has ``day_steps`` steps (default 390, at least
+    ``n_steps``). Otherwise ``open_time`` defaults to 09:30 (34,200 s), ``warmup_seconds`` to
+    300, ``tick_size`` to $0.01 and ``initial_price`` to 10,000 ticks. ``position_limit``
+    (shares, either side) clips orders; ``fee_per_share`` (dollars) is charged on every fill.
+
+    Seats' view: ``actions`` ("trade" or "quote", see `envs.actions`) with orders of
+    ``order_size`` shares; rewards are changes of marked-to-market value in dollars times
+    ``reward_scale``; observations are the features of `envs.features` over return
+    ``windows`` (steps) and ``depth_levels`` book levels, or their ``discretizer`` state
+    (default `Discretizer.default`). ``record`` logs the book's changes as LOBSTER messages.
+    """
+
+    population: str = "rmsc04"
+    traders: tuple = ()
+    tape: Tape | str | Path | None = None
+    tape_seed: int = 0
+    extra_zi: int = 0
+    n_steps: int | None = None
+    day_steps: int | None = None
+    step_seconds: float = 60.0
+    open_time: float | None = None
+    warmup_seconds: float | None = None
+    tick_size: float | None = None
+    initial_price: int | None = None
+    position_limit: int = 1_000
+    fee_per_share: float = 0.0
+    actions: str = "trade"
+    order_size: int = 100
+    reward_scale: float = 1.0
+    windows: tuple[int, ...] = DEFAULT_WINDOWS
+    depth_levels: int = 5
+    discretizer: Discretizer | None = field(default=None, compare=False)
+    record: bool = False
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__  # normalising a frozen dataclass's own fields
+        set_(self, "traders", tuple(self.traders))
+        set_(self, "windows", tuple(int(w) for w in self.windows))
+        if self.tape == "":
+            set_(self, "tape", None)
+        if isinstance(self.tape, Path):
+            set_(self, "tape", str(self.tape))
+        _check(self)
+
+    # ---------------------------------------------------------------------------- building
+    @classmethod
+    def from_keywords(
+        cls, owner: str, base: MarketSpec | None = None, /, **keywords: Any
+    ) -> MarketSpec:
+        """``base`` (default: the defaults) with ``keywords`` replaced; a keyword that is not
+        a field is a `SpecError` naming it and ``owner`` (who was given it), with the
+        nearest field name."""
+        names = [f.name for f in dataclasses.fields(cls)]
+        for key in keywords:
+            if key not in names:
+                near = get_close_matches(key, names, n=1)
+                hint = f" (did you mean {near[0]!r}?)" if near else ""
+                raise SpecError(key, f"{owner} takes no market keyword {key!r}{hint}; {names}")
+        return dataclasses.replace(base or cls(), **keywords)
+
+    def market(self, n_seats: int, *, extra_zi: int = 0) -> Market:
+        """A new `Market` of this spec with ``n_seats`` seats (and ``extra_zi`` more
+        zero-intelligence traders than the spec's)."""
+        background = self.background()
+        steps = self.n_steps or SYNTHETIC_DAY_STEPS
+        clock: dict[str, Any] = {"n_steps": steps, "day_steps": self.day_steps}
+        clock |= {"open_time": 34_200.0, "warmup_seconds": 300.0, "tick_size": 0.01}
+        clock["initial_price"] = 10_000
+        tape = self.replayed_tape()
+        if tape is not None:
+            background = [MarketReplay(tape)] + (background if self.tape != SYNTHETIC else [])
+            clock |= _tape_clock(tape, self.n_steps, self.step_seconds)
+        given = {
+            "open_time": self.open_time,
+            "warmup_seconds": self.warmup_seconds,
+            "tick_size": self.tick_size,
+            "initial_price": self.initial_price,
+        }
+        clock |= {key: value for key, value in given.items() if value is not None}
+        zi = self.extra_zi + extra_zi
+        if zi:
+            background.append(ZeroIntelligence(zi, r_bar=clock["initial_price"]))
+        return Market(
+            background,
+            n_seats=n_seats,
+            step_seconds=self.step_seconds,
+            position_limit=self.position_limit,
+            fee_per_share=self.fee_per_share,
+            record=self.record,
+            **clock,
+        )
+
+    def background(self) -> list[Trader]:
+        """Fresh background traders: copies of ``traders`` (tables built), or the named
+        population when there are none; with a tape (not "synthetic"), only ``traders``."""
+        if self.traders:
+            return [_trader(t) for t in self.traders]
+        if self.tape is not None and self.tape != SYNTHETIC:
+            return []
+        return POPULATIONS[self.population]()
+
+    def replayed_tape(self) -> Tape | None:
+        """The tape the market replays (loaded or recorded once per process), or None."""
+        if self.tape is None or isinstance(self.tape, Tape):
+            return self.tape
+        if self.tape == SYNTHETIC:
+            steps = max(self.day_steps or SYNTHETIC_DAY_STEPS, self.n_steps or 0)
+            return _recorded_day(self._population_key(), self.tape_seed, steps, self.step_seconds)
+        return _file_tape(str(self.tape))
+
+    def _population_key(self) -> str:
+        if any(isinstance(t, Trader) for t in self.traders):
+            raise SpecError("traders", 'tape = "synthetic" needs traders given as tables')
+        return json.dumps([self.population, list(self.traders)], sort_keys=True)
+
+    # ---------------------------------------------------------------------------- the view
+    @property
+    def action_space(self) -> spaces.Discrete:
+        """Discrete(n) of the ``actions`` set."""
+        return spaces.Discrete(make_actions(self.actions, self.order_size).n)
+
+    def observation_space(self, kind: str = "features") -> spaces.Space:
+        """A seat's observation space for observation ``kind`` ("features" or "tabular")."""
+        if kind == "features":
+            return feature_space(self.windows, self.depth_levels)
+        if kind == "tabular":
+            return spaces.Discrete(self.state_discretizer().n_states)
+        raise SpecError("observation", f"must be one of {list(OBSERVATIONS)}, got {kind!r}")
+
+    def state_discretizer(self) -> Discretizer:
+        """The discretizer of tabular observations (``discretizer`` or the default)."""
+        return self.discretizer or Discretizer.default(self.windows)
+
+    def to_table(self) -> dict[str, Any]:
+        """The spec as plain data (an experiment file's ``[market]`` table); only specs whose
+        tape is a path or "synthetic" and whose traders are tables have one."""
+        table = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        del table["discretizer"]
+        table["traders"] = [dict(t) for t in self.traders]
+        table["windows"] = list(self.windows)
+        return table
+
+
+def load_tape(tape: Tape | str | Path) -> Tape:
+    """A `Tape` as is, or loaded from a LOBSTER message file (its orderbook file beside it,
+    named as LOBSTER names it, is used when present)."""
+    if isinstance(tape, Tape):
+        return tape
+    path = Path(tape)
+    book = path.with_name(path.name.replace("_message_", "_orderbook_"))
+    return load_lobster(path, book if book != path and book.exists() else None)
+
+
+@lru_cache(maxsize=8)
+def _file_tape(path: str) -> Tape:
+    return load_tape(path)
+
+
+@lru_cache(maxsize=8)
+def _recorded_day(population: str, seed: int, steps: int, step_seconds: float) -> Tape:
+    name, traders = json.loads(population)
+    background = [_trader(t) for t in traders] or POPULATIONS[name]()
+    return synthetic_tape(seed, traders=background, n_steps=steps, step_seconds=step_seconds)
+
+
+def _tape_clock(tape: Tape, n_steps: int | None, step_seconds: float) -> dict[str, Any]:
+    """The `Market` clock of a tape: it opens at the tape's first second with no warm-up and
+    lasts the steps that cover every message; shorter sessions are windows of that day."""
+    first, last = float(tape.messages["time"][0]), float(tape.messages["time"][-1])
+    day = int((last - math.floor(first)) // step_seconds) + 1
+    clock = {
+        "open_time": float(math.floor(first)),
+        "warmup_seconds": 0.0,
+        "tick_size": tape.tick_size,
+        "n_steps": min(n_steps or day, day),
+        "day_steps": day if (n_steps or day) < day else None,
+    }
+    bids, asks = tape.initial_book()
+    if bids and asks:
+        clock["initial_price"] = (bids[0][0] + asks[0][0]) // 2
+    return clock
+
+
+def _trader(spec: Trader | Mapping[str, Any]) -> Trader:
+    """A fresh trader: a copy of a `Trader`, or one built from a ``{"type": ...}`` table."""
+    if isinstance(spec, Trader):
+        return copy.deepcopy(spec)
+    params = {k: v for k, v in spec.items() if k != "type"}
+    return TRADERS[spec["type"]](**params)
+
+
+def _check(spec: MarketSpec) -> None:
+    """Raise `SpecError` naming the first field that cannot be used."""
+
+    def need(ok: bool, name: str, rule: str) -> None:
+        if not ok:
+            raise SpecError(name, f"must be {rule}, got {getattr(spec, name)!r}")
+
+    need(spec.population in POPULATIONS, "population", f"one of {list(POPULATIONS)}")
+    for i, trader in enumerate(spec.traders):
+        if isinstance(trader, Trader):
+            continue
+        kind = trader.get("type") if isinstance(trader, Mapping) else None
+        if kind not in TRADERS:
+            raise SpecError(
+                ("traders", i, "type"), f"must be one of {sorted(TRADERS)}, got {kind!r}"
+            )
+    need(spec.tape_seed >= 0, "tape_seed", ">= 0")
+    need(spec.extra_zi >= 0, "extra_zi", ">= 0")
+    need(spec.n_steps is None or spec.n_steps >= 1, "n_steps", ">= 1 steps")
+    need(spec.day_steps is None or spec.day_steps >= 1, "day_steps", ">= 1 steps")
+    need(_positive(spec.step_seconds), "step_seconds", "> 0 seconds")
+    need(spec.warmup_seconds is None or spec.warmup_seconds >= 0, "warmup_seconds", ">= 0 s")
+    need(spec.tick_size is None or _positive(spec.tick_size), "tick_size", "> 0 dollars")
+    need(spec.initial_price is None or spec.initial_price > 0, "initial_price", "> 0 ticks")
+    need(spec.position_limit > 0, "position_limit", "> 0 shares")
+    need(math.isfinite(spec.fee_per_share) and spec.fee_per_share >= 0, "fee_per_share", ">= 0")
+    need(spec.actions in ACTION_SETS, "actions", f"one of {sorted(ACTION_SETS)}")
+    need(spec.order_size > 0, "order_size", "> 0 shares")
+    need(_positive(spec.reward_scale), "reward_scale", "a positive number")
+    need(spec.depth_levels >= 1, "depth_levels", ">= 1")
+    windows = spec.windows
+    ok = bool(windows) and len(set(windows)) == len(windows) and min(windows) >= 1
+    need(ok, "windows", "distinct positive step counts")
+
+
+def _positive(x: float) -> bool:
+    return math.isfinite(x) and x > 0
+
+
+def observation_kinds(kinds: str | Sequence[str], n_seats: int) -> list[str]:
+    """One observation kind per seat from one kind or a sequence of them; `SpecError`
+    otherwise."""
+    out = [kinds] * n_seats if isinstance(kinds, str) else list(kinds)
+    if len(out) != n_seats or any(k not in OBSERVATIONS for k in out):
+        raise SpecError(
+            "observation",
+            f"must be one of {list(OBSERVATIONS)}, or one per seat ({n_seats} seats), "
+            f"got {kinds!r}",
+        )
+    return out

@@ -1,0 +1,63 @@
+"""Experiment kind ``compare``: each agent trained alone, then tested, in one market.
+
+One job per (agent, seed); all agents of a seed index meet the same market randomness.
+Tables: ``summary.csv`` (test metrics per agent with intervals over seeds). Figures: learning
+curves and Sharpe bars.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from envs.seats import SeatedMarket
+from evaluation.metrics import run_summary
+from evaluation.plots import save_learning_curves, save_sharpe_bars
+from evaluation.rollout import TEST, Job, episodes, market_spec, trained_alone
+from evaluation.store import EpisodeRecord
+
+__all__ = ["check", "figures", "plan", "run", "tables"]
+
+SECTIONS: tuple[str, ...] = ()
+"""Optional config tables this kind reads (besides market, training, testing, agents)."""
+
+
+def check(config: dict, where) -> None:
+    """Nothing beyond the common checks: any agents compare."""
+
+
+def plan(config: dict) -> list[Job]:
+    """One job per (agent, seed), agents in file order."""
+    labels = [spec["label"] for spec in config["agents"]]
+    return [
+        Job(f"{label}/seed={s}", s, (label,), config)
+        for label in labels
+        for s in range(config["seeds"])
+    ]
+
+
+def run(job: Job) -> list[EpisodeRecord]:
+    """Train one agent in the clean market, then test it there."""
+    config = job.config
+    (label,) = job.labels
+    index, spec = next((i, s) for i, s in enumerate(config["agents"]) if s["label"] == label)
+    agent, records = trained_alone(config, job, spec, index)
+    table = SeatedMarket(market_spec(config), [agent])
+    return records + episodes(
+        table, config, job, phase=TEST, condition=0, condition_name="clean", labels=[label]
+    )
+
+
+def tables(directory: Path, config: dict, records: pd.DataFrame) -> pd.DataFrame:
+    """Write ``summary.csv``; return the summary."""
+    summary = run_summary(records)
+    summary.to_csv(directory / "summary.csv", index=False)
+    return summary
+
+
+def figures(directory: Path, config: dict, records: pd.DataFrame) -> list[Path]:
+    """Learning curves and one Sharpe bar chart per condition."""
+    return save_learning_curves(directory, records) + save_sharpe_bars(
+        directory, run_summary(records)
+    )

@@ -1,0 +1,89 @@
+"""Experiment kind ``robustness``: agents trained in the clean market, tested under
+perturbations.
+
+One job per seed trains every agent (an adversary comes from one of them, e.g. RA3-Q), then
+tests each in the clean market and under each ``[[perturbations]]`` entry: the adversary
+taking over the agent's actions with probability p, or trading against it from its own seat
+(rewarded with minus the agent's reward), or extra zero-intelligence traders. The adversary
+reads the observation kind it declares (tabular for RA3-Q, features for deep RA3-Q).
+Tables and figures as for ``compare``, one row and one chart per condition.
+"""
+
+from __future__ import annotations
+
+import agents
+from agents.base import Agent
+from envs.seats import SeatedMarket
+from evaluation.compare import figures, tables  # the same summary and charts, per condition
+from evaluation.rollout import ADVERSARY, TEST, Job, episodes, market_spec, seed_int, trained_alone
+from evaluation.schema import Locator
+from evaluation.store import EpisodeRecord
+
+__all__ = ["check", "figures", "plan", "run", "tables"]
+
+SECTIONS = ("perturbations",)
+"""Optional config tables this kind reads."""
+
+
+def check(config: dict, where: Locator) -> None:
+    """Perturbations are given; each adversary names an agent that trains one."""
+    if not config["perturbations"]:
+        raise where.error(("kind",), "a robustness experiment needs [[perturbations]]")
+    sources = [
+        s["label"] for s in config["agents"] if hasattr(agents.resolve(s["id"]), "adversary_policy")
+    ]
+    for i, perturbation in enumerate(config["perturbations"]):
+        if perturbation["type"] != "adversary":
+            continue
+        perturbation["source"] = perturbation["source"] or (sources[0] if sources else "")
+        if perturbation["source"] not in sources:
+            raise where.error(
+                ("perturbations", i, "source"),
+                f"must name an agent that trains an adversary (e.g. ra3q); candidates: {sources}",
+            )
+
+
+def plan(config: dict) -> list[Job]:
+    """One job per seed, training and testing every agent."""
+    labels = tuple(spec["label"] for spec in config["agents"])
+    return [Job(f"all/seed={s}", s, labels, config) for s in range(config["seeds"])]
+
+
+def run(job: Job) -> list[EpisodeRecord]:
+    """Train every agent alone, then test each under every condition."""
+    config = job.config
+    trained, records = {}, []
+    for index, spec in enumerate(config["agents"]):
+        trained[spec["label"]], train_records = trained_alone(config, job, spec, index)
+        records += train_records
+    conditions = [{"name": "clean", "type": "clean"}, *config["perturbations"]]
+    for label, agent in trained.items():
+        for c, condition in enumerate(conditions):
+            table = _condition(config, job, agent, trained, c, condition)
+            records += episodes(
+                table,
+                config,
+                job,
+                phase=TEST,
+                condition=c,
+                condition_name=condition["name"],
+                labels=[label, "adversary"],
+            )
+    return records
+
+
+def _condition(
+    config: dict, job: Job, agent: Agent, trained: dict[str, Agent], c: int, condition: dict
+) -> SeatedMarket:
+    """The market of test condition ``c`` with ``agent`` in seat 0."""
+    market = market_spec(config)
+    if condition["type"] == "zi":
+        return SeatedMarket(market, [agent], extra_zi=condition["n_agents"])
+    if condition["type"] == "clean":
+        return SeatedMarket(market, [agent])
+    adversary = trained[condition["source"]].adversary_policy(
+        seed_int(config, job.seed, ADVERSARY, c)
+    )
+    if condition["mode"] == "trader":
+        return SeatedMarket(market, [agent, adversary], opposes={1: 0})
+    return SeatedMarket(market, [agent], takeover=(0, float(condition["p"])), adversary=adversary)

@@ -1,0 +1,177 @@
+"""Checking TOML tables against a schema, with errors that name the file, line and field.
+
+`Field` describes one key; `check_table` fills defaults and checks types, ranges and unknown
+keys of a parsed TOML table; `Locator` finds the line of a field in the text for the message::
+
+    configs/x.toml, line 14: agents[1].id: unknown agent 'raq'; known ids: [...]
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from difflib import get_close_matches
+from typing import Any
+
+from envs.errors import UserError
+
+__all__ = [
+    "ANY_TABLE",
+    "REQUIRED",
+    "ConfigError",
+    "Field",
+    "Locator",
+    "check_table",
+    "non_negative",
+    "one_of",
+    "positive",
+]
+
+
+class ConfigError(UserError):
+    """An experiment file that cannot be run; the message names file, line and field."""
+
+
+@dataclass(frozen=True)
+class Field:
+    """One key of a table: its type, default (``REQUIRED`` if none) and allowed values."""
+
+    type: type | tuple[type, ...]
+    default: Any
+    check: Callable[[Any], bool] | None = None
+    rule: str = ""  # what ``check`` asks, for the message ("> 0", "one of ...")
+
+
+REQUIRED = object()
+ANY_TABLE = object()  # a free-form table (agent parameters): passed on as given
+
+
+def positive(x: Any) -> bool:
+    return x > 0
+
+
+def non_negative(x: Any) -> bool:
+    return x >= 0
+
+
+def one_of(*choices: str) -> tuple[Callable[[Any], bool], str]:
+    return (lambda x: x in choices), f"one of {list(choices)}"
+
+
+def check_table(raw: dict, schema: dict[str, Field], path: tuple, where: Locator) -> dict:
+    """``raw`` checked against ``schema`` with defaults filled in; `ConfigError` (located by
+    ``where``) for an unknown or missing key or a bad value."""
+    unknown = sorted(set(raw) - set(schema))
+    if unknown:
+        near = _close(unknown[0], schema)
+        raise where.error(path + (unknown[0],), f"unknown key{near}; allowed: {sorted(schema)}")
+    out = {}
+    for key, field in schema.items():
+        here = path + (key,)
+        if key not in raw:
+            if field.default is REQUIRED:
+                raise where.error(path, f"missing required key {key!r}")
+            if isinstance(field.default, dict) and field.type is dict:
+                out[key] = check_table({}, field.default, here, where)
+            elif field.default is ANY_TABLE:
+                out[key] = {}
+            else:
+                out[key] = [] if isinstance(field.default, dict) else field.default
+            continue
+        out[key] = _value(raw[key], field, here, where)
+    return out
+
+
+def _value(value: Any, field: Field, path: tuple, where: Locator) -> Any:
+    expected = field.type if isinstance(field.type, tuple) else (field.type,)
+    if isinstance(value, bool) and bool not in expected or not isinstance(value, expected):
+        names = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in expected)
+        raise where.error(path, f"expected {names}, got {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise where.error(path, f"expected a finite number, got {value!r}")
+    if field.check is not None and not field.check(value):
+        raise where.error(path, f"must be {field.rule}, got {value!r}")
+    if isinstance(field.default, dict):  # a table, or an array of tables
+        if field.type is dict:
+            return check_table(value, field.default, path, where)
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                raise where.error(path + (i,), f"expected a table, got {item!r}")
+        return [
+            check_table(item, field.default, path + (i,), where) for i, item in enumerate(value)
+        ]
+    return value
+
+
+def _close(key: str, schema: dict) -> str:
+    match = get_close_matches(key, list(schema), n=1)
+    return f" (did you mean {match[0]!r}?)" if match else ""
+
+
+_TYPE_NAMES = {
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    bool: "true or false",
+    list: "an array",
+    dict: "a table",
+}
+
+
+class Locator:
+    """Finds the line of a field in the TOML text, for messages.
+
+    It follows table headers (``[a.b]``, ``[[agents]]`` counted per array) and ``key =``
+    lines; a field inside an inline table is reported at the line of the inline table.
+    """
+
+    _HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\-\"' ]+?)\s*\]\]?\s*(#.*)?$")
+    _KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+|\"[^\"]*\")\s*=")
+
+    def __init__(self, text: str, source: str) -> None:
+        self.source = source
+        self.lines: list[tuple[tuple, int]] = []  # (path, line number)
+        table: tuple = ()
+        counts: dict[tuple, int] = {}
+        for number, line in enumerate(text.splitlines(), start=1):
+            header = self._HEADER.match(line)
+            if header:
+                names = tuple(part.strip().strip("\"'") for part in header.group(2).split("."))
+                if header.group(1) == "[[":
+                    counts[names] = counts.get(names, -1) + 1
+                    table = self._indexed(names, counts)
+                else:
+                    table = self._indexed(names, counts)
+                self.lines.append((table, number))
+                continue
+            key = self._KEY.match(line)
+            if key:
+                self.lines.append((table + (key.group(1).strip('"'),), number))
+
+    @staticmethod
+    def _indexed(names: tuple, counts: dict[tuple, int]) -> tuple:
+        """``("market", "traders")`` -> ``("market", "traders", i)`` for arrays of tables."""
+        out: tuple = ()
+        for name in names:
+            out += (name,)
+            if out in counts:
+                out += (counts[out],)
+        return out
+
+    def line(self, path: tuple) -> int | None:
+        best, best_len = None, -1
+        for where, number in self.lines:
+            n = 0
+            while n < min(len(where), len(path)) and where[n] == path[n]:
+                n += 1
+            if n == len(where) and n > best_len:
+                best, best_len = number, n
+        return best
+
+    def error(self, path: tuple, message: str) -> ConfigError:
+        dotted = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+        line = self.line(path)
+        at = f"{self.source}, line {line}" if line else self.source
+        return ConfigError(f"{at}: {dotted or 'top level'}: {message}")
