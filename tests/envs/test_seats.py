@@ -1,0 +1,117 @@
+"""Tests for envs.seats.SeatedMarket, the one episode driver: every policy reads the
+observation kind it declares, learners learn from the actions executed, outside seats act
+through `step`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from envs.seats import SeatedMarket
+from envs.spec import MarketSpec, SpecError
+from envs.trading_env import TradingEnv
+
+SPEC = MarketSpec(population="light", n_steps=12, position_limit=300)
+
+
+class Policy:
+    """Plays ``action``; keeps what it is shown and the transitions it learns from."""
+
+    def __init__(self, action: int, observation: str | None = None) -> None:
+        self.action, self.seen, self.learned, self.ends = action, [], [], 0
+        if observation is not None:
+            self.observation = observation
+
+    def act(self, obs, explore=True):
+        self.seen.append((obs, explore))
+        return self.action
+
+    def update(self, obs, action, reward, next_obs, terminated, truncated):
+        self.learned.append((action, reward, terminated))
+
+    def end_episode(self):
+        self.ends += 1
+
+
+def kinds_seen(policy: Policy) -> set[str]:
+    return {"features" if isinstance(o, np.ndarray) else "tabular" for o, _ in policy.seen}
+
+
+def test_each_policy_reads_the_kind_it_declares():
+    features, tabular, plain = Policy(1, "features"), Policy(1, "tabular"), Policy(1)
+    table = SeatedMarket(SPEC, [features, tabular, plain])
+    table.play(0)
+    assert kinds_seen(features) == {"features"} and kinds_seen(tabular) == {"tabular"}
+    assert kinds_seen(plain) == {"features"}  # no declaration: features
+    assert all(o.shape == (7,) and o.dtype == np.float32 for o, _ in features.seen)
+    assert all(0 <= o < 54 for o, _ in tabular.seen)
+
+
+@pytest.mark.parametrize("kind", ["features", "tabular"])
+def test_a_takeover_adversary_reads_its_own_kind(kind):
+    """The adversary observes the taken-over seat's market in the kind it declares, whatever
+    the seat's own kind."""
+    adversary = Policy(2, kind)
+    seat = Policy(0, "tabular" if kind == "features" else "features")
+    table = SeatedMarket(SPEC, [seat], takeover=(0, 1.0), adversary=adversary)
+    table.play(0)
+    assert kinds_seen(adversary) == {kind} and len(adversary.seen) == 12
+    assert all(not explore for _, explore in adversary.seen)
+    assert table.market.account(0).inventory == 300  # every step was the adversary's buy
+
+
+def test_learners_learn_from_the_executed_action_and_only_when_learning():
+    learner, fixed, adversary = Policy(0, "tabular"), Policy(1), Policy(2)
+    table = SeatedMarket(
+        SPEC, [learner, fixed], learners=(0,), takeover=(0, 0.5), adversary=adversary
+    )
+    table.play(1, learn=False)
+    assert learner.learned == [] and learner.ends == 0
+    assert all(not explore for _, explore in learner.seen)
+    table.play(1, learn=True)
+    actions = [a for a, _, _ in learner.learned]
+    assert len(actions) == 12 and set(actions) == {0, 2}  # its sells and the adversary's buys
+    assert [t for _, _, t in learner.learned] == [False] * 11 + [True]
+    assert learner.ends == 1 and fixed.learned == [] and adversary.learned == []
+    assert all(explore for _, explore in learner.seen[12:])
+    assert all(not explore for _, explore in fixed.seen)
+
+
+def test_play_returns_what_each_seat_made():
+    buyer, seller = Policy(2), Policy(0)
+    results = SeatedMarket(SPEC, [buyer, seller]).play(3)
+    assert [r["inventory"] for r in results] == [300, -300]
+    assert all(r["steps"] == 12 and r["trades"] > 0 for r in results)
+
+
+def test_outside_seats_act_through_step():
+    table = SeatedMarket(SPEC, ["features", Policy(1, "tabular")])
+    with pytest.raises(RuntimeError, match="reset"):
+        table.step((2,))
+    with pytest.raises(ValueError, match="policy in every seat"):
+        table.play(0)
+    obs = table.reset(0)
+    assert isinstance(obs[0], np.ndarray) and isinstance(obs[1], int)
+    _, rewards, done = table.step((2,))
+    assert rewards.shape == (2,) and not done
+    assert table.market.account(0).inventory == 100
+
+
+def test_bad_seats_are_named():
+    with pytest.raises(SpecError, match="seat 0"):
+        SeatedMarket(SPEC, ["pixels"])
+    with pytest.raises(ValueError, match="must hold policies"):
+        SeatedMarket(SPEC, ["features"], learners=(0,))
+    with pytest.raises(ValueError, match="needs an adversary"):
+        SeatedMarket(SPEC, [Policy(1)], takeover=(0, 0.5))
+
+
+def test_gymnasium_opponents_read_their_own_kind():
+    """TradingEnv's opponents and adversary go through the same driver."""
+    opponent = Policy(1, "tabular")
+    env = TradingEnv(SPEC, opponents=[opponent], adversary=Policy(1), adversary_mode="trader")
+    obs, _ = env.reset(seed=0)
+    for _ in range(12):
+        obs, *_ = env.step(1)
+    assert isinstance(obs, np.ndarray) and kinds_seen(opponent) == {"tabular"}
+    assert env.market.n_seats == 3 and env.core.opposes == {2: 0}

@@ -1,0 +1,102 @@
+"""Tests for envs.spec.MarketSpec: one set of defaults, named errors, markets built alike."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import envs  # noqa: F401 (registers the ids)
+from envs.multi_agent import MarketParallelEnv
+from envs.recording import synthetic_tape
+from envs.spec import MarketSpec, SpecError
+from envs.traders import MarketMaker, Noise, light
+from envs.trading_env import TradingEnv
+
+
+def test_both_environments_default_to_the_spec():
+    assert TradingEnv().market_spec == MarketSpec()
+    assert MarketParallelEnv().core.spec == MarketSpec()
+    env = TradingEnv(MarketSpec(n_steps=7), fee_per_share=0.5)
+    assert env.market_spec == MarketSpec(n_steps=7, fee_per_share=0.5)  # keywords replace
+    assert (env.market.n_steps, env.market.fee_per_share) == (7, 0.5)
+
+
+@pytest.mark.parametrize(
+    "make, owner",
+    [
+        (lambda **kw: TradingEnv(**kw), "TradingEnv"),
+        (lambda **kw: MarketParallelEnv(2, **kw), "MarketParallelEnv"),
+        (lambda **kw: gym.make("tradearena/SyntheticMarket-v0", **kw), "TradingEnv"),
+    ],
+)
+def test_a_misspelt_keyword_is_named_where_it_was_typed(make, owner):
+    with pytest.raises(
+        SpecError,
+        match=rf"^n_step: {owner} takes no market keyword 'n_step' "
+        r"\(did you mean 'n_steps'\?\)",
+    ) as error:
+        make(n_step=60)
+    assert error.value.path == ("n_step",)
+
+
+@pytest.mark.parametrize(
+    "keywords, path",
+    [
+        ({"n_steps": 0}, ("n_steps",)),
+        ({"population": "huge"}, ("population",)),
+        ({"actions": "limit"}, ("actions",)),
+        ({"reward_scale": float("nan")}, ("reward_scale",)),
+        ({"windows": (1, 1)}, ("windows",)),
+        ({"traders": ({"type": "Whale"},)}, ("traders", 0, "type")),
+        ({"position_limit": -5}, ("position_limit",)),
+    ],
+)
+def test_bad_values_name_their_field(keywords, path):
+    with pytest.raises(SpecError) as error:
+        MarketSpec(**keywords)
+    assert error.value.path == path
+
+
+def test_trader_objects_are_copied_per_market():
+    """Two markets of one spec never share a trader's state."""
+    spec = MarketSpec(traders=(MarketMaker(1, levels=3), Noise(10)), n_steps=5)
+    a, b = spec.market(1), spec.market(1)
+    assert a.traders[0] is not b.traders[0] is not spec.traders[0]
+    a.reset(0), b.reset(0)
+    for _ in range(5):
+        np.testing.assert_array_equal(a.step(), b.step())
+
+
+def test_trader_tables_build_the_named_traders():
+    spec = MarketSpec(
+        traders=({"type": "Noise", "n_agents": 10}, {"type": "MarketMaker", "n_agents": 1})
+    )
+    assert [type(t).__name__ for t in spec.market(0).traders] == ["Noise", "MarketMaker"]
+
+
+def test_a_tape_sets_its_own_clock_and_shorter_sessions_are_windows():
+    tape = synthetic_tape(3, traders=light(), n_steps=40)
+    day = MarketSpec(tape=tape).market(0)
+    window = MarketSpec(tape=tape, n_steps=10).market(0)
+    assert (day.n_steps, day.day_steps) == (45, None)  # 40 steps and the 5-minute warm-up
+    assert (window.n_steps, window.day_steps) == (10, 45)
+    assert day.tick_size == tape.tick_size and day.warmup_seconds == 0.0
+    assert MarketSpec(tape=tape, tick_size=0.05).market(0).tick_size == 0.05  # given wins
+
+
+def test_a_synthetic_day_is_recorded_once_and_replayed():
+    spec = MarketSpec(population="light", tape="synthetic", tape_seed=2, n_steps=10, day_steps=30)
+    assert spec.replayed_tape() is spec.replayed_tape()
+    market = spec.market(1)
+    assert (market.n_steps, market.day_steps) == (10, 35)  # with the recording's warm-up
+    assert [type(t).__name__ for t in market.traders] == ["MarketReplay"]
+
+
+def test_spaces_come_from_the_spec():
+    spec = MarketSpec(actions="quote", windows=(1, 5))
+    assert spec.action_space == gym.spaces.Discrete(7)
+    assert spec.observation_space("features").shape == (6,)
+    assert spec.observation_space("tabular") == gym.spaces.Discrete(54)
+    with pytest.raises(SpecError, match="observation"):
+        spec.observation_space("pixels")
