@@ -4,9 +4,9 @@
 `risk_update` is the RAQL rule over an ensemble of k tables (`agents.ensembles.RiskTables`);
 RAQL, Q-learning-with-a-utility and every ensemble learner go through it, so that an ensemble
 of one table and the single-table learner agree to the bit. `risk_row` is Qbar - lam * var
-(or + lam * var) at one state, `risk_argmax` its greedy action. Utility kinds: 0 identity,
-1 exponential (``p`` = beta, ``clip`` bounds beta * x), 2 piecewise linear (``p`` = kappa).
-Step-size kinds: 0 constant (``p``), 1 1/n, 2 1/n**p, 3 1/(1 + p n).
+(or + lam * var) at one state, `risk_argmax` its greedy action. The utility and the step
+size are selected by the codes `UtilityKind` and `StepKind` (Python IntEnums, C constants
+here), with one parameter each (see `agents.utility`, `agents.schedules`: ``kernel_args``).
 """
 
 import numpy as np
@@ -18,14 +18,29 @@ cimport numpy as cnp
 cnp.import_array()
 
 
-cdef inline double _alpha(int kind, double p, long long n) noexcept nogil:
-    if kind == 0:
+cpdef enum UtilityKind:
+    # u(d) applied to the TD error d, parameter p
+    IDENTITY = 0  # d
+    EXPONENTIAL = 1  # expm1(p d) / p, p = beta, p d clipped to [-clip, clip]
+    PIECEWISE_LINEAR = 2  # (1 - p) d if d > 0 else (1 + p) d, p = kappa
+
+
+cpdef enum StepKind:
+    # alpha(n) of the n-th update of a state-action pair, parameter p
+    CONSTANT = 0  # p
+    VISITS = 1  # 1 / n
+    VISITS_POWER = 2  # 1 / n**p, p = omega
+    RESCALED_LINEAR = 3  # 1 / (1 + p n), p = 1 - gamma
+
+
+cdef inline double _alpha(StepKind kind, double p, long long n) noexcept nogil:
+    if kind == StepKind.CONSTANT:
         return p
-    if kind == 1:
+    if kind == StepKind.VISITS:
         return 1.0 / <double>n
-    if kind == 2:
+    if kind == StepKind.VISITS_POWER:
         return 1.0 / pow(<double>n, p)
-    return 1.0 / (1.0 + p * <double>n)
+    return 1.0 / (1.0 + p * <double>n)  # StepKind.RESCALED_LINEAR
 
 
 def risk_update(
@@ -37,10 +52,10 @@ def risk_update(
     Py_ssize_t s2,
     double g,
     cnp.int64_t[::1] counts,
-    int ukind,
+    UtilityKind ukind,
     double up,
     double clip,
-    int skind,
+    StepKind skind,
     double sp,
     double[:, ::1] v_ref=None,
     double[:, :, ::1] ttilde=None,
@@ -49,6 +64,10 @@ def risk_update(
     double w_fixed=0.0,
 ):
     """Update table i ``counts[i]`` times at (s, a); return the number of clipped utilities.
+
+    ``q`` (k, S, A) and ``visits`` (k, S, A) are updated in place; ``counts`` (k,); ``g`` is
+    the discount of this transition (0 if it terminated); ``ukind``, ``up``, ``clip`` the
+    utility, ``skind``, ``sp`` the step size.
 
     d_i = r + g * max Q_i(s2, .) - Q_i(s, a) (recentered by ``v_ref``, ``ttilde`` if given:
     target - (r + g * v_ref[i, s2]) + ttilde[i, s, a]); Q_i(s, a) += alpha(N_i(s, a)) * u(d_i).
@@ -77,15 +96,15 @@ def risk_update(
             if recenter:
                 target = target - (r + g * v_ref[i, s2]) + ttilde[i, s, a]
             d = target - q[i, s, a]
-            if ukind == 0:
+            if ukind == UtilityKind.IDENTITY:
                 ud = d
-            elif ukind == 1:
+            elif ukind == UtilityKind.EXPONENTIAL:
                 z = up * d
                 if z > clip or z < -clip:
                     clipped += 1
                     z = clip if z > clip else -clip
                 ud = expm1(z) / up
-            else:
+            else:  # UtilityKind.PIECEWISE_LINEAR
                 ud = (1.0 - up) * d if d > 0 else (1.0 + up) * d
             n = visits[i, s, a] + 1
             visits[i, s, a] = n

@@ -8,13 +8,17 @@ State is exchanged as a dict of named numpy arrays and plain values (`Agent.stat
 from __future__ import annotations
 
 import copy
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["Agent", "check_keys", "make_rng"]
+__all__ = ["STANDARD_KEYWORDS", "Agent", "check_keys", "make_rng"]
+
+STANDARD_KEYWORDS = frozenset({"observation_space", "action_space", "seed"})
+"""Keywords every caller of `agents.make` may pass; an agent gets those it `Agent.takes`."""
 
 
 def make_rng(seed: int | np.random.SeedSequence | None) -> np.random.Generator:
@@ -36,6 +40,16 @@ def check_keys(given: Iterable[str], expected: Iterable[str], what: str = "state
         raise ValueError(
             f"{what}: unknown keys {unknown}, missing keys {missing}; expected {sorted(expected)}"
         )
+
+
+def _standard_keywords(cls: type) -> frozenset[str]:
+    """The `STANDARD_KEYWORDS` named in the signature of ``cls(...)``; a constructor that takes
+    ``**params`` forwards them to its base, so it also takes those its bases take."""
+    parameters = inspect.signature(cls).parameters.values()
+    named = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        named = named.union(*(getattr(base, "takes", ()) for base in cls.__bases__))
+    return frozenset(named) & STANDARD_KEYWORDS
 
 
 def _get(obj: Any, dotted: str) -> Any:
@@ -65,7 +79,18 @@ class Agent(ABC):
     observation: ClassVar[str] = "features"
     """The observation it reads from the market: "features" (the Box of `envs.features`) or
     "tabular" (one Discrete state)."""
+    takes: ClassVar[frozenset[str]] = frozenset()
+    """The `STANDARD_KEYWORDS` its constructor accepts: `agents.make` passes it those only.
+    By default, computed once per class: those the signature of ``cls(...)`` names, plus, if
+    it takes ``**params`` (forwarded to the base), those its bases take. Set it in the class
+    body where the signature does not tell (``**params`` forwarded elsewhere than to the base;
+    a dataclass, whose ``__init__`` is made after the class)."""
     _state: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "takes" not in cls.__dict__:
+            cls.takes = _standard_keywords(cls)
 
     @abstractmethod
     def act(self, obs: Any, explore: bool = True) -> int:

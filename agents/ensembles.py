@@ -1,21 +1,26 @@
 """Tabular ensembles, snapshot averaging, recentering and the adversarial pairing.
 
 Building blocks 2-4 of ALGORITHMS.md as small pure functions and small classes. An ensemble
-of k Q tables is one float64 array of shape (k, S, A); statistics are over axis 0.
+of k Q tables is one float64 array of shape (k, S, A); statistics are over axis 0. The
+pairing: `AdversarialPair` (who executes the protagonist's action) and `AdversarySeat` (the
+adversary as a learning agent of its own seat).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from agents._kernels import risk_update
+from agents.base import Agent, make_rng
 from agents.schedules import StepSize
 from agents.utility import Utility
 
 __all__ = [
     "AdversarialPair",
+    "AdversarySeat",
     "RiskTables",
     "SnapshotAverage",
     "TransitionMemory",
@@ -212,3 +217,33 @@ class AdversarialPair:
     def adversary_acts(self, rng: np.random.Generator) -> bool:
         """Whether the adversary executes this step's action on the protagonist's seat."""
         return self.mode == "takeover" and self.p_adv > 0.0 and rng.random() < self.p_adv
+
+
+class AdversarySeat(Agent):
+    """The adversary of an RA3-Q learner (``owner``) as an agent of its own seat.
+
+    `update` trains the owner's adversary through ``owner.update_adversary`` on this seat's
+    transition (``reward``: the seat's own, minus the protagonist's in an opposed market), so
+    that a driver knowing only `Agent` trains it like any learner; `end_episode` is a no-op
+    (the owner's episode ends with the protagonist's). The learned state lives in the owner,
+    to be saved there; pickled together, seat and owner keep sharing it. Subclasses `act`.
+    """
+
+    stochastic = True
+    learning = True
+
+    def __init__(self, owner: Any, seed: int | None = None) -> None:
+        self.owner = owner
+        self.rng = make_rng(seed)
+
+    def update(
+        self,
+        obs: Any,
+        action: int,
+        reward: float,
+        next_obs: Any,
+        terminated: bool,
+        truncated: bool,
+    ) -> None:
+        """Train the owner's adversary on this seat's transition (``owner.update_adversary``)."""
+        self.owner.update_adversary(obs, action, reward, next_obs, terminated, truncated)

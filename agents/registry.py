@@ -7,11 +7,10 @@ Third-party packages register agents under the entry-point group ``tradearena.ag
 from __future__ import annotations
 
 import importlib
-import inspect
 from importlib.metadata import entry_points
 from typing import Any
 
-from agents.base import Agent
+from agents.base import STANDARD_KEYWORDS, Agent
 
 __all__ = ["ENTRY_POINT_GROUP", "describe", "make", "names", "resolve"]
 
@@ -21,9 +20,9 @@ BUILTIN = {
     "random": "agents.baselines:Random",
     "hold": "agents.baselines:Hold",
     "buy_and_hold": "agents.baselines:BuyAndHold",
-    "momentum": "agents.baselines:Momentum",
+    "momentum": "agents.baselines:MomentumAgent",
     "mean_reversion": "agents.baselines:MeanReversion",
-    "zero_intelligence": "agents.baselines:ZeroIntelligence",
+    "zero_intelligence": "agents.baselines:ZeroIntelligenceAgent",
     "q_learning": "agents.tabular.q_learning:QLearning",
     "raql": "agents.tabular.raql:RAQL",
     "averaged_q": "agents.tabular.averaged_q:AveragedQ",
@@ -76,35 +75,12 @@ def resolve(name: str) -> type[Agent]:
     return cls
 
 
-STANDARD = ("observation_space", "action_space", "seed")
-"""Keywords every caller may pass; an agent that does not take one simply does not get it."""
-
-
-def accepted_keywords(cls: type) -> set[str]:
-    """The keyword parameters ``cls(...)`` accepts, following ``**params`` forwarded up the
-    class hierarchy to the first ``__init__`` that takes no ``**params``."""
-    names: set[str] = set()
-    for klass in cls.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is None:
-            continue
-        if klass is object:
-            break
-        parameters = inspect.signature(init).parameters.values()
-        names |= {p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
-        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
-            break
-    names.discard("self")
-    return names
-
-
 def make(name: str, **params: Any) -> Agent:
-    """A new agent: ``resolve(name)(**params)``. The `STANDARD` keywords
+    """A new agent: ``resolve(name)(**params)``. The `STANDARD_KEYWORDS`
     (``observation_space``, ``action_space``, ``seed``) are passed only to agents that take
-    them; ValueError for an unknown id or parameter."""
+    them (`Agent.takes`); ValueError for an unknown id or parameter."""
     cls = resolve(name)
-    accepted = accepted_keywords(cls)
-    params = {k: v for k, v in params.items() if k not in STANDARD or k in accepted}
+    params = {k: v for k, v in params.items() if k not in STANDARD_KEYWORDS or k in cls.takes}
     try:
         return cls(**params)
     except TypeError as error:

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from agents._kernels import StepKind
+
 __all__ = [
     "EpsilonGreedy",
     "StepSize",
@@ -68,14 +70,15 @@ class StepSize:
             return 1.0 / n
         return 1.0 / n**self.omega
 
-    def kernel_args(self) -> tuple[int, float]:
-        """(kind, parameter) for `agents._kernels.risk_update`: 0 constant, 1 1/n,
-        2 1/n**omega, 3 1/(1 + rescale n)."""
+    def kernel_args(self) -> tuple[StepKind, float]:
+        """(kind, parameter) for `agents._kernels.risk_update`."""
         if self.constant is not None:
-            return 0, self.constant
+            return StepKind.CONSTANT, self.constant
         if self.rescale:
-            return 3, self.rescale
-        return (1, 0.0) if self.omega == 1.0 else (2, self.omega)
+            return StepKind.RESCALED_LINEAR, self.rescale
+        if self.omega == 1.0:
+            return StepKind.VISITS, 0.0
+        return StepKind.VISITS_POWER, self.omega
 
     def __repr__(self) -> str:
         return f"StepSize({self.spec!r})"

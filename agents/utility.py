@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from agents._kernels import UtilityKind
+
 __all__ = [
     "RISK_AVERSE",
     "RISK_SEEKING",
@@ -32,9 +34,9 @@ class Identity:
     def __call__(self, x: Any) -> Any:
         return x
 
-    def kernel_args(self) -> tuple[int, float, float]:
+    def kernel_args(self) -> tuple[UtilityKind, float, float]:
         """(kind, parameter, clip) for `agents._kernels.risk_update`."""
-        return 0, 0.0, 0.0
+        return UtilityKind.IDENTITY, 0.0, 0.0
 
     def __repr__(self) -> str:
         return "Identity()"
@@ -81,9 +83,11 @@ class Exponential:
         # (`agents._kernels.risk_update`, libm expm1), all of them, so they agree among themselves.
         return float(np.expm1(z)) / beta
 
-    def kernel_args(self) -> tuple[int, float, float]:
+    def kernel_args(self) -> tuple[UtilityKind, float, float]:
         """(kind, parameter, clip) for `agents._kernels.risk_update` (beta = 0: identity)."""
-        return (0, 0.0, 0.0) if self.beta == 0.0 else (1, self.beta, self.clip)
+        if self.beta == 0.0:
+            return UtilityKind.IDENTITY, 0.0, 0.0
+        return UtilityKind.EXPONENTIAL, self.beta, self.clip
 
     def __repr__(self) -> str:
         return f"Exponential(beta={self.beta}, clip={self.clip})"
@@ -108,9 +112,9 @@ class PiecewiseLinear:
             return np.where(x > 0, (1.0 - self.kappa) * x, (1.0 + self.kappa) * x)
         return (1.0 - self.kappa) * x if x > 0 else (1.0 + self.kappa) * x
 
-    def kernel_args(self) -> tuple[int, float, float]:
+    def kernel_args(self) -> tuple[UtilityKind, float, float]:
         """(kind, parameter, clip) for `agents._kernels.risk_update`."""
-        return 2, self.kappa, 0.0
+        return UtilityKind.PIECEWISE_LINEAR, self.kappa, 0.0
 
     def __repr__(self) -> str:
         return f"PiecewiseLinear(kappa={self.kappa})"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import torch
 
@@ -36,7 +36,6 @@ class AveragedDQN(DQN):
 
     name = "averaged_dqn"
     description = "Averaged-DQN: the target averages the last K target snapshots (Anschel 2017)"
-    _config_keys: ClassVar[tuple[str, ...]] = (*DQN._config_keys, "n_snapshots", "include_online")
 
     def __init__(self, *, n_snapshots: int = 5, include_online: bool = False, **params: Any):
         if isinstance(n_snapshots, bool) or not isinstance(n_snapshots, int) or n_snapshots < 1:
@@ -49,6 +48,11 @@ class AveragedDQN(DQN):
             )
         self.n_snapshots, self.include_online = n_snapshots, bool(include_online)
         super().__init__(**params)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        extra = {"n_snapshots": self.n_snapshots, "include_online": self.include_online}
+        return {**super().config, **extra}
 
     @property
     def _n_stored(self) -> int:

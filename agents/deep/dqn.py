@@ -17,8 +17,10 @@ change `_bootstrap` (the max_a' term), `_regression_target` (what Q(s, a) is reg
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
-from typing import Any, ClassVar
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -26,14 +28,21 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from agents.base import Agent, check_keys
 from agents.deep.buffers import ReplayBuffer, ReplaySamples
+from agents.deep.configured import ConfiguredAgent
 from agents.deep.encoders import make_torso
 from agents.deep.risk import risk_values
 from agents.schedules import linear_schedule
 from envs.features import feature_space
 
-__all__ = ["DQN", "QNetwork", "module_state", "load_module_state", "resolve_device"]
+__all__ = [
+    "DQN",
+    "DQNSettings",
+    "QNetwork",
+    "load_module_state",
+    "module_state",
+    "resolve_device",
+]
 
 
 class QNetwork(nn.Module):
@@ -150,39 +159,116 @@ def _shapes(
     return obs_shape, int(n_actions)
 
 
-class DQN(Agent):
-    """Deep Q-learning with a replay buffer, a target network, Huber loss and Adam.
+class _Rule(NamedTuple):
+    """What a hyper-parameter must be: ``test(value)``, said as ``expected``; kept as ``cast``."""
+
+    test: Callable[[Any], bool]
+    expected: str
+    cast: type
+
+    def holds(self, value: Any) -> bool:
+        try:
+            return bool(self.test(value))
+        except TypeError:  # not a number at all
+            return False
+
+
+def _is_count(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | np.integer) and value >= 1
+
+
+_POSITIVE = _Rule(lambda v: np.isfinite(v) and v > 0, "a positive finite float", float)
+_COUNT = _Rule(_is_count, "a positive int", int)
+_NON_NEGATIVE = _Rule(lambda v: v >= 0, ">= 0", int)
+_UNIT = _Rule(lambda v: 0.0 <= v <= 1.0, "in [0, 1]", float)
+_TAU = _Rule(lambda v: 0.0 < v <= 1.0, "in (0, 1]", float)
+
+
+def _setting(default: Any, rule: _Rule | None = None) -> Any:
+    return dataclasses.field(default=default, metadata={"rule": rule})
+
+
+@dataclass(frozen=True)
+class DQNSettings:
+    """The hyper-parameters of `DQN` (its keywords but for shapes and seed), checked when
+    built: ValueError naming the first that is out of range.
 
     Defaults follow SB3's ``DQN`` scaled down to short runs (SB3: buffer 1e6, learning_starts
     100, target_update_interval 1e4, batch 32, lr 1e-4).
+    """
+
+    learning_rate: float = _setting(1e-3, _POSITIVE)
+    """Adam step size."""
+    buffer_size: int = _setting(50_000, _COUNT)
+    """Replay capacity, transitions."""
+    learning_starts: int = _setting(500, _NON_NEGATIVE)
+    """Environment steps stored before the first gradient step."""
+    batch_size: int = _setting(64, _COUNT)
+    """Minibatch size, transitions."""
+    tau: float = _setting(1.0, _TAU)
+    """Target update coefficient: 1 = hard copy, < 1 Polyak
+    ``theta' <- tau theta + (1 - tau) theta'``."""
+    gamma: float = _setting(0.99, _UNIT)
+    """Discount per step."""
+    train_freq: int = _setting(4, _COUNT)
+    """Environment steps between training phases."""
+    gradient_steps: int = _setting(1, _NON_NEGATIVE)
+    """Minibatch updates per training phase."""
+    target_update_interval: int = _setting(500, _COUNT)
+    """Environment steps between target updates."""
+    exploration_fraction: float = _setting(0.1, _UNIT)
+    """Fraction of ``total_timesteps`` over which epsilon decays linearly from
+    ``exploration_initial_eps`` to ``exploration_final_eps``."""
+    exploration_initial_eps: float = _setting(1.0, _UNIT)
+    exploration_final_eps: float = _setting(0.05, _UNIT)
+    total_timesteps: int = _setting(20_000, _COUNT)
+    """Planned training length in environment steps: the scale of the epsilon schedule."""
+    max_grad_norm: float = _setting(10.0, _POSITIVE)
+    """Gradient-norm clip."""
+    reward_scale: float = _setting(1.0, _POSITIVE)
+    """Rewards are multiplied by it before learning (dollars -> agent units)."""
+    torso: str = _setting("mlp")
+    """`agents.deep.encoders.make_torso` name."""
+    hidden: int = _setting(64, _COUNT)
+    """Torso width."""
+    torso_options: Mapping[str, Any] | None = _setting(None)
+    """Further `make_torso` keywords (e.g. ``{"layers": 2}``); stored as a dict."""
+    device: str = _setting("auto")
+    """Where to compute: "auto" (cuda if available, else cpu), "cpu", "cuda", ..."""
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            rule, value = field.metadata["rule"], getattr(self, field.name)
+            if rule is None:
+                continue
+            if not rule.holds(value):
+                raise ValueError(f"{field.name} must be {rule.expected}, got {value!r}")
+            object.__setattr__(self, field.name, rule.cast(value))
+        object.__setattr__(self, "torso_options", dict(self.torso_options or {}))
+
+
+def _seed(seed: Any) -> int | None:
+    """``seed`` as an int, or None; ValueError unless a non-negative int or None."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+    return int(seed)
+
+
+class DQN(ConfiguredAgent):
+    """Deep Q-learning with a replay buffer, a target network, Huber loss and Adam.
 
     :param observation_space: a Box (default: the market features, (7,)); or ``obs_shape``.
     :param action_space: Discrete(n) (default 3 actions); or ``n_actions``.
-    :param learning_rate: Adam step size (default 1e-3).
-    :param buffer_size: replay capacity, transitions (default 50_000).
-    :param learning_starts: environment steps stored before the first gradient step (500).
-    :param batch_size: minibatch size, transitions (64).
-    :param tau: target update coefficient: 1 = hard copy, < 1 Polyak
-        ``theta' <- tau theta + (1 - tau) theta'`` (1.0).
-    :param gamma: discount per step, in [0, 1] (0.99).
-    :param train_freq: environment steps between training phases (4).
-    :param gradient_steps: minibatch updates per training phase (1).
-    :param target_update_interval: environment steps between target updates (500).
-    :param exploration_fraction: fraction of ``total_timesteps`` over which epsilon decays
-        linearly from ``exploration_initial_eps`` (1.0) to ``exploration_final_eps`` (0.05)
-        (0.1); epsilon is a function of the number of stored transitions.
-    :param total_timesteps: planned training length in environment steps, the scale of the
-        epsilon schedule (20_000).
-    :param max_grad_norm: gradient-norm clip (10).
-    :param reward_scale: rewards are multiplied by it before learning (dollars -> agent units).
-    :param torso: `agents.deep.encoders.make_torso` name ("mlp"); ``hidden`` its width (64);
-        ``torso_options`` further keywords (e.g. ``{"layers": 2}``).
-    :param device: "auto" (cuda if available, else cpu), "cpu", "cuda", ...
     :param seed: seeds the agent's numpy Generator ``rng`` (exploration, replay sampling, masks)
         and, through a spawned child, the network initialisation (under
         `torch.random.fork_rng`: the global torch state is left as it was).
+    :param settings: the hyper-parameters, keywords of `DQNSettings` (``learning_rate``,
+        ``buffer_size``, ``gamma``, ``torso``, ...), kept as ``settings``.
 
-    Greedy ties go to the lowest action index (``argmax``).
+    Epsilon is a function of the number of stored transitions. Greedy ties go to the lowest
+    action index (``argmax``). `state_dict` holds ``config``; `from_state` rebuilds from it.
     """
 
     name = "dqn"
@@ -194,30 +280,6 @@ class DQN(Agent):
     lam: float = 0.0
     seeking: bool = False
     masks: bool = False
-    _config_keys: ClassVar[tuple[str, ...]] = (
-        "obs_shape",
-        "n_actions",
-        "learning_rate",
-        "buffer_size",
-        "learning_starts",
-        "batch_size",
-        "tau",
-        "gamma",
-        "train_freq",
-        "gradient_steps",
-        "target_update_interval",
-        "exploration_fraction",
-        "exploration_initial_eps",
-        "exploration_final_eps",
-        "total_timesteps",
-        "max_grad_norm",
-        "reward_scale",
-        "torso",
-        "hidden",
-        "torso_options",
-        "device",
-        "seed",
-    )
 
     def __init__(
         self,
@@ -226,92 +288,23 @@ class DQN(Agent):
         action_space: gym.Space | None = None,
         obs_shape: tuple[int, ...] | None = None,
         n_actions: int | None = None,
-        learning_rate: float = 1e-3,
-        buffer_size: int = 50_000,
-        learning_starts: int = 500,
-        batch_size: int = 64,
-        tau: float = 1.0,
-        gamma: float = 0.99,
-        train_freq: int = 4,
-        gradient_steps: int = 1,
-        target_update_interval: int = 500,
-        exploration_fraction: float = 0.1,
-        exploration_initial_eps: float = 1.0,
-        exploration_final_eps: float = 0.05,
-        total_timesteps: int = 20_000,
-        max_grad_norm: float = 10.0,
-        reward_scale: float = 1.0,
-        torso: str = "mlp",
-        hidden: int = 64,
-        torso_options: Mapping[str, Any] | None = None,
-        device: str = "auto",
         seed: int | None = None,
+        **settings: Any,
     ) -> None:
         self.obs_shape, self.n_actions = _shapes(
             obs_shape, n_actions, observation_space, action_space
         )
-        for label, value in (
-            ("learning_rate", learning_rate),
-            ("max_grad_norm", max_grad_norm),
-            ("reward_scale", reward_scale),
-        ):
-            if not (np.isfinite(value) and value > 0):
-                raise ValueError(f"{label} must be a positive finite float, got {value}")
-        for label, value in (
-            ("buffer_size", buffer_size),
-            ("batch_size", batch_size),
-            ("train_freq", train_freq),
-            ("target_update_interval", target_update_interval),
-            ("total_timesteps", total_timesteps),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-                raise ValueError(f"{label} must be a positive int, got {value!r}")
-        if learning_starts < 0 or gradient_steps < 0:
-            raise ValueError(
-                f"learning_starts and gradient_steps must be >= 0, got {learning_starts}, "
-                f"{gradient_steps}"
-            )
-        for label, value in (
-            ("gamma", gamma),
-            ("exploration_fraction", exploration_fraction),
-            ("exploration_initial_eps", exploration_initial_eps),
-            ("exploration_final_eps", exploration_final_eps),
-        ):
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{label} must be in [0, 1], got {value}")
-        if not 0.0 < tau <= 1.0:
-            raise ValueError(f"tau must be in (0, 1], got {tau}")
-        if seed is not None:
-            if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-                raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
-            seed = int(seed)
-        self.learning_rate, self.buffer_size = float(learning_rate), int(buffer_size)
-        self.learning_starts, self.batch_size = int(learning_starts), int(batch_size)
-        self.tau, self.gamma = float(tau), float(gamma)
-        self.train_freq, self.gradient_steps = int(train_freq), int(gradient_steps)
-        self.target_update_interval = int(target_update_interval)
-        self.exploration_fraction = float(exploration_fraction)
-        self.exploration_initial_eps = float(exploration_initial_eps)
-        self.exploration_final_eps = float(exploration_final_eps)
-        self.total_timesteps = int(total_timesteps)
-        self.max_grad_norm, self.reward_scale = float(max_grad_norm), float(reward_scale)
-        self.torso, self.hidden = torso, int(hidden)
-        self.torso_options = dict(torso_options or {})
-        self.device, self.seed = device, seed
-        self._device = resolve_device(device)
-
+        self.settings = DQNSettings(**settings)
+        self.seed = _seed(seed)
+        self._device = resolve_device(self.settings.device)
         # seeding: numpy Generator for every draw; a child seed for the network initialisation
-        rng_seed, torch_seed = np.random.SeedSequence(seed).spawn(2)
+        rng_seed, torch_seed = np.random.SeedSequence(self.seed).spawn(2)
         self.rng = np.random.default_rng(rng_seed)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(int(torch_seed.generate_state(1, np.uint64)[0] >> 1))
-            body = make_torso(torso, self.obs_shape, hidden=self.hidden, **self.torso_options)
-            self.q_net = QNetwork(body, self.n_actions, self.n_heads).to(self._device)
+        self.q_net = self._build_q_net(torch_seed)
         self._build_targets()
-        self.optimizer = torch.optim.Adam(self.q_net.parameters(), lr=self.learning_rate)
-        self.buffer = ReplayBuffer(
-            self.buffer_size, self.obs_shape, self.n_heads if self.masks else 0, self._device
-        )
+        self.optimizer = torch.optim.Adam(self.q_net.parameters(), lr=self.settings.learning_rate)
+        n_masks = self.n_heads if self.masks else 0
+        self.buffer = ReplayBuffer(self.settings.buffer_size, self.obs_shape, n_masks, self._device)
         self.num_timesteps = 0
         """Transitions stored (`update` calls): the clock of epsilon, training and target."""
         self.n_updates = 0
@@ -319,6 +312,16 @@ class DQN(Agent):
         # acting: one preallocated input (1, *obs_shape), shared with a numpy view on cpu
         self._obs = torch.zeros((1, *self.obs_shape), dtype=torch.float32)
         self._obs_np = self._obs.numpy()
+
+    def _build_q_net(self, seed: np.random.SeedSequence) -> QNetwork:
+        """The online network, initialised from ``seed`` without touching torch's global state."""
+        settings = self.settings
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(seed.generate_state(1, np.uint64)[0] >> 1))
+            body = make_torso(
+                settings.torso, self.obs_shape, hidden=settings.hidden, **settings.torso_options
+            )
+            return QNetwork(body, self.n_actions, self.n_heads).to(self._device)
 
     # ---- hooks of the variants -----------------------------------------------------------
     def _build_targets(self) -> None:
@@ -339,12 +342,13 @@ class DQN(Agent):
 
     def _sync_target(self) -> None:
         """Hard copy (tau = 1) or Polyak average into ``q_target``."""
-        if self.tau == 1.0:
+        tau = self.settings.tau
+        if tau == 1.0:
             self.q_target.load_state_dict(self.q_net.state_dict())
             return
         with torch.no_grad():
             for target, online in zip(self.q_target.parameters(), self.q_net.parameters()):
-                target.lerp_(online, self.tau)
+                target.lerp_(online, tau)
             for target, online in zip(self.q_target.buffers(), self.q_net.buffers()):
                 target.copy_(online)
 
@@ -352,11 +356,15 @@ class DQN(Agent):
     @property
     def epsilon(self) -> float:
         """The exploration rate at ``num_timesteps`` (linear schedule)."""
-        duration = int(self.exploration_fraction * self.total_timesteps)
+        settings = self.settings
+        duration = int(settings.exploration_fraction * settings.total_timesteps)
         if duration < 1:
-            return self.exploration_final_eps
+            return settings.exploration_final_eps
         return linear_schedule(
-            self.exploration_initial_eps, self.exploration_final_eps, duration, self.num_timesteps
+            settings.exploration_initial_eps,
+            settings.exploration_final_eps,
+            duration,
+            self.num_timesteps,
         )
 
     def values(self, obs: Any) -> np.ndarray:
@@ -393,15 +401,16 @@ class DQN(Agent):
         truncated: bool,
     ) -> None:
         """Store the transition (truncation still bootstraps), then train / sync on schedule."""
+        settings = self.settings
         self.buffer.add(
-            obs, next_obs, action, reward * self.reward_scale, terminated, self._draw_masks()
+            obs, next_obs, action, reward * settings.reward_scale, terminated, self._draw_masks()
         )
         self.num_timesteps += 1
         t = self.num_timesteps
-        if t > self.learning_starts and t % self.train_freq == 0:
-            for _ in range(self.gradient_steps):
-                self.train_step(self.buffer.sample(self.batch_size, self.rng))
-        if t % self.target_update_interval == 0:
+        if t > settings.learning_starts and t % settings.train_freq == 0:
+            for _ in range(settings.gradient_steps):
+                self.train_step(self.buffer.sample(settings.batch_size, self.rng))
+        if t % settings.target_update_interval == 0:
             self._sync_target()
 
     def train_step(self, batch: ReplaySamples) -> float:
@@ -411,7 +420,7 @@ class DQN(Agent):
         """
         with torch.no_grad():
             live = (1.0 - batch.terminated).unsqueeze(1)
-            y = batch.rewards.unsqueeze(1) + self.gamma * live * self._bootstrap(
+            y = batch.rewards.unsqueeze(1) + self.settings.gamma * live * self._bootstrap(
                 batch.next_observations
             )
         q = self.q_net(batch.observations)
@@ -424,7 +433,7 @@ class DQN(Agent):
             loss = (F.smooth_l1_loss(q_sa, target, reduction="none") * batch.masks).mean()
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        nn.utils.clip_grad_norm_(self.q_net.parameters(), self.max_grad_norm)
+        nn.utils.clip_grad_norm_(self.q_net.parameters(), self.settings.max_grad_norm)
         self.optimizer.step()
         self.n_updates += 1
         return loss.item()
@@ -438,8 +447,13 @@ class DQN(Agent):
     # ---- state ---------------------------------------------------------------------------
     @property
     def config(self) -> dict[str, Any]:
-        """The hyperparameters: keyword arguments that rebuild this agent."""
-        return {key: copy.deepcopy(getattr(self, key)) for key in self._config_keys}
+        """The keyword arguments that rebuild this agent: shapes, settings and seed."""
+        return {
+            "obs_shape": self.obs_shape,
+            "n_actions": self.n_actions,
+            **dataclasses.asdict(self.settings),
+            "seed": self.seed,
+        }
 
     def _target_state(self) -> dict[str, Any]:
         return module_state("q_target.", self.q_target)
@@ -462,28 +476,10 @@ class DQN(Agent):
             **self.buffer.state_dict(),
         }
 
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Restore a `state_dict` (rebuilding the agent first if its ``config`` differs);
-        ValueError naming unknown or missing keys or arrays of the wrong shape."""
-        if "config" not in state:
-            raise ValueError("state_dict: missing keys ['config']")
-        if state["config"] != self.config:
-            type(self).__init__(self, **state["config"])
-        check_keys(state, self.state_dict())
-        self._load_extra(state)
+    def _restore(self, state: Mapping[str, Any]) -> None:
         self.num_timesteps, self.n_updates = int(state["num_timesteps"]), int(state["n_updates"])
         self.rng.bit_generator.state = copy.deepcopy(state["rng"])
         load_module_state(self.q_net, state, "q_net.")
         self._load_target_state(state)
         load_adam_state(self.optimizer, state)
         self.buffer.load_state_dict(state)
-
-    def _load_extra(self, state: Mapping[str, Any]) -> None:
-        """Subclasses restore their own extra keys here."""
-
-    def __getstate__(self) -> dict[str, Any]:
-        return self.state_dict()
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        type(self).__init__(self, **state["config"])
-        self.load_state_dict(state)

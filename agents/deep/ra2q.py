@@ -10,7 +10,7 @@ Qbar + lam var (the adversary of `agents.deep.ra3q`).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -34,13 +34,6 @@ class DeepRA2Q(DeepRAQL):
 
     name = "deep_ra2q"
     description = "Deep RA2-Q: k masked heads on a shared torso, acting on Qbar - lam var"
-    _config_keys: ClassVar[tuple[str, ...]] = (
-        *DeepRAQL._config_keys,
-        "k",
-        "lam",
-        "masks",
-        "seeking",
-    )
 
     def __init__(
         self,
@@ -58,6 +51,11 @@ class DeepRA2Q(DeepRAQL):
         self.k = self.n_heads = k
         self.lam, self.masks, self.seeking = float(lam), bool(masks), bool(seeking)
         super().__init__(**params)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        extra = {"k": self.k, "lam": self.lam, "masks": self.masks, "seeking": self.seeking}
+        return {**super().config, **extra}
 
     def _draw_masks(self) -> np.ndarray | None:
         return poisson_masks(self.rng, self.k) if self.masks else None

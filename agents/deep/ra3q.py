@@ -14,35 +14,38 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, check_keys, make_rng
+from agents.base import STANDARD_KEYWORDS, make_rng
+from agents.deep.configured import ConfiguredAgent
 from agents.deep.ra2q import DeepRA2Q
 from agents.deep.risk import utility_spec
-from agents.ensembles import AdversarialPair
+from agents.ensembles import AdversarialPair, AdversarySeat
 from agents.utility import RISK_AVERSE, RISK_SEEKING, make_utility
 
 __all__ = ["DeepAdversaryPolicy", "DeepRA3Q"]
 
 
-class DeepAdversaryPolicy(Agent):
-    """The adversary of a `DeepRA3Q` as a policy: greedy on Qbar_A + lam_A var_A (a live view
-    of the adversary's network); with ``explore=True`` epsilon-greedy with constant
-    ``epsilon`` from its own Generator."""
+class DeepAdversaryPolicy(AdversarySeat):
+    """The adversary of a `DeepRA3Q` (``owner``) as an agent of its own seat, or a take-over
+    policy; it learns as an `AdversarySeat`.
+
+    Greedy on Qbar_A + lam_A var_A of the owner's adversary network (a live view); with
+    ``explore=True`` epsilon-greedy with the owner's constant ``adversary_exploration``, drawn
+    from its own Generator.
+    """
 
     name = "deep_ra3q_adversary"
-    stochastic = True
+    observation = "features"
     description = "The risk-seeking adversary trained within deep RA3-Q"
+    owner: DeepRA3Q
 
-    def __init__(self, learner: DeepRA2Q, epsilon: float, seed: int | None = None) -> None:
-        self.learner, self.epsilon = learner, float(epsilon)
-        self.rng = make_rng(seed)
-
-    def act(self, obs: Any, explore: bool = False) -> int:
-        if explore and self.epsilon > 0.0 and self.rng.random() < self.epsilon:
-            return int(self.rng.integers(self.learner.n_actions))
-        return self.learner.act(obs, explore=False)
+    def act(self, obs: Any, explore: bool = True) -> int:
+        epsilon = self.owner.adversary_exploration
+        if explore and epsilon > 0.0 and self.rng.random() < epsilon:
+            return int(self.rng.integers(self.owner.n_actions))
+        return self.owner.adversary.act(obs, explore=False)
 
 
-class DeepRA3Q(Agent):
+class DeepRA3Q(ConfiguredAgent):
     """Deep RA3-Q: `DeepRA2Q` protagonist and adversary learning at the same time.
 
     :param k, lam, masks, utility: the protagonist's (`DeepRA2Q`; utility default exponential
@@ -50,7 +53,8 @@ class DeepRA3Q(Agent):
     :param adversary_mode: ``"takeover"`` (default): in training (``explore=True``) with
         probability ``p_adv`` the action `act` returns is the adversary's (the coin from this
         agent's Generator); `update` then trains the learner that acted. ``"trader"``: the
-        adversary is another seat, trained through `update_adversary`. ``None``: no adversary
+        adversary trades a seat of its own, the agent `trader_adversary` gives, whose
+        `DeepAdversaryPolicy.update` trains it (`update_adversary`). ``None``: no adversary
         (the protagonist alone: `DeepRA2Q`).
     :param p_adv: take-over probability per training step (0.2).
     :param adversary_utility: utility spec (default exponential beta_A = +0.5).
@@ -68,6 +72,7 @@ class DeepRA3Q(Agent):
     stochastic = True
     learning = True
     observation = "features"
+    takes = STANDARD_KEYWORDS  # ``**params`` go to the two DeepRA2Q learners
 
     def __init__(
         self,
@@ -176,8 +181,15 @@ class DeepRA3Q(Agent):
         self.adversary.update(obs, action, reward, next_obs, terminated, truncated)
 
     def adversary_policy(self, seed: int | None = None) -> DeepAdversaryPolicy:
-        """The adversary as a policy object (``act(obs, explore=False)``), sharing its network."""
-        return DeepAdversaryPolicy(self.adversary, self.adversary_exploration, seed)
+        """The adversary as an agent sharing its network (e.g. ``act(obs, explore=False)`` in
+        an evaluation); ``seed`` seeds its own Generator."""
+        return DeepAdversaryPolicy(self, seed)
+
+    def trader_adversary(self, seed: int | None = None) -> DeepAdversaryPolicy | None:
+        """The adversary to seat opposite the protagonist in training, learning as it trades,
+        if ``adversary_mode`` is ``"trader"``; else None."""
+        trader = self.pairing is not None and self.pairing.mode == "trader"
+        return self.adversary_policy(seed) if trader else None
 
     @property
     def config(self) -> dict[str, Any]:
@@ -192,30 +204,19 @@ class DeepRA3Q(Agent):
             "rng": copy.deepcopy(self.rng.bit_generator.state),
             "adversary_acted": self.adversary_acted,
         }
-        for prefix, learner in (("protagonist.", self.protagonist), ("adversary.", self.adversary)):
+        for prefix, learner in self._learners():
             state.update({prefix + k: v for k, v in learner.state_dict().items()})
         return state
 
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Restore a `state_dict` (rebuilding first if ``config`` differs); ValueError naming
-        unknown or missing keys."""
-        if "config" not in state:
-            raise ValueError("state_dict: missing keys ['config']")
-        if state["config"] != self.config:
-            type(self).__init__(self, **state["config"])
-        check_keys(state, self.state_dict())
+    def _restore(self, state: Mapping[str, Any]) -> None:
         self.rng.bit_generator.state = copy.deepcopy(state["rng"])
         self.adversary_acted = bool(state["adversary_acted"])
-        for prefix, learner in (("protagonist.", self.protagonist), ("adversary.", self.adversary)):
+        for prefix, learner in self._learners():
             n = len(prefix)
             learner.load_state_dict({k[n:]: v for k, v in state.items() if k.startswith(prefix)})
 
-    def __getstate__(self) -> dict[str, Any]:
-        return self.state_dict()
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        type(self).__init__(self, **state["config"])
-        self.load_state_dict(state)
+    def _learners(self) -> tuple[tuple[str, DeepRA2Q], ...]:
+        return ("protagonist.", self.protagonist), ("adversary.", self.adversary)
 
 
 def _int(value: Any) -> int | None:

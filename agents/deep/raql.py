@@ -12,6 +12,7 @@ towards a median. With the identity utility the target is y itself: exactly `DQN
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -51,5 +52,6 @@ class DeepRAQL(DQN):
         """`DQN.state_dict` plus ``utility.clipped`` (count of clipped exponentials)."""
         return {**super().state_dict(), "utility.clipped": self.utility.clipped}
 
-    def _load_extra(self, state: Any) -> None:
+    def _restore(self, state: Mapping[str, Any]) -> None:
+        super()._restore(state)
         self.utility.clipped = int(state["utility.clipped"])

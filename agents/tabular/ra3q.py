@@ -7,8 +7,7 @@ from typing import Any
 import numpy as np
 
 from agents._kernels import risk_argmax, risk_row
-from agents.base import Agent, make_rng
-from agents.ensembles import AdversarialPair, RiskTables, poisson_masks
+from agents.ensembles import AdversarialPair, AdversarySeat, RiskTables, poisson_masks
 from agents.schedules import EpsilonGreedy
 from agents.tabular._base import TabularAgent
 from agents.utility import RISK_AVERSE, RISK_SEEKING, make_utility
@@ -16,30 +15,28 @@ from agents.utility import RISK_AVERSE, RISK_SEEKING, make_utility
 __all__ = ["RA3Q", "AdversaryPolicy"]
 
 
-class AdversaryPolicy(Agent):
-    """The adversary of an `RA3Q` as a policy for another seat or a take-over.
+class AdversaryPolicy(AdversarySeat):
+    """The adversary of an `RA3Q` (``owner``) as an agent of its own seat, or a take-over
+    policy; it learns as an `AdversarySeat`.
 
-    Acts epsilon-greedily (greedily with ``explore=False``) on Qbar_A + lam_A var_A of the
-    adversary's tables, which it shares with the RA3Q agent (a live view, not a copy);
-    ties are broken with its own Generator.
+    Acts epsilon-greedily (the owner's ``adversary_exploration``; greedily with
+    ``explore=False``) on Qbar_A + lam_A var_A of the owner's adversary tables (a live view),
+    ties broken and exploration drawn with its own Generator.
     """
 
     name = "ra3q_adversary"
-    stochastic = True
     observation = "tabular"
     description = "The risk-seeking adversary trained within RA3-Q"
+    _state = ("t",)
+    owner: RA3Q
 
-    def __init__(
-        self, tables: RiskTables, lam: float, exploration: float | tuple, seed: int | None = None
-    ) -> None:
-        self.tables, self.lam = tables, lam
-        self.n_states = tables.q.shape[1]
-        self.policy = EpsilonGreedy(tables.q.shape[2], exploration)
-        self.rng = make_rng(seed)
+    def __init__(self, owner: RA3Q, seed: int | None = None) -> None:
+        super().__init__(owner, seed)
+        self.policy = EpsilonGreedy(owner.n_actions, owner.adversary_exploration)
         self.t = 0
 
-    def act(self, obs: Any, explore: bool = False) -> int:
-        values = risk_row(self.tables.q, int(obs), self.lam, seeking=True)
+    def act(self, obs: Any, explore: bool = True) -> int:
+        values = self.owner.adversary_values(self.owner.index(obs))
         action = self.policy(values, self.rng, self.t, explore)
         self.t += explore
         return action
@@ -58,10 +55,10 @@ class RA3Q(TabularAgent):
     probability ``p_adv`` the action `act` returns is the adversary's (the coin and its draws
     come from this agent's Generator); `update` then trains the learner that acted (choice
     ``protagonist_learns_all``, default False: the protagonist also learns off-policy from
-    the adversary's steps). ``"trader"``: the adversary is another seat; `act` is the
-    protagonist's, and the seat's transitions train the adversary through
-    `update_adversary`. ``None``: no adversary (RA2-Q exactly). `adversary_policy` gives
-    the adversary as a policy object for an evaluation.
+    the adversary's steps). ``"trader"``: the adversary trades a seat of its own, the agent
+    `trader_adversary` gives, whose `AdversaryPolicy.update` trains it (`update_adversary`)
+    on that seat's transitions; `act` is the protagonist's. ``None``: no adversary (RA2-Q
+    exactly). `adversary_policy` gives the adversary as an agent for an evaluation.
 
     ``robust_target`` (default True; used in ``"takeover"`` mode with ``p_adv`` > 0, ignored
     otherwise): the TD targets are those of the probabilistic action-robust MDP of Tessler,
@@ -199,5 +196,12 @@ class RA3Q(TabularAgent):
         self.adversary.update(s, int(action), reward * self.reward_scale, s2, terminated, counts)
 
     def adversary_policy(self, seed: int | None = None) -> AdversaryPolicy:
-        """The adversary as a policy object (``act(obs, explore=False)``), sharing its tables."""
-        return AdversaryPolicy(self.adversary, self.adversary_lam, self.adversary_exploration, seed)
+        """The adversary as an agent sharing its tables (e.g. ``act(obs, explore=False)`` in an
+        evaluation); ``seed`` seeds its own Generator."""
+        return AdversaryPolicy(self, seed)
+
+    def trader_adversary(self, seed: int | None = None) -> AdversaryPolicy | None:
+        """The adversary to seat opposite the protagonist in training, learning as it trades,
+        if ``adversary_mode`` is ``"trader"``; else None."""
+        trader = self.pairing is not None and self.pairing.mode == "trader"
+        return self.adversary_policy(seed) if trader else None

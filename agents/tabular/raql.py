@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from agents._kernels import risk_update
+from agents.ensembles import RiskTables
 from agents.tabular._base import TabularAgent
 from agents.utility import RISK_AVERSE, Utility, make_utility
 
@@ -27,23 +27,39 @@ class RAQL(TabularAgent):
 
     ``utility``: a `make_utility` spec, default ``{"name": "exponential", "beta": -0.5}``
     (risk-averse; beta per agent reward unit, see ``reward_scale``). Other parameters: see
-    `TabularAgent`. ``q`` (S, A) float64, ``visits`` (S, A) int64. The update is the
-    compiled rule of `agents.ensembles.RiskTables` on one table (`agents._kernels`), so that
-    RA2-Q with k = 1, lam = 0 and no masks is RAQL to the bit.
+    `TabularAgent`. The learner is `agents.ensembles.RiskTables` with k = 1 (``tables``),
+    so that RA2-Q with k = 1, lam = 0 and no masks is RAQL to the bit; ``q`` (S, A) float64
+    and ``visits`` (S, A) int64 are views of its only table.
     """
 
     name = "raql"
     description = "Risk-averse Q-learning: a utility applied to the TD error (Shen et al. 2014)"
-    _state = (*TabularAgent._state, "q", "visits", "utility.clipped")
+    _state = (*TabularAgent._state, "tables.q", "tables.visits", "tables.utility.clipped")
 
     def __init__(self, *, utility: Any = None, **params: Any) -> None:
         super().__init__(**params)
-        self.utility: Utility = make_utility(RISK_AVERSE if utility is None else utility)
-        self.q = np.zeros((self.n_states, self.n_actions))
-        self.visits = np.zeros((self.n_states, self.n_actions), dtype=np.int64)
+        utility = make_utility(RISK_AVERSE if utility is None else utility)
+        self.tables = RiskTables(
+            1, self.n_states, self.n_actions, self.gamma, utility, self.step_size
+        )
+
+    @property
+    def q(self) -> np.ndarray:
+        """Q(s, a), shape (S, A): the only table."""
+        return self.tables.q[0]
+
+    @property
+    def visits(self) -> np.ndarray:
+        """N(s, a), shape (S, A) int64."""
+        return self.tables.visits[0]
+
+    @property
+    def utility(self) -> Utility:
+        """The utility u of the TD error."""
+        return self.tables.utility
 
     def values(self, state: int) -> np.ndarray:
-        return self.q[state]
+        return self.tables.q[0, state]
 
     def update(
         self,
@@ -55,25 +71,4 @@ class RAQL(TabularAgent):
         truncated: bool,
     ) -> None:
         s, a, s2 = self.index(obs), int(action), self.index(next_obs)
-        u = self.utility
-        ukind, up, clip = u.kernel_args()
-        skind, sp = self.step_size.kernel_args()
-        g = 0.0 if terminated else self.gamma
-        # the compiled rule of an ensemble of one table (RA2-Q with k = 1 agrees to the bit)
-        clipped = risk_update(
-            self.q[None],
-            self.visits[None],
-            s,
-            a,
-            reward * self.reward_scale,
-            s2,
-            g,
-            _ONCE,
-            ukind,
-            up,
-            clip,
-            skind,
-            sp,
-        )
-        if clipped:
-            u.clipped += clipped
+        self.tables.update(s, a, reward * self.reward_scale, s2, terminated, _ONCE)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import agents
-from agents.base import Agent
+from agents.base import STANDARD_KEYWORDS, Agent, make_rng
 from envs.trading_env import TradingEnv
 
 TABULAR_ENV = TradingEnv(observation="tabular")
@@ -45,6 +45,54 @@ def test_unknown_and_custom_names():
         agents.make("numpy:ndarray")
     with pytest.raises(ValueError, match="n_states"):
         agents.make("raql", n_actions=3)
+
+
+class OnlySeed(Agent):
+    """A custom agent taking only ``seed``."""
+
+    stochastic = True
+
+    def __init__(self, seed=None):
+        self.rng = make_rng(seed)
+
+    def act(self, obs, explore=True):
+        return int(self.rng.integers(3))
+
+
+class Forwarding(OnlySeed):
+    """Forwards ``**params`` to its base: takes what the base takes."""
+
+    def __init__(self, *, extra=0, **params):
+        super().__init__(**params)
+
+
+class NoKeywords(Agent):
+    def act(self, obs, explore=True):
+        return 1
+
+
+def test_make_passes_each_agent_the_standard_keywords_it_takes():
+    standard = {
+        "observation_space": FEATURE_ENV.observation_space,
+        "action_space": FEATURE_ENV.action_space,
+        "seed": 3,
+    }
+    assert OnlySeed.takes == Forwarding.takes == {"seed"}
+    assert NoKeywords.takes == frozenset()
+    assert agents.resolve("raql").takes == agents.resolve("deep_ra3q").takes == STANDARD_KEYWORDS
+    for made in (
+        agents.make(f"{__name__}:OnlySeed", **standard),
+        agents.make(f"{__name__}:Forwarding", **standard, extra=1),
+    ):
+        reference = OnlySeed(seed=3)  # seeded by make
+        assert [made.act(None) for _ in range(5)] == [reference.act(None) for _ in range(5)]
+    assert isinstance(agents.make(f"{__name__}:NoKeywords", **standard), NoKeywords)
+    with pytest.raises(ValueError, match=r"agent 'raql': .*'bogus'"):
+        agents.make("raql", n_states=2, n_actions=2, bogus=1)
+    with pytest.raises(ValueError, match=r"agent 'dqn': .*'bogus'"):
+        agents.make("dqn", bogus=1)
+    with pytest.raises(ValueError, match=r":OnlySeed': .*'bogus'"):
+        agents.make(f"{__name__}:OnlySeed", bogus=1)
 
 
 def test_state_dict_errors_name_keys():

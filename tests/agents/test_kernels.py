@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from agents._kernels import risk_row, risk_update
+from agents._kernels import StepKind, UtilityKind, risk_row, risk_update
 from agents.ensembles import risk_values
 from agents.schedules import StepSize
 from agents.utility import Exponential, Identity, PiecewiseLinear
@@ -63,3 +63,14 @@ def test_risk_row_matches_risk_values(k, seeking):
         np.testing.assert_allclose(
             risk_row(q, s, 0.7, seeking), risk_values(q[:, s], 0.7, seeking), rtol=1e-13
         )
+
+
+def test_kernel_args_name_their_kinds():
+    assert Identity().kernel_args() == (UtilityKind.IDENTITY, 0.0, 0.0)
+    assert Exponential(0.0).kernel_args()[0] is UtilityKind.IDENTITY
+    assert Exponential(-0.5, clip=4.0).kernel_args() == (UtilityKind.EXPONENTIAL, -0.5, 4.0)
+    assert PiecewiseLinear(0.3).kernel_args() == (UtilityKind.PIECEWISE_LINEAR, 0.3, 0.0)
+    steps = [StepSize(spec, gamma=0.9).kernel_args() for spec in (0.2, "visits", ("visits", 0.7))]
+    assert steps == [(StepKind.CONSTANT, 0.2), (StepKind.VISITS, 0.0), (StepKind.VISITS_POWER, 0.7)]
+    kind, rescale = StepSize("rescaled_linear", gamma=0.9).kernel_args()
+    assert kind is StepKind.RESCALED_LINEAR and rescale == pytest.approx(0.1)

@@ -155,23 +155,44 @@ SMALL = {
 }
 
 
+def _params(name):
+    return {**SMALL, "k": 3} if name in ("deep_ra2q", "deep_ra3q") else SMALL
+
+
 @pytest.mark.parametrize("name", DEEP)
 def test_round_trip_acts_and_trains_identically(name):
-    """After 60 steps (buffer wrapped, Adam started), a state_dict load into an agent built
-    otherwise and a pickle copy act identically and end with identical state 40 steps on."""
-    params = {**SMALL, "k": 3} if name in ("deep_ra2q", "deep_ra3q") else SMALL
-    agent = agents.make(name, seed=3, **params)
+    """After 60 steps (buffer wrapped, Adam started), a state_dict loaded into an agent built
+    alike, an agent built by from_state and a pickle copy act identically and end with
+    identical state 40 steps on."""
+    agent = agents.make(name, seed=3, **_params(name))
+    restored = agents.make(name, seed=3, **_params(name))
     _stream(agent, 60, seed=0)
-    restored = agents.make(name, seed=9)  # other seed, default config: rebuilt on load
     restored.load_state_dict(agent.state_dict())
+    rebuilt = type(agent).from_state(agent.state_dict())
     copied = pickle.loads(pickle.dumps(agent))
     _assert_same_state(restored.state_dict(), agent.state_dict())
     reference = _stream(agent, 40, seed=1)
-    for other in (restored, copied):
+    for other in (restored, rebuilt, copied):
         assert _stream(other, 40, seed=1) == reference
         _assert_same_state(other.state_dict(), agent.state_dict())
     learner = agent.protagonist if name == "deep_ra3q" else agent
     assert learner.n_updates > 40
+
+
+@pytest.mark.parametrize(
+    ("name", "parts"),
+    [("dqn", ("q_net", "q_target", "optimizer", "buffer", "rng")), ("deep_ra3q", ("adversary",))],
+)
+def test_load_state_dict_restores_in_place_and_names_config(name, parts):
+    """load_state_dict keeps the agent's objects (networks, buffer, learners); a state of
+    another config is refused, naming the keys that differ."""
+    agent = agents.make(name, seed=3, **_params(name))
+    before = [getattr(agent, part) for part in parts]
+    agent.load_state_dict(agents.make(name, seed=3, **_params(name)).state_dict())
+    assert all(getattr(agent, part) is old for part, old in zip(parts, before, strict=True))
+    other = agents.make(name, seed=9, **{**_params(name), "hidden": 8})
+    with pytest.raises(ValueError, match=r"config differs in \['hidden', 'seed'\].*from_state"):
+        agent.load_state_dict(other.state_dict())
 
 
 @pytest.mark.parametrize("name", DEEP)
