@@ -10,12 +10,14 @@ import gymnasium as gym
 import numpy as np
 
 from agents.base import Agent
+from envs.errors import UserError
 
 __all__ = ["AgentContractError", "check_agent"]
 
 
-class AgentContractError(ValueError):
-    """An agent breaks the contract; the message says which check and how."""
+class AgentContractError(UserError):
+    """An agent breaks the contract; the message says which check and how (a user error: the
+    command line reports it in one line and exits 2)."""
 
 
 def _rollout(agent: Agent, env: gym.Env, seed: int, steps: int) -> list[int]:

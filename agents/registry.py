@@ -11,6 +11,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from agents.base import STANDARD_KEYWORDS, Agent
+from envs.errors import UserError
 
 __all__ = ["ENTRY_POINT_GROUP", "describe", "make", "names", "resolve"]
 
@@ -54,7 +55,7 @@ def _load_path(path: str) -> Any:
     try:
         return getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as error:
-        raise ValueError(f"cannot load agent {path!r}: {error}") from None
+        raise UserError(f"cannot load agent {path!r}: {error}") from None
 
 
 def resolve(name: str) -> type[Agent]:
@@ -66,12 +67,12 @@ def resolve(name: str) -> type[Agent]:
     else:
         plugins = _plugins()
         if name not in plugins:
-            raise ValueError(
+            raise UserError(
                 f"unknown agent {name!r}; known ids: {names()}, or 'package.module:ClassName'"
             )
         cls = plugins[name].load()
     if not (isinstance(cls, type) and issubclass(cls, Agent)):
-        raise ValueError(f"agent {name!r} resolves to {cls!r}, not a subclass of agents.Agent")
+        raise UserError(f"agent {name!r} resolves to {cls!r}, not a subclass of agents.Agent")
     return cls
 
 
@@ -84,7 +85,7 @@ def make(name: str, **params: Any) -> Agent:
     try:
         return cls(**params)
     except TypeError as error:
-        raise ValueError(f"agent {name!r}: {error}") from None
+        raise UserError(f"agent {name!r}: {error}") from None
 
 
 def describe() -> dict[str, str]:

@@ -141,7 +141,15 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("run_dir", help="a run directory (holds config.toml and results.sqlite)")
     plot.set_defaults(func=plot_command)
 
-    listing = commands.add_parser("agents", help="list the agent ids, one line each")
+    listing = commands.add_parser(
+        "agents", help="list the agent ids, one line each, or check one against the contract"
+    )
+    listing.add_argument(
+        "--check",
+        metavar="ID",
+        help="run agents.check_agent on ID (a registry id, entry point or "
+        "package.module:ClassName) in the default market; exit 2 naming the check it fails",
+    )
     listing.set_defaults(func=agents_command)
 
     session = commands.add_parser(
@@ -302,7 +310,16 @@ def plot_command(args: argparse.Namespace) -> int:
 
 def agents_command(args: argparse.Namespace) -> int:
     import agents
+    from envs.trading_env import TradingEnv
 
+    if args.check:
+        cls = agents.resolve(args.check)
+        env = TradingEnv(observation=getattr(cls, "observation", "features"))
+        standard = {"observation_space": env.observation_space, "action_space": env.action_space}
+        standard["seed"] = 0
+        agents.check_agent(cls, env, **{k: v for k, v in standard.items() if k in cls.takes})
+        print(f"{args.check}: keeps the agent contract (actions, seeding, pickle, state_dict)")
+        return 0
     descriptions = agents.describe()
     width = max(map(len, descriptions))
     for name, text in descriptions.items():

@@ -218,3 +218,32 @@ def test_internal_error_exits_1_with_a_traceback():
     assert "Traceback (most recent call last)" in done.stderr
     assert done.stderr.rstrip().endswith("ValueError: internal bug")
     assert "tradearena: error" not in done.stderr
+
+
+UNSEEDED_AGENT = '''
+import numpy as np
+from agents.base import Agent
+
+
+class Unseeded(Agent):
+    """Draws from a generator it does not seed: breaks the contract's seeding check."""
+
+    def __init__(self, action_space=None, seed=None):
+        self.action_space = action_space
+        self.rng = np.random.default_rng()
+
+    def act(self, obs, explore=False):
+        return int(self.rng.integers(self.action_space.n))
+'''
+
+
+def test_agent_check_passes_a_builtin_and_names_a_broken_agent(tmp_path, monkeypatch, capsys):
+    """`agents --check`: a built-in keeps the contract (exit 0); an agent that breaks it is a
+    user error, exit 2 with one line naming the agent and the check."""
+    assert main(["agents", "--check", "ra2q"]) == 0
+    assert "ra2q: keeps the agent contract" in capsys.readouterr().out
+    (tmp_path / "unseeded_agent.py").write_text(UNSEEDED_AGENT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["agents", "--check", "unseeded_agent:Unseeded"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("tradearena: error: Unseeded: two copies")
