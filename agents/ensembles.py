@@ -167,6 +167,11 @@ class RiskTables:
         self.gamma = gamma
         self.utility = utility
         self.step_size = step_size
+        ukind, up, clip = utility.kernel_args()
+        skind, sp = step_size.kernel_args()
+        # the kernel's rule arguments, converted once (an enum member costs a conversion
+        # per call; utility and step size never change)
+        self._rule = (int(ukind), up, clip, int(skind), sp)
 
     def update(
         self,
@@ -180,21 +185,24 @@ class RiskTables:
         mix: tuple[int, float, float] | None = None,
     ) -> None:
         """Apply the rule ``counts[i]`` times to table i (compiled: `risk_update`)."""
-        u = self.utility
-        ukind, up, clip = u.kernel_args()
-        skind, sp = self.step_size.kernel_args()
+        ukind, up, clip, skind, sp = self._rule
         g = 0.0 if terminated else self.gamma
-        if recenter is not None and recenter[2][s, a]:
-            v_ref, ttilde = recenter[0], recenter[1]
+        if recenter is None and mix is None:
+            clipped = risk_update(
+                self.q, self.visits, s, a, r, s2, g, counts, ukind, up, clip, skind, sp
+            )
         else:
-            v_ref = ttilde = None
-        fixed, w_max, w_fixed = (-1, 1.0, 0.0) if mix is None else mix
-        clipped = risk_update(
-            *(self.q, self.visits, s, a, r, s2, g, counts, ukind, up, clip, skind, sp),
-            *(v_ref, ttilde, fixed, w_max, w_fixed),
-        )
+            if recenter is not None and recenter[2][s, a]:
+                v_ref, ttilde = recenter[0], recenter[1]
+            else:
+                v_ref = ttilde = None
+            fixed, w_max, w_fixed = (-1, 1.0, 0.0) if mix is None else mix
+            clipped = risk_update(
+                *(self.q, self.visits, s, a, r, s2, g, counts, ukind, up, clip, skind, sp),
+                *(v_ref, ttilde, fixed, w_max, w_fixed),
+            )
         if clipped:
-            u.clipped += clipped
+            self.utility.clipped += clipped
 
 
 class AdversarialPair:

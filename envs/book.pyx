@@ -33,7 +33,9 @@ from libcpp.vector cimport vector
 
 cnp.import_array()
 
-__all__ = ["Side", "Fill", "OrderBook", "LIMIT", "MARKET", "REPLACE", "CANCEL_ALL", "HANDLE"]
+__all__ = [
+    "Side", "Fill", "OrderBook", "LIMIT", "MARKET", "REPLACE", "CANCEL_ALL", "HANDLE", "QUOTE"
+]
 
 ctypedef long long i64
 
@@ -44,6 +46,7 @@ cdef enum:
     K_REPLACE = 3  # cancel the owner's resting orders, then a limit order
     K_CANCEL_ALL = 4  # cancel the owner's resting orders
     K_HANDLE = 5  # handed to ``handlers[owner].handle(book, ref)``
+    K_QUOTE = 6  # the owner's one resting order on a side at a price (see ``OrderBook.quote``)
     # LOBSTER message types written when recording
     M_NEW = 1
     M_PARTIAL_CANCEL = 2
@@ -51,6 +54,7 @@ cdef enum:
     M_EXECUTE = 4
 
 LIMIT, MARKET, REPLACE, CANCEL_ALL, HANDLE = K_LIMIT, K_MARKET, K_REPLACE, K_CANCEL_ALL, K_HANDLE
+QUOTE = K_QUOTE
 
 cdef i64 NO_LIMIT = -(1LL << 62)  # a key every level's key exceeds: a market order's "limit"
 
@@ -209,6 +213,26 @@ cdef class OrderBook:
         """Cancel every resting order of ``owner``; return the number of orders cancelled."""
         return self._cancel_owner(owner)
 
+    def quote(self, int side, i64 price, i64 qty, i64 owner=0):
+        """Make ``owner``'s resting orders on ``side`` one order at ``price`` -> (orders
+        placed, orders cancelled, fills).
+
+        A live order of the owner already at ``price`` stays, keeping its place in the queue
+        and its remaining size (the oldest, if several); the owner's other orders on that side
+        are cancelled. With none at ``price``, a limit order of ``qty`` shares is placed (its
+        marketable part trades at once, as any limit order). ``qty`` 0 cancels every order of
+        the owner on that side. Orders on the other side are untouched. A market maker's quote
+        that rests across steps.
+        """
+        check_side(side)
+        if qty < 0:
+            raise ValueError(f"qty must be >= 0 shares, got {qty}")
+        cdef list fills = []
+        cdef i64 counts[2]
+        counts[0] = counts[1] = 0
+        self._quote(side, price, qty, owner, fills, counts)
+        return counts[0], counts[1], fills
+
     def reduce(self, int side, i64 price, i64 qty, owner=None):
         """Cancel up to ``qty`` shares resting at (side, price), newest orders first.
 
@@ -290,6 +314,9 @@ cdef class OrderBook:
             counts[0] += 1
         elif k == K_CANCEL_ALL:
             counts[1] += self._cancel_owner(owner)
+        elif k == K_QUOTE:
+            check_side(side)
+            self._quote(<int>side, price, qty, owner, fills, counts)
         elif k == K_HANDLE and handlers is not None:
             handled = handlers[owner].handle(self, ref)
             if fills is not None:
@@ -435,6 +462,33 @@ cdef class OrderBook:
             level.tail = order.prev
         return n
 
+    cdef int _quote(
+        self, int side, i64 price, i64 qty, i64 owner, list fills, i64* counts
+    ) except -1:
+        """See `quote`; counts[0] += orders placed, counts[1] += orders cancelled. The owner's
+        list of order ids is compacted on the way (ids no longer resting are dropped)."""
+        cdef unordered_map[i64, vector[i64]].iterator it = self._owned.find(owner)
+        cdef vector[i64] live
+        cdef bint kept = False
+        cdef Order* order
+        cdef i64 oid
+        if it != self._owned.end():
+            for oid in deref(it).second:
+                order = &self._orders[oid]
+                if order.qty == 0:
+                    continue
+                if order.side == side and (kept or order.price != price or qty == 0):
+                    self._cancel(oid, -1)
+                    counts[1] += 1
+                    continue
+                kept = kept or order.side == side
+                live.push_back(oid)
+            deref(it).second.swap(live)
+        if not kept and qty > 0:
+            self._limit(side, price, qty, owner, fills)
+            counts[0] += 1
+        return 0
+
     cdef i64 _cancel_owner(self, i64 owner) except -1:
         cdef unordered_map[i64, vector[i64]].iterator it = self._owned.find(owner)
         if it == self._owned.end():
@@ -508,6 +562,20 @@ cdef class OrderBook:
         cdef i64 owner
         for owner in range(max(start, 0), min(stop, <i64>self._position.size())):
             view[owner - start] = self._position[owner]
+        return out
+
+    def owned(self, i64 owner):
+        """The live orders of ``owner``, oldest first: (order id, side, price, qty)."""
+        cdef list out = []
+        cdef unordered_map[i64, vector[i64]].iterator it = self._owned.find(owner)
+        if it == self._owned.end():
+            return out
+        cdef i64 oid
+        cdef Order* o
+        for oid in deref(it).second:
+            o = &self._orders[oid]
+            if o.qty:
+                out.append((oid, o.side, o.price, o.qty))
         return out
 
     def volume_at(self, int side, i64 price):

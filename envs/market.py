@@ -216,6 +216,12 @@ class Market:
     def _submit(self, seat: int, orders: Sequence[SeatOrder]) -> None:
         """Execute a seat's orders, quantities clipped to the position limit."""
         for kind, side, price, qty in orders:
+            if kind == Kind.QUOTE:  # a quote beyond the limit still cancels the old one
+                qty = min(qty, self.capacity(seat, side))
+                placed, cancelled, _ = self.book.quote(side, price, qty, seat)
+                self.n_orders += placed
+                self.n_cancels += cancelled
+                continue
             if kind != Kind.CANCEL_ALL:
                 qty = min(qty, self.capacity(seat, side))
                 if qty <= 0:

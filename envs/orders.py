@@ -24,11 +24,12 @@ class Kind(IntEnum):
     REPLACE = book.REPLACE  # cancel the owner's resting orders, then a limit order
     CANCEL_ALL = book.CANCEL_ALL  # cancel the owner's resting orders (side, price, qty ignored)
     HANDLE = book.HANDLE  # handed back to the owner's trader: `Trader.handle(book, ref)`
+    QUOTE = book.QUOTE  # the owner's one resting order on a side at a price (`OrderBook.quote`)
 
 
 SeatOrder = tuple[int, int, int, int]
 """(kind, side, price ticks, qty shares): what a seat asks for, with `Kind` codes
-(LIMIT, MARKET, REPLACE, CANCEL_ALL)."""
+(LIMIT, MARKET, REPLACE, CANCEL_ALL, QUOTE)."""
 
 
 class Orders(NamedTuple):

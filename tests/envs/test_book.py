@@ -2,6 +2,7 @@
 
 import doctest
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -192,6 +193,50 @@ def test_reduce_newest_first_and_owner_filter():
     assert book.volume_at(BUY, 100) == 8
     assert book.reduce(BUY, 100, 100) == 8
     assert book.best_bid() is None and len(book) == 0
+
+
+def test_quote_keeps_queue_priority_and_moves_to_the_back_when_repriced():
+    """quote: the owner's order at the quoted price keeps its place (and remaining size); a
+    new price cancels it and queues behind; other owners and the other side are untouched."""
+    book = OrderBook()
+    assert book.quote(BUY, 100, 50, owner=3) == (1, 0, [])  # oid 1
+    book.limit(BUY, 100, 20, owner=4)  # oid 2, behind it
+    book.limit(SELL, 103, 10, owner=3)  # oid 3: the other side
+    assert book.quote(BUY, 100, 70, owner=3) == (0, 0, [])  # same price: nothing changes
+    assert book.orders_at(BUY, 100) == [(1, 50, 3), (2, 20, 4)]
+    book.market(SELL, 30, owner=9)  # fills 30 of oid 1
+    assert book.quote(BUY, 100, 50, owner=3) == (0, 0, [])  # still first, 20 left
+    assert book.orders_at(BUY, 100) == [(1, 20, 3), (2, 20, 4)]
+    assert book.quote(BUY, 99, 50, owner=3) == (1, 1, [])  # repriced: cancel, then oid 4
+    assert book.owned(3) == [(3, SELL, 103, 10), (4, BUY, 99, 50)]
+    book.limit(BUY, 99, 5, owner=5)
+    assert book.quote(BUY, 100, 50, owner=3)[:2] == (1, 1)  # back at 100, behind owner 4
+    assert book.orders_at(BUY, 100) == [(2, 20, 4), (6, 50, 3)]
+    assert book.quote(BUY, 100, 0, owner=3) == (0, 1, [])  # qty 0: cancel that side
+    assert book.owned(3) == [(3, SELL, 103, 10)] and book.orders_at(BUY, 99) == [(5, 5, 5)]
+
+
+def test_quote_that_crosses_trades_as_a_limit_order():
+    book = OrderBook()
+    book.limit(SELL, 101, 10, owner=1)
+    placed, cancelled, fills = book.quote(BUY, 101, 15, owner=2)
+    assert (placed, cancelled) == (1, 0)
+    assert [(f.price, f.qty, f.maker_owner) for f in fills] == [(101, 10, 1)]
+    assert book.owned(2) == [(2, BUY, 101, 5)] and book.account(2)[:2] == (10, -1010)
+    with pytest.raises(ValueError):
+        book.quote(BUY, 100, -1, owner=2)
+    with pytest.raises(ValueError):
+        book.quote(0, 100, 1, owner=2)
+
+
+def test_quote_rows_in_a_batch():
+    """A QUOTE row of `run` is `quote`: counted as an order placed and cancels."""
+    book = OrderBook()
+    rows = [np.array(c) for c in ([0.0, 1.0], [envs.book.QUOTE] * 2, [1, 1], [100, 101])]
+    rows += [np.array([5, 5]), np.array([7, 7]), np.array([-1, -1])]
+    fills, orders, cancels = book.run(*rows, {})
+    assert (fills, orders, cancels) == ([], 2, 1)
+    assert book.owned(7) == [(2, BUY, 101, 5)]
 
 
 @pytest.mark.parametrize("qty", [0, -1])
