@@ -17,8 +17,9 @@ import numpy as np
 
 __all__ = ["STANDARD_KEYWORDS", "Agent", "check_keys", "make_rng"]
 
-STANDARD_KEYWORDS = frozenset({"observation_space", "action_space", "seed"})
-"""Keywords every caller of `agents.make` may pass; an agent gets those it `Agent.takes`."""
+STANDARD_KEYWORDS = frozenset({"observation_space", "action_space", "seed", "market_spec"})
+"""Keywords every caller of `agents.make` may pass; an agent gets those it `Agent.takes`
+(``market_spec``: the seat's `envs.spec.MarketSpec`, for policies that need its rules)."""
 
 
 def make_rng(seed: int | np.random.SeedSequence | None) -> np.random.Generator:

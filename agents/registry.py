@@ -24,6 +24,7 @@ BUILTIN = {
     "momentum": "agents.baselines:MomentumAgent",
     "mean_reversion": "agents.baselines:MeanReversion",
     "zero_intelligence": "agents.baselines:ZeroIntelligenceAgent",
+    "avellaneda_stoikov": "agents.references:AvellanedaStoikov",
     "q_learning": "agents.tabular.q_learning:QLearning",
     "raql": "agents.tabular.raql:RAQL",
     "averaged_q": "agents.tabular.averaged_q:AveragedQ",

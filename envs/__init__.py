@@ -1,18 +1,21 @@
 """The market: order book, background traders, tapes, and its Gymnasium / PettingZoo faces.
 
-Importing this package registers ``tradearena/SyntheticMarket-v0`` and
-``tradearena/ReplayMarket-v0`` with Gymnasium.
+Importing this package registers with Gymnasium ``tradearena/SyntheticMarket-v0`` (the
+taker task), ``tradearena/ReplayMarket-v0`` (a replayed day) and one id per task of
+`envs.tasks.TASKS` (``tradearena/MarketMaking-v0``).
 """
 
 from gymnasium.envs.registration import register, registry
 
 from envs.book import Fill, OrderBook, Side
+from envs.tasks import TASKS
 
 __all__ = ["Fill", "OrderBook", "Side"]
 
-for _id, _entry in (
-    ("tradearena/SyntheticMarket-v0", "envs.trading_env:TradingEnv"),
-    ("tradearena/ReplayMarket-v0", "envs.trading_env:make_replay_env"),
+for _id, _entry, _kwargs in (
+    ("tradearena/SyntheticMarket-v0", "envs.trading_env:TradingEnv", {}),
+    ("tradearena/ReplayMarket-v0", "envs.trading_env:make_replay_env", {}),
+    *((t.gym_id, "envs.trading_env:TradingEnv", {"task": t.name}) for t in TASKS.values()),
 ):
     if _id not in registry:
-        register(id=_id, entry_point=_entry, disable_env_checker=False)
+        register(id=_id, entry_point=_entry, kwargs=_kwargs, disable_env_checker=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from envs.orders import Kind
@@ -10,15 +11,22 @@ if TYPE_CHECKING:
     from envs.market import Market
     from envs.orders import SeatOrder
 
-__all__ = ["ActionSet", "QuoteActions", "TradeActions", "make_actions"]
+__all__ = [
+    "ACTION_SETS",
+    "ActionSet",
+    "MakeActions",
+    "QuoteActions",
+    "TradeActions",
+    "make_actions",
+]
 
 
 class ActionSet:
     """A discrete action set: ``names[i]`` describes action i; `orders` turns it into the
-    seat's orders given the market's current state."""
+    seat's orders given the market's current state. In every set action 1 (``HOLD``) rests
+    nothing and trades nothing, so that one "hold" baseline fits them all."""
 
     names: tuple[str, ...] = ()
-    hold: int = 0  # the action that does nothing
 
     @property
     def n(self) -> int:
@@ -36,7 +44,6 @@ class TradeActions(ActionSet):
             raise ValueError(f"trade size must be a positive number of shares, got {size}")
         self.size = size
         self.names = (f"sell {size}", "hold", f"buy {size}")
-        self.hold = 1
 
     def orders(self, action: int, market: Market, seat: int) -> list[SeatOrder]:
         if action == 1:
@@ -79,12 +86,80 @@ class QuoteActions(ActionSet):
         return quotes
 
 
+class MakeActions(ActionSet):
+    """A market maker's resting quotes of ``size`` shares.
+
+    0 ``reduce``: cancel the quotes and trade ``size`` shares at market towards a flat
+    inventory (nothing when flat); 1 ``no quotes``: cancel them; 2 .. 16: a bid and an ask
+    (one of them may be off), each at a level ``0``, ``1`` or ``2`` ticks behind the best
+    price the *other* traders show on its side (0 joins the touch; unequal levels skew the
+    quotes). With that side empty, level 0 is one tick from the mid. A quote never crosses
+    the others' opposite best. A quote whose price is unchanged keeps its place in the queue
+    (`Kind.QUOTE`): only a repriced quote goes to the back.
+    """
+
+    LEVELS = (0, 1, 2)
+
+    def __init__(self, size: int = 100) -> None:
+        if size <= 0:
+            raise ValueError(f"quote size must be a positive number of shares, got {size}")
+        self.size = size
+        sides = (None, *self.LEVELS)
+        pairs = [(b, a) for b in sides for a in sides if (b, a) != (None, None)]
+        self.quotes = [(None, None)] * 2 + pairs  # 0 reduce, 1 no quotes: neither side quotes
+        self.names = ("reduce", "no quotes", *(_quote_name(b, a) for b, a in self.quotes[2:]))
+
+    def orders(self, action: int, market: Market, seat: int) -> list[SeatOrder]:
+        if action == 0:
+            inventory = market.account(seat).inventory
+            cancel: list[SeatOrder] = [(Kind.CANCEL_ALL, 0, 0, 0)]
+            if inventory == 0:
+                return cancel
+            return cancel + [
+                (Kind.MARKET, -1 if inventory > 0 else 1, 0, min(self.size, abs(inventory)))
+            ]
+        bid_level, ask_level = self.quotes[action]
+        book = market.book
+        mine = {side: (price, qty) for _, side, price, qty in book.owned(seat)}
+        bids, asks = book.depth(3)
+        best_bid, best_ask = _others_best(bids, mine.get(1)), _others_best(asks, mine.get(-1))
+        mid = market.last_mid
+        top_bid = best_bid if best_bid is not None else math.ceil(mid) - 1
+        top_ask = best_ask if best_ask is not None else math.floor(mid) + 1
+        orders: list[SeatOrder] = []
+        for side, level, top, opposite in (
+            (1, bid_level, top_bid, best_ask),
+            (-1, ask_level, top_ask, best_bid),
+        ):
+            if level is None:
+                orders.append((Kind.QUOTE, side, 0, 0))
+                continue
+            price = top - side * level
+            if opposite is not None and side * (price - opposite) >= 0:
+                price = opposite - side
+            orders.append((Kind.QUOTE, side, price, self.size))
+        return orders
+
+
+def _quote_name(bid: int | None, ask: int | None) -> str:
+    return f"bid {'off' if bid is None else bid} / ask {'off' if ask is None else ask}"
+
+
+def _others_best(levels: list[tuple[int, int]], mine: tuple[int, int] | None) -> int | None:
+    """The best price of ``levels`` (price, volume), best first, not made by ``mine`` alone."""
+    for price, volume in levels:
+        if mine is None or price != mine[0] or volume > mine[1]:
+            return price
+    return None
+
+
 def make_actions(name: str, size: int) -> ActionSet:
-    """The action set called ``name`` ("trade" or "quote") with orders of ``size`` shares."""
+    """The action set called ``name`` ("trade", "quote" or "make") with orders of ``size``
+    shares."""
     if name not in ACTION_SETS:
         raise ValueError(f"actions must be one of {sorted(ACTION_SETS)}, got {name!r}")
     return ACTION_SETS[name](size)
 
 
-ACTION_SETS = {"trade": TradeActions, "quote": QuoteActions}
+ACTION_SETS = {"trade": TradeActions, "quote": QuoteActions, "make": MakeActions}
 """Action sets by name."""

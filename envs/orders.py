@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from envs import book
+import envs.book as book
 
 __all__ = ["Kind", "Orders", "SeatOrder"]
 

@@ -57,7 +57,8 @@ class SeatedMarket:
     ``adversary``: a `Policy` (asked on that seat's market, in the kind it declares) or an
     observation kind (the caller passes the adversary's action to `step`).
 
-    Rewards are changes of marked-to-market value in dollars times ``spec.reward_scale``.
+    Rewards are changes of marked-to-market value in dollars, less the spec's inventory
+    penalty, times ``spec.reward_scale``.
     ``extra_zi`` adds zero-intelligence traders to the spec's background.
     """
 
@@ -95,7 +96,7 @@ class SeatedMarket:
             default = self.kinds[takeover[0]]
             self.adversary_kind = adversary if isinstance(adversary, str) else None
             self.adversary_kind = observation_kind(self.adversary, self.adversary_kind or default)
-        self.actions = make_actions(spec.actions, spec.order_size)
+        self.actions = make_actions(spec.action_set, spec.order_size)
         self.action_space = spec.action_space
         self.observation_spaces = [spec.observation_space(kind) for kind in self.kinds]
         self.discretizer = spec.state_discretizer()
@@ -153,7 +154,11 @@ class SeatedMarket:
                 self.taken_over = True
         market = self.market
         orders = [self.actions.orders(a, market, seat) for seat, a in enumerate(executed)]
-        rewards = market.step(orders) * self.spec.reward_scale
+        rewards = market.step(orders)
+        if self.spec.inventory_penalty:
+            inventory = market.book.positions(0, self.n_seats)
+            rewards -= self.spec.inventory_penalty * inventory.astype(float) ** 2
+        rewards *= self.spec.reward_scale
         for seat, protagonist in self.opposes.items():
             rewards[seat] = -rewards[protagonist]
         done = market.done

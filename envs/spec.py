@@ -26,6 +26,7 @@ from envs.features import DEFAULT_WINDOWS, Discretizer, feature_space
 from envs.market import Market
 from envs.recording import synthetic_tape
 from envs.tapes import Tape, load_lobster
+from envs.tasks import TASKS
 from envs.traders import TRADERS, MarketReplay, Trader, ZeroIntelligence, light, rmsc04
 
 __all__ = [
@@ -78,11 +79,14 @@ class MarketSpec:
     300, ``tick_size`` to $0.01 and ``initial_price`` to 10,000 ticks. ``position_limit``
     (shares, either side) clips orders; ``fee_per_share`` (dollars) is charged on every fill.
 
-    Seats' view: ``actions`` ("trade" or "quote", see `envs.actions`) with orders of
-    ``order_size`` shares; rewards are changes of marked-to-market value in dollars times
+    Seats' view: ``task`` (see `envs.tasks`: "taker" or "making") gives the defaults of
+    ``actions`` (an action set of `envs.actions`: "trade", "quote" or "make"; None: the
+    task's, see `action_set`) with orders of ``order_size`` shares, and of ``discretizer``;
+    rewards are changes of marked-to-market value in dollars, less ``inventory_penalty`` x
+    inventory^2 (dollars per share^2 per step; the score, PnL, is not penalised), times
     ``reward_scale``; observations are the features of `envs.features` over return
-    ``windows`` (steps) and ``depth_levels`` book levels, or their ``discretizer`` state
-    (default `Discretizer.default`). ``record`` logs the book's changes as LOBSTER messages.
+    ``windows`` (steps) and ``depth_levels`` book levels, or their ``discretizer`` state.
+    ``record`` logs the book's changes as LOBSTER messages.
     """
 
     population: str = "rmsc04"
@@ -99,9 +103,11 @@ class MarketSpec:
     initial_price: int | None = None
     position_limit: int = 1_000
     fee_per_share: float = 0.0
-    actions: str = "trade"
+    task: str = "taker"
+    actions: str | None = None
     order_size: int = 100
     reward_scale: float = 1.0
+    inventory_penalty: float = 0.0
     windows: tuple[int, ...] = DEFAULT_WINDOWS
     depth_levels: int = 5
     discretizer: Discretizer | None = field(default=None, compare=False)
@@ -115,6 +121,8 @@ class MarketSpec:
             set_(self, "tape", None)
         if isinstance(self.tape, Path):
             set_(self, "tape", str(self.tape))
+        if self.task not in TASKS:
+            raise SpecError("task", f"must be one of {list(TASKS)}, got {self.task!r}")
         _check(self)
 
     # ---------------------------------------------------------------------------- building
@@ -190,9 +198,14 @@ class MarketSpec:
 
     # ---------------------------------------------------------------------------- the view
     @property
+    def action_set(self) -> str:
+        """The name of the seats' action set: ``actions``, or the task's when None."""
+        return self.actions or TASKS[self.task].actions
+
+    @property
     def action_space(self) -> spaces.Discrete:
-        """Discrete(n) of the ``actions`` set."""
-        return spaces.Discrete(make_actions(self.actions, self.order_size).n)
+        """Discrete(n) of the action set."""
+        return spaces.Discrete(make_actions(self.action_set, self.order_size).n)
 
     def observation_space(self, kind: str = "features") -> spaces.Space:
         """A seat's observation space for observation ``kind`` ("features" or "tabular")."""
@@ -203,8 +216,8 @@ class MarketSpec:
         raise SpecError("observation", f"must be one of {list(OBSERVATIONS)}, got {kind!r}")
 
     def state_discretizer(self) -> Discretizer:
-        """The discretizer of tabular observations (``discretizer`` or the default)."""
-        return self.discretizer or Discretizer.default(self.windows)
+        """The discretizer of tabular observations (``discretizer`` or the task's)."""
+        return self.discretizer or TASKS[self.task].states(self.windows)
 
     def to_table(self) -> dict[str, Any]:
         """The spec as plain data (an experiment file's ``[market]`` table); only specs whose
@@ -290,9 +303,11 @@ def _check(spec: MarketSpec) -> None:
     need(spec.initial_price is None or spec.initial_price > 0, "initial_price", "> 0 ticks")
     need(spec.position_limit > 0, "position_limit", "> 0 shares")
     need(math.isfinite(spec.fee_per_share) and spec.fee_per_share >= 0, "fee_per_share", ">= 0")
-    need(spec.actions in ACTION_SETS, "actions", f"one of {sorted(ACTION_SETS)}")
+    need(spec.actions in (None, *ACTION_SETS), "actions", f"one of {sorted(ACTION_SETS)}")
     need(spec.order_size > 0, "order_size", "> 0 shares")
     need(_positive(spec.reward_scale), "reward_scale", "a positive number")
+    penalty = spec.inventory_penalty
+    need(math.isfinite(penalty) and penalty >= 0, "inventory_penalty", ">= 0 dollars per share^2")
     need(spec.depth_levels >= 1, "depth_levels", ">= 1")
     windows = spec.windows
     ok = bool(windows) and len(set(windows)) == len(windows) and min(windows) >= 1

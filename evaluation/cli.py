@@ -285,10 +285,19 @@ def format_summary(summary) -> str:
             "hit rate": table["hit_rate"].map("{:.2f}".format),
             "seeds": table["seeds"],
         }
+        if "plateaued" in table:
+            columns["plateau"] = table.apply(_plateau_text, axis=1)
         import pandas as pd
 
         lines.append(pd.DataFrame(columns).to_string())
     return "\n".join(lines)
+
+
+def _plateau_text(row) -> str:
+    """'from episode N' for an agent whose training curve plateaued, else 'not reached'."""
+    if row.get("plateaued") is True or row.get("plateaued") == 1:
+        return f"from episode {int(row.plateau_episode)}"
+    return "not reached" if row.get("plateaued") is False else ""
 
 
 def reproduce_command(args: argparse.Namespace) -> int:
@@ -314,9 +323,10 @@ def agents_command(args: argparse.Namespace) -> int:
 
     if args.check:
         cls = agents.resolve(args.check)
-        env = TradingEnv(observation=getattr(cls, "observation", "features"))
+        kind = getattr(cls, "observation", "features")
+        env = TradingEnv(observation=kind, task=getattr(cls, "task", "taker"))
         standard = {"observation_space": env.observation_space, "action_space": env.action_space}
-        standard["seed"] = 0
+        standard |= {"seed": 0, "market_spec": env.market_spec}
         agents.check_agent(cls, env, **{k: v for k, v in standard.items() if k in cls.takes})
         print(f"{args.check}: keeps the agent contract (actions, seeding, pickle, state_dict)")
         return 0

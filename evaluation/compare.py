@@ -51,13 +51,13 @@ def run(job: Job) -> list[EpisodeRecord]:
 
 def tables(directory: Path, config: dict, records: pd.DataFrame) -> pd.DataFrame:
     """Write ``summary.csv``; return the summary."""
-    summary = run_summary(records)
+    summary = run_summary(records, config["training"])
     summary.to_csv(directory / "summary.csv", index=False)
     return summary
 
 
 def figures(directory: Path, config: dict, records: pd.DataFrame) -> list[Path]:
     """Learning curves and one Sharpe bar chart per condition."""
-    return save_learning_curves(directory, records) + save_sharpe_bars(
-        directory, run_summary(records)
+    return save_learning_curves(directory, records, config["training"]) + save_sharpe_bars(
+        directory, run_summary(records, config["training"])
     )

@@ -54,9 +54,11 @@ _MARKET_TYPES: dict[str, type | tuple[type, ...]] = {
     "initial_price": int,
     "position_limit": int,
     "fee_per_share": (int, float),
+    "task": str,
     "actions": str,
     "order_size": int,
     "reward_scale": (int, float),
+    "inventory_penalty": (int, float),
     "windows": list,
     "depth_levels": int,
 }
@@ -90,7 +92,14 @@ TOP = {
     "seeds": Field(int, 3, positive, "> 0"),
     "root_seed": Field(int, 0, non_negative, ">= 0"),
     "market": Field(dict, MARKET),
-    "training": Field(dict, {"episodes": Field(int, 10, non_negative, ">= 0")}),
+    "training": Field(
+        dict,
+        {
+            "episodes": Field(int, 10, non_negative, ">= 0"),
+            "evaluate_every": Field(int, 0, non_negative, ">= 0 episodes (0: never)"),
+            "evaluate_episodes": Field(int, 10, positive, "> 0"),
+        },
+    ),
     "testing": Field(dict, {"episodes": Field(int, 5, positive, "> 0")}),
     "agents": Field(list, AGENT),
     "perturbations": Field(list, PERTURBATION),

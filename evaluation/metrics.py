@@ -28,6 +28,7 @@ __all__ = [
     "floored_sharpe",
     "hit_rate",
     "max_drawdown",
+    "plateau",
     "sharpe",
     "sortino",
     "summarize",
@@ -500,13 +501,93 @@ def _table_iv(df: pd.DataFrame, by: str | Sequence[str], value: str) -> list[str
     return keys
 
 
-def run_summary(records: pd.DataFrame) -> pd.DataFrame:
+def plateau(
+    records: pd.DataFrame,
+    *,
+    training: dict | None = None,
+    value: str = "pnl",
+    windows: int = 10,
+    z: float = 1.96,
+) -> pd.DataFrame:
+    """Whether each agent's learning curve has reached a plateau, and from which episode.
+
+    The curve is a sequence of windows of episodes. With greedy checkpoints (phase "eval";
+    ``training`` is the experiment's ``[training]`` table, whose ``evaluate_every`` and
+    ``evaluate_episodes`` place them) each checkpoint is a window, and two checkpoints are
+    compared session by session (the same sessions, paired). Without, the training episodes
+    (every seed) are cut, from the last backwards, into windows of ``max(5, episodes //
+    windows)``, compared as independent samples. Every window is compared with the last: the
+    two agree when the change of the mean ``value`` is within ``z`` standard errors of that
+    change (its 95% width by default), so a slow drift is caught too. The plateau starts at
+    the earliest window from which every window agrees with the last; an agent whose last two
+    windows disagree (or with fewer than two windows) has not plateaued.
+
+    Returns one row per agent: ``plateaued`` (bool), ``plateau_episode`` (training episodes
+    before the plateau starts; -1 when not reached), ``last_change`` and ``last_width`` (from
+    the window before the last to the last, with its width, in the units of ``value``).
+    """
+    every = (training or {}).get("evaluate_every", 0)
+    phase = (
+        "eval" if every and not records.empty and (records["phase"] == "eval").any() else "train"
+    )
+    rows = []
+    chosen = records[records["phase"] == phase] if not records.empty else records
+    for agent, group in chosen.groupby("agent", sort=False):
+        if phase == "eval":
+            size = training["evaluate_episodes"]
+            group = group.assign(point=group["episode"] // size, row=group["episode"] % size)
+            table = group.pivot_table(index=["seed", "row"], columns="point", values=value)
+            blocks = [table[c].to_numpy() for c in table.columns]
+            firsts = [int(c) * every for c in table.columns]
+        else:
+            by_episode = group.pivot_table(index="episode", columns="seed", values=value)
+            width = max(5, len(by_episode) // windows)
+            starts = list(range(len(by_episode) - width, -1, -width))[::-1]
+            blocks = [by_episode.iloc[i : i + width].to_numpy().ravel() for i in starts]
+            firsts = [int(by_episode.index[i]) for i in starts]
+        agree = [
+            _agreement(blocks[-1], earlier, paired=phase == "eval", z=z) for earlier in blocks[:-1]
+        ]
+        first = len(agree)
+        while first > 0 and agree[first - 1][2]:
+            first -= 1
+        plateaued = bool(agree) and agree[-1][2]
+        rows.append(
+            {
+                "agent": agent,
+                "plateaued": plateaued,
+                "plateau_episode": firsts[first] if plateaued else -1,
+                "last_change": agree[-1][0] if agree else np.nan,
+                "last_width": agree[-1][1] if agree else np.nan,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _agreement(last: np.ndarray, earlier: np.ndarray, *, paired: bool, z: float) -> tuple:
+    """(change of the mean from ``earlier`` to ``last``, its width z x s.e., within it)."""
+    if paired:
+        diff = last - earlier
+        change, se = diff.mean(), diff.std(ddof=1) / math.sqrt(diff.size)
+    else:
+        change = last.mean() - earlier.mean()
+        se = math.sqrt(earlier.var(ddof=1) / earlier.size + last.var(ddof=1) / last.size)
+    return change, z * se, bool(abs(change) <= z * se)
+
+
+def run_summary(records: pd.DataFrame, training: dict | None = None) -> pd.DataFrame:
     """The summary table of a run's episode records: test-episode metrics per condition and
-    agent, mean over seeds with bootstrap intervals (`summary_table`); empty without test
-    episodes. NaN says a metric is undefined (an agent that never trades)."""
+    agent, mean over seeds with bootstrap intervals (`summary_table`), and each agent's
+    `plateau` columns (``training``: the experiment's ``[training]`` table); empty without
+    test episodes. NaN says a metric is undefined (an agent that never trades)."""
     test = records[records["phase"] == "test"] if not records.empty else records
     if test.empty:
         return pd.DataFrame()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateMetricWarning)
-        return summary_table(test, by=["condition", "agent"])
+        summary = summary_table(test, by=["condition", "agent"])
+    curves = plateau(records, training=training)
+    if curves.empty:
+        return summary
+    columns = ["agent", "plateaued", "plateau_episode"]
+    return summary.merge(curves[columns], on="agent", how="left")

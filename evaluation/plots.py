@@ -64,30 +64,52 @@ def sharpe_bars(
 
 
 def learning_curves(
-    records: pd.DataFrame, ax: Axes | None = None, *, value: str = "pnl", window: int = 5
+    records: pd.DataFrame,
+    ax: Axes | None = None,
+    *,
+    training: dict | None = None,
+    value: str = "pnl",
+    window: int = 5,
 ) -> Axes:
-    """Training ``value`` (dollars) per episode for each agent: the mean over seeds, smoothed
-    by a moving average of ``window`` episodes, with a band of one standard error."""
+    """``value`` (dollars) per episode against training episodes, for each agent: the mean
+    over seeds with a 95% band over seeds (1.96 standard errors of the seeds' means).
+
+    With greedy checkpoints (phase "eval", placed by ``training``'s ``evaluate_every``) the
+    curve is their mean per checkpoint; otherwise the training episodes' own ``value``,
+    smoothed by a moving average of ``window`` episodes."""
     ax = _axes(ax)
-    train = records[records["phase"] == "train"]
-    for agent, rows in train.groupby("agent", sort=True):
-        by_episode = rows.groupby("episode")[value]
-        mean = by_episode.mean().rolling(window, min_periods=1).mean()
-        sem = by_episode.sem().fillna(0.0).rolling(window, min_periods=1).mean()
-        ax.plot(mean.index, mean.to_numpy(), label=agent)
-        ax.fill_between(mean.index, mean - sem, mean + sem, alpha=0.2)
-    ax.set_xlabel("training episode")
-    ax.set_ylabel(f"{value} per episode (dollars), {window}-episode average")
-    ax.set_title("Learning curves")
+    every = (training or {}).get("evaluate_every", 0)
+    checkpoints = bool(every) and (records["phase"] == "eval").any()
+    for agent, rows in records[records["phase"] == ("eval" if checkpoints else "train")].groupby(
+        "agent", sort=True
+    ):
+        if checkpoints:
+            point = rows["episode"] // training["evaluate_episodes"] * every
+            per_seed = rows.groupby([point.rename("x"), "seed"])[value].mean()
+        else:
+            per_seed = rows.set_index(["episode", "seed"])[value].rename_axis(["x", "seed"])
+        by_x = per_seed.groupby(level="x")
+        mean, half = by_x.mean(), 1.96 * by_x.sem().fillna(0.0)
+        if not checkpoints:
+            mean = mean.rolling(window, min_periods=1).mean()
+            half = half.rolling(window, min_periods=1).mean()
+        ax.plot(mean.index, mean.to_numpy(), label=agent, marker="o" if checkpoints else None)
+        ax.fill_between(mean.index, mean - half, mean + half, alpha=0.2)
+    ax.set_xlabel("training episodes")
+    what = "greedy checkpoints" if checkpoints else f"training, {window}-episode average"
+    ax.set_ylabel(f"{value} per episode (dollars)")
+    ax.set_title(f"Learning curves ({what}; 95% band over seeds)")
     ax.legend(fontsize="small")
     return ax
 
 
-def save_learning_curves(directory: Path, records: pd.DataFrame) -> list[Path]:
+def save_learning_curves(
+    directory: Path, records: pd.DataFrame, training: dict | None = None
+) -> list[Path]:
     """``learning_curves.png`` in ``directory`` when ``records`` hold training episodes."""
     if records.empty or records[records["phase"] == "train"].empty:
         return []
-    return [_save(learning_curves(records), directory / "learning_curves.png")]
+    return [_save(learning_curves(records, training=training), directory / "learning_curves.png")]
 
 
 def save_sharpe_bars(directory: Path, summary: pd.DataFrame) -> list[Path]:

@@ -30,7 +30,7 @@ __all__ = [
     "trained_alone",
 ]
 
-TRAIN, TEST, AGENT, ADVERSARY, SPARRING = 0, 1, 2, 3, 4  # spawn-key roles
+TRAIN, TEST, AGENT, ADVERSARY, SPARRING, EVALUATE = 0, 1, 2, 3, 4, 5  # spawn-key roles
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,8 @@ def market_spec(config: dict) -> MarketSpec:
 
 def build_agent(spec: dict, market: MarketSpec, seed: int) -> Agent:
     """An agent from its config table, in a seat of ``market`` (`agents.make` passes the
-    spaces of the observation kind it reads, and the seed, to agents that take them)."""
+    spaces of the observation kind it reads, the seed and the spec to agents that take
+    them)."""
     kind = observation_kind(agents.resolve(spec["id"]))
     return agents.make(
         spec["id"],
@@ -70,6 +71,7 @@ def build_agent(spec: dict, market: MarketSpec, seed: int) -> Agent:
             "observation_space": market.observation_space(kind),
             "action_space": market.action_space,
             "seed": seed,
+            "market_spec": market,
             **spec["params"],
         },
     )
@@ -88,17 +90,43 @@ def episodes(
     recorded: Sequence[int] = (0,),
 ) -> list[EpisodeRecord]:
     """All episodes of one phase (train: the table's learners learn; test: greedy) under one
-    condition, as records of the ``recorded`` seats, labelled by ``labels`` (one per seat)."""
-    n = config["training" if phase == TRAIN else "testing"]["episodes"]
+    condition, as records of the ``recorded`` seats, labelled by ``labels`` (one per seat).
+
+    Training with ``[training] evaluate_every`` = E > 0 also evaluates: before the first and
+    after every E-th training episode, ``evaluate_episodes`` greedy episodes, the same
+    sessions at every checkpoint (so that checkpoints differ by the learning alone), recorded
+    as phase "eval" with episode ``checkpoint * evaluate_episodes + i``; checkpoint c
+    follows ``c * E`` training episodes."""
+    training = config["training"]
+    n = training["episodes"] if phase == TRAIN else config["testing"]["episodes"]
+    every = training.get("evaluate_every", 0) if phase == TRAIN else 0
     name = "train" if phase == TRAIN else "test"
-    records = []
-    for episode in range(n):
-        seed = seed_sequence(config, job.seed, phase, condition, episode)
-        result = table.play(seed, learn=phase == TRAIN)
-        records += [
-            EpisodeRecord(seat, labels[seat], name, condition_name, episode, **result[seat])
+
+    def play(seed: np.random.SeedSequence, phase: str, episode: int, learn: bool) -> None:
+        result = table.play(seed, learn=learn)
+        records.extend(
+            EpisodeRecord(seat, labels[seat], phase, condition_name, episode, **result[seat])
             for seat in recorded
-        ]
+        )
+
+    def evaluate(checkpoint: int) -> None:
+        size = training["evaluate_episodes"]
+        for i in range(size):
+            seed = seed_sequence(config, job.seed, EVALUATE, condition, i)
+            play(seed, "eval", checkpoint * size + i, learn=False)
+
+    records: list[EpisodeRecord] = []
+    if every:
+        evaluate(0)
+    for episode in range(n):
+        play(
+            seed_sequence(config, job.seed, phase, condition, episode),
+            name,
+            episode,
+            phase == TRAIN,
+        )
+        if every and (episode + 1) % every == 0:
+            evaluate((episode + 1) // every)
     return records
 
 

@@ -81,9 +81,9 @@ class EpisodeRecord:
 
     seat: int  # seat index in the market
     agent: str  # the agent's label in the experiment (e.g. "raql")
-    phase: str  # "train" or "test"
+    phase: str  # "train", "test", or "eval" (greedy checkpoints during training)
     condition: str  # market condition: "clean" or a perturbation name
-    episode: int  # 0-based within (seat, phase, condition)
+    episode: int  # 0-based within (seat, phase, condition); eval: see rollout.episodes
     reward: float  # sum of the seat's rewards (agent units: dollars x reward_scale)
     pnl: float  # change of marked-to-market value over the episode, dollars
     trades: int  # fills

@@ -72,7 +72,7 @@ class DeepRA3Q(ConfiguredAgent):
     stochastic = True
     learning = True
     observation = "features"
-    takes = STANDARD_KEYWORDS  # ``**params`` go to the two DeepRA2Q learners
+    takes = STANDARD_KEYWORDS - {"market_spec"}  # ``**params`` go to both DeepRA2Q learners
 
     def __init__(
         self,

@@ -19,6 +19,9 @@ def _build(name):
         env = TABULAR_ENV
         params = {"observation_space": env.observation_space, "action_space": env.action_space}
         return env, {**params, "seed": 5}
+    if "market_spec" in cls.takes:  # a task's reference policy, in its task
+        env = TradingEnv(task=cls.task)
+        return env, {"market_spec": env.market_spec}
     return FEATURE_ENV, ({"seed": 5} if cls.stochastic else {})
 
 
@@ -79,7 +82,9 @@ def test_make_passes_each_agent_the_standard_keywords_it_takes():
     }
     assert OnlySeed.takes == Forwarding.takes == {"seed"}
     assert NoKeywords.takes == frozenset()
-    assert agents.resolve("raql").takes == agents.resolve("deep_ra3q").takes == STANDARD_KEYWORDS
+    assert agents.resolve("raql").takes == STANDARD_KEYWORDS - {"market_spec"}
+    assert agents.resolve("deep_ra3q").takes == STANDARD_KEYWORDS - {"market_spec"}
+    assert agents.resolve("avellaneda_stoikov").takes == {"market_spec"}
     for made in (
         agents.make(f"{__name__}:OnlySeed", **standard),
         agents.make(f"{__name__}:Forwarding", **standard, extra=1),

@@ -57,4 +57,11 @@ def test_quickstart_on_a_two_node_cluster_equals_local(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     got = pd.read_csv(tmp_path / "cluster" / "summary.csv")
     pd.testing.assert_frame_equal(got, pd.read_csv(local.directory / "summary.csv"))
-    assert set(got["agent"]) == {"q_learning", "raql", "ra2q", "ra21q", "momentum"}
+    assert set(got["agent"]) == {
+        "q_learning",
+        "raql",
+        "ra2q",
+        "avellaneda_stoikov",
+        "hold",
+        "random",
+    }

@@ -248,9 +248,11 @@ def test_defaults_filled(tiny_config, tiny_text):
     )  # every other field is the spec's default
     assert market["traders"] == () and market["tape"] is None and market["tape_seed"] == 0
     assert market["step_seconds"] == 60.0 and market["position_limit"] == 1000
-    assert (market["actions"], market["order_size"]) == ("trade", 100)
+    assert (market["task"], market["actions"], market["order_size"]) == ("taker", None, 100)
+    assert MarketSpec(**market).action_set == "trade"  # the task's
     assert config["root_seed"] == 0
-    assert config["training"] == {"episodes": 2} and config["testing"] == {"episodes": 2}
+    assert config["training"] == {"episodes": 2, "evaluate_every": 0, "evaluate_episodes": 10}
+    assert config["testing"] == {"episodes": 2}
     assert config["perturbations"] == []
     assert config["output"] == {"dir": "runs/tiny", "figures": True}
     assert config["agents"] == [

@@ -1,0 +1,75 @@
+"""Named trading tasks: what a seat may do, how its states are binned and its reference policy.
+
+A task is chosen by `MarketSpec.task` (an experiment file's ``[market] task``, or
+``gymnasium.make(TASKS[name].gym_id)``); it supplies the defaults of the action set and of the
+tabular states, which a spec may still override.
+
+- ``taker`` (``tradearena/SyntheticMarket-v0``): market orders that pay the spread (action set
+  ``trade``). The hard task: with no signal worth the spread, holding is close to optimal,
+  and learners mostly learn to hold.
+- ``making`` (``tradearena/MarketMaking-v0``): resting quotes at levels behind the touch, with
+  skew (action set ``make``); the spread is earned, inventory is the risk. Reference:
+  Avellaneda-Stoikov quotes (``avellaneda_stoikov``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from envs.features import Discretizer, feature_names
+
+__all__ = ["TASKS", "Task"]
+
+
+@dataclass(frozen=True)
+class Task:
+    """A task: ``actions`` (an `envs.actions` set name), ``states`` (windows -> the default
+    `Discretizer`), ``reference`` (the agent id of its reference policy, "" for none) and
+    the Gymnasium id that opens it."""
+
+    name: str
+    gym_id: str
+    actions: str
+    states: Callable[[Sequence[int]], Discretizer]
+    reference: str
+    summary: str
+
+
+def making_states(windows: Sequence[int]) -> Discretizer:
+    """60 states for a market maker: inventory (fraction of the limit) below -0.5 / -0.1 /
+    between / above 0.1 / 0.5, spread tight (< 1.5 ticks) or wide, imbalance below -0.2 /
+    between / from 0.2 up, time left below / from one fifth."""
+    return Discretizer(
+        {
+            "inventory": (-0.5, -0.1, 0.1, 0.5),
+            "spread": (1.5,),
+            "imbalance": (-0.2, 0.2),
+            "time_left": (0.2,),
+        },
+        names=feature_names(windows),
+    )
+
+
+TASKS = {
+    task.name: task
+    for task in (
+        Task(
+            "taker",
+            "tradearena/SyntheticMarket-v0",
+            "trade",
+            Discretizer.default,
+            "",
+            "market orders that pay the spread; holding is near optimal",
+        ),
+        Task(
+            "making",
+            "tradearena/MarketMaking-v0",
+            "make",
+            making_states,
+            "avellaneda_stoikov",
+            "resting quotes with levels and skew; earn the spread, carry the inventory risk",
+        ),
+    )
+}
+"""The tasks by name."""

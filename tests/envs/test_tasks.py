@@ -1,0 +1,133 @@
+"""The named tasks: defaults a task gives a spec, the market maker's resting quotes (levels,
+skew, queue priority kept), the inventory penalty, and the Gymnasium ids."""
+
+from __future__ import annotations
+
+import gymnasium
+import pytest
+
+import envs  # noqa: F401 (registers the ids)
+from envs.actions import MakeActions
+from envs.orders import Kind
+from envs.seats import SeatedMarket
+from envs.spec import MarketSpec, SpecError
+from envs.tasks import TASKS
+
+MAKING = MarketSpec(task="making", population="light", n_steps=20, position_limit=500)
+ACTIONS = MakeActions(100)
+BID_0_ASK_0 = ACTIONS.quotes.index((0, 0))
+BID_2_ASK_1 = ACTIONS.quotes.index((2, 1))
+
+
+def test_a_task_gives_the_defaults_and_the_spec_may_override_them():
+    assert MAKING.action_set == "make" and MAKING.action_space.n == 17
+    assert MAKING.observation_space("tabular").n == 60
+    assert MarketSpec().action_set == "trade" and MarketSpec().observation_space("tabular").n == 54
+    assert MarketSpec(task="making", actions="quote").action_space.n == 7
+    with pytest.raises(SpecError, match="^task: must be one of"):
+        MarketSpec(task="makeing")
+
+
+def test_every_task_has_a_gymnasium_id():
+    for task in TASKS.values():
+        env = gymnasium.make(task.gym_id, population="light", n_steps=5)
+        assert env.unwrapped.market_spec.task == task.name
+        assert env.action_space == MarketSpec(task=task.name).action_space
+
+
+def seated(action: int) -> SeatedMarket:
+    market = SeatedMarket(MAKING, [lambda obs: action])
+    market.reset(3)
+    return market
+
+
+def test_an_unchanged_quote_keeps_its_order_and_place():
+    """Quoting the same level step after step: while a side's price is unchanged it is the
+    very same order (same id, so the same place in the queue); a new price is a new order."""
+    market = seated(BID_0_ASK_0)
+    book = market.market.book
+    kept = moved = 0
+    for _ in range(15):
+        before = {side: (oid, price) for oid, side, price, _ in book.owned(0)}
+        market.step()
+        after = {side: (oid, price) for oid, side, price, _ in book.owned(0)}
+        for side in set(before) & set(after):
+            same_price = before[side][1] == after[side][1]
+            assert (before[side][0] == after[side][0]) == same_price
+            kept += same_price
+            moved += not same_price
+    assert kept > 0 and moved > 0
+
+
+def test_levels_are_ticks_behind_the_others_best_and_never_cross():
+    market = seated(BID_2_ASK_1)
+    book = market.market.book
+    for _ in range(8):
+        market.step()
+        mine = {side: price for _, side, price, _ in book.owned(0)}
+        if 1 in mine:
+            assert mine[1] < book.best_ask()[0]
+        if -1 in mine:
+            assert mine[-1] > book.best_bid()[0]
+    # exactly: two ticks behind the best bid of the others, one behind their best ask
+    market = SeatedMarket(MAKING, [lambda obs: 1])  # no quotes
+    market.reset(5)
+    market.step()
+    book = market.market.book
+    (bid, _), (ask, _) = book.best_bid(), book.best_ask()
+    orders = ACTIONS.orders(BID_2_ASK_1, market.market, 0)
+    assert orders == [(Kind.QUOTE, 1, bid - 2, 100), (Kind.QUOTE, -1, ask + 1, 100)]
+    # the seat's own quote alone at the touch is not "the others' best"
+    market.market.book.quote(1, bid + 1, 100, 0)
+    assert ACTIONS.orders(BID_0_ASK_0, market.market, 0)[0] == (Kind.QUOTE, 1, bid, 100)
+
+
+def test_hold_rests_nothing_and_reduce_trades_towards_flat():
+    market = seated(1)
+    while not market.market.done:
+        market.step()
+    assert market.market.book.owned(0) == [] and market.market.account(0).trades == 0
+    market = seated(ACTIONS.quotes.index((0, None)))  # bid only: gets long
+    for _ in range(20):
+        if market.market.account(0).inventory > 0:
+            break
+        market.step()
+    inventory = market.market.account(0).inventory
+    assert inventory > 0
+    orders = ACTIONS.orders(0, market.market, 0)
+    assert (
+        orders[0][0] == Kind.CANCEL_ALL
+        and orders[1][:2] == (Kind.MARKET, -1)
+        and orders[1][3] == min(100, inventory)
+    )
+
+
+def test_the_inventory_penalty_is_subtracted_from_the_reward_not_the_pnl():
+    """reward = (change of value - phi * inventory^2) * reward_scale, step by step."""
+    phi, scale = 1e-4, 0.5
+    penalised = MarketSpec(
+        task="making",
+        population="light",
+        n_steps=20,
+        position_limit=500,
+        inventory_penalty=phi,
+        reward_scale=scale,
+    )
+    plain = SeatedMarket(MAKING, [lambda obs: BID_0_ASK_0])
+    market = SeatedMarket(penalised, [lambda obs: BID_0_ASK_0])
+    plain.reset(7)
+    market.reset(7)
+    held = 0
+    while not market.market.done:
+        _, reward, _ = market.step()
+        _, change, _ = plain.step()
+        inventory = market.market.account(0).inventory
+        held += inventory != 0
+        assert reward[0] == pytest.approx((change[0] - phi * inventory**2) * scale, abs=1e-12)
+    assert held > 0
+    assert market.market.value(0) == plain.market.value(0)
+
+
+def test_misspelt_task_keyword_in_an_env_is_named():
+    with pytest.raises(SpecError, match="did you mean 'task'"):
+        gymnasium.make("tradearena/MarketMaking-v0", tsak="making")
