@@ -152,6 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listing.set_defaults(func=agents_command)
 
+    tasks = commands.add_parser("tasks", help="list the trading tasks, one line each")
+    tasks.set_defaults(func=tasks_command)
+
     session = commands.add_parser(
         "session", help="run one synthetic trading session and print its summary"
     )
@@ -334,6 +337,16 @@ def agents_command(args: argparse.Namespace) -> int:
     width = max(map(len, descriptions))
     for name, text in descriptions.items():
         print(f"{name:<{width}}  {text}")
+    return 0
+
+
+def tasks_command(args: argparse.Namespace) -> int:
+    from envs.tasks import TASKS
+
+    for task in TASKS.values():
+        reference = task.reference or "-"
+        print(f"{task.name:<8} {task.gym_id:<32} actions={task.actions:<6} reference={reference}")
+        print(f"{'':<8} {task.summary}")
     return 0
 
 

@@ -11,6 +11,7 @@ import pytest
 from envs.market import Market
 from envs.recording import synthetic_tape
 from envs.tapes import Tape, write_lobster
+from envs.tasks import TASKS
 from envs.traders import rmsc04
 from evaluation.cli import main
 
@@ -247,3 +248,10 @@ def test_agent_check_passes_a_builtin_and_names_a_broken_agent(tmp_path, monkeyp
     assert main(["agents", "--check", "unseeded_agent:Unseeded"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("tradearena: error: Unseeded: two copies")
+
+
+def test_tasks_lists_every_task_with_its_id_and_reference(capsys):
+    assert main(["tasks"]) == 0
+    out = capsys.readouterr().out
+    for task in TASKS.values():
+        assert task.gym_id in out and f"reference={task.reference or '-'}" in out

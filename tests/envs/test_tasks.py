@@ -8,6 +8,7 @@ import pytest
 
 import envs  # noqa: F401 (registers the ids)
 from envs.actions import MakeActions
+from envs.multi_agent import MarketParallelEnv
 from envs.orders import Kind
 from envs.seats import SeatedMarket
 from envs.spec import MarketSpec, SpecError
@@ -131,3 +132,8 @@ def test_the_inventory_penalty_is_subtracted_from_the_reward_not_the_pnl():
 def test_misspelt_task_keyword_in_an_env_is_named():
     with pytest.raises(SpecError, match="did you mean 'task'"):
         gymnasium.make("tradearena/MarketMaking-v0", tsak="making")
+
+
+def test_the_pettingzoo_variant_takes_the_task():
+    env = MarketParallelEnv(2, task="making", population="light", n_steps=5)
+    assert all(env.action_space(a).n == 17 for a in env.possible_agents)
