@@ -1,6 +1,7 @@
 """Reference policies of the tasks: the textbook rule each task's learners are measured against.
 
-`AvellanedaStoikov` quotes for the market-making task (action set ``make``).
+`AvellanedaStoikov` quotes for the market-making task (action set ``make``); `TWAP` executes
+the parent order of the execution task (action set ``execute``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from envs.actions import MakeActions
 from envs.features import feature_names
 from envs.spec import MarketSpec
 
-__all__ = ["AvellanedaStoikov"]
+__all__ = ["TWAP", "AvellanedaStoikov"]
 
 
 class AvellanedaStoikov(Agent):
@@ -75,3 +76,39 @@ class AvellanedaStoikov(Agent):
         inventory, spread, time_left = (float(obs[i]) for i in self.columns)
         quote = self.quotes(inventory * self.lots, spread, time_left * self.n_steps)
         return self.action_of[quote]
+
+
+class TWAP(Agent):
+    """Time-weighted average price: keep up with an even schedule of the parent order.
+
+    After step k of N, k / N of the parent order should be done: each step it trades at
+    market the whole lots (1 to 3) that bring it to the schedule, or nothing when on or
+    ahead of it (the last step trades whatever remains, by the action set's rule). Reads the
+    feature vector (inventory, time left) and the seat's `MarketSpec` (parent order, lot,
+    steps); acts on the ``execute`` action set.
+    """
+
+    name = "twap"
+    description = "TWAP: an even schedule of market orders (reference of the execution task)"
+    observation = "features"
+    task = "execution"
+
+    def __init__(self, *, market_spec: MarketSpec) -> None:
+        if market_spec.action_set != "execute":
+            raise ValueError(
+                f"{self.name} trades with the 'execute' action set, got {market_spec.action_set!r}"
+            )
+        self.parent = abs(market_spec.parent_order)
+        self.lot = market_spec.order_size
+        self.limit = market_spec.position_limit
+        self.n_steps = market_spec.n_steps or 390
+        names = feature_names(market_spec.windows)
+        self.columns = [names.index(n) for n in ("inventory", "time_left")]
+
+    def act(self, obs: Any, explore: bool = True) -> int:
+        inventory, time_left = (float(obs[i]) for i in self.columns)
+        done = abs(inventory) * self.limit
+        steps_done = round((1.0 - time_left) * self.n_steps)
+        behind = self.parent * (steps_done + 1) / self.n_steps - done
+        lots = min(math.ceil(behind / self.lot - 1e-9), 3)
+        return 1 if lots <= 0 else 1 + lots  # 1: none; 2, 3, 4: 1, 2, 3 lots

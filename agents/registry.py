@@ -25,6 +25,7 @@ BUILTIN = {
     "mean_reversion": "agents.baselines:MeanReversion",
     "zero_intelligence": "agents.baselines:ZeroIntelligenceAgent",
     "avellaneda_stoikov": "agents.references:AvellanedaStoikov",
+    "twap": "agents.references:TWAP",
     "q_learning": "agents.tabular.q_learning:QLearning",
     "raql": "agents.tabular.raql:RAQL",
     "averaged_q": "agents.tabular.averaged_q:AveragedQ",

@@ -153,13 +153,64 @@ def _others_best(levels: list[tuple[int, int]], mine: tuple[int, int] | None) ->
     return None
 
 
-def make_actions(name: str, size: int) -> ActionSet:
-    """The action set called ``name`` ("trade", "quote" or "make") with orders of ``size``
-    shares."""
+class ExecuteActions(ActionSet):
+    """Child orders of a parent order: acquire ``parent_order`` shares (negative: sell) by the
+    close, in lots of ``size``.
+
+    0 ``passive``: one lot resting at the others' best price on the parent's side (a bid
+    when buying), kept in its queue while that price holds (`Kind.QUOTE`); 1 ``none``: cancel
+    it, trade nothing; 2, 3, 4: cancel it and trade 1, 2 or 3 lots at market. Never more
+    than what remains; at the last step whatever remains is traded at market.
+    """
+
+    names = ("passive", "none", "1 lot", "2 lots", "3 lots")
+
+    def __init__(self, size: int = 100, parent_order: int = 0) -> None:
+        if size <= 0:
+            raise ValueError(f"lot size must be a positive number of shares, got {size}")
+        if parent_order == 0:
+            raise ValueError("the execute action set needs a parent order (shares, not 0)")
+        self.size, self.parent_order = size, parent_order
+        self.side = 1 if parent_order > 0 else -1
+
+    def orders(self, action: int, market: Market, seat: int) -> list[SeatOrder]:
+        remaining = self.side * (self.parent_order - market.account(seat).inventory)
+        cancel: list[SeatOrder] = [(Kind.CANCEL_ALL, 0, 0, 0)]
+        if remaining <= 0:
+            return cancel
+        if market.step_index == market.n_steps - 1:
+            return cancel + [(Kind.MARKET, self.side, 0, remaining)]
+        if action == 1:
+            return cancel
+        if action >= 2:
+            return cancel + [(Kind.MARKET, self.side, 0, min((action - 1) * self.size, remaining))]
+        book = market.book
+        mine = {side: (price, qty) for _, side, price, qty in book.owned(seat)}
+        levels = book.depth(3)[0 if self.side == 1 else 1]
+        best = _others_best(levels, mine.get(self.side))
+        if best is None:
+            best = (
+                math.ceil(market.last_mid) - 1
+                if self.side == 1
+                else math.floor(market.last_mid) + 1
+            )
+        return [(Kind.QUOTE, self.side, best, min(self.size, remaining))]
+
+
+def make_actions(name: str, size: int, parent_order: int = 0) -> ActionSet:
+    """The action set called ``name`` ("trade", "quote", "make" or "execute") with orders of
+    ``size`` shares (and, for "execute", the ``parent_order``)."""
     if name not in ACTION_SETS:
         raise ValueError(f"actions must be one of {sorted(ACTION_SETS)}, got {name!r}")
+    if name == "execute":
+        return ExecuteActions(size, parent_order)
     return ACTION_SETS[name](size)
 
 
-ACTION_SETS = {"trade": TradeActions, "quote": QuoteActions, "make": MakeActions}
+ACTION_SETS = {
+    "trade": TradeActions,
+    "quote": QuoteActions,
+    "make": MakeActions,
+    "execute": ExecuteActions,
+}
 """Action sets by name."""

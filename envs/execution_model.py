@@ -24,13 +24,20 @@ market, which is what the tests check a learner against.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-__all__ = ["AlmgrenChrissMarket", "almgren_chriss_holdings", "optimal_schedule"]
+__all__ = [
+    "AlmgrenChrissMarket",
+    "almgren_chriss_holdings",
+    "optimal_schedule",
+    "schedule_objective",
+    "step_cost",
+]
 
 
 class AlmgrenChrissMarket(gym.Env):
@@ -92,6 +99,19 @@ class AlmgrenChrissMarket(gym.Env):
 def step_cost(sold: int, left: int, eta: float, gamma: float) -> float:
     """Expected cost of selling ``sold`` lots with ``left`` held after (dollars)."""
     return eta * sold**2 + gamma * sold * left
+
+
+def schedule_objective(
+    market: AlmgrenChrissMarket, schedule: Sequence[int], risk_aversion: float = 0.0
+) -> float:
+    """The mean-variance objective of selling ``schedule[k]`` lots at step k (dollars): the
+    expected reward less ``risk_aversion * sigma^2 * left^2``, summed over the steps."""
+    left, total = market.shares, 0.0
+    for sold in schedule:
+        left -= sold
+        cost = step_cost(sold, left, market.eta, market.gamma)
+        total -= cost + risk_aversion * market.sigma**2 * left**2
+    return total
 
 
 def optimal_schedule(market: AlmgrenChrissMarket, risk_aversion: float = 0.0) -> tuple:

@@ -96,7 +96,7 @@ class SeatedMarket:
             default = self.kinds[takeover[0]]
             self.adversary_kind = adversary if isinstance(adversary, str) else None
             self.adversary_kind = observation_kind(self.adversary, self.adversary_kind or default)
-        self.actions = make_actions(spec.action_set, spec.order_size)
+        self.actions = make_actions(spec.action_set, spec.order_size, spec.parent_order)
         self.action_space = spec.action_space
         self.observation_spaces = [spec.observation_space(kind) for kind in self.kinds]
         self.discretizer = spec.state_discretizer()
@@ -154,7 +154,10 @@ class SeatedMarket:
                 self.taken_over = True
         market = self.market
         orders = [self.actions.orders(a, market, seat) for seat, a in enumerate(executed)]
+        mid = market.last_mid
         rewards = market.step(orders)
+        if self.spec.parent_order:  # against holding the parent order from the open
+            rewards -= self.spec.parent_order * (market.last_mid - mid) * market.tick_size
         if self.spec.inventory_penalty:
             inventory = market.book.positions(0, self.n_seats)
             rewards -= self.spec.inventory_penalty * inventory.astype(float) ** 2
@@ -195,7 +198,7 @@ class SeatedMarket:
             out.append(
                 {
                     "reward": float(totals[seat]),
-                    "pnl": market.value(seat),
+                    "pnl": self.score(seat),
                     "trades": account.trades,
                     "inventory": account.inventory,
                     "steps": steps,
@@ -203,15 +206,28 @@ class SeatedMarket:
             )
         return out
 
+    def score(self, seat: int) -> float:
+        """The seat's score so far, dollars: its marked-to-market value; with a parent order,
+        less the parent order's change of value since the open (minus the implementation
+        shortfall against the opening mid, once the parent order is done)."""
+        market = self.market
+        value = market.value(seat)
+        if self.spec.parent_order:
+            value -= (
+                self.spec.parent_order * (market.last_mid - market.mids()[0]) * market.tick_size
+            )
+        return value
+
     def info(self, seat: int) -> dict:
-        """What a seat's account holds: inventory (shares), cash and value (dollars), pnl
-        (dollars since the open), trades, the mid (ticks) and whether it was taken over."""
+        """What a seat's account holds: inventory (shares), cash, value and score (dollars,
+        see `score`), trades, the mid (ticks) and whether it was taken over."""
         market = self.market
         account = market.account(seat)
         return {
             "inventory": account.inventory,
             "cash": account.cash * market.tick_size - account.fees,
             "value": market.value(seat),
+            "score": self.score(seat),
             "trades": account.trades,
             "mid": market.last_mid,
             "step": market.step_index,

@@ -82,6 +82,10 @@ class MarketSpec:
     Seats' view: ``task`` (see `envs.tasks`: "taker" or "making") gives the defaults of
     ``actions`` (an action set of `envs.actions`: "trade", "quote" or "make"; None: the
     task's, see `action_set`) with orders of ``order_size`` shares, and of ``discretizer``;
+    ``parent_order`` (shares, negative to sell; the "execution" task): what a seat must
+    acquire by the close; its rewards and score are then measured against holding the parent
+    order from the open, so that an episode's sum is minus the implementation shortfall
+    against the opening mid. Otherwise
     rewards are changes of marked-to-market value in dollars, less ``inventory_penalty`` x
     inventory^2 (dollars per share^2 per step; the score, PnL, is not penalised), times
     ``reward_scale``; observations are the features of `envs.features` over return
@@ -108,6 +112,7 @@ class MarketSpec:
     order_size: int = 100
     reward_scale: float = 1.0
     inventory_penalty: float = 0.0
+    parent_order: int = 0
     windows: tuple[int, ...] = DEFAULT_WINDOWS
     depth_levels: int = 5
     discretizer: Discretizer | None = field(default=None, compare=False)
@@ -205,7 +210,7 @@ class MarketSpec:
     @property
     def action_space(self) -> spaces.Discrete:
         """Discrete(n) of the action set."""
-        return spaces.Discrete(make_actions(self.action_set, self.order_size).n)
+        return spaces.Discrete(make_actions(self.action_set, self.order_size, self.parent_order).n)
 
     def observation_space(self, kind: str = "features") -> spaces.Space:
         """A seat's observation space for observation ``kind`` ("features" or "tabular")."""
@@ -306,6 +311,9 @@ def _check(spec: MarketSpec) -> None:
     need(spec.actions in (None, *ACTION_SETS), "actions", f"one of {sorted(ACTION_SETS)}")
     need(spec.order_size > 0, "order_size", "> 0 shares")
     need(_positive(spec.reward_scale), "reward_scale", "a positive number")
+    executing = spec.action_set == "execute"
+    need(not executing or spec.parent_order != 0, "parent_order", "non-zero shares to execute")
+    need(abs(spec.parent_order) <= spec.position_limit, "parent_order", "within position_limit")
     penalty = spec.inventory_penalty
     need(math.isfinite(penalty) and penalty >= 0, "inventory_penalty", ">= 0 dollars per share^2")
     need(spec.depth_levels >= 1, "depth_levels", ">= 1")

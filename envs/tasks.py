@@ -10,12 +10,18 @@ tabular states, which a spec may still override.
 - ``making`` (``tradearena/MarketMaking-v0``): resting quotes at levels behind the touch, with
   skew (action set ``make``); the spread is earned, inventory is the risk. Reference:
   Avellaneda-Stoikov quotes (``avellaneda_stoikov``).
+- ``execution`` (``tradearena/Execution-v0``): acquire a parent order (``parent_order``
+  shares, negative to sell) by the close, with passive or market child orders (action set
+  ``execute``); scored against the opening mid (minus the implementation shortfall).
+  Reference: TWAP (``twap``). The Almgren-Chriss model market of `envs.execution_model`
+  is its analytic counterpart.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from envs.features import Discretizer, feature_names
 
@@ -25,8 +31,8 @@ __all__ = ["TASKS", "Task"]
 @dataclass(frozen=True)
 class Task:
     """A task: ``actions`` (an `envs.actions` set name), ``states`` (windows -> the default
-    `Discretizer`), ``reference`` (the agent id of its reference policy, "" for none) and
-    the Gymnasium id that opens it."""
+    `Discretizer`), ``reference`` (the agent id of its reference policy, "" for none), the
+    Gymnasium id that opens it and the market keywords that id adds (``keywords``)."""
 
     name: str
     gym_id: str
@@ -34,6 +40,11 @@ class Task:
     states: Callable[[Sequence[int]], Discretizer]
     reference: str
     summary: str
+    keywords: dict[str, Any] = field(default_factory=dict)
+
+    def gym_keywords(self) -> dict[str, Any]:
+        """The keywords its Gymnasium id passes to `envs.trading_env.TradingEnv`."""
+        return {"task": self.name, **self.keywords}
 
 
 def making_states(windows: Sequence[int]) -> Discretizer:
@@ -47,6 +58,17 @@ def making_states(windows: Sequence[int]) -> Discretizer:
             "imbalance": (-0.2, 0.2),
             "time_left": (0.2,),
         },
+        names=feature_names(windows),
+    )
+
+
+def execution_states(windows: Sequence[int]) -> Discretizer:
+    """72 states for an execution: the fraction of the parent order done (inventory over the
+    position limit, which an execution sets to the parent order) in 9 bins from -1 to 1,
+    time left in quarters, spread tight (< 1.5 ticks) or wide."""
+    done = (-0.875, -0.625, -0.375, -0.125, 0.125, 0.375, 0.625, 0.875)
+    return Discretizer(
+        {"inventory": done, "spread": (1.5,), "time_left": (0.25, 0.5, 0.75)},
         names=feature_names(windows),
     )
 
@@ -69,6 +91,15 @@ TASKS = {
             making_states,
             "avellaneda_stoikov",
             "resting quotes with levels and skew; earn the spread, carry the inventory risk",
+        ),
+        Task(
+            "execution",
+            "tradearena/Execution-v0",
+            "execute",
+            execution_states,
+            "twap",
+            "acquire a parent order by the close; minus the implementation shortfall",
+            {"parent_order": 1_000, "position_limit": 1_000},
         ),
     )
 }

@@ -5,7 +5,6 @@ import pickle
 
 import numpy as np
 import pytest
-import torch
 
 import agents
 
@@ -24,15 +23,7 @@ DEEP = {
     "seed": 2,
 }
 EYE = np.eye(4, dtype=np.float32)
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny networks: one intra-op thread is fastest and avoids oversubscription."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny networks
 
 
 def _make(name, **params):

@@ -14,20 +14,11 @@ import numpy as np
 import pytest
 
 import agents
-from envs.execution_model import AlmgrenChrissMarket, optimal_schedule, step_cost
+from envs.execution_model import AlmgrenChrissMarket, optimal_schedule, schedule_objective
 
 MARKET = AlmgrenChrissMarket(sigma=2.0)
 EPISODES, SEEDS = 20_000, (0, 1, 2)
 BETA = -0.125
-
-
-def objective(schedule, risk_aversion: float) -> float:
-    left, total = MARKET.shares, 0.0
-    for sold in schedule:
-        left -= sold
-        total -= step_cost(sold, left, MARKET.eta, MARKET.gamma)
-        total -= risk_aversion * MARKET.sigma**2 * left**2
-    return total
 
 
 def trained_schedule(name: str, seed: int, **params) -> tuple[list[int], agents.Agent]:
@@ -70,7 +61,10 @@ def test_risk_averse_raql_front_loads_to_the_almgren_chriss_optimum(seed):
     risk_aversion = -BETA / 2
     schedule, _ = trained_schedule("raql", seed, utility={"name": "exponential", "beta": BETA})
     _, _, best = optimal_schedule(MARKET, risk_aversion)
-    assert objective(schedule, risk_aversion) >= objective(best, risk_aversion) - 0.5
+    assert (
+        schedule_objective(MARKET, schedule, risk_aversion)
+        >= schedule_objective(MARKET, best, risk_aversion) - 0.5
+    )
     holdings = MARKET.shares - np.cumsum(schedule)
     twap_holdings = MARKET.shares - np.cumsum([2, 2, 2, 2])
     assert schedule[0] > 2 and (holdings <= twap_holdings).all()

@@ -52,3 +52,66 @@ def test_a_risk_averse_maker_holds_less_inventory_and_has_the_higher_sharpe():
     neutral_sharpe, neutral_inventory = play(maker(0.001))
     assert averse_inventory < 0.6 * neutral_inventory
     assert averse_sharpe > 1.5 * neutral_sharpe > 0
+
+
+EXECUTION = MarketSpec(
+    task="execution",
+    population="light",
+    n_steps=30,
+    parent_order=1000,
+    position_limit=1000,
+    reward_scale=0.1,
+)
+
+
+def test_twap_keeps_to_the_even_schedule():
+    """After step k of 30, within one lot of 1000 k / 30 shares done; all done at the close."""
+    market = SeatedMarket(EXECUTION, [agents.make("twap", market_spec=EXECUTION)])
+    for seed in range(3):
+        market.reset(seed)
+        for k in range(1, 31):
+            market.step()
+            done = market.market.account(0).inventory
+            assert abs(done - 1000 * k / 30) <= 100, (seed, k, done)
+        assert done == 1000
+
+
+def execution_profile(agent, sessions=30):
+    """(mean step by which half the order is done, sd of the score) over test sessions."""
+    market = SeatedMarket(EXECUTION, [agent])
+    halves, scores = [], []
+    for seed in range(10_000, 10_000 + sessions):
+        market.reset(seed)
+        half, done = None, False
+        while not done:
+            _, _, done = market.step()
+            if half is None and market.market.account(0).inventory >= 500:
+                half = market.market.step_index
+        halves.append(half)
+        scores.append(market.score(0))
+    return np.mean(halves), np.std(scores)
+
+
+def test_a_risk_averse_learner_front_loads_the_execution():
+    """Almgren-Chriss in the order book: RAQL (beta = -2 per agent unit, rewards x 0.1) gets
+    half of the parent order done far earlier than risk-neutral Q-learning, and its
+    shortfall varies less, after the same 1,000 training sessions."""
+    profiles = {}
+    for name, params in (
+        ("q_learning", {}),
+        ("raql", {"utility": {"name": "exponential", "beta": -2.0}}),
+    ):
+        agent = agents.make(
+            name,
+            observation_space=EXECUTION.observation_space("tabular"),
+            action_space=EXECUTION.action_space,
+            seed=0,
+            **params,
+        )
+        trainer = SeatedMarket(EXECUTION, [agent], learners=(0,))
+        for episode in range(1000):
+            trainer.play(episode, learn=True)
+        profiles[name] = execution_profile(agent)
+    (neutral_half, neutral_sd), (averse_half, averse_sd) = profiles["q_learning"], profiles["raql"]
+    assert averse_half < 0.5 * neutral_half
+    assert averse_sd < 0.75 * neutral_sd

@@ -15,18 +15,8 @@ from envs.execution_model import (
     AlmgrenChrissMarket,
     almgren_chriss_holdings,
     optimal_schedule,
-    step_cost,
+    schedule_objective,
 )
-
-
-def objective(market: AlmgrenChrissMarket, schedule, risk_aversion: float) -> float:
-    """Expected reward less risk_aversion * sigma^2 * holdings^2, summed over steps."""
-    left, total = market.shares, 0.0
-    for sold in schedule:
-        left -= sold
-        total -= step_cost(sold, left, market.eta, market.gamma)
-        total -= risk_aversion * market.sigma**2 * left**2
-    return total
 
 
 def test_the_env_keeps_the_gymnasium_api_and_sells_everything():
@@ -67,11 +57,11 @@ def test_the_schedule_is_the_best_of_every_schedule(risk_aversion):
     _, _, schedule = optimal_schedule(market, risk_aversion)
     trades = range(market.max_trade + 1)
     best = max(
-        objective(market, (*first, market.shares - sum(first)), risk_aversion)
+        schedule_objective(market, (*first, market.shares - sum(first)), risk_aversion)
         for first in itertools.product(trades, repeat=market.n_steps - 1)
         if sum(first) <= market.shares
     )
-    assert objective(market, schedule, risk_aversion) == pytest.approx(best)
+    assert schedule_objective(market, schedule, risk_aversion) == pytest.approx(best)
 
 
 def test_risk_neutral_is_twap_and_risk_averse_front_loads():

@@ -7,7 +7,7 @@ import gymnasium
 import pytest
 
 import envs  # noqa: F401 (registers the ids)
-from envs.actions import MakeActions
+from envs.actions import MakeActions, make_actions
 from envs.multi_agent import MarketParallelEnv
 from envs.orders import Kind
 from envs.seats import SeatedMarket
@@ -32,8 +32,8 @@ def test_a_task_gives_the_defaults_and_the_spec_may_override_them():
 def test_every_task_has_a_gymnasium_id():
     for task in TASKS.values():
         env = gymnasium.make(task.gym_id, population="light", n_steps=5)
-        assert env.unwrapped.market_spec.task == task.name
-        assert env.action_space == MarketSpec(task=task.name).action_space
+        spec = env.unwrapped.market_spec
+        assert spec.task == task.name and spec.action_set == task.actions
 
 
 def seated(action: int) -> SeatedMarket:
@@ -137,3 +137,52 @@ def test_misspelt_task_keyword_in_an_env_is_named():
 def test_the_pettingzoo_variant_takes_the_task():
     env = MarketParallelEnv(2, task="making", population="light", n_steps=5)
     assert all(env.action_space(a).n == 17 for a in env.possible_agents)
+
+
+EXECUTION = MarketSpec(
+    task="execution", population="light", n_steps=20, parent_order=1000, position_limit=1000
+)
+
+
+def test_execution_needs_a_parent_order_within_the_limit():
+    with pytest.raises(SpecError, match="^parent_order: must be non-zero"):
+        MarketSpec(task="execution")
+    with pytest.raises(SpecError, match="^parent_order: must be within position_limit"):
+        MarketSpec(task="execution", parent_order=-2000, position_limit=1000)
+    env = gymnasium.make("tradearena/Execution-v0", population="light", n_steps=5)
+    assert env.unwrapped.market_spec.parent_order == 1000 and env.action_space.n == 5
+
+
+@pytest.mark.parametrize("action", range(5))
+def test_rewards_add_up_to_minus_the_shortfall_with_its_opportunity_cost(action):
+    """Whatever the child orders, the last step sends what remains at market; the rewards
+    add up to the score: the fills valued at the opening mid, plus what is still missing
+    valued at the close's move (the opportunity cost): minus the implementation shortfall.
+    Always buying at market (2-4) or resting a lot (0) gets it all done here; waiting to the
+    last step (1) gets only what the thin book holds then."""
+    market = SeatedMarket(EXECUTION, [lambda obs: action])
+    market.reset(11)
+    total, done = 0.0, False
+    while not done:
+        _, reward, done = market.step()
+        total += reward[0]
+    account, mids = market.market.account(0), market.market.mids()
+    missing = 1000 - account.inventory
+    shortfall = -(account.cash + account.inventory * mids[0] - missing * (mids[-1] - mids[0]))
+    assert total == pytest.approx(market.score(0)) == pytest.approx(-shortfall * 0.01)
+    assert (missing == 0) == (action != 1)
+
+
+def test_a_passive_child_order_rests_at_the_others_best_bid():
+    market = SeatedMarket(EXECUTION, [lambda obs: 1])
+    market.reset(2)
+    market.step()
+    bid = market.market.book.best_bid()[0]
+    assert make_actions("execute", 100, 1000).orders(0, market.market, 0) == [
+        (Kind.QUOTE, 1, bid, 100)
+    ]
+    selling = make_actions("execute", 100, -300)
+    assert selling.orders(4, market.market, 0) == [
+        (Kind.CANCEL_ALL, 0, 0, 0),
+        (Kind.MARKET, -1, 0, 300),
+    ]

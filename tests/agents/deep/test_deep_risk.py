@@ -19,14 +19,6 @@ RISKY_CE = -2.0 * math.log(0.5 * math.exp(-0.5 * 3 * SCALE) + 0.5 * math.exp(0.5
 (safe: 0.9 * SCALE = 0.225; means 0.25 and 0.225)."""
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def _safe_or_risky(name, seed, steps=1300, **params):
     """Action 0: 0.9 always; action 1: +3 or -1 w.p. 1/2 (mean 1.0). Uniform exploration,
     one constant observation, every step terminates. The risky outcomes are dealt from

@@ -17,15 +17,6 @@ CORRECT = np.array([0, 1, 2, 1])
 action CORRECT[c], else N(0, 0.1^2). Optimal mean reward 1 (uniform contexts)."""
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny networks: one intra-op thread is fastest and avoids oversubscription."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def _bandit_mean_reward(agent, steps, seed):
     """Train ``agent`` ``steps`` steps on the contextual bandit; greedy mean reward."""
     rng = np.random.default_rng(100 + seed)

@@ -11,16 +11,6 @@ W, F = 8, 4
 SEQUENCE = ("cnn", "gru", "lstm", "transformer")
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """One intra-op thread: these networks are tiny, and on a busy machine more threads make
-    them many times slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 # ------------------------------------------------------------------------- shapes and options
 @pytest.mark.parametrize(
     ("name", "shape", "options"),
