@@ -1,7 +1,8 @@
 """Reference policies of the tasks: the textbook rule each task's learners are measured against.
 
 `AvellanedaStoikov` quotes for the market-making task (action set ``make``); `TWAP` executes
-the parent order of the execution task (action set ``execute``).
+the parent order of the execution task (action set ``execute``); `ValueAgent` trades on the
+signal of the informed task.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from envs.actions import MakeActions
 from envs.features import feature_names
 from envs.spec import MarketSpec
 
-__all__ = ["TWAP", "AvellanedaStoikov"]
+__all__ = ["TWAP", "AvellanedaStoikov", "ValueAgent"]
 
 
 class AvellanedaStoikov(Agent):
@@ -112,3 +113,28 @@ class TWAP(Agent):
         behind = self.parent * (steps_done + 1) / self.n_steps - done
         lots = min(math.ceil(behind / self.lot - 1e-9), 3)
         return 1 if lots <= 0 else 1 + lots  # 1: none; 2, 3, 4: 1, 2, 3 lots
+
+
+class ValueAgent(Agent):
+    """The value-agent rule of ABIDES: buy when the forecast of the fundamental (the feature
+    ``signal``, bp over the mid) exceeds the mid by more than ``threshold`` bp, sell when it
+    is below by more, else hold; one lot at market on the ``trade`` action set. The default
+    2 bp (about twice the half-spread of the light population) was the best of 0.5, 1, 2
+    and 4 bp over 30 sessions with ``signal_noise`` 1 tick."""
+
+    name = "value_agent"
+    description = "Buys below, sells above its forecast (reference of the informed task)"
+    observation = "features"
+    task = "informed"
+
+    def __init__(self, *, market_spec: MarketSpec, threshold: float = 2.0) -> None:
+        if not market_spec.signal or market_spec.action_set != "trade":
+            raise ValueError(f"{self.name} needs a signal and the 'trade' action set")
+        if threshold < 0:
+            raise ValueError(f"threshold must be >= 0 bp, got {threshold}")
+        self.threshold = float(threshold)
+        self.column = feature_names(market_spec.windows, signal=True).index("signal")
+
+    def act(self, obs: Any, explore: bool = True) -> int:
+        signal = float(obs[self.column])
+        return 2 if signal > self.threshold else 0 if signal < -self.threshold else 1

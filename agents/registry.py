@@ -26,6 +26,7 @@ BUILTIN = {
     "zero_intelligence": "agents.baselines:ZeroIntelligenceAgent",
     "avellaneda_stoikov": "agents.references:AvellanedaStoikov",
     "twap": "agents.references:TWAP",
+    "value_agent": "agents.references:ValueAgent",
     "q_learning": "agents.tabular.q_learning:QLearning",
     "raql": "agents.tabular.raql:RAQL",
     "averaged_q": "agents.tabular.averaged_q:AveragedQ",

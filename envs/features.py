@@ -10,7 +10,10 @@ A feature vector (float32, shape (F,)) holds, in the order of `feature_names(win
 - ``return_w`` for each window ``w``: log(mid_t / mid_{t-w}) in basis points over the market's
   mid history (one mid per decision step), clipped to [-RETURN_CAP, RETURN_CAP], 0 while fewer
   than w + 1 mids exist;
-- ``time_left``: 1 - step_index / n_steps, in [0, 1].
+- ``time_left``: 1 - step_index / n_steps, in [0, 1];
+- ``signal`` (only with ``signal``, the informed-trading task): the seat's forecast of the
+  fundamental at the close, from a noisy observation of it, over the mid, in basis points,
+  clipped to [-RETURN_CAP, RETURN_CAP] (see `envs.seats.SeatedMarket`).
 
 `features` is called every environment step, so it works on Python scalars and allocates one
 array: the result.
@@ -49,18 +52,22 @@ RETURN_CAP = 500.0
 """Largest absolute return feature, basis points."""
 
 
-def feature_names(windows: Sequence[int] = DEFAULT_WINDOWS) -> list[str]:
-    """Names of the features for return ``windows`` (distinct positive steps), in vector order."""
+def feature_names(windows: Sequence[int] = DEFAULT_WINDOWS, signal: bool = False) -> list[str]:
+    """Names of the features for return ``windows`` (distinct positive steps), in vector order
+    (``signal`` last, when asked for)."""
     if not windows or len(set(windows)) != len(windows) or any(w < 1 for w in windows):
         raise ValueError(f"windows must be distinct positive step counts, got {tuple(windows)}")
-    return ["inventory", "imbalance", "spread", *(f"return_{w}" for w in windows), "time_left"]
+    names = ["inventory", "imbalance", "spread", *(f"return_{w}" for w in windows), "time_left"]
+    return names + ["signal"] if signal else names
 
 
 FEATURE_NAMES = tuple(feature_names())
 """Feature names for `DEFAULT_WINDOWS`."""
 
 
-def feature_space(windows: Sequence[int] = DEFAULT_WINDOWS, depth_levels: int = 5) -> spaces.Box:
+def feature_space(
+    windows: Sequence[int] = DEFAULT_WINDOWS, depth_levels: int = 5, signal: bool = False
+) -> spaces.Box:
     """The Box (float32, shape (F,)) holding every `features` vector of these arguments.
 
     The bounds do not depend on ``depth_levels``; it is only checked (>= 1).
@@ -68,10 +75,9 @@ def feature_space(windows: Sequence[int] = DEFAULT_WINDOWS, depth_levels: int = 
     if depth_levels < 1:
         raise ValueError(f"depth_levels must be >= 1, got {depth_levels}")
     feature_names(windows)  # validates them
-    n = len(windows)
-    low = np.array([-1.0, -1.0, 0.0, *[-RETURN_CAP] * n, 0.0], dtype=np.float32)
-    high = np.array([1.0, 1.0, SPREAD_CAP, *[RETURN_CAP] * n, 1.0], dtype=np.float32)
-    return spaces.Box(low, high, dtype=np.float32)
+    low = [-1.0, -1.0, 0.0, *[-RETURN_CAP] * len(windows), 0.0] + [-RETURN_CAP] * signal
+    high = [1.0, 1.0, SPREAD_CAP, *[RETURN_CAP] * len(windows), 1.0] + [RETURN_CAP] * signal
+    return spaces.Box(np.array(low, np.float32), np.array(high, np.float32), dtype=np.float32)
 
 
 def features(
@@ -80,8 +86,10 @@ def features(
     *,
     windows: Sequence[int] = DEFAULT_WINDOWS,
     depth_levels: int = 5,
+    signal: float | None = None,
 ) -> np.ndarray:
-    """The feature vector of ``seat`` (see the module docstring), float32, shape (F,).
+    """The feature vector of ``seat`` (see the module docstring), float32, shape (F,); with
+    ``signal`` (bp) appended last.
 
     ``market`` needs ``book``, ``mids()`` (ndarray of positive mids, ticks), ``account(seat)``,
     ``position_limit``, ``step_index`` and ``n_steps``, as `envs.market.Market` has.
@@ -118,6 +126,8 @@ def features(
         r = 1e4 * math.log(mid / mids.item(last - w))
         out.append(-RETURN_CAP if r < -RETURN_CAP else RETURN_CAP if r > RETURN_CAP else r)
     out.append(1.0 - market.step_index / market.n_steps)
+    if signal is not None:
+        out.append(-RETURN_CAP if signal < -RETURN_CAP else min(signal, RETURN_CAP))
     return np.array(out, dtype=np.float32)
 
 

@@ -17,8 +17,12 @@ import numpy as np
 from envs.actions import make_actions
 from envs.features import features
 from envs.spec import OBSERVATIONS, MarketSpec, SpecError
+from envs.traders import ZeroIntelligence
 
 __all__ = ["Policy", "SeatedMarket", "observation_kind"]
+
+SIGNAL_KEY = 2**32 - 1
+"""Spawn-key entry of the seats' signal stream under a session's seed."""
 
 Policy = Callable[[Any], int] | Any
 """What may sit in a seat: an object with ``act(obs, explore)`` (every `agents.Agent`; a
@@ -102,6 +106,18 @@ class SeatedMarket:
         self.discretizer = spec.state_discretizer()
         self.observations: list = []
         self.taken_over = False
+        self.informant = None  # the zero-intelligence population whose fundamental signals
+        if spec.signal:
+            self.informant = next(
+                (t for t in self.market.traders if isinstance(t, ZeroIntelligence)), None
+            )
+            if self.informant is None:
+                raise SpecError(
+                    "task",
+                    f"{spec.task!r} signals the fundamental of zero-intelligence traders; the "
+                    "background has none (use population 'light' or 'rmsc04', or add some)",
+                )
+        self.signals: list[float | None] = [None] * self.n_seats
 
     @property
     def n_seats(self) -> int:
@@ -110,8 +126,27 @@ class SeatedMarket:
     def observe(self, seat: int, kind: str | None = None) -> np.ndarray | int:
         """What ``seat`` observes now, in its own kind or in ``kind``."""
         spec = self.spec
-        x = features(self.market, seat, windows=spec.windows, depth_levels=spec.depth_levels)
+        x = features(
+            self.market,
+            seat,
+            windows=spec.windows,
+            depth_levels=spec.depth_levels,
+            signal=self.signals[seat],
+        )
         return x if (kind or self.kinds[seat]) == "features" else self.discretizer(x)
+
+    def _observe_all(self) -> list:
+        """Every seat's observation now (drawing the seats' signals first, when signalled)."""
+        if self.informant is not None:
+            self.signals = [self._signal() for _ in range(self.n_seats)]
+        return [self.observe(seat) for seat in range(self.n_seats)]
+
+    def _signal(self) -> float:
+        """One noisy look at the fundamental, forecast to the close, over the mid (bp)."""
+        market, informant = self.market, self.informant
+        seen = informant.value_at(market.t) + self.signal_rng.normal(0.0, self.spec.signal_noise)
+        forecast = informant.forecast_close(seen, market.t, market.close_time)
+        return 1e4 * (forecast - market.last_mid) / market.last_mid
 
     def adversary_observation(self) -> np.ndarray | int:
         """What the take-over adversary observes now: the taken-over seat's market."""
@@ -120,9 +155,14 @@ class SeatedMarket:
     # ---------------------------------------------------------------------------- driving
     def reset(self, seed: int | np.random.SeedSequence | None) -> list:
         """Start a session; the observation of every seat."""
-        self.market.reset(seed)
+        seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+        self.market.reset(seq)
+        # the signals' own stream, beside the market's (which spawns the first children)
+        self.signal_rng = np.random.default_rng(
+            np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, SIGNAL_KEY))
+        )
         self.taken_over = False
-        self.observations = [self.observe(seat) for seat in range(self.n_seats)]
+        self.observations = self._observe_all()
         return self.observations
 
     def step(
@@ -165,7 +205,7 @@ class SeatedMarket:
         for seat, protagonist in self.opposes.items():
             rewards[seat] = -rewards[protagonist]
         done = market.done
-        self.observations = [self.observe(seat) for seat in range(self.n_seats)]
+        self.observations = self._observe_all()
         if learn:
             for i in self.learners:
                 self.policies[i].update(

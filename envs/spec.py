@@ -85,7 +85,8 @@ class MarketSpec:
     ``parent_order`` (shares, negative to sell; the "execution" task): what a seat must
     acquire by the close; its rewards and score are then measured against holding the parent
     order from the open, so that an episode's sum is minus the implementation shortfall
-    against the opening mid. Otherwise
+    against the opening mid. ``signal_noise`` (ticks; the "informed" task): the standard
+    deviation of a seat's look at the fundamental. Otherwise
     rewards are changes of marked-to-market value in dollars, less ``inventory_penalty`` x
     inventory^2 (dollars per share^2 per step; the score, PnL, is not penalised), times
     ``reward_scale``; observations are the features of `envs.features` over return
@@ -113,6 +114,7 @@ class MarketSpec:
     reward_scale: float = 1.0
     inventory_penalty: float = 0.0
     parent_order: int = 0
+    signal_noise: float = 1.0
     windows: tuple[int, ...] = DEFAULT_WINDOWS
     depth_levels: int = 5
     discretizer: Discretizer | None = field(default=None, compare=False)
@@ -208,6 +210,11 @@ class MarketSpec:
         return self.actions or TASKS[self.task].actions
 
     @property
+    def signal(self) -> bool:
+        """Whether seats observe a signal of the fundamental (the task's choice)."""
+        return TASKS[self.task].signal
+
+    @property
     def action_space(self) -> spaces.Discrete:
         """Discrete(n) of the action set."""
         return spaces.Discrete(make_actions(self.action_set, self.order_size, self.parent_order).n)
@@ -215,7 +222,7 @@ class MarketSpec:
     def observation_space(self, kind: str = "features") -> spaces.Space:
         """A seat's observation space for observation ``kind`` ("features" or "tabular")."""
         if kind == "features":
-            return feature_space(self.windows, self.depth_levels)
+            return feature_space(self.windows, self.depth_levels, self.signal)
         if kind == "tabular":
             return spaces.Discrete(self.state_discretizer().n_states)
         raise SpecError("observation", f"must be one of {list(OBSERVATIONS)}, got {kind!r}")
@@ -314,6 +321,7 @@ def _check(spec: MarketSpec) -> None:
     executing = spec.action_set == "execute"
     need(not executing or spec.parent_order != 0, "parent_order", "non-zero shares to execute")
     need(abs(spec.parent_order) <= spec.position_limit, "parent_order", "within position_limit")
+    need(_positive(spec.signal_noise), "signal_noise", "> 0 ticks")
     penalty = spec.inventory_penalty
     need(math.isfinite(penalty) and penalty >= 0, "inventory_penalty", ">= 0 dollars per share^2")
     need(spec.depth_levels >= 1, "depth_levels", ">= 1")

@@ -15,6 +15,10 @@ tabular states, which a spec may still override.
   ``execute``); scored against the opening mid (minus the implementation shortfall).
   Reference: TWAP (``twap``). The Almgren-Chriss model market of `envs.execution_model`
   is its analytic counterpart.
+- ``informed`` (``tradearena/InformedTrading-v0``): market orders (``trade``) with a noisy
+  look at the zero-intelligence traders' fundamental each step (``signal_noise`` ticks),
+  forecast to the close, as ABIDES value agents observe it (the feature ``signal``).
+  Reference: the value-agent rule (``value_agent``).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ class Task:
     reference: str
     summary: str
     keywords: dict[str, Any] = field(default_factory=dict)
+    signal: bool = False  # seats observe a signal of the fundamental
 
     def gym_keywords(self) -> dict[str, Any]:
         """The keywords its Gymnasium id passes to `envs.trading_env.TradingEnv`."""
@@ -73,6 +78,19 @@ def execution_states(windows: Sequence[int]) -> Discretizer:
     )
 
 
+def informed_states(windows: Sequence[int]) -> Discretizer:
+    """45 states for an informed trader: its signal below -3 / -1 / between / above 1 / 3 bp,
+    inventory short / flat / long, time left below one fifth / to one half / above."""
+    return Discretizer(
+        {
+            "inventory": (-1e-9, 1e-9),
+            "time_left": (0.2, 0.5),
+            "signal": (-3.0, -1.0, 1.0, 3.0),
+        },
+        names=feature_names(windows, signal=True),
+    )
+
+
 TASKS = {
     task.name: task
     for task in (
@@ -100,6 +118,15 @@ TASKS = {
             "twap",
             "acquire a parent order by the close; minus the implementation shortfall",
             {"parent_order": 1_000, "position_limit": 1_000},
+        ),
+        Task(
+            "informed",
+            "tradearena/InformedTrading-v0",
+            "trade",
+            informed_states,
+            "value_agent",
+            "market orders with a noisy signal of the fundamental; the value-agent rule",
+            signal=True,
         ),
     )
 }

@@ -322,12 +322,14 @@ def plot_command(args: argparse.Namespace) -> int:
 
 def agents_command(args: argparse.Namespace) -> int:
     import agents
+    from envs.tasks import TASKS
     from envs.trading_env import TradingEnv
 
     if args.check:
         cls = agents.resolve(args.check)
         kind = getattr(cls, "observation", "features")
-        env = TradingEnv(observation=kind, task=getattr(cls, "task", "taker"))
+        task = TASKS[getattr(cls, "task", "taker")]
+        env = TradingEnv(observation=kind, **task.gym_keywords())
         standard = {"observation_space": env.observation_space, "action_space": env.action_space}
         standard |= {"seed": 0, "market_spec": env.market_spec}
         agents.check_agent(cls, env, **{k: v for k, v in standard.items() if k in cls.takes})

@@ -71,6 +71,7 @@ class ZeroIntelligence(Trader):
         start = market.start_time
         self.time, self.agent = poisson_times(self.arrival_rate, n, start, market.close_time, rng)
         m = len(self.time)
+        self.start = start
         self.fundamental = self.fundamental_path(self.time, start, rng)
         obs = self.fundamental + rng.normal(0.0, self.obs_noise, size=m)
         horizon = market.close_time - self.time
@@ -87,6 +88,18 @@ class ZeroIntelligence(Trader):
             rng.integers(self.size[0], self.size[1] + 1, size=m),
             owners.start + self.agent,
         )
+
+    def value_at(self, t: float) -> float:
+        """The fundamental r (ticks) at time ``t`` of the session: its value at the last
+        arrival up to ``t`` (the mean before the first)."""
+        i = int(np.searchsorted(self.time, t, side="right")) - 1
+        return float(self.fundamental[i]) if i >= 0 else float(self.mean(t, self.start))
+
+    def forecast_close(self, observed: float, t: float, close: float) -> float:
+        """The value at ``close`` forecast from ``observed`` (ticks) at ``t``: the deviation
+        from the mean decays by exp(-kappa (close - t)), as the agents forecast."""
+        deviation = (observed - self.mean(t, self.start)) * np.exp(-self.kappa * (close - t))
+        return float(self.mean(close, self.start) + deviation)
 
     def mean(self, t: np.ndarray | float, start: float) -> np.ndarray | float:
         """The level r reverts to at time ``t`` (ticks), for a session from ``start``."""

@@ -7,6 +7,7 @@ import pytest
 
 import agents
 from agents.base import STANDARD_KEYWORDS, Agent, make_rng
+from envs.tasks import TASKS
 from envs.trading_env import TradingEnv
 
 TABULAR_ENV = TradingEnv(observation="tabular")
@@ -20,7 +21,7 @@ def _build(name):
         params = {"observation_space": env.observation_space, "action_space": env.action_space}
         return env, {**params, "seed": 5}
     if "market_spec" in cls.takes:  # a task's reference policy, in its task
-        env = TradingEnv(task=cls.task)
+        env = TradingEnv(**TASKS[cls.task].gym_keywords())
         return env, {"market_spec": env.market_spec}
     return FEATURE_ENV, ({"seed": 5} if cls.stochastic else {})
 

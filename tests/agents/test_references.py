@@ -115,3 +115,17 @@ def test_a_risk_averse_learner_front_loads_the_execution():
     (neutral_half, neutral_sd), (averse_half, averse_sd) = profiles["q_learning"], profiles["raql"]
     assert averse_half < 0.5 * neutral_half
     assert averse_sd < 0.75 * neutral_sd
+
+
+def value_agent_pnl(noise: float) -> float:
+    spec = MarketSpec(
+        task="informed", population="light", n_steps=60, position_limit=500, signal_noise=noise
+    )
+    market = SeatedMarket(spec, [agents.make("value_agent", market_spec=spec)])
+    return np.mean([market.play(1000 + s)[0]["pnl"] for s in range(30)])
+
+
+def test_the_value_agent_profits_from_a_sharp_signal_and_loses_on_a_blurred_one():
+    """The same 30 sessions: a 1-tick look at the fundamental earns (about $5 a session), a
+    5-tick look makes the rule trade on noise and lose (about -$24)."""
+    assert value_agent_pnl(1.0) > 0 > value_agent_pnl(5.0)

@@ -186,3 +186,31 @@ def test_a_passive_child_order_rests_at_the_others_best_bid():
         (Kind.CANCEL_ALL, 0, 0, 0),
         (Kind.MARKET, -1, 0, 300),
     ]
+
+
+INFORMED = MarketSpec(task="informed", population="light", n_steps=10, signal_noise=1e-6)
+
+
+def test_the_informed_seat_sees_the_fundamental_forecast_to_the_close():
+    """With (almost) no noise the signal is the zero-intelligence traders' fundamental now,
+    forecast to the close as they forecast it, over the mid in bp; the same seed gives the
+    same signals."""
+    market = SeatedMarket(INFORMED, ["features"])
+    assert market.observation_spaces[0].shape == (8,)
+    first = [market.reset(4)[0][-1]]
+    informant = market.informant
+    for _ in range(5):
+        observations, _, _ = market.step([1])
+        m = market.market
+        forecast = informant.forecast_close(informant.value_at(m.t), m.t, m.close_time)
+        assert observations[0][-1] == pytest.approx(
+            1e4 * (forecast - m.last_mid) / m.last_mid, abs=1e-3
+        )
+        first.append(observations[0][-1])
+    again = [market.reset(4)[0][-1]] + [market.step([1])[0][0][-1] for _ in range(5)]
+    assert first == again
+
+
+def test_an_informed_task_needs_zero_intelligence_traders():
+    with pytest.raises(SpecError, match="^task: 'informed' signals the fundamental"):
+        SeatedMarket(MarketSpec(task="informed", population="none", n_steps=5), ["features"])
