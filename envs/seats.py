@@ -217,16 +217,19 @@ class SeatedMarket:
         self, seed: int | np.random.SeedSequence | None, *, learn: bool = False
     ) -> list[dict[str, float]]:
         """One whole episode with every seat held by a policy; learners learn when ``learn``.
-        Returns per seat: reward (sum, reward units), pnl (dollars), trades, inventory
-        (shares), steps."""
+        Returns per seat: reward (sum, reward units), pnl (the `score`, dollars), trades,
+        inventory (at the end, shares), exposure (|inventory| after each step, averaged over
+        the steps, shares), steps."""
         if None in self.policies:
             raise ValueError("play needs a policy in every seat; outside seats use step()")
         self.reset(seed)
         totals = np.zeros(self.n_seats)
+        held = np.zeros(self.n_seats)
         steps, done = 0, False
         while not done:
             _, rewards, done = self.step(learn=learn)
             totals += rewards
+            held += np.abs(self.market.book.positions(0, self.n_seats))
             steps += 1
         if learn:
             for i in self.learners:
@@ -241,6 +244,7 @@ class SeatedMarket:
                     "pnl": self.score(seat),
                     "trades": account.trades,
                     "inventory": account.inventory,
+                    "exposure": float(held[seat] / steps),
                     "steps": steps,
                 }
             )

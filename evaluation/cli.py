@@ -286,6 +286,7 @@ def format_summary(summary) -> str:
             "max DD $": table["max_drawdown"].map("{:.2f}".format),
             "CVaR 5% $": table["cvar_5"].map("{:.2f}".format),
             "hit rate": table["hit_rate"].map("{:.2f}".format),
+            "|inv| sh": table["exposure"].map("{:.0f}".format),
             "seeds": table["seeds"],
         }
         if "plateaued" in table:

@@ -577,15 +577,20 @@ def _agreement(last: np.ndarray, earlier: np.ndarray, *, paired: bool, z: float)
 
 def run_summary(records: pd.DataFrame, training: dict | None = None) -> pd.DataFrame:
     """The summary table of a run's episode records: test-episode metrics per condition and
-    agent, mean over seeds with bootstrap intervals (`summary_table`), and each agent's
-    `plateau` columns (``training``: the experiment's ``[training]`` table); empty without
-    test episodes. NaN says a metric is undefined (an agent that never trades)."""
+    agent, mean over seeds with bootstrap intervals (`summary_table`), the mean ``exposure``
+    (time-averaged |inventory|, shares), and each agent's `plateau` columns (``training``:
+    the experiment's ``[training]`` table); empty without test episodes. NaN says a metric
+    is undefined (an agent that never trades)."""
     test = records[records["phase"] == "test"] if not records.empty else records
     if test.empty:
         return pd.DataFrame()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateMetricWarning)
         summary = summary_table(test, by=["condition", "agent"])
+    if "exposure" in test:  # mean over seeds of each seed's mean exposure, shares
+        by_seed = test.groupby(["condition", "agent", "seed"])["exposure"].mean()
+        exposure = by_seed.groupby(["condition", "agent"]).mean().rename("exposure")
+        summary = summary.merge(exposure.reset_index(), on=["condition", "agent"], how="left")
     curves = plateau(records, training=training)
     if curves.empty:
         return summary

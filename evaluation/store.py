@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS episodes (
     pnl REAL NOT NULL,
     trades INTEGER NOT NULL,
     inventory INTEGER NOT NULL,
+    exposure REAL NOT NULL,
     steps INTEGER NOT NULL,
     PRIMARY KEY (job_id, agent, seat, phase, condition, episode)
 );
@@ -61,6 +62,7 @@ _EPISODE_COLUMNS = {
     "pnl": "float64",
     "trades": "int64",
     "inventory": "int64",
+    "exposure": "float64",
     "steps": "int64",
 }
 
@@ -88,6 +90,7 @@ class EpisodeRecord:
     pnl: float  # change of marked-to-market value over the episode, dollars
     trades: int  # fills
     inventory: int  # final inventory, shares
+    exposure: float  # |inventory| after each step, averaged over the steps, shares
     steps: int  # decision steps
 
 
@@ -121,6 +124,13 @@ class Store:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(episodes)")}
+        missing = sorted(set(_EPISODE_COLUMNS) - {"seed"} - columns)
+        if missing:
+            raise UserError(
+                f"{self.path} was written by an older tradearena (its episodes have no "
+                f"{', '.join(missing)}): start a new run directory"
+            )
 
     def start_run(self, config_text: str, *, resume: bool) -> int:
         """Add a row to ``runs`` and return its id.
@@ -175,6 +185,7 @@ class Store:
                 float(r.pnl),
                 int(r.trades),
                 int(r.inventory),
+                float(r.exposure),
                 int(r.steps),
             )
             for r in result.records
@@ -203,7 +214,7 @@ class Store:
                 ),
             )
             self._db.executemany(
-                "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", episodes
+                "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", episodes
             )
 
     def episodes(self, *, phase: str | None = None) -> pd.DataFrame:
@@ -212,7 +223,7 @@ class Store:
         rows = self._db.execute(
             f"""
             SELECT e.job_id, j.seed, e.seat, e.agent, e.phase, e.condition, e.episode,
-                   e.reward, e.pnl, e.trades, e.inventory, e.steps
+                   e.reward, e.pnl, e.trades, e.inventory, e.exposure, e.steps
             FROM episodes AS e JOIN jobs AS j USING (job_id)
             {where}
             ORDER BY e.job_id, e.agent, e.seat, e.phase, e.condition, e.episode

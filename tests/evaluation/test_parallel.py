@@ -27,7 +27,7 @@ def fake_jobs(n: int = 6) -> list[Job]:
 
 def result_of(job: Job) -> JobResult:
     """One record whose reward is the seed, and the worker's pid as the seconds."""
-    record = EpisodeRecord(0, job.labels[0], "test", "clean", 0, float(job.seed), 0.0, 0, 0, 1)
+    record = EpisodeRecord(0, job.labels[0], "test", "clean", 0, float(job.seed), 0.0, 0, 0, 0.0, 1)
     return JobResult(job.id, job.seed, (record,), float(os.getpid()))
 
 

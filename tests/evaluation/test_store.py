@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluation.store import EpisodeRecord, JobResult, Store
+from envs.errors import UserError
+from evaluation.store import _SCHEMA, EpisodeRecord, JobResult, Store
 
 CONFIG = '[experiment]\nname = "store-test"\n'
 JOB_COUNT = 8  # jobs in the crash test
@@ -60,6 +61,7 @@ def make_result(index: int, episodes: int = 3) -> JobResult:
             pnl=-(10.0**index) / 7.0 + episode * 0.1,
             trades=index * 1000 + episode,
             inventory=(-1) ** episode * (seat + 1) * 100,
+            exposure=episode * 12.5,
             steps=390,
         )
         for seat in SEATS
@@ -109,6 +111,7 @@ def test_round_trip_is_exact_with_sensible_dtypes(store: Store) -> None:
         "pnl",
         "trades",
         "inventory",
+        "exposure",
         "steps",
     ]
     for column in ("seed", "seat", "episode", "trades", "inventory", "steps"):
@@ -127,7 +130,7 @@ def test_empty_store_gives_typed_empty_frames(store: Store) -> None:
     episodes = store.episodes()
     assert episodes.empty
     assert episodes["reward"].dtype == "float64"
-    assert episodes["steps"].dtype == "int64"
+    assert episodes["steps"].dtype == "int64" and episodes["exposure"].dtype == "float64"
     assert list(store.jobs().columns) == [
         "job_id",
         "status",
@@ -152,6 +155,7 @@ def test_empty_store_gives_typed_empty_frames(store: Store) -> None:
             pnl=st.floats(allow_nan=False),
             trades=st.integers(0, 2**62),
             inventory=st.integers(-(2**62), 2**62),
+            exposure=st.floats(min_value=0, allow_nan=False),
             steps=st.integers(0, 2**31),
         ),
         max_size=20,
@@ -307,3 +311,14 @@ def test_killed_run_resumes_to_the_same_tables(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(
         resumed_jobs.drop(columns="finished"), reference_jobs.drop(columns="finished")
     )
+
+
+def test_a_store_of_an_older_layout_is_refused_by_name(tmp_path):
+    """A results file without a column this version records: a user error naming it."""
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:
+        db.executescript(_SCHEMA.replace("    exposure REAL NOT NULL,\n", ""))
+    with pytest.raises(
+        UserError, match=r"older tradearena \(its episodes have no exposure\): start a new run"
+    ):
+        Store(path)
