@@ -59,6 +59,8 @@ _MARKET_TYPES: dict[str, type | tuple[type, ...]] = {
     "order_size": int,
     "reward_scale": (int, float),
     "inventory_penalty": (int, float),
+    "parent_order": int,
+    "signal_noise": (int, float),
     "windows": list,
     "depth_levels": int,
 }

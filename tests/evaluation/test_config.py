@@ -3,6 +3,7 @@ is a `ConfigError` naming the file, the line and the field, raised before anythi
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from envs.recording import synthetic_tape
 from envs.spec import MarketSpec
 from envs.tapes import write_lobster
 from evaluation.cli import main
-from evaluation.config import ConfigError, load_config, parse_config
+from evaluation.config import MARKET, ConfigError, load_config, parse_config
 from evaluation.experiment import plan
 from evaluation.kinds import run_job
 
@@ -349,3 +350,10 @@ def test_cli_agents_lists_every_id(capsys):
     assert [line.split()[0] for line in lines] == agents.names()
     for line, (name, text) in zip(lines, agents.describe().items()):
         assert line.startswith(name) and line.rstrip().endswith(text.rstrip())
+
+
+def test_every_market_spec_field_can_be_set_in_a_file():
+    """An experiment file's [market] table takes every `MarketSpec` field but the two that
+    hold live objects (a discretizer) or serve recording only."""
+    fields = {f.name for f in dataclasses.fields(MarketSpec)}
+    assert fields - set(MARKET) == {"discretizer", "record"}

@@ -11,7 +11,7 @@ SMOKE = {
     "seeds": 2,
     "training": {"episodes": 2},
     "testing": {"episodes": 3},
-    "market": {"n_steps": 5, "day_steps": 15},
+    "market": {"n_steps": 5, "day_steps": 15},  # execution: 1,000 shares in 5 steps
     "tournament": {"players": 2},
 }
 
@@ -32,6 +32,8 @@ def test_paper_configs_run_and_the_report_quotes_the_runs(tmp_path):
         "Experiment 2: robustness",
         "Experiment 3: empirical game",
         "Replay of a real LOBSTER day\n\nSkipped",
+        "Risk-sensitive results",
+        "Which task, and why.",
     ):
         assert heading in text
     summary = pd.read_csv(tmp_path / "runs" / "paper_sharpe" / "summary.csv")
@@ -40,6 +42,9 @@ def test_paper_configs_run_and_the_report_quotes_the_runs(tmp_path):
     robustness = pd.read_csv(tmp_path / "runs" / "paper_robustness" / "summary.csv")
     assert set(robustness["condition"]) == {"clean", "adversary", "takeover", "zi"}
     assert "| adversary |" in text and "0.5269" in text and "1.0692" in text
-    assert text.count("held** here") + text.count("did not hold** here") == 3
+    assert text.count("held** here") + text.count("did not hold** here") == 3 + 6
+    risk = pd.read_csv(tmp_path / "runs" / "paper_risk_making" / "summary.csv")
+    exposure = risk.set_index("agent")["exposure"]
+    assert f"(raql {exposure['raql']:.0f}, q_learning {exposure['q_learning']:.0f} shares)" in text
     figures = {p.name for p in (tmp_path / "docs" / "figures").iterdir()}
     assert {"sharpe_sharpe.png", "egta_dynamics.png", "egta_dynamics_pnl.png"} <= figures
