@@ -369,50 +369,59 @@ def egta_section(directory: Path, figures: Path) -> str:
     return "\n".join(text)
 
 
+def _compared(
+    frame: pd.DataFrame, statement: str, metric: str, low: str, high: str, unit: str = ""
+) -> str:
+    """A held / did not hold line for ``frame[low, metric] < frame[high, metric]``, with both
+    values (agents are the index)."""
+    a, b = frame.loc[low, metric], frame.loc[high, metric]
+    digits = 0 if metric == "exposure" else 3
+    return _held(statement, bool(a < b)) + f" ({low} {a:.{digits}f}, {high} {b:.{digits}f}{unit})"
+
+
+MAKING_CLAIMS = (
+    ("learned: RAQL's exposure below Q-learning's", "exposure", "raql", "q_learning", " shares"),
+    ("learned: RAQL's Sharpe ratio above Q-learning's", "sharpe", "q_learning", "raql"),
+    (
+        "reference rule: Avellaneda-Stoikov with risk aversion 0.1 holds less than with 0.001",
+        "exposure",
+        "as_averse",
+        "as_neutral",
+        " shares",
+    ),
+    ("reference rule: ... and has the higher Sharpe ratio", "sharpe", "as_neutral", "as_averse"),
+)
+EXECUTION_CLAIMS = (
+    (
+        "learned: RAQL front-loads (its exposure above Q-learning's)",
+        "exposure",
+        "q_learning",
+        "raql",
+        " shares",
+    ),
+    ("learned: RAQL's shortfall varies less than Q-learning's", "std_pnl", "raql", "q_learning"),
+)
+"""(statement, metric, agent expected lower, agent expected higher[, unit])."""
+
+
 def risk_section(making: Path, execution: Path, figures: Path) -> str:
     """The classic risk-sensitive results: inventory in market making, front-loading in
     optimal execution, learned and by the reference rules."""
-    _, _, made = _summary(making)
-    _, _, executed = _summary(execution)
-    made = made[made["condition"] == "clean"].set_index("agent", drop=False)
-    executed = executed[executed["condition"] == "clean"].set_index("agent", drop=False)
-
-    def less(frame: pd.DataFrame, metric: str, low: str, high: str) -> bool:
-        return bool(frame.loc[low, metric] < frame.loc[high, metric])
-
-    def pair(frame: pd.DataFrame, metric: str, a: str, b: str, digits: int = 3) -> str:
-        return f"{a} {frame.loc[a, metric]:.{digits}f}, {b} {frame.loc[b, metric]:.{digits}f}"
-
+    frames = {}
+    for name, directory in (("making", making), ("execution", execution)):
+        _, _, summary = _summary(directory)
+        frames[name] = summary[summary["condition"] == "clean"].set_index("agent", drop=False)
+    made, executed = frames["making"], frames["execution"]
     text = [
         "## Risk-sensitive results\n",
         "Not experiments of the source text: the classic results its learners should show "
-        "where risk matters. Run directories "
-        f"`{making}` and `{execution}`.\n",
+        f"where risk matters. Run directories `{making}` and `{execution}`.\n",
         "### Market making: a risk-averse maker carries less inventory\n",
         "Avellaneda and Stoikov (2008): a maker with a positive risk aversion skews its quotes "
         "against its inventory, carries less of it and earns a steadier PnL.\n",
         _metrics_table(made.sort_values("sharpe", ascending=False)),
         "",
-        _held(
-            "learned: RAQL's exposure below Q-learning's",
-            less(made, "exposure", "raql", "q_learning"),
-        )
-        + f" ({pair(made, 'exposure', 'raql', 'q_learning', 0)} shares)",
-        _held(
-            "learned: RAQL's Sharpe ratio above Q-learning's",
-            less(made, "sharpe", "q_learning", "raql"),
-        )
-        + f" ({pair(made, 'sharpe', 'raql', 'q_learning')})",
-        _held(
-            "reference rule: Avellaneda-Stoikov with risk aversion 0.1 holds less than with 0.001",
-            less(made, "exposure", "as_averse", "as_neutral"),
-        )
-        + f" ({pair(made, 'exposure', 'as_averse', 'as_neutral', 0)} shares)",
-        _held(
-            "reference rule: ... and has the higher Sharpe ratio",
-            less(made, "sharpe", "as_neutral", "as_averse"),
-        )
-        + f" ({pair(made, 'sharpe', 'as_averse', 'as_neutral')})",
+        *(_compared(made, *claim) for claim in MAKING_CLAIMS),
         "",
         _copy_figure(making, "learning_curves.png", figures, "risk_making"),
         "### Optimal execution: a risk-averse trader front-loads\n",
@@ -422,16 +431,7 @@ def risk_section(making: Path, execution: Path, figures: Path) -> str:
         "exposure the time-averaged inventory (higher: bought earlier).\n",
         _metrics_table(executed.sort_values("sharpe", ascending=False)),
         "",
-        _held(
-            "learned: RAQL front-loads (its exposure above Q-learning's)",
-            less(executed, "exposure", "q_learning", "raql"),
-        )
-        + f" ({pair(executed, 'exposure', 'raql', 'q_learning', 0)} shares)",
-        _held(
-            "learned: RAQL's shortfall varies less than Q-learning's",
-            less(executed, "std_pnl", "raql", "q_learning"),
-        )
-        + f" (sd {pair(executed, 'std_pnl', 'raql', 'q_learning', 2)} dollars)",
+        *(_compared(executed, *claim) for claim in EXECUTION_CLAIMS),
         "",
         _copy_figure(execution, "learning_curves.png", figures, "risk_execution"),
     ]
