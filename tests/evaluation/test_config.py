@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import agents
 from envs.recording import synthetic_tape
 from envs.spec import MarketSpec
 from envs.tapes import write_lobster
+from envs.tasks import TASKS
 from evaluation.cli import main
 from evaluation.config import MARKET, ConfigError, load_config, parse_config
 from evaluation.experiment import plan
@@ -357,3 +359,28 @@ def test_every_market_spec_field_can_be_set_in_a_file():
     hold live objects (a discretizer) or serve recording only."""
     fields = {f.name for f in dataclasses.fields(MarketSpec)}
     assert fields - set(MARKET) == {"discretizer", "record"}
+
+
+SHIPPED = sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_every_shipped_config_is_valid(path):
+    """Every file in configs/ loads (one replaying a LOBSTER file needs that file)."""
+    tape = tomllib.loads(path.read_text())["market"].get("tape", "synthetic")
+    if tape != "synthetic" and not (path.parent / tape).exists():
+        pytest.skip(f"{path.name} replays {tape}, not on this machine")
+    config = load_config(path)
+    assert config["agents"] and MarketSpec(**config["market"]).task in TASKS
+
+
+def test_every_task_has_a_config_with_its_reference_policy():
+    shipped = [load_config(p) for p in SHIPPED if "lobster" not in p.name]
+    for task in TASKS.values():
+        ids = [
+            {spec["id"] for spec in config["agents"]}
+            for config in shipped
+            if MarketSpec(**config["market"]).task == task.name
+        ]
+        assert ids, task.name
+        assert not task.reference or any(task.reference in found for found in ids), task.name
