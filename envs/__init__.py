@@ -4,7 +4,8 @@ Importing this package registers with Gymnasium ``tradearena/SyntheticMarket-v0`
 taker task), ``tradearena/ReplayMarket-v0`` (a replayed day),
 ``tradearena/AlmgrenChriss-v0`` (the optimal-execution model market of
 `envs.execution_model`) and one id per task of `envs.tasks.TASKS`
-(``tradearena/MarketMaking-v0``, ``tradearena/Execution-v0``).
+(``tradearena/MarketMaking-v0``, ``tradearena/Execution-v0``). ``gymnasium.make_vec`` with a
+market id gives the batched `envs.vector.MarketVectorEnv`.
 """
 
 from gymnasium.envs.registration import register, registry
@@ -14,11 +15,23 @@ from envs.tasks import TASKS
 
 __all__ = ["Fill", "OrderBook", "Side"]
 
-for _id, _entry, _kwargs in (
-    ("tradearena/SyntheticMarket-v0", "envs.trading_env:TradingEnv", {}),
-    ("tradearena/ReplayMarket-v0", "envs.trading_env:make_replay_env", {}),
-    ("tradearena/AlmgrenChriss-v0", "envs.execution_model:AlmgrenChrissMarket", {}),
-    *((t.gym_id, "envs.trading_env:TradingEnv", t.gym_keywords()) for t in TASKS.values()),
+_VECTOR = "envs.vector:MarketVectorEnv"
+for _id, _entry, _vector, _kwargs in (
+    ("tradearena/SyntheticMarket-v0", "envs.trading_env:TradingEnv", _VECTOR, {}),
+    (
+        "tradearena/ReplayMarket-v0",
+        "envs.trading_env:make_replay_env",
+        _VECTOR,
+        {"tape": "synthetic"},
+    ),
+    ("tradearena/AlmgrenChriss-v0", "envs.execution_model:AlmgrenChrissMarket", None, {}),
+    *((t.gym_id, "envs.trading_env:TradingEnv", _VECTOR, t.gym_keywords()) for t in TASKS.values()),
 ):
     if _id not in registry:
-        register(id=_id, entry_point=_entry, kwargs=_kwargs, disable_env_checker=False)
+        register(
+            id=_id,
+            entry_point=_entry,
+            vector_entry_point=_vector,
+            kwargs=_kwargs,
+            disable_env_checker=False,
+        )

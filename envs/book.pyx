@@ -27,7 +27,6 @@ import numpy as np
 
 cimport numpy as cnp
 from cython.operator cimport dereference as deref, predecrement as dec
-from libcpp.map cimport map as cmap
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
@@ -36,22 +35,6 @@ cnp.import_array()
 __all__ = [
     "Side", "Fill", "OrderBook", "LIMIT", "MARKET", "REPLACE", "CANCEL_ALL", "HANDLE", "QUOTE"
 ]
-
-ctypedef long long i64
-
-cdef enum:
-    # row kinds of `OrderBook.run` (envs.traders.base.Kind has the same values)
-    K_LIMIT = 1  # limit order; the remainder rests
-    K_MARKET = 2  # market order; nothing rests
-    K_REPLACE = 3  # cancel the owner's resting orders, then a limit order
-    K_CANCEL_ALL = 4  # cancel the owner's resting orders
-    K_HANDLE = 5  # handed to ``handlers[owner].handle(book, ref)``
-    K_QUOTE = 6  # the owner's one resting order on a side at a price (see ``OrderBook.quote``)
-    # LOBSTER message types written when recording
-    M_NEW = 1
-    M_PARTIAL_CANCEL = 2
-    M_DELETE = 3
-    M_EXECUTE = 4
 
 LIMIT, MARKET, REPLACE, CANCEL_ALL, HANDLE = K_LIMIT, K_MARKET, K_REPLACE, K_CANCEL_ALL, K_HANDLE
 QUOTE = K_QUOTE
@@ -73,25 +56,6 @@ price is in ticks (always the maker's price), qty in shares; taker_side is +1 wh
 bought."""
 
 cdef object _new_tuple = tuple.__new__
-
-
-cdef struct Order:
-    i64 price
-    i64 qty  # shares still resting; 0 once filled or cancelled
-    i64 owner
-    i64 prev  # neighbours in the level's FIFO list (0: none)
-    i64 next
-    int side
-
-
-cdef struct Level:
-    i64 volume  # shares resting at the level
-    i64 head  # oldest order id
-    i64 tail  # newest order id
-
-
-ctypedef cmap[i64, Level] Half
-ctypedef cmap[i64, Level].iterator LevelIter
 
 
 cdef inline int check_side(int side) except -1:
@@ -140,21 +104,6 @@ cdef class OrderBook:
     >>> book.cancel(oid)
     30
     """
-
-    cdef vector[Order] _orders  # index: order id; slot 0 unused
-    cdef Half _bids  # key = price
-    cdef Half _asks  # key = -price
-    cdef unordered_map[i64, vector[i64]] _owned  # owner -> ids it rested (some since gone)
-    cdef vector[i64] _position  # owner -> net shares bought through fills
-    cdef vector[i64] _cash  # owner -> ticks x shares received (sold) less paid (bought)
-    cdef vector[i64] _traded  # owner -> shares traded
-    cdef vector[i64] _fills  # owner -> fills taken part in
-    cdef public i64 volume  # shares traded
-    cdef public i64 trades  # fills
-    cdef i64 _live
-    cdef bint _record
-    cdef public double now
-    cdef public list log
 
     def __cinit__(self, bint record=False):
         self._orders.resize(1)

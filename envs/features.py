@@ -15,8 +15,8 @@ A feature vector (float32, shape (F,)) holds, in the order of `feature_names(win
   fundamental at the close, from a noisy observation of it, over the mid, in basis points,
   clipped to [-RETURN_CAP, RETURN_CAP] (see `envs.seats.SeatedMarket`).
 
-`features` is called every environment step, so it works on Python scalars and allocates one
-array: the result.
+`features` is called every environment step: it is compiled (`envs.observation`, which also
+computes every seat's features of many markets in one call).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from gymnasium import spaces
+
+from envs.observation import fill_features
 
 if TYPE_CHECKING:
     from envs.market import Market
@@ -96,39 +98,25 @@ def features(
     """
     if depth_levels < 1:
         raise ValueError(f"depth_levels must be >= 1, got {depth_levels}")
-    inventory = market.account(seat).inventory / market.position_limit
-    inventory = -1.0 if inventory < -1.0 else 1.0 if inventory > 1.0 else inventory
-
-    bids, asks = market.book.depth(depth_levels)
-    bid_volume = ask_volume = 0
-    for _, volume in bids:
-        bid_volume += volume
-    for _, volume in asks:
-        ask_volume += volume
-    total = bid_volume + ask_volume
-    imbalance = (bid_volume - ask_volume) / total if total else 0.0
-    if bids and asks:
-        spread = float(asks[0][0] - bids[0][0])
-        spread = 0.0 if spread < 0.0 else SPREAD_CAP if spread > SPREAD_CAP else spread
-    else:
-        spread = SPREAD_CAP
-
-    out = [inventory, imbalance, spread]
-    mids = market.mids()
-    last = len(mids) - 1
-    mid = mids.item(last) if last >= 0 else 0.0  # 0.0 is unused: then no window fits
-    for w in windows:
-        if w < 1:
-            raise ValueError(f"windows must be positive step counts, got {tuple(windows)}")
-        if w > last:
-            out.append(0.0)
-            continue
-        r = 1e4 * math.log(mid / mids.item(last - w))
-        out.append(-RETURN_CAP if r < -RETURN_CAP else RETURN_CAP if r > RETURN_CAP else r)
-    out.append(1.0 - market.step_index / market.n_steps)
+    if any(w < 1 for w in windows):
+        raise ValueError(f"windows must be positive step counts, got {tuple(windows)}")
+    out = np.empty(len(windows) + 4 + (signal is not None), dtype=np.float32)
+    fill_features(
+        market.book,
+        market.account(seat).inventory,
+        market.position_limit,
+        market.mids(),
+        market.step_index,
+        market.n_steps,
+        np.asarray(windows, dtype=np.int64),
+        depth_levels,
+        SPREAD_CAP,
+        RETURN_CAP,
+        out,
+    )
     if signal is not None:
-        out.append(-RETURN_CAP if signal < -RETURN_CAP else min(signal, RETURN_CAP))
-    return np.array(out, dtype=np.float32)
+        out[-1] = -RETURN_CAP if signal < -RETURN_CAP else min(signal, RETURN_CAP)
+    return out
 
 
 class Discretizer:
@@ -202,6 +190,16 @@ class Discretizer:
         state = 0
         for i, edges, radix in self._plan:
             state = state * radix + bisect_right(edges, values[i])
+        return state
+
+    def states(self, x: np.ndarray) -> np.ndarray:
+        """The state indices of feature vectors ``x``, shape (..., F) -> int64 (...); the same
+        as calling the discretizer on each vector."""
+        if x.shape[-1] != len(self.names):
+            raise ValueError(f"expected {len(self.names)} features, got {x.shape[-1]}")
+        state = np.zeros(x.shape[:-1], dtype=np.int64)
+        for i, edges, radix in self._plan:
+            state = state * radix + np.searchsorted(edges, x[..., i], side="right")
         return state
 
     def decode(self, state: int) -> dict[str, int]:

@@ -9,7 +9,8 @@ from typing import Protocol
 import numpy as np
 
 from envs.book import OrderBook
-from envs.orders import Kind, Orders, SeatOrder
+from envs.flow import Flow, advance
+from envs.orders import Orders, Program, SeatOrder
 
 __all__ = ["Account", "Background", "Market"]
 
@@ -32,14 +33,17 @@ class Account:
 
 class Background(Protocol):
     """What a market asks of a background population (`envs.traders.Trader` is one): how
-    many owner ids it needs, a reset per session, its orders per interval and the carrying
-    out of its HANDLE rows."""
+    many owner ids it needs, a reset per session, its orders per interval (or, from
+    `program`, the session's rows priced by compiled code) and the carrying out of its HANDLE
+    rows."""
 
     n_owners: int
 
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None: ...
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders: ...
+
+    def program(self) -> Program | None: ...
 
     def handle(self, book: OrderBook, ref: int) -> list: ...
 
@@ -134,6 +138,9 @@ class Market:
         for trader, owners, rng in zip(self.traders, self.trader_owners, self.trader_rngs):
             trader.reset(self, owners, rng)
             self._handlers.update(dict.fromkeys(owners, trader))
+        programs = [trader.program() for trader in self.traders]
+        compiled = self.traders and None not in programs
+        self._compiled = Flow(programs, self._handlers) if compiled else None
         if self.open_time > self.t:
             self._flow(self.t, self.open_time)
         self.t = self.open_time
@@ -156,22 +163,11 @@ class Market:
         """
         if self.done:
             raise RuntimeError("the session is over: call reset()")
-        t0, t1 = self.t, self.t + self.step_seconds
         if len(seat_orders) > self.n_seats:
             raise ValueError(f"orders for {len(seat_orders)} seats, the market has {self.n_seats}")
-        self.book.now = t0
-        if seat_orders:
-            for seat in self.rng.permutation(len(seat_orders)).tolist():
-                self._submit(seat, seat_orders[seat])
-        self._flow(t0, t1)
-        self.t = t1
-        self.step_index += 1
-        self._mids[self.step_index] = self._mark()
-        self._spreads[self.step_index] = self.spread()
-        values = [self.value(seat) for seat in range(self.n_seats)]
-        change = np.subtract(values, self._values)
-        self._values = values
-        return change
+        change = np.empty((1, self.n_seats))
+        advance([self], [list(seat_orders)], change)
+        return change[0]
 
     # ---------------------------------------------------------------------------- queries
     def mids(self) -> np.ndarray:
@@ -213,24 +209,14 @@ class Market:
             self.last_mid = mid
         return self.last_mid
 
-    def _submit(self, seat: int, orders: Sequence[SeatOrder]) -> None:
-        """Execute a seat's orders, quantities clipped to the position limit."""
-        for kind, side, price, qty in orders:
-            if kind == Kind.QUOTE:  # a quote beyond the limit still cancels the old one
-                qty = min(qty, self.capacity(seat, side))
-                placed, cancelled, _ = self.book.quote(side, price, qty, seat)
-                self.n_orders += placed
-                self.n_cancels += cancelled
-                continue
-            if kind != Kind.CANCEL_ALL:
-                qty = min(qty, self.capacity(seat, side))
-                if qty <= 0:
-                    continue
-                self.n_orders += 1
-            self.book.submit(kind, side, price, qty, seat)
-
     def _flow(self, t0: float, t1: float) -> None:
-        """Execute the background traders' orders in [t0, t1) in time order."""
+        """Execute the background traders' orders in [t0, t1) in time order: compiled when
+        every population has a `envs.traders.Trader.program`, else from their `orders`."""
+        if self._compiled is not None:
+            orders, cancels = self._compiled.run(self.book, t0, t1, self.last_mid, self.mids())
+            self.n_orders += orders
+            self.n_cancels += cancels
+            return
         batch = Orders.concat(
             [
                 trader.orders(self, t0, t1, rng)

@@ -13,7 +13,7 @@ import numpy as np
 
 import envs.book as book
 
-__all__ = ["Kind", "Orders", "SeatOrder"]
+__all__ = ["Kind", "Orders", "Program", "Rule", "SeatOrder"]
 
 
 class Kind(IntEnum):
@@ -91,3 +91,37 @@ class Orders(NamedTuple):
 
 
 _EMPTY = Orders.build(np.empty(0), Kind.LIMIT)
+
+
+class Rule(IntEnum):
+    """How the market prices a `Program`'s rows at the start of the interval they fall in."""
+
+    FIXED = 0  # as they are
+    ZERO_INTELLIGENCE = 1  # forecast + private value at the member's holdings (ZeroIntelligence)
+    MOMENTUM = 2  # side and price from the mids' moving averages and the touch (Momentum)
+    MAKER = 3  # offsets from the last mid (MarketMaker)
+
+
+class Program(NamedTuple):
+    """A background population's order rows for a whole session and the `Rule` that prices
+    them, which the compiled `envs.flow.Flow` carries out interval by interval exactly as the
+    population's ``orders`` method would.
+
+    rows: the session's rows (their prices, and for ZERO_INTELLIGENCE kinds, MOMENTUM sides,
+    are filled in at each interval); value: per row, ZERO_INTELLIGENCE the limit before the
+    private value, MAKER the offset from the best quote (ticks); member: per row, the member's
+    index into ``theta`` (ZERO_INTELLIGENCE: private values, ticks, shape (members, 2 q_max));
+    lot (shares per private-value unit), q_max; short, long (mids averaged, MOMENTUM);
+    half_spread (ticks, MAKER).
+    """
+
+    rows: Orders
+    rule: Rule = Rule.FIXED
+    value: np.ndarray | None = None
+    member: np.ndarray | None = None
+    theta: np.ndarray | None = None
+    lot: float = 1.0
+    q_max: int = 0
+    short: int = 0
+    long: int = 0
+    half_spread: float = 0.0

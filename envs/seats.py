@@ -19,7 +19,7 @@ from envs.features import features
 from envs.spec import OBSERVATIONS, MarketSpec, SpecError
 from envs.traders import ZeroIntelligence
 
-__all__ = ["Policy", "SeatedMarket", "observation_kind"]
+__all__ = ["Policy", "SeatedMarket", "observation_kind", "seat_rewards"]
 
 SIGNAL_KEY = 2**32 - 1
 """Spawn-key entry of the seats' signal stream under a session's seed."""
@@ -44,6 +44,32 @@ def _checked_kind(kind: str, who: Any) -> str:
 def _act(policy: Policy, obs: Any, explore: bool) -> int:
     act = getattr(policy, "act", None)
     return int(act(obs, explore=explore) if act is not None else policy(obs))
+
+
+def seat_rewards(
+    spec: MarketSpec,
+    change: np.ndarray,
+    mid_before: float | np.ndarray,
+    mid_after: float | np.ndarray,
+    tick_size: float,
+    inventory: np.ndarray,
+    opposes: dict[int, int],
+) -> np.ndarray:
+    """The seats' rewards from their change of value over a step (dollars, shape (..., seats),
+    changed in place): less, with a parent order, its change of value (mids in ticks, shape
+    (...) or scalars; ``tick_size`` dollars), less the inventory penalty on ``inventory``
+    (shares, like ``change``), times the reward scale; an opposing seat gets minus its
+    protagonist's."""
+    rewards = change
+    if spec.parent_order:  # against holding the parent order from the open
+        moved = np.subtract(mid_after, mid_before)
+        rewards -= spec.parent_order * np.expand_dims(moved, -1) * tick_size
+    if spec.inventory_penalty:
+        rewards -= spec.inventory_penalty * inventory.astype(float) ** 2
+    rewards *= spec.reward_scale
+    for seat, protagonist in opposes.items():
+        rewards[..., seat] = -rewards[..., protagonist]
+    return rewards
 
 
 class SeatedMarket:
@@ -195,15 +221,11 @@ class SeatedMarket:
         market = self.market
         orders = [self.actions.orders(a, market, seat) for seat, a in enumerate(executed)]
         mid = market.last_mid
-        rewards = market.step(orders)
-        if self.spec.parent_order:  # against holding the parent order from the open
-            rewards -= self.spec.parent_order * (market.last_mid - mid) * market.tick_size
-        if self.spec.inventory_penalty:
-            inventory = market.book.positions(0, self.n_seats)
-            rewards -= self.spec.inventory_penalty * inventory.astype(float) ** 2
-        rewards *= self.spec.reward_scale
-        for seat, protagonist in self.opposes.items():
-            rewards[seat] = -rewards[protagonist]
+        change = market.step(orders)
+        inventory = market.book.positions(0, self.n_seats)
+        rewards = seat_rewards(
+            self.spec, change, mid, market.last_mid, market.tick_size, inventory, self.opposes
+        )
         done = market.done
         self.observations = self._observe_all()
         if learn:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.orders import Orders
+from envs.orders import Orders, Program
 
 if TYPE_CHECKING:
     from envs.book import Fill, OrderBook
@@ -41,6 +41,12 @@ class Trader:
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
         """The orders the population sends in [t0, t1) seconds after midnight."""
         raise NotImplementedError
+
+    def program(self) -> Program | None:
+        """After `reset`: the session's rows and the rule that prices them, for the market's
+        compiled flow (`envs.flow.Flow`), which then stands in for `orders`; None (the
+        default) when the population only has `orders`."""
+        return None
 
     def handle(self, book: OrderBook, ref: int) -> list[Fill]:
         """Carry out a HANDLE row of this trader on ``book``; return its fills."""

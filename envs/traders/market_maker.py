@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.orders import Kind, Orders
+from envs.orders import Kind, Orders, Program, Rule
 from envs.traders.base import Trader, periodic_times, window
 
 if TYPE_CHECKING:
@@ -55,6 +55,11 @@ class MarketMaker(Trader):
             0,
             self.size,
             np.repeat(owners.start + agents, per_wake),
+        )
+
+    def program(self) -> Program:
+        return Program(
+            self.batch, Rule.MAKER, value=self.offset.astype(float), half_spread=self.half_spread
         )
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:

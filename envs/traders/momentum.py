@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.orders import Kind, Orders
+from envs.orders import Kind, Orders, Program, Rule
 from envs.traders.base import Trader, periodic_times, window
 
 if TYPE_CHECKING:
@@ -42,6 +42,9 @@ class Momentum(Trader):
         time, agents = periodic_times(phase, self.period, market.open_time, market.close_time)
         qty = rng.integers(self.size[0], self.size[1] + 1, size=len(time))
         self.batch = Orders.build(time, Kind.LIMIT, 0, 0, qty, owners.start + agents)
+
+    def program(self) -> Program:
+        return Program(self.batch, Rule.MOMENTUM, short=self.short, long=self.long)
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
         mids = market.mids()

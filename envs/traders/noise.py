@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.orders import Kind, Orders
+from envs.orders import Kind, Orders, Program
 from envs.traders.base import Trader, window
 
 if TYPE_CHECKING:
@@ -33,6 +33,9 @@ class Noise(Trader):
             rng.integers(self.size[0], self.size[1] + 1, size=n),
             owners.start + rng.permutation(n),
         )
+
+    def program(self) -> Program:
+        return Program(self.batch)
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
         return self.batch.take(window(self.batch.time, t0, t1))

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.orders import Kind, Orders
+from envs.orders import Kind, Orders, Program
 from envs.traders.base import Trader, window
 
 if TYPE_CHECKING:
@@ -75,6 +75,10 @@ class MarketReplay(Trader):
         for side, levels in ((1, bids), (-1, asks)):
             for price, qty in levels:
                 book.limit(side, price, qty, owner)
+
+    def program(self) -> Program:
+        n = len(self.time)
+        return Program(Orders.build(self.time, Kind.HANDLE, 0, 0, 0, self.owner, np.arange(n)))
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
         w = window(self.time, t0, t1)

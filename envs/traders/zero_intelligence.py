@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.orders import Kind, Orders
+from envs.orders import Kind, Orders, Program, Rule
 from envs.traders.base import Trader, poisson_times, window
 
 if TYPE_CHECKING:
@@ -124,6 +124,17 @@ class ZeroIntelligence(Trader):
             x = x * d + k
             path[i] = x
         return self.mean(times, start) + path
+
+    def program(self) -> Program:
+        return Program(
+            self.batch,
+            Rule.ZERO_INTELLIGENCE,
+            value=self.limit,
+            member=self.agent,
+            theta=self.theta,
+            lot=self.lot,
+            q_max=self.q_max,
+        )
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
         w = window(self.time, t0, t1)

@@ -34,7 +34,14 @@ class LoggingBook(OrderBook):
 
 class LoggingMarket(Market):
     """A market whose sessions use a `LoggingBook`: ``fills`` is every fill since reset,
-    warm-up included."""
+    warm-up included. Its populations send their rows through `orders` (no compiled flow,
+    which bypasses the book's Python `run`; `tests/envs/test_flow.py` shows both paths give
+    the same sessions)."""
+
+    def __init__(self, traders: list, **kwargs) -> None:
+        for trader in traders:
+            trader.program = lambda: None
+        super().__init__(traders, **kwargs)
 
     def new_book(self) -> OrderBook:
         return LoggingBook(record=self.record)

@@ -1,0 +1,111 @@
+"""Batched markets: agent steps per second of `MarketVectorEnv` over N sessions.
+
+Prints one JSON line per market: vector_env_steps_per_s (the rmsc04-sized population, 1-minute
+steps, random actions, whole 390-step days with their resets; the figure is the best N of 1,
+16, 256 and 1024, each N's rate in the detail) with the single `TradingEnv` measured in the
+same run and the ratio, and the resident memory per session at the end of a day; then
+vector_replay_steps_per_s, the same over one-hour windows of the real LOBSTER sample day when
+its file is beside the project (../shared/data), else of a recorded synthetic day.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from envs.trading_env import TradingEnv
+from envs.vector import MarketVectorEnv
+
+SAMPLE = (
+    Path(__file__).resolve().parents[2]
+    / "shared/data/lobster/AMZN_2012-06-21_L1/AMZN_2012-06-21_34200000_57600000_message_1.csv"
+)
+AGENT_STEPS = 100_000  # at least this many per measurement, in whole episodes
+
+
+def resident_bytes() -> int:
+    """This process's resident memory, bytes."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def vector_rate(n: int, market: dict) -> tuple[float, float]:
+    """(agent steps per second over whole episodes of ``n`` sessions, resets included; resident
+    bytes per session at the end)."""
+    before = resident_bytes()
+    env = MarketVectorEnv(n, **market)
+    rng = np.random.default_rng(0)
+    length = env.batch.markets[0].n_steps
+    episodes = max(1, -(-AGENT_STEPS // (n * length)))
+    start = time.perf_counter()
+    env.reset(seed=0)
+    for _ in range(episodes):
+        for _ in range(length):
+            env.step(rng.integers(env.single_action_space.n, size=n))
+        env.step(np.zeros(n, dtype=np.int64))  # the autoreset step: every session restarts
+    rate = episodes * length * n / (time.perf_counter() - start)
+    return rate, (resident_bytes() - before) / n
+
+
+def single_rate(market: dict) -> float:
+    """`TradingEnv` steps per second with random actions over whole episodes."""
+    env = TradingEnv(**market)
+    rng = np.random.default_rng(0)
+    steps, seed = 0, 0
+    start = time.perf_counter()
+    while steps < AGENT_STEPS // 4:
+        env.reset(seed=seed)
+        done = False
+        while not done:
+            _, _, done, _, _ = env.step(int(rng.integers(env.action_space.n)))
+            steps += 1
+        seed += 1
+    return steps / (time.perf_counter() - start)
+
+
+def report(name: str, market: dict, sizes: tuple[int, ...], **detail: object) -> None:
+    single = single_rate(market)
+    rates, memory = {}, {}
+    for n in sizes:
+        rates[n], memory[n] = vector_rate(n, market)
+    best = max(rates, key=rates.get)
+    line = {
+        "name": name,
+        "value": round(rates[best], 1),
+        "unit": "agent steps/s",
+        "best_n": best,
+        "by_n": {n: round(r, 1) for n, r in rates.items()},
+        "single_env_steps_per_s": round(single, 1),
+        "ratio_to_single": round(rates[best] / single, 2),
+        "bytes_per_session": int(memory[max(sizes)]),
+        **detail,
+    }
+    print(json.dumps(line))
+
+
+def main() -> None:
+    report(
+        "vector_env_steps_per_s",
+        {},
+        (1, 16, 256, 1024),
+        population="rmsc04",
+        step_seconds=60,
+        bar=100_000,
+        jaxmarl_hft_l40s=[21_969, 351_119],
+    )
+    tape = str(SAMPLE) if SAMPLE.exists() else "synthetic"
+    report(
+        "vector_replay_steps_per_s",
+        {"tape": tape, "n_steps": 60},
+        (1, 16, 256),
+        tape=Path(tape).name,
+        step_seconds=60,
+    )
+
+
+if __name__ == "__main__":
+    main()

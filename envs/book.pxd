@@ -1,0 +1,75 @@
+# cython: language_level=3
+"""The C declarations of `envs.book`: its row kinds, its order and level records and the
+`OrderBook` class's fields and C methods, so other compiled modules (`envs.flow`) can drive a
+book without going through Python."""
+
+from libcpp.map cimport map as cmap
+from libcpp.unordered_map cimport unordered_map
+from libcpp.vector cimport vector
+
+ctypedef long long i64
+
+cdef enum:
+    # row kinds of `OrderBook.run` (envs.orders.Kind has the same values)
+    K_LIMIT = 1  # limit order; the remainder rests
+    K_MARKET = 2  # market order; nothing rests
+    K_REPLACE = 3  # cancel the owner's resting orders, then a limit order
+    K_CANCEL_ALL = 4  # cancel the owner's resting orders
+    K_HANDLE = 5  # handed to ``handlers[owner].handle(book, ref)``
+    K_QUOTE = 6  # the owner's one resting order on a side at a price (see ``OrderBook.quote``)
+    # LOBSTER message types written when recording
+    M_NEW = 1
+    M_PARTIAL_CANCEL = 2
+    M_DELETE = 3
+    M_EXECUTE = 4
+
+cdef struct Order:
+    i64 price
+    i64 qty  # shares still resting; 0 once filled or cancelled
+    i64 owner
+    i64 prev  # neighbours in the level's FIFO list (0: none)
+    i64 next
+    int side
+
+
+cdef struct Level:
+    i64 volume  # shares resting at the level
+    i64 head  # oldest order id
+    i64 tail  # newest order id
+
+
+ctypedef cmap[i64, Level] Half
+ctypedef cmap[i64, Level].iterator LevelIter
+
+
+cdef class OrderBook:
+    cdef vector[Order] _orders  # index: order id; slot 0 unused
+    cdef Half _bids  # key = price
+    cdef Half _asks  # key = -price
+    cdef unordered_map[i64, vector[i64]] _owned  # owner -> ids it rested (some since gone)
+    cdef vector[i64] _position  # owner -> net shares bought through fills
+    cdef vector[i64] _cash  # owner -> ticks x shares received (sold) less paid (bought)
+    cdef vector[i64] _traded  # owner -> shares traded
+    cdef vector[i64] _fills  # owner -> fills taken part in
+    cdef public i64 volume  # shares traded
+    cdef public i64 trades  # fills
+    cdef i64 _live
+    cdef bint _record
+    cdef public double now
+    cdef public list log
+
+    cdef Half* _half(self, int side)
+    cdef int _row(
+        self, i64 k, i64 side, i64 price, i64 qty, i64 owner, i64 ref, dict handlers,
+        list fills, i64* counts,
+    ) except -1
+    cdef i64 _limit(self, int side, i64 price, i64 qty, i64 owner, list fills) except -1
+    cdef int _rest(self, i64 oid, int side, i64 price, i64 qty, i64 owner) except -1
+    cdef i64 _match(self, int side, i64 limit_key, i64 qty, i64 owner, list fills) except -1
+    cdef void _settle(self, i64 owner, i64 side, i64 qty, i64 price)
+    cdef i64 _cancel(self, i64 order_id, i64 qty) except -1
+    cdef int _quote(
+        self, int side, i64 price, i64 qty, i64 owner, list fills, i64* counts
+    ) except -1
+    cdef i64 _cancel_owner(self, i64 owner) except -1
+    cdef list _side_depth(self, int side, i64 levels)

@@ -1,0 +1,123 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
+# distutils: language = c++
+"""The seats' feature vectors, compiled: `envs.features.features` for one seat and
+`observe` for every seat of many markets in one call compute them with the same code.
+
+The features and their units are described in `envs.features`.
+"""
+
+import numpy as np
+
+cimport numpy as cnp
+from cython.operator cimport dereference as deref, predecrement as dec
+from libc.math cimport log
+
+from envs.book cimport Half, LevelIter, OrderBook, i64
+
+cnp.import_array()
+
+__all__ = ["fill_features", "observe"]
+
+
+def fill_features(
+    OrderBook book,
+    i64 inventory,
+    i64 position_limit,
+    const double[:] mids,
+    i64 step_index,
+    i64 n_steps,
+    const i64[::1] windows,
+    i64 depth_levels,
+    double spread_cap,
+    double return_cap,
+    float[::1] out,
+):
+    """Write the features of a seat holding ``inventory`` shares into ``out`` (shape
+    (3 + len(windows) + 1,), float32): inventory, imbalance, spread, returns, time left."""
+    _fill(book, inventory, position_limit, mids, mids.shape[0], step_index, n_steps, windows,
+          depth_levels, spread_cap, return_cap, &out[0])
+
+
+def observe(
+    list markets,
+    Py_ssize_t n_seats,
+    const i64[::1] windows,
+    i64 depth_levels,
+    double spread_cap,
+    double return_cap,
+    float[:, :, ::1] out,
+):
+    """Write every seat's features in each of ``markets`` (`envs.market.Market`, opened) into
+    ``out[i, seat]`` (shape (len(markets), n_seats, F), float32)."""
+    cdef Py_ssize_t i, seat
+    cdef OrderBook book
+    cdef double[::1] mids
+    cdef i64 k, position
+    for i in range(len(markets)):
+        market = markets[i]
+        book = market.book
+        mids = market._mids
+        k = market.step_index
+        for seat in range(n_seats):
+            position = book._position[seat] if seat < <i64>book._position.size() else 0
+            _fill(book, position, market.position_limit, mids, k + 1, k, market.n_steps,
+                  windows, depth_levels, spread_cap, return_cap, &out[i, seat, 0])
+
+
+cdef void _fill(
+    OrderBook book,
+    i64 inventory,
+    i64 position_limit,
+    const double[:] mids,
+    Py_ssize_t n_mids,
+    i64 step_index,
+    i64 n_steps,
+    const i64[::1] windows,
+    i64 depth_levels,
+    double spread_cap,
+    double return_cap,
+    float* out,
+):
+    cdef double x = <double>inventory / <double>position_limit
+    out[0] = <float>(-1.0 if x < -1.0 else 1.0 if x > 1.0 else x)
+    cdef i64 bid_volume = _volume(&book._bids, depth_levels)
+    cdef i64 ask_volume = _volume(&book._asks, depth_levels)
+    cdef i64 total = bid_volume + ask_volume
+    out[1] = <float>(<double>(bid_volume - ask_volume) / <double>total if total else 0.0)
+    cdef LevelIter bid, ask
+    if book._bids.empty() or book._asks.empty():
+        x = spread_cap
+    else:
+        bid = book._bids.end()
+        ask = book._asks.end()
+        dec(bid)
+        dec(ask)
+        x = <double>(-deref(ask).first - deref(bid).first)
+        x = 0.0 if x < 0.0 else spread_cap if x > spread_cap else x
+    out[2] = <float>x
+    cdef Py_ssize_t j, last = n_mids - 1
+    cdef i64 w
+    for j in range(windows.shape[0]):
+        w = windows[j]
+        if w > last:
+            out[3 + j] = 0.0
+            continue
+        x = 1e4 * log(mids[last] / mids[last - w])
+        out[3 + j] = <float>(-return_cap if x < -return_cap else return_cap if x > return_cap else x)
+    out[3 + windows.shape[0]] = <float>(1.0 - <double>step_index / <double>n_steps)
+
+
+cdef inline i64 _volume(Half* half, i64 levels):
+    """Shares resting at the best ``levels`` levels of one side."""
+    cdef i64 total = 0
+    if half.empty():
+        return 0
+    cdef LevelIter it = half.end()
+    cdef LevelIter first = half.begin()
+    while levels > 0:
+        dec(it)
+        total += deref(it).second.volume
+        levels -= 1
+        if it == first:
+            break
+    return total

@@ -1,0 +1,94 @@
+"""The compiled background flow (`envs.flow.Flow`) gives the same sessions, to the bit, as the
+populations' own `orders` methods (the market's Python path)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from envs.market import Market
+from envs.orders import Kind, Orders
+from envs.recording import synthetic_tape
+from envs.traders import MarketReplay, ZeroIntelligence, light, rmsc04
+from envs.traders.base import Trader
+
+
+def session(traders: list[Trader], seed: int, n_steps: int, **market: object) -> dict:
+    """A session with two seats trading at random; everything the market and the book show."""
+    m = Market(traders, n_seats=2, n_steps=n_steps, **market)
+    m.reset(seed)
+    rng = np.random.default_rng(seed)
+    compiled = m._compiled is not None
+    while not m.done:
+        orders = [
+            [(int(Kind.MARKET), int(rng.choice([-1, 1])), 0, 100)],
+            [(int(Kind.QUOTE), 1, int(m.last_mid) - int(rng.integers(1, 4)), 50)],
+        ]
+        m.step(orders)
+    owners = m.trader_owners[-1].stop
+    return {
+        "compiled": compiled,
+        "mids": m.mids().tolist(),
+        "spreads": m.spreads().tolist(),
+        "summary": m.summary(),
+        "accounts": [m.book.account(o) for o in range(owners)],
+        "depth": m.book.depth(50),
+    }
+
+
+@pytest.fixture
+def uncompiled(monkeypatch: pytest.MonkeyPatch):
+    """Every population without a program: the market asks their `orders` each interval."""
+
+    def patch() -> None:
+        for cls in (*Trader.__subclasses__(),):
+            monkeypatch.setattr(cls, "program", Trader.program)
+
+    return patch
+
+
+@pytest.mark.parametrize(
+    ("population", "seed"),
+    [(rmsc04, 0), (rmsc04, 1), (light, 2), (light, 3)],
+)
+def test_compiled_flow_equals_orders(population, seed, uncompiled):
+    compiled = session(population(), seed, 120)
+    uncompiled()
+    plain = session(population(), seed, 120)
+    assert compiled.pop("compiled") and not plain.pop("compiled")
+    assert compiled == plain
+    assert compiled["summary"]["fills"] > 500  # the flow traded: the comparison has teeth
+
+
+def test_compiled_flow_equals_orders_with_drift_windows_and_extra_zi(uncompiled):
+    def traders() -> list[Trader]:
+        return [*light(), ZeroIntelligence(30, drift=1e-3, q_max=2, arrival_rate=1 / 30)]
+
+    kwargs = {"day_steps": 200, "warmup_seconds": 600.0}
+    compiled = session(traders(), 5, 60, **kwargs)
+    uncompiled()
+    plain = session(traders(), 5, 60, **kwargs)
+    assert compiled.pop("compiled") and not plain.pop("compiled")
+    assert compiled == plain
+
+
+def test_compiled_flow_equals_orders_on_a_replay(uncompiled):
+    tape = synthetic_tape(1, traders=light(), n_steps=60)
+    compiled = session([MarketReplay(tape)], 0, 50)
+    uncompiled()
+    plain = session([MarketReplay(tape)], 0, 50)
+    assert compiled.pop("compiled") and not plain.pop("compiled")
+    assert compiled == plain
+
+
+def test_a_population_without_a_program_keeps_the_python_path():
+    class Quiet(Trader):
+        def orders(self, market, t0, t1, rng):
+            return Orders.empty()
+
+    market = Market([Quiet(), *light()], n_seats=0, n_steps=5)
+    market.reset(0)
+    assert market._compiled is None
+    while not market.done:
+        market.step()
+    assert market.summary()["orders"] > 0

@@ -1,0 +1,109 @@
+"""Batched markets: each session of `MarketVectorEnv` / `BatchedMarket` plays exactly as the
+single environment with its seed, step by step, autoresets included."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+import envs  # noqa: F401  (registers the ids)
+from envs.seats import SeatedMarket
+from envs.spec import MarketSpec, SpecError
+from envs.trading_env import TradingEnv
+from envs.vector import BatchedMarket, MarketVectorEnv
+
+LIGHT = {"population": "light", "n_steps": 12}
+TASKS = [
+    pytest.param({"n_steps": 8}, id="taker-rmsc04"),
+    pytest.param({**LIGHT, "task": "making", "inventory_penalty": 1e-5}, id="making"),
+    pytest.param({**LIGHT, "observation": "tabular"}, id="tabular"),
+    pytest.param({**LIGHT, "task": "informed"}, id="informed"),
+    pytest.param(
+        {**LIGHT, "task": "execution", "parent_order": 500, "position_limit": 500},
+        id="execution",
+    ),
+    pytest.param({"tape": "synthetic", "n_steps": 10, "day_steps": 60}, id="replay"),
+]
+
+
+@pytest.mark.parametrize("keywords", TASKS)
+def test_sessions_equal_single_envs_step_by_step(keywords):
+    n = 3
+    vector = MarketVectorEnv(n, **keywords)
+    singles = [TradingEnv(**keywords) for _ in range(n)]
+    obs, _ = vector.reset(seed=11)
+    assert np.array_equal(obs, [env.reset(seed=11 + i)[0] for i, env in enumerate(singles)])
+    rng = np.random.default_rng(0)
+    restart = [False] * n
+    episode_steps = singles[0].market.n_steps
+    rewarded = 0
+    for _ in range(2 * episode_steps + 3):  # two episodes and the start of a third
+        actions = rng.integers(vector.single_action_space.n, size=n)
+        obs, rewards, terminated, truncated, _ = vector.step(actions)
+        assert not truncated.any()
+        for i, env in enumerate(singles):
+            if restart[i]:  # NEXT_STEP autoreset: the action is ignored
+                expected, reward, ended = env.reset()[0], 0.0, False
+            else:
+                expected, reward, ended, _, _ = env.step(int(actions[i]))
+            assert np.array_equal(obs[i], expected)
+            assert rewards[i] == reward and terminated[i] == ended
+            rewarded += reward != 0.0
+            restart[i] = ended
+    assert rewarded > 0  # the sessions traded: the comparison has teeth
+
+
+def test_make_vec_gives_the_batched_env_for_every_market_id():
+    for gym_id in ("tradearena/SyntheticMarket-v0", "tradearena/MarketMaking-v0"):
+        vector = gym.make_vec(gym_id, num_envs=4, population="light", n_steps=5)
+        assert isinstance(vector.unwrapped, MarketVectorEnv)
+        obs, _ = vector.reset(seed=0)
+        assert obs.shape == (4, *vector.single_observation_space.shape)
+        assert vector.observation_space.contains(obs)
+
+
+def test_same_step_autoreset_returns_the_final_observation():
+    keywords = {**LIGHT, "n_steps": 3}
+    vector = MarketVectorEnv(2, autoreset_mode=AutoresetMode.SAME_STEP, **keywords)
+    single = TradingEnv(**keywords)
+    vector.reset(seed=5)
+    single.reset(seed=5)
+    for _ in range(3):
+        obs, _, terminated, _, infos = vector.step(np.array([2, 2]))
+        final, _, ended, _, _ = single.step(2)
+    assert ended and terminated.all()
+    assert np.array_equal(infos["final_obs"][0], final) and infos["_final_obs"].all()
+    assert np.array_equal(obs[0], single.reset()[0])  # the next session, in the same step
+
+
+def test_several_seats_per_session_equal_the_episode_driver():
+    spec = MarketSpec(population="light", n_steps=10, task="making")
+    batch = BatchedMarket(spec, 2, ("features", "features"))
+    driver = SeatedMarket(spec, ("features", "features"))
+    obs = batch.reset([3, 4])
+    assert np.array_equal(obs[0], driver.reset(3))
+    rng = np.random.default_rng(1)
+    done = False
+    while not done:
+        actions = rng.integers(spec.action_space.n, size=(2, 2))
+        obs, rewards, finished = batch.step(actions)
+        expected, expected_rewards, done = driver.step(actions[0].tolist())
+        assert np.array_equal(obs[0], expected) and np.array_equal(rewards[0], expected_rewards)
+        assert finished[0] == done
+    assert batch.done.all()
+    assert np.array_equal(batch.step(np.zeros((2, 2), int))[1], np.zeros((2, 2)))
+
+
+def test_bad_batches_are_refused():
+    with pytest.raises(ValueError, match="n_sessions"):
+        BatchedMarket(MarketSpec(), 0)
+    with pytest.raises(ValueError, match="one observation kind"):
+        BatchedMarket(MarketSpec(population="light"), 1, ("features", "tabular"))
+    vector = MarketVectorEnv(2, **LIGHT)
+    vector.reset(seed=0)
+    with pytest.raises(ValueError, match="not in"):
+        vector.step(np.array([0, 7]))
+    with pytest.raises(SpecError, match="MarketVectorEnv takes no market keyword 'n_step'"):
+        MarketVectorEnv(2, n_step=3)
