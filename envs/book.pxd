@@ -3,6 +3,7 @@
 `OrderBook` class's fields and C methods, so other compiled modules (`envs.flow`) can drive a
 book without going through Python."""
 
+from cython.operator cimport dereference as deref, predecrement as dec
 from libcpp.map cimport map as cmap
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
@@ -40,6 +41,14 @@ cdef struct Level:
 
 ctypedef cmap[i64, Level] Half
 ctypedef cmap[i64, Level].iterator LevelIter
+
+
+cdef inline i64 best_key(Half* half) noexcept:
+    """The largest key of a side that is not empty: the best bid's price (bids), or minus the
+    best ask's (asks)."""
+    cdef LevelIter it = half.end()
+    dec(it)
+    return deref(it).first
 
 
 cdef class OrderBook:

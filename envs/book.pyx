@@ -470,11 +470,7 @@ cdef class OrderBook:
         """Mid price in ticks, or None unless both sides are present."""
         if self._bids.empty() or self._asks.empty():
             return None
-        cdef LevelIter bid = self._bids.end()
-        cdef LevelIter ask = self._asks.end()
-        dec(bid)
-        dec(ask)
-        return (deref(bid).first - deref(ask).first) / 2
+        return (best_key(&self._bids) - best_key(&self._asks)) / 2
 
     def depth(self, int levels=10):
         """The best ``levels`` levels of each side: (bids, asks), each a list of (price, volume)

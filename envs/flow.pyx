@@ -17,11 +17,10 @@ price, carry out), with the same arithmetic, so both give the same session to th
 import numpy as np
 
 cimport numpy as cnp
-from cython.operator cimport dereference as deref, predecrement as dec
 from libc.math cimport NAN, ceil, floor, rint
 
 from envs.book cimport (
-    K_CANCEL_ALL, K_QUOTE, K_REPLACE, Half, LevelIter, OrderBook, i64,
+    K_CANCEL_ALL, K_QUOTE, K_REPLACE, OrderBook, best_key, i64,
 )
 
 cnp.import_array()
@@ -113,22 +112,14 @@ cdef inline i64 _position(OrderBook book, i64 owner):
 
 cdef inline double _mid(OrderBook book):
     """The mid (ticks) of a book with both sides."""
-    cdef LevelIter bid = book._bids.end()
-    cdef LevelIter ask = book._asks.end()
-    dec(bid)
-    dec(ask)
-    return (deref(bid).first - deref(ask).first) / 2.0
+    return (best_key(&book._bids) - best_key(&book._asks)) / 2.0
 
 
 cdef inline double _spread(OrderBook book):
     """Best ask - best bid, ticks; NaN while a side is empty."""
     if book._bids.empty() or book._asks.empty():
         return NAN
-    cdef LevelIter bid = book._bids.end()
-    cdef LevelIter ask = book._asks.end()
-    dec(bid)
-    dec(ask)
-    return <double>(-deref(ask).first - deref(bid).first)
+    return <double>(-best_key(&book._asks) - best_key(&book._bids))
 
 
 cdef inline double _value(OrderBook book, i64 seat, double mid, double tick, double fee):
@@ -176,8 +167,9 @@ cdef class Flow:
         self.lot = np.array([p.lot for p in programs], np.float64)
         self.half_spread = np.array([p.half_spread for p in programs], np.float64)
         thetas = [np.empty(0) if p.theta is None else np.ravel(p.theta) for p in programs]
-        self.theta_start = np.cumsum([0] + [len(t) for t in thetas], dtype=np.int64)[:-1].copy()
-        self.theta = _joined(thetas, [len(t) for t in thetas], np.float64)
+        lengths = [len(t) for t in thetas]
+        self.theta_start = np.array([sum(lengths[:p]) for p in range(len(lengths))], np.int64)
+        self.theta = _joined(thetas, lengths, np.float64)
         self.decision = np.zeros(len(programs), np.int64)
         self.handlers, self.programs = handlers, programs
         self.cursor = 0
@@ -228,16 +220,11 @@ cdef class Flow:
         cdef i64 p, holdings, units, index, width, best_bid = 0, best_ask = 0
         cdef int r
         cdef bint quoted = not book._bids.empty() and not book._asks.empty()
-        cdef LevelIter it
         cdef double level
         cdef i64[::1] decision = self.decision
         if quoted and hi > lo:
-            it = book._bids.end()
-            dec(it)
-            best_bid = deref(it).first
-            it = book._asks.end()
-            dec(it)
-            best_ask = -deref(it).first
+            best_bid = best_key(&book._bids)
+            best_ask = -best_key(&book._asks)
         for p in range(self.rule.shape[0] if hi > lo else 0):
             decision[p] = 0
             if self.rule[p] == MOMENTUM and quoted and n_mids >= self.long[p]:

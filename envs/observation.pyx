@@ -12,7 +12,7 @@ cimport numpy as cnp
 from cython.operator cimport dereference as deref, predecrement as dec
 from libc.math cimport log
 
-from envs.book cimport Half, LevelIter, OrderBook, i64
+from envs.book cimport Half, LevelIter, OrderBook, best_key, i64
 
 cnp.import_array()
 
@@ -84,15 +84,10 @@ cdef void _fill(
     cdef i64 ask_volume = _volume(&book._asks, depth_levels)
     cdef i64 total = bid_volume + ask_volume
     out[1] = <float>(<double>(bid_volume - ask_volume) / <double>total if total else 0.0)
-    cdef LevelIter bid, ask
     if book._bids.empty() or book._asks.empty():
         x = spread_cap
     else:
-        bid = book._bids.end()
-        ask = book._asks.end()
-        dec(bid)
-        dec(ask)
-        x = <double>(-deref(ask).first - deref(bid).first)
+        x = <double>(-best_key(&book._asks) - best_key(&book._bids))
         x = 0.0 if x < 0.0 else spread_cap if x > spread_cap else x
     out[2] = <float>x
     cdef Py_ssize_t j, last = n_mids - 1
