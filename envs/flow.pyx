@@ -25,7 +25,7 @@ from envs.book cimport (
 
 cnp.import_array()
 
-__all__ = ["Flow", "advance"]
+__all__ = ["Flow", "advance", "linear_recursion"]
 
 cdef enum:
     # envs.orders.Rule
@@ -261,6 +261,19 @@ cdef inline double _mean(const double[:] mids, Py_ssize_t n, i64 last):
     for i in range(n - last, n):
         total += mids[i]
     return total / last
+
+
+def linear_recursion(const double[::1] decay, const double[::1] kicks):
+    """x_i = x_{i-1} decay_i + kicks_i from x_{-1} = 0, shape (n,): an Ornstein-Uhlenbeck path
+    sampled at uneven times (`envs.traders.ZeroIntelligence.fundamental_path`)."""
+    out = np.empty(kicks.shape[0])
+    cdef double[::1] path = out
+    cdef double x = 0.0
+    cdef Py_ssize_t i
+    for i in range(kicks.shape[0]):
+        x = x * decay[i] + kicks[i]
+        path[i] = x
+    return out
 
 
 def _restore(programs, handlers, cursor):

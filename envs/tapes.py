@@ -24,6 +24,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from decimal import Decimal
 from enum import IntEnum
 from typing import NoReturn
@@ -129,6 +130,19 @@ class Tape:
 
     def __len__(self) -> int:
         return len(self.messages)
+
+    @cached_property
+    def rows(self) -> list[tuple[int, int, int, int, int]]:
+        """The messages as Python tuples (type, order id, size, price ticks, direction), made
+        once per tape and shared by every replay of it."""
+        m = self.messages
+        columns = ("type", "order_id", "size", "price", "direction")
+        return list(zip(*(m[c].tolist() for c in columns)))
+
+    @cached_property
+    def book_rows(self) -> list[list[int]] | None:
+        """The orderbook rows as Python lists (None without them), made once per tape."""
+        return None if self.book is None else self.book.tolist()
 
     def initial_book(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """(bids, asks) as lists of (price ticks, shares), best first: the book before the first

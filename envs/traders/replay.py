@@ -49,18 +49,9 @@ class MarketReplay(Trader):
         if reconcile is None:  # needed where the messages cannot explain the book's levels
             reconcile = tape.book is not None and not tape.complete
         self.reconcile = reconcile
-        messages = tape.messages
-        self.time = messages["time"]
-        self._rows = list(
-            zip(
-                messages["type"].tolist(),
-                messages["order_id"].tolist(),
-                messages["size"].tolist(),
-                messages["price"].tolist(),
-                messages["direction"].tolist(),
-            )
-        )
-        self._book_rows = tape.book.tolist() if self.reconcile else None
+        self.time = tape.messages["time"]
+        self._rows = tape.rows
+        self._book_rows = tape.book_rows if self.reconcile else None
 
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)

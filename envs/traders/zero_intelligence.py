@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from envs.flow import linear_recursion
 from envs.orders import Kind, Orders, Program, Rule
 from envs.traders.base import Trader, poisson_times, window
 
@@ -118,12 +119,7 @@ class ZeroIntelligence(Trader):
         for i in np.flatnonzero(shocks):
             sizes = rng.normal(self.shock_mean, self.shock_std, size=shocks[i])
             kicks[i] += float(np.sum(rng.choice((-1.0, 1.0), size=shocks[i]) * sizes))
-        path = np.empty(len(times))
-        x = 0.0  # r - mean
-        for i, (d, k) in enumerate(zip(decay.tolist(), kicks.tolist())):
-            x = x * d + k
-            path[i] = x
-        return self.mean(times, start) + path
+        return self.mean(times, start) + linear_recursion(decay, kicks)  # r - mean, from 0
 
     def program(self) -> Program:
         return Program(
