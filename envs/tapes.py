@@ -24,9 +24,9 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from decimal import Decimal
 from enum import IntEnum
+from functools import cached_property
 from typing import NoReturn
 
 import numpy as np
