@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -107,6 +107,28 @@ class Agent(ABC):
         truncated: bool,
     ) -> None:
         """Learn from one transition (reward in environment units). No-op by default."""
+
+    def act_batch(self, obs: Sequence[Any], explore: bool = True) -> np.ndarray:
+        """The actions at observations ``obs`` (one per session of a batched market, shape
+        (N, ...)), int64 (N,): `act` on each in order, unless a subclass does it at once."""
+        return np.fromiter((self.act(o, explore) for o in obs), dtype=np.int64, count=len(obs))
+
+    def update_batch(
+        self,
+        obs: Sequence[Any],
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        next_obs: Sequence[Any],
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+    ) -> None:
+        """Learn from N transitions (arrays of length N), in order: `update` on each, unless a
+        subclass does it at once with the same result."""
+        if type(self).update is Agent.update:
+            return
+        columns = (actions.tolist(), rewards.tolist(), terminated.tolist(), truncated.tolist())
+        for o, (a, r, term, trunc), o2 in zip(obs, zip(*columns), next_obs):
+            self.update(o, a, r, o2, term, trunc)
 
     def end_episode(self) -> None:  # noqa: B027 (deliberate no-op default)
         """Called after the last transition of an episode. No-op by default."""

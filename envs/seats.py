@@ -106,6 +106,7 @@ class SeatedMarket:
         n_seats = len(seats)
         self.spec = spec
         self.market = spec.market(n_seats, extra_zi=extra_zi)
+        self.extra_zi = extra_zi
         self.policies = [None if isinstance(s, str) else s for s in seats]
         self.kinds = [
             _checked_kind(s, f"seat {i}") if isinstance(s, str) else observation_kind(s)
@@ -256,17 +257,23 @@ class SeatedMarket:
         if learn:
             for i in self.learners:
                 self.policies[i].end_episode()
-        market = self.market
+        return self.results(totals, held / steps, steps)
+
+    def results(
+        self, totals: np.ndarray, exposure: np.ndarray, steps: int
+    ) -> list[dict[str, float]]:
+        """What `play` returns for the episode just played, from each seat's summed rewards
+        and time-averaged |inventory| (shape (n_seats,))."""
         out = []
         for seat in range(self.n_seats):
-            account = market.account(seat)
+            account = self.market.account(seat)
             out.append(
                 {
                     "reward": float(totals[seat]),
                     "pnl": self.score(seat),
                     "trades": account.trades,
                     "inventory": account.inventory,
-                    "exposure": float(held[seat] / steps),
+                    "exposure": float(exposure[seat]),
                     "steps": steps,
                 }
             )

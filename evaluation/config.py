@@ -100,6 +100,7 @@ TOP = {
             "episodes": Field(int, 10, non_negative, ">= 0"),
             "evaluate_every": Field(int, 0, non_negative, ">= 0 episodes (0: never)"),
             "evaluate_episodes": Field(int, 10, positive, "> 0"),
+            "sessions": Field(int, 1, positive, "> 0 sessions played at once"),
         },
     ),
     "testing": Field(dict, {"episodes": Field(int, 5, positive, "> 0")}),

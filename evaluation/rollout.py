@@ -18,6 +18,7 @@ import agents
 from agents.base import Agent
 from envs.seats import SeatedMarket, observation_kind
 from envs.spec import MarketSpec
+from envs.vector import BatchedMarket
 from evaluation.store import EpisodeRecord
 
 __all__ = [
@@ -96,37 +97,52 @@ def episodes(
     after every E-th training episode, ``evaluate_episodes`` greedy episodes, the same
     sessions at every checkpoint (so that checkpoints differ by the learning alone), recorded
     as phase "eval" with episode ``checkpoint * evaluate_episodes + i``; checkpoint c
-    follows ``c * E`` training episodes."""
+    follows ``c * E`` training episodes.
+
+    With ``[training] sessions`` = N > 1, up to N episodes are played at once in a batched
+    market (`envs.vector.BatchedMarket`; not under a take-over adversary): each episode keeps
+    its seed, and a greedy phase gives the same records as one by one (for agents whose
+    greedy actions draw no random numbers), but a learner meets the N sessions' transitions
+    step by step, in session order, rather than one whole episode after another."""
     training = config["training"]
     n = training["episodes"] if phase == TRAIN else config["testing"]["episodes"]
     every = training.get("evaluate_every", 0) if phase == TRAIN else 0
     name = "train" if phase == TRAIN else "test"
+    sessions = training.get("sessions", 1)
+    batch = BatchedMarket.like(table, sessions) if sessions > 1 else None
 
-    def play(seed: np.random.SeedSequence, phase: str, episode: int, learn: bool) -> None:
-        result = table.play(seed, learn=learn)
-        records.extend(
-            EpisodeRecord(seat, labels[seat], phase, condition_name, episode, **result[seat])
-            for seat in recorded
-        )
+    def play(seeds: list[np.random.SeedSequence], phase: str, first: int, learn: bool) -> None:
+        """Episodes first, first + 1, ... from ``seeds``, N at a time."""
+        for start in range(0, len(seeds), sessions):
+            chunk = seeds[start : start + sessions]
+            if batch is None:
+                results = [table.play(seed, learn=learn) for seed in chunk]
+            else:
+                results = batch.play(chunk, learn=learn)
+            records.extend(
+                EpisodeRecord(
+                    seat, labels[seat], phase, condition_name, first + start + i, **result[seat]
+                )
+                for i, result in enumerate(results)
+                for seat in recorded
+            )
 
     def evaluate(checkpoint: int) -> None:
         size = training["evaluate_episodes"]
-        for i in range(size):
-            seed = seed_sequence(config, job.seed, EVALUATE, condition, i)
-            play(seed, "eval", checkpoint * size + i, learn=False)
+        seeds = [seed_sequence(config, job.seed, EVALUATE, condition, i) for i in range(size)]
+        play(seeds, "eval", checkpoint * size, learn=False)
 
     records: list[EpisodeRecord] = []
     if every:
         evaluate(0)
-    for episode in range(n):
-        play(
-            seed_sequence(config, job.seed, phase, condition, episode),
-            name,
-            episode,
-            phase == TRAIN,
-        )
-        if every and (episode + 1) % every == 0:
-            evaluate((episode + 1) // every)
+    done = 0
+    while done < n:
+        stop = min(n, (done // every + 1) * every) if every else n
+        seeds = [seed_sequence(config, job.seed, phase, condition, e) for e in range(done, stop)]
+        play(seeds, name, done, phase == TRAIN)
+        done = stop
+        if every and done % every == 0:
+            evaluate(done // every)
     return records
 
 

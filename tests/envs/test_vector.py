@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
+import agents
 import envs  # noqa: F401  (registers the ids)
 from envs.seats import SeatedMarket
 from envs.spec import MarketSpec, SpecError
@@ -80,30 +81,72 @@ def test_same_step_autoreset_returns_the_final_observation():
 
 def test_several_seats_per_session_equal_the_episode_driver():
     spec = MarketSpec(population="light", n_steps=10, task="making")
-    batch = BatchedMarket(spec, 2, ("features", "features"))
-    driver = SeatedMarket(spec, ("features", "features"))
+    seats = ("features", "tabular")
+    batch = BatchedMarket(spec, 2, seats)
+    driver = SeatedMarket(spec, seats)
     obs = batch.reset([3, 4])
-    assert np.array_equal(obs[0], driver.reset(3))
+    assert [o[0].tolist() for o in obs] == [np.asarray(o).tolist() for o in driver.reset(3)]
     rng = np.random.default_rng(1)
     done = False
     while not done:
         actions = rng.integers(spec.action_space.n, size=(2, 2))
         obs, rewards, finished = batch.step(actions)
         expected, expected_rewards, done = driver.step(actions[0].tolist())
-        assert np.array_equal(obs[0], expected) and np.array_equal(rewards[0], expected_rewards)
-        assert finished[0] == done
+        assert [o[0].tolist() for o in obs] == [np.asarray(o).tolist() for o in expected]
+        assert np.array_equal(rewards[0], expected_rewards) and finished[0] == done
     assert batch.done.all()
     assert np.array_equal(batch.step(np.zeros((2, 2), int))[1], np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize("agent_id", ["q_learning", "ra2q", "random"])
+def test_one_session_batch_learns_exactly_as_the_episode_driver(agent_id):
+    """With one session, batched play (act_batch, update_batch) is `SeatedMarket.play`."""
+    spec = MarketSpec(population="light", n_steps=15, task="making")
+
+    def seated(agent_id: str) -> agents.Agent:
+        kind = agents.resolve(agent_id).observation
+        return agents.make(
+            agent_id,
+            observation_space=spec.observation_space(kind),
+            action_space=spec.action_space,
+            seed=7,
+        )
+
+    serial, batched = seated(agent_id), seated(agent_id)
+    driver = SeatedMarket(spec, [serial], learners=[0])
+    batch = BatchedMarket(spec, 1, [batched], learners=[0])
+    for episode in range(3):
+        expected = driver.play(episode, learn=True)
+        (got,) = batch.play([episode], learn=True)
+        assert got == expected
+    assert all(
+        np.array_equal(np.asarray(v), np.asarray(batched.state_dict()[k]))
+        for k, v in serial.state_dict().items()
+        if k != "rng"
+    )
+
+
+def test_sessions_of_a_greedy_batch_equal_serial_episodes():
+    spec = MarketSpec(population="light", n_steps=15, task="making")
+    maker = agents.make("avellaneda_stoikov", market_spec=spec)
+    driver = SeatedMarket(spec, [maker])
+    batch = BatchedMarket(spec, 4, [maker])
+
+    def seeds() -> list[np.random.SeedSequence]:  # fresh ones: a session's reset spawns from it
+        return [np.random.SeedSequence(9, spawn_key=(i,)) for i in range(3)]
+
+    assert batch.play(seeds()) == [driver.play(seed) for seed in seeds()]
+    assert batch.done.all()
 
 
 def test_bad_batches_are_refused():
     with pytest.raises(ValueError, match="n_sessions"):
         BatchedMarket(MarketSpec(), 0)
-    with pytest.raises(ValueError, match="one observation kind"):
-        BatchedMarket(MarketSpec(population="light"), 1, ("features", "tabular"))
     vector = MarketVectorEnv(2, **LIGHT)
     vector.reset(seed=0)
     with pytest.raises(ValueError, match="not in"):
         vector.step(np.array([0, 7]))
     with pytest.raises(SpecError, match="MarketVectorEnv takes no market keyword 'n_step'"):
         MarketVectorEnv(2, n_step=3)
+    with pytest.raises(ValueError, match="policy in every seat"):
+        BatchedMarket(MarketSpec(population="light"), 2).play([0])

@@ -254,7 +254,8 @@ def test_defaults_filled(tiny_config, tiny_text):
     assert (market["task"], market["actions"], market["order_size"]) == ("taker", None, 100)
     assert MarketSpec(**market).action_set == "trade"  # the task's
     assert config["root_seed"] == 0
-    assert config["training"] == {"episodes": 2, "evaluate_every": 0, "evaluate_episodes": 10}
+    training = {"episodes": 2, "evaluate_every": 0, "evaluate_episodes": 10, "sessions": 1}
+    assert config["training"] == training
     assert config["testing"] == {"episodes": 2}
     assert config["perturbations"] == []
     assert config["output"] == {"dir": "runs/tiny", "figures": True}
