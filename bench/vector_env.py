@@ -24,7 +24,6 @@ SAMPLE = (
     Path(__file__).resolve().parents[2]
     / "shared/data/lobster/AMZN_2012-06-21_L1/AMZN_2012-06-21_34200000_57600000_message_1.csv"
 )
-AGENT_STEPS = 100_000  # at least this many per measurement, in whole episodes
 
 
 def resident_bytes() -> int:
@@ -33,14 +32,14 @@ def resident_bytes() -> int:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def vector_rate(n: int, market: dict) -> tuple[float, float]:
-    """(agent steps per second over whole episodes of ``n`` sessions, resets included; resident
-    bytes per session at the end)."""
+def vector_rate(n: int, market: dict, agent_steps: int) -> tuple[float, float]:
+    """(agent steps per second over whole episodes of ``n`` sessions, at least
+    ``agent_steps`` of them, resets included; resident bytes per session at the end)."""
     before = resident_bytes()
     env = MarketVectorEnv(n, **market)
     rng = np.random.default_rng(0)
     length = env.batch.markets[0].n_steps
-    episodes = max(1, -(-AGENT_STEPS // (n * length)))
+    episodes = max(1, -(-agent_steps // (n * length)))
     start = time.perf_counter()
     env.reset(seed=0)
     for _ in range(episodes):
@@ -51,13 +50,14 @@ def vector_rate(n: int, market: dict) -> tuple[float, float]:
     return rate, (resident_bytes() - before) / n
 
 
-def single_rate(market: dict) -> float:
-    """`TradingEnv` steps per second with random actions over whole episodes."""
+def single_rate(market: dict, agent_steps: int) -> float:
+    """`TradingEnv` steps per second with random actions over whole episodes (at least
+    ``agent_steps``)."""
     env = TradingEnv(**market)
     rng = np.random.default_rng(0)
     steps, seed = 0, 0
     start = time.perf_counter()
-    while steps < AGENT_STEPS // 4:
+    while steps < agent_steps:
         env.reset(seed=seed)
         done = False
         while not done:
@@ -67,11 +67,13 @@ def single_rate(market: dict) -> float:
     return steps / (time.perf_counter() - start)
 
 
-def report(name: str, market: dict, sizes: tuple[int, ...], **detail: object) -> None:
-    single = single_rate(market)
+def report(
+    name: str, market: dict, sizes: tuple[int, ...], agent_steps: int, **detail: object
+) -> None:
+    single = single_rate(market, agent_steps // 4)
     rates, memory = {}, {}
     for n in sizes:
-        rates[n], memory[n] = vector_rate(n, market)
+        rates[n], memory[n] = vector_rate(n, market, agent_steps)
     best = max(rates, key=rates.get)
     line = {
         "name": name,
@@ -92,6 +94,7 @@ def main() -> None:
         "vector_env_steps_per_s",
         {},
         (1, 16, 256, 1024),
+        100_000,
         population="rmsc04",
         step_seconds=60,
         bar=100_000,
@@ -101,7 +104,8 @@ def main() -> None:
     report(
         "vector_replay_steps_per_s",
         {"tape": tape, "n_steps": 60},
-        (1, 16, 256),
+        (1, 16, 64),
+        10_000,
         tape=Path(tape).name,
         step_seconds=60,
     )

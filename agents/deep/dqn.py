@@ -387,6 +387,28 @@ class DQN(ConfiguredAgent):
                 q = risk_values(q, self.lam, self.seeking)
             return int(q.argmax())
 
+    def act_batch(self, obs: Any, explore: bool = True) -> np.ndarray:
+        """`act` for N observations (N, ...) with one forward pass: the exploration coins are
+        drawn session by session as `act` draws them, the greedy actions come from one batch
+        of the network. A subclass that changes `act` keeps the one-by-one default."""
+        if type(self).act is not DQN.act:
+            return super().act_batch(obs, explore)
+        n = len(obs)
+        actions = np.zeros(n, dtype=np.int64)
+        greedy = np.ones(n, dtype=bool)
+        eps = self.epsilon if explore else 0.0
+        if eps > 0.0:
+            for i in range(n):
+                if self.rng.random() < eps:
+                    actions[i], greedy[i] = self.rng.integers(self.n_actions), False
+        if greedy.any():
+            batch = torch.as_tensor(np.asarray(obs, dtype=np.float32)[greedy])
+            with torch.no_grad():
+                q = self._acting_q(batch.to(self._device))
+                q = risk_values(q, self.lam, self.seeking) if self.n_heads > 1 else q[:, 0]
+                actions[greedy] = q.argmax(dim=1).cpu().numpy()
+        return actions
+
     # ---- learning ------------------------------------------------------------------------
     def _draw_masks(self) -> np.ndarray | None:
         return None
