@@ -18,6 +18,7 @@ import numpy as np
 
 cimport numpy as cnp
 from libc.math cimport NAN, ceil, floor, rint
+from libcpp.vector cimport vector
 
 from envs.book cimport (
     K_CANCEL_ALL, K_QUOTE, K_REPLACE, OrderBook, best_key, i64,
@@ -129,128 +130,158 @@ cdef inline double _value(OrderBook book, i64 seat, double mid, double tick, dou
     return (book._cash[seat] + book._position[seat] * mid) * tick - fee * book._traded[seat]
 
 
-cdef class Flow:
-    """The merged rows of ``programs`` (one `envs.orders.Program` per population, in the
-    market's population order); ``handlers`` maps owners to the traders that carry out their
-    HANDLE rows."""
+cdef struct Population:
+    # one population's rows for the session (arrays owned by its Program), in time order
+    const double* time
+    i64* kind
+    i64* side
+    i64* price
+    const i64* qty
+    const i64* owner
+    const i64* ref
+    const double* value  # ZERO_INTELLIGENCE: limit before the private value; MAKER: offset
+    const i64* member  # ZERO_INTELLIGENCE: the member's row of theta
+    const double* theta  # ZERO_INTELLIGENCE: private values, (members, 2 q_max)
+    Py_ssize_t n, cursor, stop  # rows; the next row; the end of this interval's rows
+    int rule
+    i64 q_max, short, long, decision
+    double lot, half_spread
 
-    cdef double[::1] time, value
-    cdef i64[::1] kind, side, price, qty, owner, ref, member, population
-    cdef cnp.uint8_t[::1] skip
-    cdef int[::1] rule
-    cdef i64[::1] q_max, short, long, theta_start
-    cdef double[::1] lot, half_spread, theta
-    cdef i64[::1] decision  # a momentum population's side this interval (0: no orders)
+
+cdef class Flow:
+    """The rows of ``programs`` (one `envs.orders.Program` per population, in the market's
+    population order), carried out interval by interval in time order, ties in population
+    order (as ``Orders.concat`` orders them); ``handlers`` maps owners to the traders that
+    carry out their HANDLE rows. Each population's rows stay in its program's arrays, which
+    the flow prices in place."""
+
+    cdef vector[Population] populations
+    cdef list arrays  # keeps the rows' arrays alive
     cdef dict handlers
     cdef list programs
-    cdef Py_ssize_t cursor
     cdef readonly Py_ssize_t n_rows
 
     def __init__(self, list programs, dict handlers):
-        sizes = [len(p.rows.time) for p in programs]
-        time = _joined([p.rows.time for p in programs], sizes, np.float64)
-        order = np.argsort(time, kind="stable")  # ties keep population order, as Orders.concat
-        self.n_rows = len(time)
-        self.time = time[order]
-        self.kind, self.side, self.price, self.qty, self.owner, self.ref = [
-            _joined([getattr(p.rows, c) for p in programs], sizes, np.int64)[order]
-            for c in ("kind", "side", "price", "qty", "owner", "ref")
-        ]
-        self.value = _joined([p.value for p in programs], sizes, np.float64)[order]
-        self.member = _joined([p.member for p in programs], sizes, np.int64)[order]
-        self.population = np.repeat(np.arange(len(programs), dtype=np.int64), sizes)[order]
-        self.skip = np.zeros(self.n_rows, np.uint8)
-        self.rule = np.array([int(p.rule) for p in programs], np.intc)
-        self.q_max = np.array([p.q_max for p in programs], np.int64)
-        self.short = np.array([p.short for p in programs], np.int64)
-        self.long = np.array([p.long for p in programs], np.int64)
-        self.lot = np.array([p.lot for p in programs], np.float64)
-        self.half_spread = np.array([p.half_spread for p in programs], np.float64)
-        thetas = [np.empty(0) if p.theta is None else np.ravel(p.theta) for p in programs]
-        lengths = [len(t) for t in thetas]
-        self.theta_start = np.array([sum(lengths[:p]) for p in range(len(lengths))], np.int64)
-        self.theta = _joined(thetas, lengths, np.float64)
-        self.decision = np.zeros(len(programs), np.int64)
-        self.handlers, self.programs = handlers, programs
-        self.cursor = 0
+        self.arrays, self.handlers, self.programs = [], handlers, programs
+        self.populations.resize(len(programs))
+        self.n_rows = 0
+        for p, program in enumerate(programs):
+            self._keep(p, program)
+
+    cdef _keep(self, Py_ssize_t p, object program):
+        """Point population ``p`` at ``program``'s arrays (sorted by time if they are not)."""
+        rows, keep = program.rows, self.arrays
+        times = np.asarray(rows.time, dtype=np.float64)
+        order = slice(None) if np.all(np.diff(times) >= 0) else np.argsort(times, kind="stable")
+        cdef Population* pop = &self.populations[p]
+        cdef double[::1] time = _column(times, np.float64, order, keep)
+        cdef i64[::1] kind = _column(rows.kind, np.int64, order, keep)
+        cdef i64[::1] side = _column(rows.side, np.int64, order, keep)
+        cdef i64[::1] price = _column(rows.price, np.int64, order, keep)
+        cdef i64[::1] qty = _column(rows.qty, np.int64, order, keep)
+        cdef i64[::1] owner = _column(rows.owner, np.int64, order, keep)
+        cdef i64[::1] ref = _column(rows.ref, np.int64, order, keep)
+        cdef double[::1] value = _column(program.value, np.float64, order, keep)
+        cdef i64[::1] member = _column(program.member, np.int64, order, keep)
+        cdef double[::1] theta = None
+        if program.theta is not None:
+            theta = _column(np.ravel(program.theta), np.float64, slice(None), keep)
+        pop.n = time.shape[0]
+        pop.cursor = pop.stop = 0
+        self.n_rows += pop.n
+        if pop.n:
+            pop.time, pop.kind, pop.side, pop.price = &time[0], &kind[0], &side[0], &price[0]
+            pop.qty, pop.owner, pop.ref = &qty[0], &owner[0], &ref[0]
+        pop.value = &value[0] if value is not None and pop.n else NULL
+        pop.member = &member[0] if member is not None and pop.n else NULL
+        pop.theta = &theta[0] if theta is not None and theta.shape[0] else NULL
+        pop.rule = int(program.rule)
+        pop.q_max, pop.short, pop.long = program.q_max, program.short, program.long
+        pop.lot, pop.half_spread = program.lot, program.half_spread
+        pop.decision = 0
 
     def __reduce__(self):
-        return _restore, (self.programs, self.handlers, self.cursor)
+        cursors = [self.populations[p].cursor for p in range(self.populations.size())]
+        return _restore, (self.programs, self.handlers, cursors)
 
     def run(self, OrderBook book, double t0, double t1, double last_mid, const double[:] mids):
         """Carry out the rows in [t0, t1) seconds on ``book``, priced from what it shows now,
         ``last_mid`` (ticks) and ``mids`` (the mids of the decision steps so far, ticks) ->
         (orders submitted, orders cancelled)."""
-        cdef Py_ssize_t lo = self._first(t0), hi = self._first(t1), i
+        cdef Py_ssize_t p, best, n_pops = self.populations.size()
+        cdef Population* pop
         cdef i64 counts[2]
+        cdef double t
         counts[0] = counts[1] = 0
-        self._price(book, lo, hi, last_mid, mids)
-        for i in range(lo, hi):
-            if self.skip[i]:
-                continue
-            book.now = self.time[i]
+        for p in range(n_pops):
+            pop = &self.populations[p]
+            while pop.cursor < pop.n and pop.time[pop.cursor] < t0:  # never in an interval
+                pop.cursor += 1
+            pop.stop = pop.cursor
+            while pop.stop < pop.n and pop.time[pop.stop] < t1:
+                pop.stop += 1
+        self._price(book, last_mid, mids)
+        while True:  # merge the populations' rows by time, ties in population order
+            best = -1
+            for p in range(n_pops):
+                pop = &self.populations[p]
+                if pop.cursor < pop.stop and (
+                    best < 0 or pop.time[pop.cursor] < t
+                ):
+                    best, t = p, pop.time[pop.cursor]
+            if best < 0:
+                break
+            pop = &self.populations[best]
+            book.now = t
             book._row(
-                self.kind[i], self.side[i], self.price[i], self.qty[i], self.owner[i],
-                self.ref[i], self.handlers, None, counts,
+                pop.kind[pop.cursor], pop.side[pop.cursor], pop.price[pop.cursor],
+                pop.qty[pop.cursor], pop.owner[pop.cursor], pop.ref[pop.cursor],
+                self.handlers, None, counts,
             )
-        self.cursor = hi
+            pop.cursor += 1
         return counts[0], counts[1]
 
-    cdef Py_ssize_t _first(self, double t):
-        """The first row at or after ``t`` (rows are in time order; searches from the last
-        interval's end)."""
-        cdef Py_ssize_t lo = 0, hi = self.n_rows, mid
-        if self.cursor < self.n_rows and self.time[self.cursor] < t:
-            lo = self.cursor
-        elif self.cursor <= self.n_rows and (self.cursor == 0 or self.time[self.cursor - 1] < t):
-            hi = self.cursor
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.time[mid] < t:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo
-
-    cdef void _price(
-        self, OrderBook book, Py_ssize_t lo, Py_ssize_t hi, double last_mid, const double[:] mids
-    ):
-        """Fill in the prices (and kinds, sides, skips) of rows lo..hi from the market now."""
-        cdef Py_ssize_t i, n_mids = mids.shape[0]
-        cdef i64 p, holdings, units, index, width, best_bid = 0, best_ask = 0
-        cdef int r
+    cdef void _price(self, OrderBook book, double last_mid, const double[:] mids):
+        """Fill in the prices (and kinds, sides) of this interval's rows from the market now;
+        a momentum population with no decision skips its rows."""
+        cdef Py_ssize_t i, p, n_mids = mids.shape[0]
+        cdef Population* pop
+        cdef i64 holdings, units, index, width, best_bid = 0, best_ask = 0
         cdef bint quoted = not book._bids.empty() and not book._asks.empty()
         cdef double level
-        cdef i64[::1] decision = self.decision
-        if quoted and hi > lo:
+        if quoted:
             best_bid = best_key(&book._bids)
             best_ask = -best_key(&book._asks)
-        for p in range(self.rule.shape[0] if hi > lo else 0):
-            decision[p] = 0
-            if self.rule[p] == MOMENTUM and quoted and n_mids >= self.long[p]:
-                level = _mean(mids, n_mids, self.short[p]) - _mean(mids, n_mids, self.long[p])
-                decision[p] = 1 if level > 0 else -1 if level < 0 else 0
-        for i in range(lo, hi):
-            p = self.population[i]
-            r = self.rule[p]
-            if r == ZERO_INTELLIGENCE:
-                holdings = book._position[self.owner[i]] if self.owner[i] < <i64>book._position.size() else 0
-                units = <i64>rint(<double>holdings / self.lot[p])
-                width = 2 * self.q_max[p]
-                index = units + self.q_max[p] - (1 if self.side[i] < 0 else 0)
-                self.kind[i] = K_REPLACE if 0 <= index < width else K_CANCEL_ALL
-                index = 0 if index < 0 else width - 1 if index >= width else index
-                level = rint(self.value[i] + self.theta[self.theta_start[p] + self.member[i] * width + index])
-                self.price[i] = <i64>(level if level > 1.0 else 1.0)
-            elif r == MOMENTUM:
-                self.skip[i] = decision[p] == 0
-                self.side[i] = decision[p]
-                self.price[i] = best_ask if decision[p] > 0 else best_bid
-            elif r == MAKER:
-                if self.side[i] < 0:
-                    self.price[i] = <i64>self.value[i] + <i64>ceil(last_mid + self.half_spread[p])
-                else:
-                    self.price[i] = <i64>self.value[i] + <i64>floor(last_mid - self.half_spread[p])
+        for p in range(self.populations.size()):
+            pop = &self.populations[p]
+            if pop.cursor == pop.stop:
+                continue
+            if pop.rule == MOMENTUM:
+                pop.decision = 0
+                if quoted and n_mids >= pop.long:
+                    level = _mean(mids, n_mids, pop.short) - _mean(mids, n_mids, pop.long)
+                    pop.decision = 1 if level > 0 else -1 if level < 0 else 0
+                if pop.decision == 0:
+                    pop.cursor = pop.stop  # no orders this interval
+                    continue
+            width = 2 * pop.q_max
+            for i in range(pop.cursor, pop.stop):
+                if pop.rule == ZERO_INTELLIGENCE:
+                    holdings = _position(book, pop.owner[i])
+                    units = <i64>rint(<double>holdings / pop.lot)
+                    index = units + pop.q_max - (1 if pop.side[i] < 0 else 0)
+                    pop.kind[i] = K_REPLACE if 0 <= index < width else K_CANCEL_ALL
+                    index = 0 if index < 0 else width - 1 if index >= width else index
+                    level = rint(pop.value[i] + pop.theta[pop.member[i] * width + index])
+                    pop.price[i] = <i64>(level if level > 1.0 else 1.0)
+                elif pop.rule == MOMENTUM:
+                    pop.side[i] = pop.decision
+                    pop.price[i] = best_ask if pop.decision > 0 else best_bid
+                elif pop.rule == MAKER:
+                    if pop.side[i] < 0:
+                        pop.price[i] = <i64>pop.value[i] + <i64>ceil(last_mid + pop.half_spread)
+                    else:
+                        pop.price[i] = <i64>pop.value[i] + <i64>floor(last_mid - pop.half_spread)
 
 
 cdef inline double _mean(const double[:] mids, Py_ssize_t n, i64 last):
@@ -276,17 +307,20 @@ def linear_recursion(const double[::1] decay, const double[::1] kicks):
     return out
 
 
-def _restore(programs, handlers, cursor):
-    """Unpickle: the flow of ``programs`` with the rows before ``cursor`` carried out (each
-    interval prices its rows afresh, so nothing else needs keeping)."""
+def _column(values, dtype, order, list arrays):
+    """``values`` (None: None) as a contiguous ``dtype`` array in ``order``, kept in
+    ``arrays``; the same array when it already is one."""
+    if values is None:
+        return None
+    array = np.ascontiguousarray(np.asarray(values, dtype)[order])
+    arrays.append(array)
+    return array
+
+
+def _restore(programs, handlers, cursors):
+    """Unpickle: the flow of ``programs`` with each population's rows before its cursor
+    carried out (each interval prices its rows afresh, so nothing else needs keeping)."""
     cdef Flow flow = Flow(programs, handlers)
-    flow.cursor = cursor
+    for p, cursor in enumerate(cursors):
+        flow.populations[p].cursor = cursor
     return flow
-
-
-def _joined(parts, sizes, dtype):
-    """``parts`` (arrays, or None for zeros of the matching size) end to end, as ``dtype``."""
-    return np.concatenate(
-        [np.zeros(n, dtype) if a is None else np.asarray(a, dtype) for a, n in zip(parts, sizes)]
-        + [np.empty(0, dtype)]
-    )

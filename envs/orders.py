@@ -108,7 +108,8 @@ class Program(NamedTuple):
     population's ``orders`` method would.
 
     rows: the session's rows (their prices, and for ZERO_INTELLIGENCE kinds, MOMENTUM sides,
-    are filled in at each interval); value: per row, ZERO_INTELLIGENCE the limit before the
+    are filled in at each interval; the flow keeps and writes the arrays themselves, so a
+    program hands them over); value: per row, ZERO_INTELLIGENCE the limit before the
     private value, MAKER the offset from the best quote (ticks); member: per row, the member's
     index into ``theta`` (ZERO_INTELLIGENCE: private values, ticks, shape (members, 2 q_max));
     lot (shares per private-value unit), q_max; short, long (mids averaged, MOMENTUM);
