@@ -1,7 +1,8 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Compiled inner loops of the tabular learners (built by setup.py as ``agents._kernels``).
 
-`risk_update` is the RAQL rule over an ensemble of k tables (`agents.ensembles.RiskTables`);
+`risk_update` is the RAQL rule over an ensemble of k tables (`agents.ensembles.RiskTables`),
+`risk_update_batch` the same over N transitions in one call;
 RAQL, Q-learning-with-a-utility and every ensemble learner go through it, so that an ensemble
 of one table and the single-table learner agree to the bit. `risk_row` is Qbar - lam * var
 (or + lam * var) at one state, `risk_argmax` its greedy action. The utility and the step
@@ -75,14 +76,69 @@ def risk_update(
     ``w_max * max Q_i(s2, .) + w_fixed * Q_i(s2, fixed)`` (probabilistic action-robust
     target of `agents.tabular.ra3q.RA3Q`); ``fixed`` < 0 (default): ``max Q_i(s2, .)``.
     """
+    cdef bint mixed = fixed >= 0
+    if mixed and fixed >= q.shape[2]:
+        raise IndexError(f"fixed action {fixed} out of range for {q.shape[2]} actions")
+    return _update(
+        q, visits, s, a, r, s2, g, &counts[0], ukind, up, clip, skind, sp, v_ref, ttilde,
+        fixed, w_max, w_fixed,
+    )
+
+
+def risk_update_batch(
+    double[:, :, ::1] q,
+    cnp.int64_t[:, :, ::1] visits,
+    const cnp.int64_t[::1] s,
+    const cnp.int64_t[::1] a,
+    const double[::1] r,
+    const cnp.int64_t[::1] s2,
+    const double[::1] g,
+    cnp.int64_t[:, ::1] counts,
+    UtilityKind ukind,
+    double up,
+    double clip,
+    StepKind skind,
+    double sp,
+):
+    """`risk_update` for N transitions in order (arrays of length N; ``counts`` (N, k)), with
+    the same result as N calls; returns the number of clipped utilities."""
+    cdef Py_ssize_t t
+    cdef int clipped = 0
+    for t in range(s.shape[0]):
+        clipped += _update(
+            q, visits, s[t], a[t], r[t], s2[t], g[t], &counts[t, 0], ukind, up, clip, skind,
+            sp, None, None, -1, 1.0, 0.0,
+        )
+    return clipped
+
+
+cdef int _update(
+    double[:, :, ::1] q,
+    cnp.int64_t[:, :, ::1] visits,
+    Py_ssize_t s,
+    Py_ssize_t a,
+    double r,
+    Py_ssize_t s2,
+    double g,
+    cnp.int64_t* counts,
+    UtilityKind ukind,
+    double up,
+    double clip,
+    StepKind skind,
+    double sp,
+    double[:, ::1] v_ref,
+    double[:, :, ::1] ttilde,
+    Py_ssize_t fixed,
+    double w_max,
+    double w_fixed,
+):
+    """The rule of `risk_update` at one transition."""
     cdef Py_ssize_t k = q.shape[0], n_actions = q.shape[2], i, b
     cdef long long m, j, n
     cdef double best, target, d, z, ud
     cdef int clipped = 0
     cdef bint recenter = v_ref is not None
     cdef bint mixed = fixed >= 0
-    if mixed and fixed >= n_actions:
-        raise IndexError(f"fixed action {fixed} out of range for {n_actions} actions")
     for i in range(k):
         m = counts[i]
         for j in range(m):

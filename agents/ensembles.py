@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from agents._kernels import risk_update
+from agents._kernels import risk_update, risk_update_batch
 from agents.base import Agent, make_rng
 from agents.schedules import StepSize
 from agents.utility import Utility
@@ -34,8 +34,11 @@ Model = Callable[[int, int, np.random.Generator], tuple[float, int]]
 """A generative model: (state, action, rng) -> (reward, next_state), reward in agent units."""
 
 
-def poisson_masks(rng: np.random.Generator, k: int, enabled: bool = True) -> np.ndarray:
-    """Update counts m_i ~ Poisson(1), shape (k,) int64; all ones (no draw) if not ``enabled``."""
+def poisson_masks(
+    rng: np.random.Generator, k: int | tuple[int, int], enabled: bool = True
+) -> np.ndarray:
+    """Update counts m_i ~ Poisson(1), int64 of shape ``k`` ((k,), or (N, k) for N transitions:
+    the same draws as N calls); all ones (no draw) if not ``enabled``."""
     if not enabled:
         return np.ones(k, dtype=np.int64)
     return rng.poisson(1.0, size=k)
@@ -201,6 +204,22 @@ class RiskTables:
                 *(self.q, self.visits, s, a, r, s2, g, counts, ukind, up, clip, skind, sp),
                 *(v_ref, ttilde, fixed, w_max, w_fixed),
             )
+        if clipped:
+            self.utility.clipped += clipped
+
+    def update_batch(
+        self,
+        s: np.ndarray,
+        a: np.ndarray,
+        r: np.ndarray,
+        s2: np.ndarray,
+        g: np.ndarray,
+        counts: np.ndarray,
+    ) -> None:
+        """`update` for N transitions in order, in one compiled call: int64 ``s``, ``a``,
+        ``s2``, float ``r`` and ``g`` (each transition's discount, 0 where it terminated), all
+        (N,), and ``counts`` (N, k)."""
+        clipped = risk_update_batch(self.q, self.visits, s, a, r, s2, g, counts, *self._rule)
         if clipped:
             self.utility.clipped += clipped
 

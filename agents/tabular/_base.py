@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -91,6 +92,25 @@ class TabularAgent(Agent):
         if not 0 <= s < self.n_states:
             raise ValueError(f"observation must be a state in range({self.n_states}), got {obs!r}")
         return s
+
+    def transitions(
+        self,
+        obs: Sequence[Any],
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        next_obs: Sequence[Any],
+        terminated: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """N transitions as the compiled update takes them: states, actions, next states
+        (int64), rewards in agent units and discounts (0 where terminated), all (N,);
+        ValueError for a state outside range(n_states)."""
+        s, s2 = (np.ascontiguousarray(x, dtype=np.int64) for x in (obs, next_obs))
+        for states in (s, s2):
+            if states.size and (states.min() < 0 or states.max() >= self.n_states):
+                raise ValueError(f"observations must be states in range({self.n_states})")
+        r = np.asarray(rewards, dtype=np.float64) * self.reward_scale
+        g = np.where(np.asarray(terminated, dtype=bool), 0.0, self.gamma)
+        return s, np.ascontiguousarray(actions, dtype=np.int64), r, s2, g
 
     @abstractmethod
     def values(self, state: int) -> np.ndarray:

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from agents._kernels import UtilityKind, risk_update_batch
 from agents.tabular._base import TabularAgent
 
 __all__ = ["QLearning"]
@@ -49,3 +50,25 @@ class QLearning(TabularAgent):
         n = self.visits.item(s, a) + 1
         self.visits[s, a] = n
         q[s, a] = q.item(s, a) + self.step_size(n) * d
+
+    def update_batch(
+        self,
+        obs: np.ndarray,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        next_obs: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+    ) -> None:
+        """N transitions in one compiled call (the RAQL kernel with the identity utility on
+        this one table), as N calls of `update` would apply them (a subclass with its own
+        `update` keeps the one-by-one default)."""
+        if type(self).update is not QLearning.update:
+            return super().update_batch(obs, actions, rewards, next_obs, terminated, truncated)
+        s, a, r, s2, g = self.transitions(obs, actions, rewards, next_obs, terminated)
+        once = np.ones((len(s), 1), dtype=np.int64)
+        identity = (int(UtilityKind.IDENTITY), 0.0, 0.0)
+        skind, sp = self.step_size.kernel_args()
+        risk_update_batch(
+            self.q[None], self.visits[None], s, a, r, s2, g, once, *identity, int(skind), sp
+        )

@@ -259,3 +259,33 @@ def test_minimax_matching_pennies():
     assert value == pytest.approx(0.0, abs=0.05)
     greedy = [agent.act(0, explore=False) for _ in range(400)]
     assert np.mean(greedy) == pytest.approx(0.5, abs=0.1)
+
+
+@pytest.mark.parametrize(
+    ("agent_id", "params"),
+    [
+        ("q_learning", {}),
+        ("raql", {"utility": {"name": "exponential", "beta": -0.5}}),
+        ("ra2q", {"k": 4}),
+        ("ra2q", {"k": 3, "masks": False, "lam": 0.5}),
+        ("ra21q", {"k": 3}),
+    ],
+)
+def test_update_batch_equals_updates_one_by_one(agent_id, params):
+    """One compiled call for N transitions leaves the tables, visits and generator exactly
+    as N calls of `update` (RA2.1-Q, which recenters, keeps the one-by-one default)."""
+    rng = np.random.default_rng(5)
+    n = 400
+    obs, next_obs = rng.integers(0, 6, size=n), rng.integers(0, 6, size=n)
+    actions = rng.integers(0, 3, size=n)
+    rewards = rng.normal(0.0, 2.0, size=n)
+    terminated = rng.random(n) < 0.1
+    batched, single = (
+        agents.make(agent_id, n_states=6, n_actions=3, seed=1, **params) for _ in range(2)
+    )
+    batched.update_batch(obs, actions, rewards, next_obs, terminated, np.zeros(n, bool))
+    for transition in zip(obs, actions, rewards, next_obs, terminated):
+        single.update(*transition, False)
+    for key, value in single.state_dict().items():
+        assert np.array_equal(np.asarray(batched.state_dict()[key]), np.asarray(value)), key
+    assert batched.rng.random() == single.rng.random()
