@@ -14,7 +14,21 @@ from envs.market import Market
 from envs.seats import SeatedMarket
 from envs.spec import MarketSpec, observation_kinds
 
-__all__ = ["MarketParallelEnv"]
+__all__ = ["MarketParallelEnv", "seat_index", "seat_names"]
+
+
+def seat_names(n_seats: int) -> list[str]:
+    """The agents' names of ``n_seats`` seats: seat_0 .. seat_{n-1}."""
+    if n_seats < 1:
+        raise ValueError(f"n_seats must be >= 1, got {n_seats}")
+    return [f"seat_{i}" for i in range(n_seats)]
+
+
+def seat_index(name: str, seats: Sequence[str], role: str) -> int:
+    """The seat named ``name``; ValueError saying which ``role`` named an unknown seat."""
+    if name not in seats:
+        raise ValueError(f"{role} names unknown seat {name!r}; seats are {list(seats)}")
+    return list(seats).index(name)
 
 
 class MarketParallelEnv(ParallelEnv):
@@ -49,15 +63,10 @@ class MarketParallelEnv(ParallelEnv):
         takeover: tuple[str, float] | None = None,
         **market: Any,
     ) -> None:
-        if n_seats < 1:
-            raise ValueError(f"n_seats must be >= 1, got {n_seats}")
-        seats = [f"seat_{i}" for i in range(n_seats)]
-        index = {name: i for i, name in enumerate(seats)}
+        seats = seat_names(n_seats)
 
         def seat(name: str, role: str) -> int:
-            if name not in index:
-                raise ValueError(f"{role} names unknown seat {name!r}; seats are {seats}")
-            return index[name]
+            return seat_index(name, seats, role)
 
         opposes = {seat(a, "opposes"): seat(b, "opposes") for a, b in (opposes or {}).items()}
         takeover_seat = None if takeover is None else (seat(takeover[0], "takeover"), takeover[1])

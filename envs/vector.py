@@ -13,18 +13,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
-from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from envs.features import RETURN_CAP, SPREAD_CAP
 from envs.flow import advance
+from envs.multi_agent import seat_index, seat_names
 from envs.observation import observe
 from envs.seats import Policy, SeatedMarket, seat_rewards
-from envs.spec import MarketSpec
+from envs.spec import MarketSpec, observation_kinds
 
-__all__ = ["BatchedMarket", "MarketVectorEnv"]
+__all__ = ["BatchedMarket", "BatchedParallelEnv", "MarketVectorEnv", "Restarting"]
 
 
 class BatchedMarket:
@@ -205,16 +206,78 @@ class BatchedMarket:
         return [self.sessions[i].results(totals[i], held[i] / steps, steps) for i in which]
 
 
+class Restarting:
+    """A `BatchedMarket`'s sessions, each with its own generator of session seeds, restarted
+    as Gymnasium's autoreset modes say. Session i reset with seed s + i draws its sessions'
+    seeds as a single environment reset with seed s + i does, so they play the same sessions.
+
+    NEXT_STEP: a session that ends is restarted by the next `step`, which ignores its actions
+    and gives its first observations with rewards 0. SAME_STEP: it is restarted by the step
+    that ends it, and that step also gives the observations it ended on.
+    """
+
+    def __init__(self, batch: BatchedMarket, mode: AutoresetMode) -> None:
+        if mode == AutoresetMode.DISABLED:
+            raise ValueError("autoreset_mode must be NEXT_STEP or SAME_STEP")
+        self.batch, self.mode = batch, mode
+        n = batch.n_sessions
+        self.generators = [np.random.default_rng() for _ in range(n)]
+        self.pending = np.zeros(n, dtype=bool)
+
+    def reset(self, seed: int | Sequence[int | None] | None) -> list[np.ndarray]:
+        """Restart every session, reseeding from ``seed`` (session i: seed + i; or one seed
+        per session; None keeps the generators); every seat's observations."""
+        n = self.batch.n_sessions
+        if seed is None or isinstance(seed, int | np.integer):
+            seeds = [None if seed is None else int(seed) + i for i in range(n)]
+        else:
+            seeds = list(seed)
+            if len(seeds) != n:
+                raise ValueError(f"{len(seeds)} seeds for {n} sessions")
+        for i, s in enumerate(seeds):
+            if s is not None:
+                self.generators[i] = np.random.default_rng(s)
+        self.pending[:] = False
+        return self._start(range(n))
+
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, list[np.ndarray] | None]:
+        """One step of every session, ``actions`` (N, seats) -> (observations per seat,
+        rewards (N, seats), terminated (N,), with SAME_STEP and a session ending: the
+        observations the step ended on, else None)."""
+        batch = self.batch
+        restarting = np.flatnonzero(self.pending)
+        batch.done[restarting] = True  # these start again instead of stepping
+        obs, rewards, done = batch.step(actions)
+        terminated = done.copy()
+        if len(restarting):
+            obs = self._start(restarting)
+            rewards[restarting] = 0.0
+            terminated[restarting] = False
+        final = None
+        if self.mode == AutoresetMode.SAME_STEP and terminated.any():
+            final = [o.copy() for o in obs]
+            obs = self._start(np.flatnonzero(terminated))
+        else:
+            self.pending = terminated
+        return obs, rewards, terminated, final
+
+    def _start(self, which: Sequence[int]) -> list[np.ndarray]:
+        """Reset sessions ``which`` from their generators; every seat's observations."""
+        seeds = [int(self.generators[i].integers(2**63 - 1)) for i in which]
+        return self.batch.reset(seeds, which)
+
+
 class MarketVectorEnv(VectorEnv):
     """``num_envs`` sessions of a single-seat market task as one `gymnasium.vector.VectorEnv`.
 
     Takes what `TradingEnv` takes for the market (``market_spec`` and its fields as keywords)
     and the seat's ``observation`` kind; no opponents or adversaries. Session i with
     ``reset(seed=s)`` plays exactly as ``TradingEnv`` reset with seed s + i. Sessions that end
-    are reset by the next `step` (``autoreset_mode`` NEXT_STEP, Gymnasium's default: that
-    step ignores their action and returns their first observation with reward 0) or by the
-    step that ends them (SAME_STEP: the last observation is in ``infos["final_obs"]``).
-    Infos are empty otherwise.
+    are restarted as ``autoreset_mode`` says (`Restarting`; NEXT_STEP by default, as
+    Gymnasium's; with SAME_STEP the last observation is in ``infos["final_obs"]``). Infos
+    are empty otherwise.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -229,18 +292,15 @@ class MarketVectorEnv(VectorEnv):
         **market: Any,
     ) -> None:
         mode = AutoresetMode(autoreset_mode)
-        if mode == AutoresetMode.DISABLED:
-            raise ValueError("autoreset_mode must be NEXT_STEP or SAME_STEP")
-        self.metadata = {"autoreset_mode": mode}
         self.market_spec = MarketSpec.from_keywords("MarketVectorEnv", market_spec, **market)
         self.batch = BatchedMarket(self.market_spec, num_envs, (observation,))
+        self.sessions = Restarting(self.batch, mode)
+        self.metadata = {"autoreset_mode": mode}
         self.num_envs = num_envs
         self.single_action_space = self.batch.action_space
         self.single_observation_space = self.batch.observation_spaces[0]
         self.action_space = batch_space(self.single_action_space, num_envs)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
-        self._generators = [seeding.np_random()[0] for _ in range(num_envs)]
-        self._autoreset = np.zeros(num_envs, dtype=bool)
 
     def reset(
         self,
@@ -248,17 +308,7 @@ class MarketVectorEnv(VectorEnv):
         seed: int | Sequence[int | None] | None = None,
         options: dict[str, Any] | None = None,
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        if seed is None or isinstance(seed, int):
-            seeds = [None if seed is None else seed + i for i in range(self.num_envs)]
-        else:
-            seeds = list(seed)
-            if len(seeds) != self.num_envs:
-                raise ValueError(f"{len(seeds)} seeds for {self.num_envs} sessions")
-        for i, s in enumerate(seeds):
-            if s is not None:
-                self._generators[i], _ = seeding.np_random(s)
-        (obs,) = self._start(range(self.num_envs))
-        self._autoreset[:] = False
+        (obs,) = self.sessions.reset(seed)
         return obs, {}
 
     def step(
@@ -267,25 +317,82 @@ class MarketVectorEnv(VectorEnv):
         actions = np.asarray(actions)
         if not self.action_space.contains(actions.astype(self.action_space.dtype)):
             raise ValueError(f"actions {actions!r} are not in {self.action_space}")
-        infos: dict[str, Any] = {}
-        restarting = np.flatnonzero(self._autoreset)
-        if len(restarting):  # NEXT_STEP: these sessions start again instead of stepping
-            self.batch.done[restarting] = True
-        (obs,), rewards, done = self.batch.step(actions.reshape(self.num_envs, 1))
-        rewards = rewards[:, 0]
-        terminated = done.copy()
-        if len(restarting):
-            (obs,) = self._start(restarting)
-            rewards[restarting] = 0.0
-            terminated[restarting] = False
-        if self.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP and terminated.any():
-            infos = {"final_obs": obs.copy(), "_final_obs": terminated.copy()}
-            (obs,) = self._start(np.flatnonzero(terminated))
-        else:
-            self._autoreset = terminated
-        return obs, rewards, terminated, np.zeros(self.num_envs, dtype=bool), infos
+        (obs,), rewards, terminated, final = self.sessions.step(actions.reshape(-1, 1))
+        infos = {} if final is None else {"final_obs": final[0], "_final_obs": terminated}
+        return obs, rewards[:, 0], terminated, np.zeros(self.num_envs, dtype=bool), infos
 
-    def _start(self, which: Sequence[int]) -> list[np.ndarray]:
-        """Reset sessions ``which`` from their generators; every session's observation."""
-        seeds = [int(self._generators[i].integers(2**63 - 1)) for i in which]
-        return self.batch.reset(seeds, which)
+
+class BatchedParallelEnv:
+    """``num_envs`` sessions of `envs.multi_agent.MarketParallelEnv` stepped together: its
+    agents ``seat_0 .. seat_{n-1}``, each with an array over the sessions in every dict that
+    PettingZoo's parallel API returns (observations (N, ...), rewards, terminations,
+    truncations (N,)); `step` takes one action array (N,) per agent. Takes what
+    `MarketParallelEnv` takes but a take-over adversary. Session i reset with seed s + i plays
+    as `MarketParallelEnv` reset with seed s + i; sessions that end restart on the next step
+    (NEXT_STEP: their actions are ignored and their rewards are 0). Infos are empty.
+    """
+
+    metadata = {"name": "tradearena_market_batched_v0", "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        num_envs: int = 16,
+        n_seats: int = 2,
+        *,
+        market_spec: MarketSpec | None = None,
+        observation: str | Sequence[str] = "features",
+        opposes: dict[str, str] | None = None,
+        **market: Any,
+    ) -> None:
+        self.possible_agents = seat_names(n_seats)
+        opposes = {
+            seat_index(a, self.possible_agents, "opposes"): seat_index(
+                b, self.possible_agents, "opposes"
+            )
+            for a, b in (opposes or {}).items()
+        }
+        spec = MarketSpec.from_keywords("BatchedParallelEnv", market_spec, **market)
+        kinds = observation_kinds(observation, n_seats)
+        self.batch = BatchedMarket(spec, num_envs, kinds, opposes=opposes)
+        self.sessions = Restarting(self.batch, AutoresetMode.NEXT_STEP)
+        self.num_envs = num_envs
+        self.agents: list[str] = []
+
+    def observation_space(self, agent: str) -> gym.Space:
+        """One session's observation space of ``agent``."""
+        return self.batch.observation_spaces[seat_index(agent, self.possible_agents, "agent")]
+
+    def action_space(self, agent: str) -> gym.Space:
+        """One session's action space of ``agent``."""
+        seat_index(agent, self.possible_agents, "agent")
+        return self.batch.action_space
+
+    def reset(
+        self, seed: int | None = None, options: dict | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
+        self.agents = list(self.possible_agents)
+        obs = self.sessions.reset(seed)
+        return dict(zip(self.agents, obs)), {agent: {} for agent in self.agents}
+
+    def step(self, actions: dict[str, np.ndarray]) -> tuple[dict, dict, dict, dict, dict]:
+        if not self.agents:
+            raise RuntimeError("call reset() before step()")
+        missing = [agent for agent in self.agents if agent not in actions]
+        if missing:
+            raise ValueError(f"no actions for agents {missing}")
+        joint = np.stack([np.asarray(actions[agent]) for agent in self.agents], axis=1)
+        if joint.shape != (self.num_envs, len(self.agents)) or not np.all(
+            (joint >= 0) & (joint < self.batch.action_space.n)
+        ):
+            raise ValueError(
+                f"actions must be ({self.num_envs},) arrays in {self.batch.action_space} per agent"
+            )
+        obs, rewards, terminated, _ = self.sessions.step(joint)
+        truncated = np.zeros(self.num_envs, dtype=bool)
+        return (
+            dict(zip(self.agents, obs)),
+            {agent: rewards[:, i] for i, agent in enumerate(self.agents)},
+            dict.fromkeys(self.agents, terminated),
+            dict.fromkeys(self.agents, truncated),
+            {agent: {} for agent in self.agents},
+        )

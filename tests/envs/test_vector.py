@@ -10,10 +10,11 @@ from gymnasium.vector import AutoresetMode
 
 import agents
 import envs  # noqa: F401  (registers the ids)
+from envs.multi_agent import MarketParallelEnv
 from envs.seats import SeatedMarket
 from envs.spec import MarketSpec, SpecError
 from envs.trading_env import TradingEnv
-from envs.vector import BatchedMarket, MarketVectorEnv
+from envs.vector import BatchedMarket, BatchedParallelEnv, MarketVectorEnv
 
 LIGHT = {"population": "light", "n_steps": 12}
 TASKS = [
@@ -150,3 +151,39 @@ def test_bad_batches_are_refused():
         MarketVectorEnv(2, n_step=3)
     with pytest.raises(ValueError, match="policy in every seat"):
         BatchedMarket(MarketSpec(population="light"), 2).play([0])
+
+
+def test_batched_parallel_env_sessions_equal_the_pettingzoo_env():
+    keywords = {"population": "light", "n_steps": 6, "task": "making"}
+    n = 3
+    batched = BatchedParallelEnv(n, 2, opposes={"seat_1": "seat_0"}, **keywords)
+    singles = [MarketParallelEnv(2, opposes={"seat_1": "seat_0"}, **keywords) for _ in range(n)]
+    obs, _ = batched.reset(seed=4)
+    firsts = [env.reset(seed=4 + i)[0] for i, env in enumerate(singles)]
+    for agent in batched.possible_agents:
+        assert np.array_equal(obs[agent], [first[agent] for first in firsts])
+        assert batched.observation_space(agent) == singles[0].observation_space(agent)
+    rng = np.random.default_rng(2)
+    restart = False
+    for _ in range(2 * 6 + 2):
+        actions = {a: rng.integers(17, size=n) for a in batched.possible_agents}
+        obs, rewards, terminated, truncated, _ = batched.step(actions)
+        for i, env in enumerate(singles):
+            if restart:
+                expected, reward, ended = (
+                    env.reset()[0],
+                    dict.fromkeys(env.possible_agents, 0.0),
+                    False,
+                )
+            else:
+                step = env.step({a: int(actions[a][i]) for a in env.possible_agents})
+                expected, reward, ended = step[0], step[1], step[2]["seat_0"]
+            for agent in env.possible_agents:
+                assert np.array_equal(obs[agent][i], expected[agent])
+                assert rewards[agent][i] == reward[agent] and terminated[agent][i] == ended
+        assert np.array_equal(rewards["seat_1"], -rewards["seat_0"])
+        restart = bool(terminated["seat_0"].all())
+    with pytest.raises(ValueError, match="no actions for agents"):
+        batched.step({"seat_0": np.zeros(n, int)})
+    with pytest.raises(ValueError, match="opposes names unknown seat 'seat_7'"):
+        BatchedParallelEnv(2, 2, opposes={"seat_7": "seat_0"}, **keywords)
