@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -92,6 +92,29 @@ class TabularAgent(Agent):
         if not 0 <= s < self.n_states:
             raise ValueError(f"observation must be a state in range({self.n_states}), got {obs!r}")
         return s
+
+    batch_of: ClassVar[Callable | None] = None
+    """The `update` whose batch form `apply_batch` is: `update_batch` uses it while the
+    learner's `update` is that one (a subclass with its own keeps the one-by-one default)."""
+
+    def update_batch(
+        self,
+        obs: Sequence[Any],
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        next_obs: Sequence[Any],
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+    ) -> None:
+        if type(self).update is not type(self).batch_of:
+            return super().update_batch(obs, actions, rewards, next_obs, terminated, truncated)
+        self.apply_batch(*self.transitions(obs, actions, rewards, next_obs, terminated))
+
+    def apply_batch(
+        self, s: np.ndarray, a: np.ndarray, r: np.ndarray, s2: np.ndarray, g: np.ndarray
+    ) -> None:
+        """`update` over N transitions, given as `transitions` gives them (see `batch_of`)."""
+        raise NotImplementedError(f"{type(self).__name__} has no batch form of update")
 
     def transitions(
         self,

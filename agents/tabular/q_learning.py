@@ -51,24 +51,16 @@ class QLearning(TabularAgent):
         self.visits[s, a] = n
         q[s, a] = q.item(s, a) + self.step_size(n) * d
 
-    def update_batch(
-        self,
-        obs: np.ndarray,
-        actions: np.ndarray,
-        rewards: np.ndarray,
-        next_obs: np.ndarray,
-        terminated: np.ndarray,
-        truncated: np.ndarray,
+    def apply_batch(
+        self, s: np.ndarray, a: np.ndarray, r: np.ndarray, s2: np.ndarray, g: np.ndarray
     ) -> None:
-        """N transitions in one compiled call (the RAQL kernel with the identity utility on
-        this one table), as N calls of `update` would apply them (a subclass with its own
-        `update` keeps the one-by-one default)."""
-        if type(self).update is not QLearning.update:
-            return super().update_batch(obs, actions, rewards, next_obs, terminated, truncated)
-        s, a, r, s2, g = self.transitions(obs, actions, rewards, next_obs, terminated)
+        """`update` over N transitions in one compiled call (the RAQL kernel with the
+        identity utility on this one table)."""
         once = np.ones((len(s), 1), dtype=np.int64)
         identity = (int(UtilityKind.IDENTITY), 0.0, 0.0)
         skind, sp = self.step_size.kernel_args()
         risk_update_batch(
             self.q[None], self.visits[None], s, a, r, s2, g, once, *identity, int(skind), sp
         )
+
+    batch_of = update

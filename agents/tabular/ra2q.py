@@ -87,22 +87,14 @@ class RA2Q(TabularAgent):
         counts = poisson_masks(self.rng, self.k, self.masks)
         self.tables.update(s, a, reward * self.reward_scale, s2, terminated, counts)
 
-    def update_batch(
-        self,
-        obs: np.ndarray,
-        actions: np.ndarray,
-        rewards: np.ndarray,
-        next_obs: np.ndarray,
-        terminated: np.ndarray,
-        truncated: np.ndarray,
+    def apply_batch(
+        self, s: np.ndarray, a: np.ndarray, r: np.ndarray, s2: np.ndarray, g: np.ndarray
     ) -> None:
-        """N transitions in one compiled call, with the masks N calls of `update` would draw
-        (a subclass with its own `update` keeps the one-by-one default)."""
-        if type(self).update is not RA2Q.update:
-            return super().update_batch(obs, actions, rewards, next_obs, terminated, truncated)
-        s, a, r, s2, g = self.transitions(obs, actions, rewards, next_obs, terminated)
+        """`update` over N transitions in one compiled call, with the masks N calls draw."""
         counts = poisson_masks(self.rng, (len(s), self.k), self.masks)
         self.tables.update_batch(s, a, r, s2, g, counts)
+
+    batch_of = update
 
     def end_episode(self) -> None:
         if self.head_per_episode:

@@ -73,18 +73,10 @@ class RAQL(TabularAgent):
         s, a, s2 = self.index(obs), int(action), self.index(next_obs)
         self.tables.update(s, a, reward * self.reward_scale, s2, terminated, _ONCE)
 
-    def update_batch(
-        self,
-        obs: np.ndarray,
-        actions: np.ndarray,
-        rewards: np.ndarray,
-        next_obs: np.ndarray,
-        terminated: np.ndarray,
-        truncated: np.ndarray,
+    def apply_batch(
+        self, s: np.ndarray, a: np.ndarray, r: np.ndarray, s2: np.ndarray, g: np.ndarray
     ) -> None:
-        """N transitions in one compiled call, as N calls of `update` would apply them (a
-        subclass with its own `update` keeps the one-by-one default)."""
-        if type(self).update is not RAQL.update:
-            return super().update_batch(obs, actions, rewards, next_obs, terminated, truncated)
-        s, a, r, s2, g = self.transitions(obs, actions, rewards, next_obs, terminated)
+        """`update` over N transitions in one compiled call."""
         self.tables.update_batch(s, a, r, s2, g, np.ones((len(s), 1), dtype=np.int64))
+
+    batch_of = update
