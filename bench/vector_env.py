@@ -2,8 +2,9 @@
 
 Prints one JSON line per market: vector_env_steps_per_s (the rmsc04-sized population, 1-minute
 steps, random actions, whole 390-step days with their resets; the figure is the best N of 1,
-16, 256 and 1024, each N's rate in the detail) with the single `TradingEnv` measured in the
-same run and the ratio, and the resident memory per session at the end of a day; then
+16, 256 and 1024 in one process or two worker processes, each rate in the detail) with the
+single `TradingEnv` measured in the same run and the ratio, and the resident memory per
+session at the end of a day; then
 vector_replay_steps_per_s, the same over one-hour windows of the real LOBSTER sample day when
 its file is beside the project (../shared/data), else of a recorded synthetic day.
 """
@@ -32,13 +33,14 @@ def resident_bytes() -> int:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def vector_rate(n: int, market: dict, agent_steps: int) -> tuple[float, float]:
-    """(agent steps per second over whole episodes of ``n`` sessions, at least
-    ``agent_steps`` of them, resets included; resident bytes per session at the end)."""
+def vector_rate(n: int, market: dict, agent_steps: int, workers: int) -> tuple[float, float]:
+    """(agent steps per second over whole episodes of ``n`` sessions in ``workers``
+    processes, at least ``agent_steps`` of them, resets included; resident bytes per session
+    of this process at the end)."""
     before = resident_bytes()
-    env = MarketVectorEnv(n, **market)
+    env = MarketVectorEnv(n, workers=workers, **market)
     rng = np.random.default_rng(0)
-    length = env.batch.markets[0].n_steps
+    length = TradingEnv(**market).market.n_steps
     episodes = max(1, -(-agent_steps // (n * length)))
     start = time.perf_counter()
     env.reset(seed=0)
@@ -47,7 +49,9 @@ def vector_rate(n: int, market: dict, agent_steps: int) -> tuple[float, float]:
             env.step(rng.integers(env.single_action_space.n, size=n))
         env.step(np.zeros(n, dtype=np.int64))  # the autoreset step: every session restarts
     rate = episodes * length * n / (time.perf_counter() - start)
-    return rate, (resident_bytes() - before) / n
+    memory = (resident_bytes() - before) / n
+    env.close()
+    return rate, memory
 
 
 def single_rate(market: dict, agent_steps: int) -> float:
@@ -72,18 +76,22 @@ def report(
 ) -> None:
     single = single_rate(market, agent_steps // 4)
     rates, memory = {}, {}
-    for n in sizes:
-        rates[n], memory[n] = vector_rate(n, market, agent_steps)
+    for workers in (1, 2):
+        for n in sizes:
+            if n >= workers:
+                rates[n, workers], memory[n, workers] = vector_rate(n, market, agent_steps, workers)
     best = max(rates, key=rates.get)
     line = {
         "name": name,
         "value": round(rates[best], 1),
         "unit": "agent steps/s",
-        "best_n": best,
-        "by_n": {n: round(r, 1) for n, r in rates.items()},
+        "best_n": best[0],
+        "best_workers": best[1],
+        "by_n": {n: round(rates[n, 1], 1) for n in sizes},
+        "by_n_2_workers": {n: round(rates[n, 2], 1) for n in sizes if (n, 2) in rates},
         "single_env_steps_per_s": round(single, 1),
         "ratio_to_single": round(rates[best] / single, 2),
-        "bytes_per_session": int(memory[max(sizes)]),
+        "bytes_per_session": int(memory[max(sizes), 1]),  # sessions in this process
         **detail,
     }
     print(json.dumps(line))

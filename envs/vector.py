@@ -1,11 +1,8 @@
-"""Many sessions of one market stepped together: `BatchedMarket` and its Gymnasium face.
-
-`BatchedMarket` holds N independent sessions of a `MarketSpec` (each its own seed, background
-population or replay window, and seats) and advances all of them with one call into compiled
-code per decision step (`envs.flow.advance`), computing every seat's features with another
-(`envs.observation.observe`); it returns arrays. `MarketVectorEnv` is the
-`gymnasium.vector.VectorEnv` of one seat per session, which ``gymnasium.make_vec`` gives for the
-project's single-seat ids. Session i behaves exactly as a `TradingEnv` seeded with seed + i.
+"""The faces of a batched market: `MarketVectorEnv` (a `gymnasium.vector.VectorEnv`, what
+``gymnasium.make_vec`` gives for the project's single-seat ids) and `BatchedParallelEnv`
+(PettingZoo's parallel step with an array per agent), over a `envs.batch.BatchedMarket` in this
+process or shared out to worker processes (`envs.workers.Sharded`). Session i behaves exactly
+as the single environment seeded with seed + i.
 """
 
 from __future__ import annotations
@@ -18,255 +15,27 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from envs.features import RETURN_CAP, SPREAD_CAP
-from envs.flow import advance
+from envs.batch import BatchedMarket, Restarting
 from envs.multi_agent import seat_index, seat_names
-from envs.observation import observe
-from envs.seats import Policy, SeatedMarket, seat_rewards
 from envs.spec import MarketSpec, observation_kinds
+from envs.workers import Sharded
 
-__all__ = ["BatchedMarket", "BatchedParallelEnv", "MarketVectorEnv", "Restarting"]
-
-
-class BatchedMarket:
-    """``n_sessions`` sessions of ``spec`` with the same ``seats``, stepped together.
-
-    ``seats``, ``learners``, ``opposes`` and ``extra_zi`` are as `SeatedMarket` takes them: a
-    seat holds a
-    `Policy` (asked for its actions with ``act_batch``, a learner updated with
-    ``update_batch``, see `agents.Agent`) or an observation kind (an outside seat, whose
-    actions the caller passes to `step`). `reset` starts the sessions given (all by default);
-    `step` advances every session that is not done and returns (observations, rewards
-    (N, seats), done (N,)); observations are one array per seat: features, float32 (N, F),
-    or tabular states, int64 (N,). `play` runs whole episodes. Session i plays as a
-    `SeatedMarket` of the same seats reset with the same seed, except that a learner meets
-    the sessions' transitions in session order, step by step.
-    """
-
-    def __init__(
-        self,
-        spec: MarketSpec,
-        n_sessions: int,
-        seats: Sequence[Policy | str] = ("features",),
-        *,
-        learners: Sequence[int] = (),
-        opposes: dict[int, int] | None = None,
-        extra_zi: int = 0,
-    ) -> None:
-        if n_sessions < 1:
-            raise ValueError(f"n_sessions must be >= 1, got {n_sessions}")
-        self.spec, self.n_sessions = spec, n_sessions
-        self.sessions = [
-            SeatedMarket(spec, seats, learners=learners, opposes=opposes, extra_zi=extra_zi)
-            for _ in range(n_sessions)
-        ]
-        self.markets = [s.market for s in self.sessions]
-        first = self.sessions[0]
-        self.n_seats, self.policies, self.kinds = first.n_seats, first.policies, first.kinds
-        self.learners, self.opposes = first.learners, first.opposes
-        self.action_space = first.action_space
-        self.observation_spaces = first.observation_spaces
-        self.windows = np.asarray(spec.windows, dtype=np.int64)
-        n_features = len(spec.windows) + 4 + spec.signal
-        self._features = np.zeros((n_sessions, self.n_seats, n_features), dtype=np.float32)
-        self.done = np.ones(n_sessions, dtype=bool)
-        self.started = np.zeros(n_sessions, dtype=bool)
-        self.observations: list[np.ndarray] = []
-
-    @classmethod
-    def like(cls, table: SeatedMarket, n_sessions: int) -> BatchedMarket | None:
-        """``n_sessions`` sessions seated as ``table`` is (its spec, seats, learners,
-        opposing seats and extra zero-intelligence traders); None when ``table`` has a
-        take-over adversary, which a batch does not seat."""
-        if table.takeover is not None or table.adversary is not None:
-            return None
-        seats = [p if p is not None else k for p, k in zip(table.policies, table.kinds)]
-        return cls(
-            table.spec,
-            n_sessions,
-            seats,
-            learners=table.learners,
-            opposes=table.opposes,
-            extra_zi=table.extra_zi,
-        )
-
-    def reset(
-        self, seeds: Sequence[int | np.random.SeedSequence | None], which: Sequence[int] = ()
-    ) -> list[np.ndarray]:
-        """Start sessions ``which`` (all when empty) from ``seeds`` (one each); every seat's
-        observations (as `step` returns them)."""
-        which = list(which) or range(self.n_sessions)
-        for i, seed in zip(which, seeds, strict=True):
-            self.sessions[i].reset(seed)
-            self.done[i], self.started[i] = False, True
-        self.observations = self.observe()
-        return self.observations
-
-    def step(
-        self, actions: np.ndarray | None = None, *, learn: bool = False
-    ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
-        """One decision in every session that is not done: ``actions`` (N, outside seats) of
-        the outside seats (rows of done sessions are ignored); the policies act on their own,
-        learners exploring and learning when ``learn``. Rewards of done sessions are 0."""
-        live = np.flatnonzero(~self.done)
-        obs = self.observations
-        executed = np.zeros((self.n_sessions, self.n_seats), dtype=np.int64)
-        outside = [seat for seat, policy in enumerate(self.policies) if policy is None]
-        if outside:
-            executed[:, outside] = np.asarray(actions).reshape(self.n_sessions, len(outside))
-        for seat, policy in enumerate(self.policies):
-            if policy is not None:
-                explore = learn and seat in self.learners
-                executed[live, seat] = policy.act_batch(obs[seat][live], explore=explore)
-        rewards = np.zeros((self.n_sessions, self.n_seats))
-        rewards[live] = self._advance(live.tolist(), executed[live].tolist())
-        self.done[live] = [self.markets[i].done for i in live]
-        self.observations = self.observe()
-        if learn:
-            for seat in self.learners:
-                self.policies[seat].update_batch(
-                    obs[seat][live],
-                    executed[live, seat],
-                    rewards[live, seat],
-                    self.observations[seat][live],
-                    self.done[live],
-                    np.zeros(len(live), dtype=bool),
-                )
-        return self.observations, rewards, self.done.copy()
-
-    def _advance(self, live: list[int], actions: list[list[int]]) -> np.ndarray:
-        """Step sessions ``live`` with each seat's action; their rewards (len(live), seats)."""
-        markets = [self.markets[i] for i in live]
-        orders = [
-            [self.sessions[i].actions.orders(a, market, seat) for seat, a in enumerate(row)]
-            for i, market, row in zip(live, markets, actions)
-        ]
-        mid_before = np.array([m.last_mid for m in markets])
-        change = np.zeros((len(live), self.n_seats))
-        advance(markets, orders, change)
-        mid_after = np.array([m.last_mid for m in markets])
-        inventory = np.zeros((len(live), self.n_seats), dtype=np.int64)
-        for row, market in zip(inventory, markets):
-            row[:] = market.book.positions(0, self.n_seats)
-        tick = self.markets[0].tick_size
-        if self.spec.signal:  # the stepped sessions' seats look at the fundamental again
-            for i in live:
-                session = self.sessions[i]
-                session.signals = [session._signal() for _ in range(self.n_seats)]
-        return seat_rewards(self.spec, change, mid_before, mid_after, tick, inventory, self.opposes)
-
-    def observe(self) -> list[np.ndarray]:
-        """Every seat's observations now, in the kind it reads: (N, F) or (N,) per seat
-        (zeros in sessions never started)."""
-        spec = self.spec
-        x = self._features
-        if self.started.all():
-            markets, out = self.markets, x
-        else:
-            markets = [m for m, started in zip(self.markets, self.started) if started]
-            out = np.zeros((len(markets), *x.shape[1:]), dtype=np.float32)
-        observe(markets, self.n_seats, self.windows, spec.depth_levels, SPREAD_CAP, RETURN_CAP, out)
-        if out is not x:
-            x[:] = 0.0
-            x[self.started] = out
-        if spec.signal:
-            for i in np.flatnonzero(self.started):
-                x[i, :, -1] = np.clip(self.sessions[i].signals, -RETURN_CAP, RETURN_CAP)
-        discretizer = self.sessions[0].discretizer
-        return [
-            discretizer.states(x[:, seat]) if kind == "tabular" else x[:, seat].copy()
-            for seat, kind in enumerate(self.kinds)
-        ]
-
-    def play(
-        self, seeds: Sequence[int | np.random.SeedSequence | None], *, learn: bool = False
-    ) -> list[list[dict[str, float]]]:
-        """One whole episode in each of the first len(seeds) sessions, every seat held by a
-        policy; learners learn when ``learn``. Returns per session what `SeatedMarket.play`
-        returns for it."""
-        if None in self.policies:
-            raise ValueError("play needs a policy in every seat; outside seats use step()")
-        which = range(len(seeds))
-        self.done[:] = True
-        self.reset(seeds, which)
-        totals = np.zeros((self.n_sessions, self.n_seats))
-        held = np.zeros((self.n_sessions, self.n_seats))
-        steps = 0
-        while not self.done.all():
-            live = ~self.done
-            _, rewards, _ = self.step(learn=learn)
-            totals += rewards
-            for i in np.flatnonzero(live):
-                held[i] += np.abs(self.markets[i].book.positions(0, self.n_seats))
-            steps += 1
-        if learn:
-            for seat in self.learners:
-                for _ in which:
-                    self.policies[seat].end_episode()
-        return [self.sessions[i].results(totals[i], held[i] / steps, steps) for i in which]
+__all__ = ["BatchedParallelEnv", "MarketVectorEnv", "sessions"]
 
 
-class Restarting:
-    """A `BatchedMarket`'s sessions, each with its own generator of session seeds, restarted
-    as Gymnasium's autoreset modes say. Session i reset with seed s + i draws its sessions'
-    seeds as a single environment reset with seed s + i does, so they play the same sessions.
-
-    NEXT_STEP: a session that ends is restarted by the next `step`, which ignores its actions
-    and gives its first observations with rewards 0. SAME_STEP: it is restarted by the step
-    that ends it, and that step also gives the observations it ended on.
-    """
-
-    def __init__(self, batch: BatchedMarket, mode: AutoresetMode) -> None:
-        if mode == AutoresetMode.DISABLED:
-            raise ValueError("autoreset_mode must be NEXT_STEP or SAME_STEP")
-        self.batch, self.mode = batch, mode
-        n = batch.n_sessions
-        self.generators = [np.random.default_rng() for _ in range(n)]
-        self.pending = np.zeros(n, dtype=bool)
-
-    def reset(self, seed: int | Sequence[int | None] | None) -> list[np.ndarray]:
-        """Restart every session, reseeding from ``seed`` (session i: seed + i; or one seed
-        per session; None keeps the generators); every seat's observations."""
-        n = self.batch.n_sessions
-        if seed is None or isinstance(seed, int | np.integer):
-            seeds = [None if seed is None else int(seed) + i for i in range(n)]
-        else:
-            seeds = list(seed)
-            if len(seeds) != n:
-                raise ValueError(f"{len(seeds)} seeds for {n} sessions")
-        for i, s in enumerate(seeds):
-            if s is not None:
-                self.generators[i] = np.random.default_rng(s)
-        self.pending[:] = False
-        return self._start(range(n))
-
-    def step(
-        self, actions: np.ndarray
-    ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, list[np.ndarray] | None]:
-        """One step of every session, ``actions`` (N, seats) -> (observations per seat,
-        rewards (N, seats), terminated (N,), with SAME_STEP and a session ending: the
-        observations the step ended on, else None)."""
-        batch = self.batch
-        restarting = np.flatnonzero(self.pending)
-        batch.done[restarting] = True  # these start again instead of stepping
-        obs, rewards, done = batch.step(actions)
-        terminated = done.copy()
-        if len(restarting):
-            obs = self._start(restarting)
-            rewards[restarting] = 0.0
-            terminated[restarting] = False
-        final = None
-        if self.mode == AutoresetMode.SAME_STEP and terminated.any():
-            final = [o.copy() for o in obs]
-            obs = self._start(np.flatnonzero(terminated))
-        else:
-            self.pending = terminated
-        return obs, rewards, terminated, final
-
-    def _start(self, which: Sequence[int]) -> list[np.ndarray]:
-        """Reset sessions ``which`` from their generators; every seat's observations."""
-        seeds = [int(self.generators[i].integers(2**63 - 1)) for i in which]
-        return self.batch.reset(seeds, which)
+def sessions(
+    spec: MarketSpec,
+    n_sessions: int,
+    kinds: Sequence[str],
+    mode: AutoresetMode,
+    workers: int,
+    opposes: dict[int, int] | None = None,
+) -> Restarting | Sharded:
+    """The restarting sessions behind a face: in this process (``workers`` = 1) or shared
+    out to ``workers`` processes."""
+    if workers == 1:
+        return Restarting(BatchedMarket(spec, n_sessions, kinds, opposes=opposes), mode)
+    return Sharded(spec, n_sessions, kinds, mode, workers, opposes=opposes)
 
 
 class MarketVectorEnv(VectorEnv):
@@ -275,9 +44,10 @@ class MarketVectorEnv(VectorEnv):
     Takes what `TradingEnv` takes for the market (``market_spec`` and its fields as keywords)
     and the seat's ``observation`` kind; no opponents or adversaries. Session i with
     ``reset(seed=s)`` plays exactly as ``TradingEnv`` reset with seed s + i. Sessions that end
-    are restarted as ``autoreset_mode`` says (`Restarting`; NEXT_STEP by default, as
-    Gymnasium's; with SAME_STEP the last observation is in ``infos["final_obs"]``). Infos
-    are empty otherwise.
+    are restarted as ``autoreset_mode`` says (`envs.batch.Restarting`; NEXT_STEP by default,
+    as Gymnasium's; with SAME_STEP the last observation is in ``infos["final_obs"]``). Infos
+    are empty otherwise. ``workers`` > 1 shares the sessions out to that many processes
+    (`close` stops them); the sessions are the same.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -289,16 +59,17 @@ class MarketVectorEnv(VectorEnv):
         *,
         observation: str = "features",
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        workers: int = 1,
         **market: Any,
     ) -> None:
         mode = AutoresetMode(autoreset_mode)
-        self.market_spec = MarketSpec.from_keywords("MarketVectorEnv", market_spec, **market)
-        self.batch = BatchedMarket(self.market_spec, num_envs, (observation,))
-        self.sessions = Restarting(self.batch, mode)
+        spec = MarketSpec.from_keywords("MarketVectorEnv", market_spec, **market)
+        self.market_spec = spec
+        self.sessions = sessions(spec, num_envs, (observation,), mode, workers)
         self.metadata = {"autoreset_mode": mode}
         self.num_envs = num_envs
-        self.single_action_space = self.batch.action_space
-        self.single_observation_space = self.batch.observation_spaces[0]
+        self.single_action_space = spec.action_space
+        self.single_observation_space = spec.observation_space(observation)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
 
@@ -321,6 +92,10 @@ class MarketVectorEnv(VectorEnv):
         infos = {} if final is None else {"final_obs": final[0], "_final_obs": terminated}
         return obs, rewards[:, 0], terminated, np.zeros(self.num_envs, dtype=bool), infos
 
+    def close_extras(self, **kwargs: Any) -> None:
+        if isinstance(self.sessions, Sharded):
+            self.sessions.close()
+
 
 class BatchedParallelEnv:
     """``num_envs`` sessions of `envs.multi_agent.MarketParallelEnv` stepped together: its
@@ -330,6 +105,7 @@ class BatchedParallelEnv:
     `MarketParallelEnv` takes but a take-over adversary. Session i reset with seed s + i plays
     as `MarketParallelEnv` reset with seed s + i; sessions that end restart on the next step
     (NEXT_STEP: their actions are ignored and their rewards are 0). Infos are empty.
+    ``workers`` > 1 shares the sessions out to that many processes (`close` stops them).
     """
 
     metadata = {"name": "tradearena_market_batched_v0", "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -342,6 +118,7 @@ class BatchedParallelEnv:
         market_spec: MarketSpec | None = None,
         observation: str | Sequence[str] = "features",
         opposes: dict[str, str] | None = None,
+        workers: int = 1,
         **market: Any,
     ) -> None:
         self.possible_agents = seat_names(n_seats)
@@ -352,20 +129,24 @@ class BatchedParallelEnv:
             for a, b in (opposes or {}).items()
         }
         spec = MarketSpec.from_keywords("BatchedParallelEnv", market_spec, **market)
-        kinds = observation_kinds(observation, n_seats)
-        self.batch = BatchedMarket(spec, num_envs, kinds, opposes=opposes)
-        self.sessions = Restarting(self.batch, AutoresetMode.NEXT_STEP)
+        self.kinds = observation_kinds(observation, n_seats)
+        self.spec = spec
+        self.sessions = sessions(
+            spec, num_envs, self.kinds, AutoresetMode.NEXT_STEP, workers, opposes
+        )
         self.num_envs = num_envs
         self.agents: list[str] = []
 
     def observation_space(self, agent: str) -> gym.Space:
         """One session's observation space of ``agent``."""
-        return self.batch.observation_spaces[seat_index(agent, self.possible_agents, "agent")]
+        return self.spec.observation_space(
+            self.kinds[seat_index(agent, self.possible_agents, "agent")]
+        )
 
     def action_space(self, agent: str) -> gym.Space:
         """One session's action space of ``agent``."""
         seat_index(agent, self.possible_agents, "agent")
-        return self.batch.action_space
+        return self.spec.action_space
 
     def reset(
         self, seed: int | None = None, options: dict | None = None
@@ -382,10 +163,10 @@ class BatchedParallelEnv:
             raise ValueError(f"no actions for agents {missing}")
         joint = np.stack([np.asarray(actions[agent]) for agent in self.agents], axis=1)
         if joint.shape != (self.num_envs, len(self.agents)) or not np.all(
-            (joint >= 0) & (joint < self.batch.action_space.n)
+            (joint >= 0) & (joint < self.spec.action_space.n)
         ):
             raise ValueError(
-                f"actions must be ({self.num_envs},) arrays in {self.batch.action_space} per agent"
+                f"actions must be ({self.num_envs},) arrays in {self.spec.action_space} per agent"
             )
         obs, rewards, terminated, _ = self.sessions.step(joint)
         truncated = np.zeros(self.num_envs, dtype=bool)
@@ -396,3 +177,8 @@ class BatchedParallelEnv:
             dict.fromkeys(self.agents, truncated),
             {agent: {} for agent in self.agents},
         )
+
+    def close(self) -> None:
+        """Stops the worker processes, if any."""
+        if isinstance(self.sessions, Sharded):
+            self.sessions.close()

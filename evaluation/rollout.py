@@ -16,9 +16,9 @@ import numpy as np
 
 import agents
 from agents.base import Agent
+from envs.batch import BatchedMarket
 from envs.seats import SeatedMarket, observation_kind
 from envs.spec import MarketSpec
-from envs.vector import BatchedMarket
 from evaluation.store import EpisodeRecord
 
 __all__ = [
@@ -100,7 +100,7 @@ def episodes(
     follows ``c * E`` training episodes.
 
     With ``[training] sessions`` = N > 1, up to N episodes are played at once in a batched
-    market (`envs.vector.BatchedMarket`; not under a take-over adversary): each episode keeps
+    market (`envs.batch.BatchedMarket`; not under a take-over adversary): each episode keeps
     its seed, and a greedy phase gives the same records as one by one (for agents whose
     greedy actions draw no random numbers), but a learner meets the N sessions' transitions
     step by step, in session order, rather than one whole episode after another."""

@@ -10,11 +10,12 @@ from gymnasium.vector import AutoresetMode
 
 import agents
 import envs  # noqa: F401  (registers the ids)
+from envs.batch import BatchedMarket
 from envs.multi_agent import MarketParallelEnv
 from envs.seats import SeatedMarket
 from envs.spec import MarketSpec, SpecError
 from envs.trading_env import TradingEnv
-from envs.vector import BatchedMarket, BatchedParallelEnv, MarketVectorEnv
+from envs.vector import BatchedParallelEnv, MarketVectorEnv
 
 LIGHT = {"population": "light", "n_steps": 12}
 TASKS = [
@@ -187,3 +188,31 @@ def test_batched_parallel_env_sessions_equal_the_pettingzoo_env():
         batched.step({"seat_0": np.zeros(n, int)})
     with pytest.raises(ValueError, match="opposes names unknown seat 'seat_7'"):
         BatchedParallelEnv(2, 2, opposes={"seat_7": "seat_0"}, **keywords)
+
+
+def test_sessions_in_worker_processes_are_the_same_sessions():
+    keywords = {**LIGHT, "n_steps": 5, "task": "making"}
+    local = MarketVectorEnv(5, autoreset_mode=AutoresetMode.SAME_STEP, **keywords)
+    shared = MarketVectorEnv(5, autoreset_mode=AutoresetMode.SAME_STEP, workers=2, **keywords)
+    try:
+        assert np.array_equal(local.reset(seed=8)[0], shared.reset(seed=8)[0])
+        rng = np.random.default_rng(3)
+        for _ in range(12):
+            actions = rng.integers(17, size=5)
+            a, b = local.step(actions), shared.step(actions)
+            for x, y in zip(a[:4], b[:4]):
+                assert np.array_equal(x, y)
+            assert a[4].keys() == b[4].keys()
+            if a[4]:
+                assert np.array_equal(a[4]["final_obs"], b[4]["final_obs"])
+        parallel = BatchedParallelEnv(3, 2, workers=2, **keywords)
+        single = BatchedParallelEnv(3, 2, **keywords)
+        assert all(
+            np.array_equal(parallel.reset(seed=1)[0][agent], obs)
+            for agent, obs in single.reset(seed=1)[0].items()
+        )
+        parallel.close()
+    finally:
+        shared.close()
+    with pytest.raises(ValueError, match="workers must be in"):
+        MarketVectorEnv(2, workers=3, **keywords)

@@ -1,5 +1,5 @@
 """Deep learners on batched markets: one forward pass acts for N sessions as N calls of `act`
-would, and a learner trains through `envs.vector.BatchedMarket`."""
+would, and a learner trains through `envs.batch.BatchedMarket`."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 import torch
 
 import agents
+from envs.batch import BatchedMarket
 from envs.seats import SeatedMarket
 from envs.spec import MarketSpec
-from envs.vector import BatchedMarket
 
 SPEC = MarketSpec(population="light", n_steps=12, task="making", reward_scale=0.01)
 

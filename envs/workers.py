@@ -1,0 +1,119 @@
+"""`Sharded`: a batched market's sessions split over worker processes, stepped in parallel.
+
+Each worker process holds a `envs.batch.BatchedMarket` of its share of the sessions (with
+its `envs.batch.Restarting`) and steps it when asked; the parent sends every worker its
+slice of the actions before it waits for any, so the shares step at the same time. Session i
+is the same session whichever process holds it: its seeds are those of session i.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from collections.abc import Sequence
+from multiprocessing.connection import Connection
+
+import numpy as np
+from gymnasium.vector import AutoresetMode
+
+from envs.batch import BatchedMarket, Restarting, session_seeds
+from envs.spec import MarketSpec
+
+__all__ = ["Sharded"]
+
+
+def _serve(
+    conn: Connection,
+    spec: MarketSpec,
+    n: int,
+    kinds: Sequence[str],
+    mode: str,
+    opposes: dict[int, int] | None,
+) -> None:
+    """A worker: ``n`` sessions, answering ("reset", seeds), ("step", actions), ("close",)."""
+    sessions = Restarting(BatchedMarket(spec, n, kinds, opposes=opposes), AutoresetMode(mode))
+    while True:
+        command, argument = conn.recv()
+        if command == "close":
+            conn.close()
+            return
+        try:
+            if command == "reset":
+                conn.send((True, sessions.reset(argument)))
+            else:
+                conn.send((True, sessions.step(argument)))
+        except Exception as error:  # handed to the parent, which raises it
+            conn.send((False, error))
+
+
+class Sharded:
+    """``n_sessions`` sessions of ``spec`` with outside seats of ``kinds`` (and ``opposes``),
+    split as evenly as they go over ``workers`` processes; `reset` and `step` answer as
+    `Restarting` does for all of them. `close` stops the workers."""
+
+    def __init__(
+        self,
+        spec: MarketSpec,
+        n_sessions: int,
+        kinds: Sequence[str],
+        mode: AutoresetMode,
+        workers: int,
+        opposes: dict[int, int] | None = None,
+    ) -> None:
+        if not 1 <= workers <= n_sessions:
+            raise ValueError(f"workers must be in [1, {n_sessions}] (the sessions), got {workers}")
+        self.n_sessions = n_sessions
+        bounds = np.linspace(0, n_sessions, workers + 1).round().astype(int)
+        self.slices = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+        context = mp.get_context("spawn")  # no fork of a process holding threads (torch, Ray)
+        self.conns, self.processes = [], []
+        for share in self.slices:
+            parent, child = context.Pipe()
+            n = share.stop - share.start
+            process = context.Process(
+                target=_serve,
+                args=(child, spec, n, tuple(kinds), mode.value, opposes),
+                daemon=True,
+            )
+            process.start()
+            child.close()
+            self.conns.append(parent)
+            self.processes.append(process)
+
+    def reset(self, seed: int | Sequence[int | None] | None) -> list[np.ndarray]:
+        """Restart every session (session i reseeded with seed + i, or the i-th of a
+        sequence; None keeps the generators); every seat's observations."""
+        seeds = session_seeds(seed, self.n_sessions)
+        answers = self._ask("reset", [seeds[share] for share in self.slices])
+        return [np.concatenate(parts) for parts in zip(*answers)]
+
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, list[np.ndarray] | None]:
+        """One step of every session, ``actions`` (N, seats); as `Restarting.step`."""
+        answers = self._ask("step", [actions[share] for share in self.slices])
+        obs = [np.concatenate(parts) for parts in zip(*(a[0] for a in answers))]
+        rewards = np.concatenate([a[1] for a in answers])
+        terminated = np.concatenate([a[2] for a in answers])
+        final = None
+        if any(a[3] is not None for a in answers):  # a share with no ending gives its obs
+            finals = [a[3] if a[3] is not None else a[0] for a in answers]
+            final = [np.concatenate(parts) for parts in zip(*finals)]
+        return obs, rewards, terminated, final
+
+    def _ask(self, command: str, arguments: list) -> list:
+        for conn, argument in zip(self.conns, arguments):
+            conn.send((command, argument))
+        answers = []
+        for conn in self.conns:
+            ok, answer = conn.recv()
+            if not ok:
+                raise answer
+            answers.append(answer)
+        return answers
+
+    def close(self) -> None:
+        for conn, process in zip(self.conns, self.processes):
+            if process.is_alive():
+                conn.send(("close", None))
+            process.join(timeout=5)
+        self.conns, self.processes = [], []
