@@ -383,3 +383,52 @@ def test_figures(reference, tmp_path, capsys):
     for name in names:
         data = (run / name).read_bytes()
         assert data.startswith(PNG) and len(data) > 1000
+
+
+def test_training_in_batched_sessions(tmp_path):
+    """``[training] sessions``: every episode and checkpoint is recorded once under its own
+    number; a rule-based agent's records equal the one-by-one run's (greedy, no draws); a
+    learner's differ (it meets the sessions' transitions interleaved) but its training
+    episodes are the same markets."""
+    text = """\
+kind = "compare"
+seeds = 1
+
+[market]
+task = "making"
+population = "light"
+n_steps = 10
+
+[training]
+episodes = 7
+evaluate_every = 3
+evaluate_episodes = 2
+sessions = SESSIONS
+
+[testing]
+episodes = 3
+
+[[agents]]
+id = "avellaneda_stoikov"
+
+[[agents]]
+id = "q_learning"
+"""
+    records = {}
+    for sessions in (1, 3):
+        path = tmp_path / f"batched_{sessions}.toml"
+        path.write_text(text.replace("SESSIONS", str(sessions)))
+        jobs = plan(load_config(path))
+        records[sessions] = {job.id: run_job(job).records for job in jobs}
+    maker = "avellaneda_stoikov/seed=0"
+    assert records[3][maker] == records[1][maker]
+    learner = [r.__dict__ for r in records[3]["q_learning/seed=0"]]
+    numbers = {(r["phase"], r["episode"]) for r in learner}
+    assert numbers == {
+        *(("train", e) for e in range(7)),
+        *(("eval", e) for e in range(2 * 3)),  # checkpoints 0, 1 (after 3), 2 (after 6)
+        *(("test", e) for e in range(3)),
+    }
+    assert len(learner) == len(numbers)
+    serial = [r.__dict__ for r in records[1]["q_learning/seed=0"]]
+    assert learner != serial
