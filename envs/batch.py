@@ -146,19 +146,18 @@ class BatchedMarket:
             [self.sessions[i].actions.orders(a, market, seat) for seat, a in enumerate(row)]
             for i, market, row in zip(live, markets, actions)
         ]
-        mid_before = np.array([m.last_mid for m in markets])
         change = np.zeros((len(live), self.n_seats))
-        advance(markets, orders, change)
-        mid_after = np.array([m.last_mid for m in markets])
+        mids = np.zeros((len(live), 2))
         inventory = np.zeros((len(live), self.n_seats), dtype=np.int64)
-        for row, market in zip(inventory, markets):
-            row[:] = market.book.positions(0, self.n_seats)
+        advance(markets, orders, change, mids, inventory)
         tick = self.markets[0].tick_size
         if self.spec.signal:  # the stepped sessions' seats look at the fundamental again
             for i in live:
                 session = self.sessions[i]
                 session.signals = [session._signal() for _ in range(self.n_seats)]
-        return seat_rewards(self.spec, change, mid_before, mid_after, tick, inventory, self.opposes)
+        return seat_rewards(
+            self.spec, change, mids[:, 0], mids[:, 1], tick, inventory, self.opposes
+        )
 
     def observe(self) -> list[np.ndarray]:
         """Every seat's observations now, in the kind it reads: (N, F) or (N,) per seat

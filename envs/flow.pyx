@@ -36,22 +36,38 @@ cdef enum:
     MAKER = 3
 
 
-def advance(list markets, list orders, double[:, ::1] change):
+def advance(
+    list markets,
+    list orders,
+    double[:, ::1] change,
+    double[:, ::1] mids=None,
+    cnp.int64_t[:, ::1] inventory=None,
+):
     """One decision step of each of ``markets`` (`envs.market.Market`, each with
     ``change.shape[1]`` seats and not done): ``orders[i][seat]`` are the seat's orders
     (`envs.orders.SeatOrder`; missing seats do nothing). Writes each seat's change of
-    marked-to-market value, dollars, into ``change[i, seat]``.
+    marked-to-market value, dollars, into ``change[i, seat]``, and when given, the mid
+    before and after the step (ticks) into ``mids[i]`` and each seat's inventory after it
+    (shares) into ``inventory[i]``.
 
     A step (`envs.market.Market` describes it): the seats' orders at the step's start, seats
     in a random order from the market's generator, quantities clipped to the position limit;
     the background flow over the step; every seat marked to the mid.
     """
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, seat
+    cdef OrderBook book
     for i in range(len(markets)):
-        _advance(markets[i], orders[i], change[i])
+        if mids is not None:
+            mids[i, 0] = markets[i].last_mid
+        book = _advance(markets[i], orders[i], change[i])
+        if mids is not None:
+            mids[i, 1] = markets[i].last_mid
+        if inventory is not None:
+            for seat in range(inventory.shape[1]):
+                inventory[i, seat] = _position(book, seat)
 
 
-cdef _advance(object market, list seat_orders, double[::1] change):
+cdef OrderBook _advance(object market, list seat_orders, double[::1] change):
     cdef OrderBook book = market.book
     cdef double t0 = market.t, t1 = t0 + market.step_seconds, mid
     cdef Py_ssize_t seat, n_seats = change.shape[0], k = market.step_index + 1
@@ -84,6 +100,7 @@ cdef _advance(object market, list seat_orders, double[::1] change):
         value = _value(book, seat, mid, market.tick_size, market.fee_per_share)
         change[seat] = value - values[seat]
         values[seat] = value
+    return book
 
 
 cdef _submit(OrderBook book, i64 seat, object orders, i64 limit, i64* counts):
