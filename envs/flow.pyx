@@ -21,7 +21,7 @@ from libc.math cimport NAN, ceil, floor, rint
 from libcpp.vector cimport vector
 
 from envs.book cimport (
-    K_CANCEL_ALL, K_QUOTE, K_REPLACE, OrderBook, best_key, i64,
+    K_CANCEL_ALL, K_LIMIT, K_QUOTE, K_REPLACE, OrderBook, best_key, i64,
 )
 
 cnp.import_array()
@@ -163,6 +163,7 @@ cdef struct Population:
     int rule
     i64 q_max, short, long, decision
     double lot, half_spread
+    i64 levels, spacing, size, bid, ask  # MAKER: its ladder; its best quotes this interval
 
 
 cdef class Flow:
@@ -215,7 +216,8 @@ cdef class Flow:
         pop.rule = int(program.rule)
         pop.q_max, pop.short, pop.long = program.q_max, program.short, program.long
         pop.lot, pop.half_spread = program.lot, program.half_spread
-        pop.decision = 0
+        pop.levels, pop.spacing, pop.size = program.levels, program.spacing, program.size
+        pop.decision = pop.bid = pop.ask = 0
 
     def __reduce__(self):
         cursors = [self.populations[p].cursor for p in range(self.populations.size())]
@@ -250,11 +252,14 @@ cdef class Flow:
                 break
             pop = &self.populations[best]
             book.now = t
-            book._row(
-                pop.kind[pop.cursor], pop.side[pop.cursor], pop.price[pop.cursor],
-                pop.qty[pop.cursor], pop.owner[pop.cursor], pop.ref[pop.cursor],
-                self.handlers, None, counts,
-            )
+            if pop.rule == MAKER:
+                _ladder(book, pop, pop.owner[pop.cursor], counts)
+            else:
+                book._row(
+                    pop.kind[pop.cursor], pop.side[pop.cursor], pop.price[pop.cursor],
+                    pop.qty[pop.cursor], pop.owner[pop.cursor], pop.ref[pop.cursor],
+                    self.handlers, None, counts,
+                )
             pop.cursor += 1
         return counts[0], counts[1]
 
@@ -272,6 +277,10 @@ cdef class Flow:
         for p in range(self.populations.size()):
             pop = &self.populations[p]
             if pop.cursor == pop.stop:
+                continue
+            if pop.rule == MAKER:
+                pop.bid = <i64>floor(last_mid - pop.half_spread)
+                pop.ask = <i64>ceil(last_mid + pop.half_spread)
                 continue
             if pop.rule == MOMENTUM:
                 pop.decision = 0
@@ -294,11 +303,17 @@ cdef class Flow:
                 elif pop.rule == MOMENTUM:
                     pop.side[i] = pop.decision
                     pop.price[i] = best_ask if pop.decision > 0 else best_bid
-                elif pop.rule == MAKER:
-                    if pop.side[i] < 0:
-                        pop.price[i] = <i64>pop.value[i] + <i64>ceil(last_mid + pop.half_spread)
-                    else:
-                        pop.price[i] = <i64>pop.value[i] + <i64>floor(last_mid - pop.half_spread)
+
+
+cdef int _ladder(OrderBook book, Population* pop, i64 owner, i64* counts) except -1:
+    """A market maker's wake-up: cancel its orders, then its bids, then its asks."""
+    cdef i64 j
+    book._row(K_CANCEL_ALL, 0, 0, 0, owner, -1, None, None, counts)
+    for j in range(pop.levels):
+        book._row(K_LIMIT, 1, pop.bid - j * pop.spacing, pop.size, owner, -1, None, None, counts)
+    for j in range(pop.levels):
+        book._row(K_LIMIT, -1, pop.ask + j * pop.spacing, pop.size, owner, -1, None, None, counts)
+    return 0
 
 
 cdef inline double _mean(const double[:] mids, Py_ssize_t n, i64 last):

@@ -99,7 +99,7 @@ class Rule(IntEnum):
     FIXED = 0  # as they are
     ZERO_INTELLIGENCE = 1  # forecast + private value at the member's holdings (ZeroIntelligence)
     MOMENTUM = 2  # side and price from the mids' moving averages and the touch (Momentum)
-    MAKER = 3  # offsets from the last mid (MarketMaker)
+    MAKER = 3  # one row per wake-up: a cancel, then a ladder from the last mid (MarketMaker)
 
 
 class Program(NamedTuple):
@@ -110,10 +110,12 @@ class Program(NamedTuple):
     rows: the session's rows (their prices, and for ZERO_INTELLIGENCE kinds, MOMENTUM sides,
     are filled in at each interval; the flow keeps and writes the arrays themselves, so a
     program hands them over); value: per row, ZERO_INTELLIGENCE the limit before the
-    private value, MAKER the offset from the best quote (ticks); member: per row, the member's
-    index into ``theta`` (ZERO_INTELLIGENCE: private values, ticks, shape (members, 2 q_max));
-    lot (shares per private-value unit), q_max; short, long (mids averaged, MOMENTUM);
-    half_spread (ticks, MAKER).
+    private value (ticks); member: per row, the member's index into ``theta``
+    (ZERO_INTELLIGENCE: private values, ticks, shape (members, 2 q_max)); lot (shares per
+    private-value unit), q_max; short, long (mids averaged, MOMENTUM); MAKER: each row a
+    wake-up, carried out as a cancel of the owner's orders, then ``levels`` bids of ``size``
+    shares from ``half_spread`` ticks below the last mid (rounded down) and ``spacing`` ticks
+    apart, then ``levels`` asks likewise above it (rounded up).
     """
 
     rows: Orders
@@ -126,3 +128,6 @@ class Program(NamedTuple):
     short: int = 0
     long: int = 0
     half_spread: float = 0.0
+    levels: int = 0
+    spacing: int = 0
+    size: int = 0

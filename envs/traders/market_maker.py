@@ -42,32 +42,37 @@ class MarketMaker(Trader):
         start = market.start_time
         phase = start + rng.uniform(0.0, self.period, self.n_owners)
         time, agents = periodic_times(phase, self.period, start, market.close_time)
+        self.wakes = Orders.build(time, Kind.CANCEL_ALL, 0, 0, 0, owners.start + agents)
         # one wake-up: a cancel, then `levels` bids and `levels` asks
-        n, per_wake = len(time), 1 + 2 * self.levels
         steps = np.arange(self.levels) * self.spacing
-        side = np.r_[0, np.ones(self.levels, np.int64), -np.ones(self.levels, np.int64)]
-        self.offset = np.tile(np.r_[0, -steps, steps], n)  # ticks from the best quote
-        self.is_ask = np.tile(side < 0, n)
-        self.batch = Orders.build(
-            np.repeat(time, per_wake),
-            np.tile(np.r_[Kind.CANCEL_ALL, np.full(2 * self.levels, Kind.LIMIT)], n),
-            np.tile(side, n),
-            0,
-            self.size,
-            np.repeat(owners.start + agents, per_wake),
-        )
+        self.wake_kind = np.r_[Kind.CANCEL_ALL, np.full(2 * self.levels, Kind.LIMIT)]
+        self.wake_side = np.r_[0, np.ones(self.levels, np.int64), -np.ones(self.levels, np.int64)]
+        self.wake_offset = np.r_[0, -steps, steps]  # ticks from the best quote of its side
 
     def program(self) -> Program:
         return Program(
-            self.batch, Rule.MAKER, value=self.offset.astype(float), half_spread=self.half_spread
+            self.wakes,
+            Rule.MAKER,
+            levels=self.levels,
+            spacing=self.spacing,
+            size=self.size,
+            half_spread=self.half_spread,
         )
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
-        w = window(self.batch.time, t0, t1)
-        batch = self.batch.take(w)
-        if len(batch.time):
-            mid = market.last_mid
-            bid = int(np.floor(mid - self.half_spread))
-            ask = int(np.ceil(mid + self.half_spread))
-            batch.price[:] = self.offset[w] + np.where(self.is_ask[w], ask, bid)
-        return batch
+        w = window(self.wakes.time, t0, t1)
+        n, per_wake = w.stop - w.start, 1 + 2 * self.levels
+        if not n:
+            return Orders.empty()
+        mid = market.last_mid
+        bid = int(np.floor(mid - self.half_spread))
+        ask = int(np.ceil(mid + self.half_spread))
+        side = np.tile(self.wake_side, n)
+        return Orders.build(
+            np.repeat(self.wakes.time[w], per_wake),
+            np.tile(self.wake_kind, n),
+            side,
+            np.tile(self.wake_offset, n) + np.where(side < 0, ask, bid),
+            self.size,
+            np.repeat(self.wakes.owner[w], per_wake),
+        )
