@@ -9,6 +9,10 @@ from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
 ctypedef long long i64
+ctypedef int i32
+
+cdef enum:
+    I32_MAX = 2147483647  # the largest quantity, owner and order id a book holds
 
 cdef enum:
     # row kinds of `OrderBook.run` (envs.orders.Kind has the same values)
@@ -25,11 +29,13 @@ cdef enum:
     M_EXECUTE = 4
 
 cdef struct Order:
+    # 32 bytes: a day's records of every order stay small (quantities, owners and order ids
+    # are checked to fit 32 bits where they enter the book)
     i64 price
-    i64 qty  # shares still resting; 0 once filled or cancelled
-    i64 owner
-    i64 prev  # neighbours in the level's FIFO list (0: none)
-    i64 next
+    i32 qty  # shares still resting; 0 once filled or cancelled
+    i32 owner
+    i32 prev  # neighbours in the level's FIFO list (0: none)
+    i32 next
     int side
 
 

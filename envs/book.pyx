@@ -65,8 +65,8 @@ cdef inline int check_side(int side) except -1:
 
 
 cdef inline int check_qty(i64 qty) except -1:
-    if qty <= 0:
-        raise ValueError(f"qty must be a positive number of shares, got {qty}")
+    if qty <= 0 or qty > I32_MAX:
+        raise ValueError(f"qty must be a positive number of shares up to {I32_MAX}, got {qty}")
     return 0
 
 
@@ -293,6 +293,8 @@ cdef class OrderBook:
 
     cdef int _rest(self, i64 oid, int side, i64 price, i64 qty, i64 owner) except -1:
         """Put order ``oid`` at the back of its level's queue."""
+        if not -I32_MAX <= owner <= I32_MAX or oid > I32_MAX:
+            raise ValueError(f"owners must be in [-{I32_MAX}, {I32_MAX}] and order ids at most that, got {owner}, {oid}")
         cdef Order* order = &self._orders[oid]
         order.side, order.price, order.qty, order.owner = side, price, qty, owner
         order.next = 0

@@ -239,9 +239,10 @@ def test_quote_rows_in_a_batch():
     assert book.owned(7) == [(2, BUY, 101, 5)]
 
 
-@pytest.mark.parametrize("qty", [0, -1])
+@pytest.mark.parametrize("qty", [0, -1, 2**31])
 def test_non_positive_qty_raises(qty):
-    """limit, market and immediate reject qty <= 0 and leave the book unchanged."""
+    """limit, market and immediate reject qty <= 0 (and beyond 2**31 - 1, the largest a
+    book holds) and leave the book unchanged."""
     book = OrderBook()
     book.limit(SELL, 100, 5)
     with pytest.raises(ValueError):
@@ -252,6 +253,13 @@ def test_non_positive_qty_raises(qty):
         book.immediate(BUY, 100, qty)
     assert book.depth() == ([], [(100, 5)])
     assert book.limit(BUY, 99, 1) == (2, [])  # the rejected order consumed no id
+
+
+def test_owners_beyond_32_bits_are_refused():
+    book = OrderBook()
+    with pytest.raises(ValueError, match="owners must be in"):
+        book.limit(BUY, 100, 5, owner=2**31)
+    assert book.depth() == ([], [])
 
 
 def test_module_doctest():
