@@ -37,8 +37,7 @@ class BatchedMarket:
     """``n_sessions`` sessions of ``spec`` with the same ``seats``, stepped together.
 
     ``seats``, ``learners``, ``opposes`` and ``extra_zi`` are as `SeatedMarket` takes them: a
-    seat holds a
-    `Policy` (asked for its actions with ``act_batch``, a learner updated with
+    seat holds a `Policy` (asked for its actions with ``act_batch``, a learner updated with
     ``update_batch``, see `agents.Agent`) or an observation kind (an outside seat, whose
     actions the caller passes to `step`). `reset` starts the sessions given (all by default);
     `step` advances every session that is not done and returns (observations, rewards
@@ -76,6 +75,7 @@ class BatchedMarket:
         self._features = np.zeros((n_sessions, self.n_seats, n_features), dtype=np.float32)
         self.done = np.ones(n_sessions, dtype=bool)
         self.started = np.zeros(n_sessions, dtype=bool)
+        self.inventory = np.zeros((n_sessions, self.n_seats), dtype=np.int64)  # after a step
         self.observations: list[np.ndarray] = []
 
     @classmethod
@@ -126,6 +126,10 @@ class BatchedMarket:
         rewards = np.zeros((self.n_sessions, self.n_seats))
         rewards[live] = self._advance(live.tolist(), executed[live].tolist())
         self.done[live] = [self.markets[i].done for i in live]
+        if self.spec.signal:  # the stepped sessions' seats look at the fundamental again
+            for i in live:
+                session = self.sessions[i]
+                session.signals = [session._signal() for _ in range(self.n_seats)]
         self.observations = self.observe()
         if learn:
             for seat in self.learners:
@@ -140,7 +144,8 @@ class BatchedMarket:
         return self.observations, rewards, self.done.copy()
 
     def _advance(self, live: list[int], actions: list[list[int]]) -> np.ndarray:
-        """Step sessions ``live`` with each seat's action; their rewards (len(live), seats)."""
+        """Step sessions ``live`` with each seat's action; their rewards (len(live), seats).
+        Their inventories after the step go to ``inventory``."""
         markets = [self.markets[i] for i in live]
         orders = [
             [self.sessions[i].actions.orders(a, market, seat) for seat, a in enumerate(row)]
@@ -150,13 +155,10 @@ class BatchedMarket:
         mids = np.zeros((len(live), 2))
         inventory = np.zeros((len(live), self.n_seats), dtype=np.int64)
         advance(markets, orders, change, mids, inventory)
+        self.inventory[live] = inventory
         tick = self.markets[0].tick_size
-        if self.spec.signal:  # the stepped sessions' seats look at the fundamental again
-            for i in live:
-                session = self.sessions[i]
-                session.signals = [session._signal() for _ in range(self.n_seats)]
         return seat_rewards(
-            self.spec, change, mids[:, 0], mids[:, 1], tick, inventory, self.opposes
+            self.spec, change, mids[:, 0], mids[:, 1], tick, lambda: inventory, self.opposes
         )
 
     def observe(self) -> list[np.ndarray]:
@@ -200,8 +202,7 @@ class BatchedMarket:
             live = ~self.done
             _, rewards, _ = self.step(learn=learn)
             totals += rewards
-            for i in np.flatnonzero(live):
-                held[i] += np.abs(self.markets[i].book.positions(0, self.n_seats))
+            held[live] += np.abs(self.inventory[live])
             steps += 1
         if learn:
             for seat in self.learners:
@@ -265,3 +266,6 @@ class Restarting:
         """Reset sessions ``which`` from their generators; every seat's observations."""
         seeds = [int(self.generators[i].integers(2**63 - 1)) for i in which]
         return self.batch.reset(seeds, which)
+
+    def close(self) -> None:
+        """Nothing to stop: the sessions live in this process (see `envs.workers.Sharded`)."""

@@ -88,3 +88,23 @@ cdef class OrderBook:
     ) except -1
     cdef i64 _cancel_owner(self, i64 owner) except -1
     cdef list _side_depth(self, int side, i64 levels)
+
+
+cdef inline bint quoted(OrderBook book) noexcept:
+    """Whether both sides of ``book`` hold orders."""
+    return not book._bids.empty() and not book._asks.empty()
+
+
+cdef inline double mid_ticks(OrderBook book) noexcept:
+    """The mid (ticks) of a `quoted` book."""
+    return (best_key(&book._bids) - best_key(&book._asks)) / 2.0
+
+
+cdef inline i64 spread_ticks(OrderBook book) noexcept:
+    """Best ask - best bid (ticks) of a `quoted` book."""
+    return -best_key(&book._asks) - best_key(&book._bids)
+
+
+cdef inline i64 position(OrderBook book, i64 owner) noexcept:
+    """Net shares ``owner`` (>= 0) bought through fills; 0 for one with no fills."""
+    return book._position[owner] if owner < <i64>book._position.size() else 0

@@ -470,9 +470,7 @@ cdef class OrderBook:
 
     def mid(self):
         """Mid price in ticks, or None unless both sides are present."""
-        if self._bids.empty() or self._asks.empty():
-            return None
-        return (best_key(&self._bids) - best_key(&self._asks)) / 2
+        return mid_ticks(self) if quoted(self) else None
 
     def depth(self, int levels=10):
         """The best ``levels`` levels of each side: (bids, asks), each a list of (price, volume)

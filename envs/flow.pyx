@@ -2,8 +2,8 @@
 # distutils: language = c++
 """A market's decision steps, compiled: `advance` steps one or many markets (the seats'
 orders, the background flow, marking to market) in one call, and `Flow` is a session's
-background order flow, the rows of every population merged in time order once per session,
-priced and carried out interval by interval without returning to Python.
+background order flow: every population's rows, merged in time order, priced and carried out
+interval by interval without returning to Python.
 
 Each background population that can says what it will send as a `envs.orders.Program`: all
 its rows for the session (what does not depend on the market: times, kinds, sizes, owners)
@@ -21,7 +21,8 @@ from libc.math cimport NAN, ceil, floor, rint
 from libcpp.vector cimport vector
 
 from envs.book cimport (
-    K_CANCEL_ALL, K_LIMIT, K_QUOTE, K_REPLACE, OrderBook, best_key, i64,
+    K_CANCEL_ALL, K_LIMIT, K_QUOTE, K_REPLACE, OrderBook, best_key, i64, mid_ticks, position,
+    quoted, spread_ticks,
 )
 
 cnp.import_array()
@@ -64,7 +65,7 @@ def advance(
             mids[i, 1] = markets[i].last_mid
         if inventory is not None:
             for seat in range(inventory.shape[1]):
-                inventory[i, seat] = _position(book, seat)
+                inventory[i, seat] = position(book, seat)
 
 
 cdef OrderBook _advance(object market, list seat_orders, double[::1] change):
@@ -90,11 +91,11 @@ cdef OrderBook _advance(object market, list seat_orders, double[::1] change):
     market.n_cancels += counts[1]
     market.t = t1
     market.step_index = k
-    if not book._bids.empty() and not book._asks.empty():
-        market.last_mid = _mid(book)
+    if quoted(book):
+        market.last_mid = mid_ticks(book)
     mid = market.last_mid
     market._mids[k] = mid
-    market._spreads[k] = _spread(book)
+    market._spreads[k] = spread_ticks(book) if quoted(book) else NAN
     values = market._values
     for seat in range(n_seats):
         value = _value(book, seat, mid, market.tick_size, market.fee_per_share)
@@ -109,7 +110,7 @@ cdef _submit(OrderBook book, i64 seat, object orders, i64 limit, i64* counts):
     `submit`), which a subclass of the book may extend."""
     cdef i64 kind, side, price, qty, capacity
     for kind, side, price, qty in orders:
-        capacity = limit - side * _position(book, seat)
+        capacity = limit - side * position(book, seat)
         capacity = capacity if capacity > 0 else 0
         if kind == K_QUOTE:
             placed, cancelled, _ = book.quote(side, price, min(qty, capacity), seat)
@@ -122,22 +123,6 @@ cdef _submit(OrderBook book, i64 seat, object orders, i64 limit, i64* counts):
                 continue
             counts[0] += 1
         book.submit(kind, side, price, qty, seat)
-
-
-cdef inline i64 _position(OrderBook book, i64 owner):
-    return book._position[owner] if owner < <i64>book._position.size() else 0
-
-
-cdef inline double _mid(OrderBook book):
-    """The mid (ticks) of a book with both sides."""
-    return (best_key(&book._bids) - best_key(&book._asks)) / 2.0
-
-
-cdef inline double _spread(OrderBook book):
-    """Best ask - best bid, ticks; NaN while a side is empty."""
-    if book._bids.empty() or book._asks.empty():
-        return NAN
-    return <double>(-best_key(&book._asks) - best_key(&book._bids))
 
 
 cdef inline double _value(OrderBook book, i64 seat, double mid, double tick, double fee):
@@ -156,7 +141,7 @@ cdef struct Population:
     const i64* qty
     const i64* owner
     const i64* ref
-    const double* value  # ZERO_INTELLIGENCE: limit before the private value; MAKER: offset
+    const double* value  # ZERO_INTELLIGENCE: limit before the private value
     const i64* member  # ZERO_INTELLIGENCE: the member's row of theta
     const double* theta  # ZERO_INTELLIGENCE: private values, (members, 2 q_max)
     Py_ssize_t n, cursor, stop  # rows; the next row; the end of this interval's rows
@@ -177,12 +162,10 @@ cdef class Flow:
     cdef list arrays  # keeps the rows' arrays alive
     cdef dict handlers
     cdef list programs
-    cdef readonly Py_ssize_t n_rows
 
     def __init__(self, list programs, dict handlers):
         self.arrays, self.handlers, self.programs = [], handlers, programs
         self.populations.resize(len(programs))
-        self.n_rows = 0
         for p, program in enumerate(programs):
             self._keep(p, program)
 
@@ -206,7 +189,6 @@ cdef class Flow:
             theta = _column(np.ravel(program.theta), np.float64, slice(None), keep)
         pop.n = time.shape[0]
         pop.cursor = pop.stop = 0
-        self.n_rows += pop.n
         if pop.n:
             pop.time, pop.kind, pop.side, pop.price = &time[0], &kind[0], &side[0], &price[0]
             pop.qty, pop.owner, pop.ref = &qty[0], &owner[0], &ref[0]
@@ -269,9 +251,9 @@ cdef class Flow:
         cdef Py_ssize_t i, p, n_mids = mids.shape[0]
         cdef Population* pop
         cdef i64 holdings, units, index, width, best_bid = 0, best_ask = 0
-        cdef bint quoted = not book._bids.empty() and not book._asks.empty()
+        cdef bint both = quoted(book)
         cdef double level
-        if quoted:
+        if both:
             best_bid = best_key(&book._bids)
             best_ask = -best_key(&book._asks)
         for p in range(self.populations.size()):
@@ -284,7 +266,7 @@ cdef class Flow:
                 continue
             if pop.rule == MOMENTUM:
                 pop.decision = 0
-                if quoted and n_mids >= pop.long:
+                if both and n_mids >= pop.long:
                     level = _mean(mids, n_mids, pop.short) - _mean(mids, n_mids, pop.long)
                     pop.decision = 1 if level > 0 else -1 if level < 0 else 0
                 if pop.decision == 0:
@@ -293,7 +275,7 @@ cdef class Flow:
             width = 2 * pop.q_max
             for i in range(pop.cursor, pop.stop):
                 if pop.rule == ZERO_INTELLIGENCE:
-                    holdings = _position(book, pop.owner[i])
+                    holdings = position(book, pop.owner[i])
                     units = <i64>rint(<double>holdings / pop.lot)
                     index = units + pop.q_max - (1 if pop.side[i] < 0 else 0)
                     pop.kind[i] = K_REPLACE if 0 <= index < width else K_CANCEL_ALL

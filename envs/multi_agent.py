@@ -14,7 +14,7 @@ from envs.market import Market
 from envs.seats import SeatedMarket
 from envs.spec import MarketSpec, observation_kinds
 
-__all__ = ["MarketParallelEnv", "seat_index", "seat_names"]
+__all__ = ["MarketParallelEnv", "opposing_seats", "seat_index", "seat_names"]
 
 
 def seat_names(n_seats: int) -> list[str]:
@@ -22,6 +22,14 @@ def seat_names(n_seats: int) -> list[str]:
     if n_seats < 1:
         raise ValueError(f"n_seats must be >= 1, got {n_seats}")
     return [f"seat_{i}" for i in range(n_seats)]
+
+
+def opposing_seats(opposes: dict[str, str] | None, seats: Sequence[str]) -> dict[int, int]:
+    """``opposes`` by seat name ({adversary: protagonist}) as seat indices."""
+    return {
+        seat_index(a, seats, "opposes"): seat_index(b, seats, "opposes")
+        for a, b in (opposes or {}).items()
+    }
 
 
 def seat_index(name: str, seats: Sequence[str], role: str) -> int:
@@ -65,11 +73,11 @@ class MarketParallelEnv(ParallelEnv):
     ) -> None:
         seats = seat_names(n_seats)
 
-        def seat(name: str, role: str) -> int:
-            return seat_index(name, seats, role)
-
-        opposes = {seat(a, "opposes"): seat(b, "opposes") for a, b in (opposes or {}).items()}
-        takeover_seat = None if takeover is None else (seat(takeover[0], "takeover"), takeover[1])
+        opposes = opposing_seats(opposes, seats)
+        if takeover is not None:
+            takeover_seat = (seat_index(takeover[0], seats, "takeover"), takeover[1])
+        else:
+            takeover_seat = None
         spec = MarketSpec.from_keywords("MarketParallelEnv", market_spec, **market)
         kinds = observation_kinds(observation, n_seats)
         self.core = SeatedMarket(

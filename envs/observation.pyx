@@ -12,7 +12,7 @@ cimport numpy as cnp
 from cython.operator cimport dereference as deref, predecrement as dec
 from libc.math cimport log
 
-from envs.book cimport Half, LevelIter, OrderBook, best_key, i64
+from envs.book cimport Half, LevelIter, OrderBook, i64, position, quoted, spread_ticks
 
 cnp.import_array()
 
@@ -52,15 +52,14 @@ def observe(
     cdef Py_ssize_t i, seat
     cdef OrderBook book
     cdef double[::1] mids
-    cdef i64 k, position
+    cdef i64 k
     for i in range(len(markets)):
         market = markets[i]
         book = market.book
         mids = market._mids
         k = market.step_index
         for seat in range(n_seats):
-            position = book._position[seat] if seat < <i64>book._position.size() else 0
-            _fill(book, position, market.position_limit, mids, k + 1, k, market.n_steps,
+            _fill(book, position(book, seat), market.position_limit, mids, k + 1, k, market.n_steps,
                   windows, depth_levels, spread_cap, return_cap, &out[i, seat, 0])
 
 
@@ -84,10 +83,10 @@ cdef void _fill(
     cdef i64 ask_volume = _volume(&book._asks, depth_levels)
     cdef i64 total = bid_volume + ask_volume
     out[1] = <float>(<double>(bid_volume - ask_volume) / <double>total if total else 0.0)
-    if book._bids.empty() or book._asks.empty():
+    if not quoted(book):
         x = spread_cap
     else:
-        x = <double>(-best_key(&book._asks) - best_key(&book._bids))
+        x = <double>spread_ticks(book)
         x = 0.0 if x < 0.0 else spread_cap if x > spread_cap else x
     out[2] = <float>x
     cdef Py_ssize_t j, last = n_mids - 1

@@ -52,20 +52,20 @@ def seat_rewards(
     mid_before: float | np.ndarray,
     mid_after: float | np.ndarray,
     tick_size: float,
-    inventory: np.ndarray,
+    inventory: Callable[[], np.ndarray],
     opposes: dict[int, int],
 ) -> np.ndarray:
     """The seats' rewards from their change of value over a step (dollars, shape (..., seats),
     changed in place): less, with a parent order, its change of value (mids in ticks, shape
-    (...) or scalars; ``tick_size`` dollars), less the inventory penalty on ``inventory``
-    (shares, like ``change``), times the reward scale; an opposing seat gets minus its
-    protagonist's."""
+    (...) or scalars; ``tick_size`` dollars), less the inventory penalty on the seats'
+    inventories (shares, like ``change``; ``inventory()`` asked only then), times the reward
+    scale; an opposing seat gets minus its protagonist's."""
     rewards = change
     if spec.parent_order:  # against holding the parent order from the open
         moved = np.subtract(mid_after, mid_before)
         rewards -= spec.parent_order * np.expand_dims(moved, -1) * tick_size
     if spec.inventory_penalty:
-        rewards -= spec.inventory_penalty * inventory.astype(float) ** 2
+        rewards -= spec.inventory_penalty * inventory().astype(float) ** 2
     rewards *= spec.reward_scale
     for seat, protagonist in opposes.items():
         rewards[..., seat] = -rewards[..., protagonist]
@@ -223,9 +223,14 @@ class SeatedMarket:
         orders = [self.actions.orders(a, market, seat) for seat, a in enumerate(executed)]
         mid = market.last_mid
         change = market.step(orders)
-        inventory = market.book.positions(0, self.n_seats)
         rewards = seat_rewards(
-            self.spec, change, mid, market.last_mid, market.tick_size, inventory, self.opposes
+            self.spec,
+            change,
+            mid,
+            market.last_mid,
+            market.tick_size,
+            lambda: market.book.positions(0, self.n_seats),
+            self.opposes,
         )
         done = market.done
         self.observations = self._observe_all()

@@ -16,7 +16,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from envs.batch import BatchedMarket, Restarting
-from envs.multi_agent import seat_index, seat_names
+from envs.multi_agent import opposing_seats, seat_index, seat_names
 from envs.spec import MarketSpec, observation_kinds
 from envs.workers import Sharded
 
@@ -93,8 +93,7 @@ class MarketVectorEnv(VectorEnv):
         return obs, rewards[:, 0], terminated, np.zeros(self.num_envs, dtype=bool), infos
 
     def close_extras(self, **kwargs: Any) -> None:
-        if isinstance(self.sessions, Sharded):
-            self.sessions.close()
+        self.sessions.close()
 
 
 class BatchedParallelEnv:
@@ -122,17 +121,12 @@ class BatchedParallelEnv:
         **market: Any,
     ) -> None:
         self.possible_agents = seat_names(n_seats)
-        opposes = {
-            seat_index(a, self.possible_agents, "opposes"): seat_index(
-                b, self.possible_agents, "opposes"
-            )
-            for a, b in (opposes or {}).items()
-        }
         spec = MarketSpec.from_keywords("BatchedParallelEnv", market_spec, **market)
         self.kinds = observation_kinds(observation, n_seats)
         self.spec = spec
+        opposing = opposing_seats(opposes, self.possible_agents)
         self.sessions = sessions(
-            spec, num_envs, self.kinds, AutoresetMode.NEXT_STEP, workers, opposes
+            spec, num_envs, self.kinds, AutoresetMode.NEXT_STEP, workers, opposing
         )
         self.num_envs = num_envs
         self.agents: list[str] = []
@@ -180,5 +174,4 @@ class BatchedParallelEnv:
 
     def close(self) -> None:
         """Stops the worker processes, if any."""
-        if isinstance(self.sessions, Sharded):
-            self.sessions.close()
+        self.sessions.close()

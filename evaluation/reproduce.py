@@ -407,32 +407,50 @@ EXECUTION_CLAIMS = (
 def risk_section(making: Path, execution: Path, figures: Path) -> str:
     """The classic risk-sensitive results: inventory in market making, front-loading in
     optimal execution, learned and by the reference rules."""
-    frames = {}
-    for name, directory in (("making", making), ("execution", execution)):
-        _, _, summary = _summary(directory)
-        frames[name] = summary[summary["condition"] == "clean"].set_index("agent", drop=False)
-    made, executed = frames["making"], frames["execution"]
-    text = [
-        "## Risk-sensitive results\n",
-        "Not experiments of the source text: the classic results its learners should show "
-        f"where risk matters. Run directories `{making}` and `{execution}`.\n",
-        "### Market making: a risk-averse maker carries less inventory\n",
-        "Avellaneda and Stoikov (2008): a maker with a positive risk aversion skews its quotes "
-        "against its inventory, carries less of it and earns a steadier PnL.\n",
-        _metrics_table(made.sort_values("sharpe", ascending=False)),
-        "",
-        *(_compared(made, *claim) for claim in MAKING_CLAIMS),
-        "",
-        _copy_figure(making, "learning_curves.png", figures, "risk_making"),
-        "### Optimal execution: a risk-averse trader front-loads\n",
-        "Almgren and Chriss (2000): with a positive risk aversion the optimal schedule trades "
-        "faster early, exposing less of the order to the price's moves at a higher expected "
-        "cost. Buying 1,000 shares in 30 minutes; PnL is minus the implementation shortfall, "
-        "exposure the time-averaged inventory (higher: bought earlier).\n",
-        _metrics_table(executed.sort_values("sharpe", ascending=False)),
-        "",
-        *(_compared(executed, *claim) for claim in EXECUTION_CLAIMS),
-        "",
-        _copy_figure(execution, "learning_curves.png", figures, "risk_execution"),
-    ]
-    return "\n".join(text)
+    return "\n".join(
+        [
+            "## Risk-sensitive results\n",
+            "Not experiments of the source text: the classic results its learners should show "
+            f"where risk matters. Run directories `{making}` and `{execution}`.\n",
+            _risk_block(
+                "Market making: a risk-averse maker carries less inventory",
+                "Avellaneda and Stoikov (2008): a maker with a positive risk aversion skews its "
+                "quotes against its inventory, carries less of it and earns a steadier PnL.",
+                making,
+                MAKING_CLAIMS,
+                figures,
+                "risk_making",
+            ),
+            _risk_block(
+                "Optimal execution: a risk-averse trader front-loads",
+                "Almgren and Chriss (2000): with a positive risk aversion the optimal schedule "
+                "trades faster early, exposing less of the order to the price's moves at a "
+                "higher expected cost. Buying 1,000 shares in 30 minutes; PnL is minus the "
+                "implementation shortfall, exposure the time-averaged inventory (higher: bought "
+                "earlier).",
+                execution,
+                EXECUTION_CLAIMS,
+                figures,
+                "risk_execution",
+            ),
+        ]
+    )
+
+
+def _risk_block(
+    title: str, intro: str, directory: Path, claims: tuple, figures: Path, name: str
+) -> str:
+    """One risk-sensitive result: its run's clean-market table, its claims, its figure."""
+    _, _, summary = _summary(directory)
+    frame = summary[summary["condition"] == "clean"].set_index("agent", drop=False)
+    return "\n".join(
+        [
+            f"### {title}\n",
+            f"{intro}\n",
+            _metrics_table(frame.sort_values("sharpe", ascending=False)),
+            "",
+            *(_compared(frame, *claim) for claim in claims),
+            "",
+            _copy_figure(directory, "learning_curves.png", figures, name),
+        ]
+    )

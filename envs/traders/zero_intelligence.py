@@ -75,12 +75,10 @@ class ZeroIntelligence(Trader):
         self.start = start
         self.fundamental = self.fundamental_path(self.time, start, rng)
         obs = self.fundamental + rng.normal(0.0, self.obs_noise, size=m)
-        horizon = market.close_time - self.time
-        deviation = (obs - self.mean(self.time, start)) * np.exp(-self.kappa * horizon)
-        self.forecast = self.mean(market.close_time, start) + deviation
+        forecast = self._forecast(obs, self.time, market.close_time)
         side = rng.choice(np.array([-1, 1]), size=m)
         surplus = rng.integers(self.surplus[0], self.surplus[1] + 1, size=m)
-        self.limit = self.forecast - side * surplus  # ticks, before the private value
+        self.limit = forecast - side * surplus  # ticks, before the private value
         self.batch = Orders.build(
             self.time,
             Kind.REPLACE,
@@ -99,8 +97,14 @@ class ZeroIntelligence(Trader):
     def forecast_close(self, observed: float, t: float, close: float) -> float:
         """The value at ``close`` forecast from ``observed`` (ticks) at ``t``: the deviation
         from the mean decays by exp(-kappa (close - t)), as the agents forecast."""
+        return float(self._forecast(observed, t, close))
+
+    def _forecast(
+        self, observed: np.ndarray | float, t: np.ndarray | float, close: float
+    ) -> np.ndarray | float:
+        """`forecast_close` of observations at times ``t`` (arrays alike, or scalars)."""
         deviation = (observed - self.mean(t, self.start)) * np.exp(-self.kappa * (close - t))
-        return float(self.mean(close, self.start) + deviation)
+        return self.mean(close, self.start) + deviation
 
     def mean(self, t: np.ndarray | float, start: float) -> np.ndarray | float:
         """The level r reverts to at time ``t`` (ticks), for a session from ``start``."""
