@@ -50,11 +50,11 @@ def run(events: list[tuple[int, int, int, int]]) -> float:
 def batch(events: list[tuple[int, int, int, int]]) -> tuple[float, int]:
     """Seconds for `OrderBook.run` on the events as rows (a cancel becomes a CANCEL_ALL of
     one of 1000 owners, each limit order belonging to one of them); and the row count."""
-    kind, side, price, qty = (np.array(c, dtype=np.int64) for c in zip(*events))
-    owner = np.arange(len(kind), dtype=np.int64) % 1000 + 10
-    kind = np.choose(kind, [LIMIT, CANCEL_ALL, MARKET]).astype(np.int64)
+    kind, side, price, qty = (np.array(c, dtype=np.int32) for c in zip(*events))
+    owner = np.arange(len(kind), dtype=np.int32) % 1000 + 10
+    kind = np.choose(kind, [LIMIT, CANCEL_ALL, MARKET]).astype(np.int32)
     time_ = np.arange(len(kind), dtype=np.float64)
-    ref = np.full(len(kind), -1, dtype=np.int64)
+    ref = np.full(len(kind), -1, dtype=np.int32)
     book = OrderBook()
     start = time.perf_counter()
     book.run(time_, kind, side, price, qty, owner, ref, {}, collect=False)

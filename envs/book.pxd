@@ -29,20 +29,20 @@ cdef enum:
     M_EXECUTE = 4
 
 cdef struct Order:
-    # 32 bytes: a day's records of every order stay small (quantities, owners and order ids
-    # are checked to fit 32 bits where they enter the book)
+    # 32 bytes (quantities, owners and slots are checked to fit 32 bits where they enter)
     i64 price
     i32 qty  # shares still resting; 0 once filled or cancelled
     i32 owner
-    i32 prev  # neighbours in the level's FIFO list (0: none)
+    i32 prev  # neighbours in the level's FIFO list, by slot (0: none)
     i32 next
-    int side
+    i32 side
+    i32 generation  # orders the slot has held before this one (order id = slot + 2**32 x this)
 
 
 cdef struct Level:
     i64 volume  # shares resting at the level
-    i64 head  # oldest order id
-    i64 tail  # newest order id
+    i64 head  # oldest order's slot
+    i64 tail  # newest order's slot
 
 
 ctypedef cmap[i64, Level] Half
@@ -58,7 +58,9 @@ cdef inline i64 best_key(Half* half) noexcept:
 
 
 cdef class OrderBook:
-    cdef vector[Order] _orders  # index: order id; slot 0 unused
+    cdef vector[Order] _orders  # index: slot; slot 0 unused
+    cdef vector[i32] _free  # slots to reuse, last freed first (only when recycling)
+    cdef bint _recycle
     cdef Half _bids  # key = price
     cdef Half _asks  # key = -price
     cdef unordered_map[i64, vector[i64]] _owned  # owner -> ids it rested (some since gone)
@@ -74,6 +76,11 @@ cdef class OrderBook:
     cdef public list log
 
     cdef Half* _half(self, int side)
+    cdef Order* _find(self, i64 order_id) noexcept
+    cdef i64 _slot(self) except -1
+    cdef void _release(self, i64 slot) noexcept
+    cdef void _own(self, i64 owner, i64 order_id)
+    cdef i64 _id(self, i64 slot) noexcept
     cdef int _row(
         self, i64 k, i64 side, i64 price, i64 qty, i64 owner, i64 ref, dict handlers,
         list fills, i64* counts,

@@ -9,8 +9,11 @@ Layout: each side is a C++ ``std::map`` from ``key = side * price`` to a level (
 first and last order of a doubly linked FIFO list), so the best level of either side is the
 largest key and a bid and an ask are matched by the same code: an incoming order of side ``s``
 and limit ``p`` crosses the opposite side while that side's best key is ``>= -s * p``. Orders
-live in a vector indexed by their id (ids count up from 1), so a cancel finds and unlinks its
-order in constant time plus one map look-up.
+live in a vector of slots, so a cancel finds and unlinks its order in constant time plus one map
+look-up. Ids count up from 1 (an id is its slot); a book made with ``recycle=True`` reuses the
+slots of orders that are gone, so its memory follows the orders resting rather than every order
+of the day, and an id is its slot plus 2**32 times the slot's generation, so a stale id still
+finds nothing.
 
 Besides single orders the book carries out whole batches of order rows (`run`), the market's
 hot loop, and can record every change as a LOBSTER message (``record=True``), which is how
@@ -70,13 +73,24 @@ cdef inline int check_qty(i64 qty) except -1:
     return 0
 
 
-def _rebuild(list orders, i64 next_id, list accounts, i64 volume, i64 trades):
-    """Unpickle: a book holding ``orders`` (id, side, price, qty, owner) in queue order and
-    the owners' ``accounts`` (position, cash, traded, fills) by owner id."""
-    cdef OrderBook book = OrderBook()
-    book._orders.resize(next_id)
+cdef i64 SLOT_MASK = 0xFFFFFFFF
+
+
+def _rebuild(
+    list orders, list generations, list free, bint recycle, list accounts, i64 volume,
+    i64 trades,
+):
+    """Unpickle: a book holding ``orders`` (id, side, price, qty, owner) in queue order, its
+    slots' ``generations`` and ``free`` slots, and the owners' ``accounts`` (position, cash,
+    traded, fills) by owner id."""
+    cdef OrderBook book = OrderBook(recycle=recycle)
+    book._orders.resize(len(generations))
+    for slot, generation in enumerate(generations):
+        book._orders[slot].generation = generation
+    for slot in free:
+        book._free.push_back(slot)
     for oid, side, price, qty, owner in orders:
-        book._rest(oid, side, price, qty, owner)
+        book._rest(oid & SLOT_MASK, side, price, qty, owner)
         book._owned[owner].push_back(oid)
     for position, cash, traded, fills in accounts:
         book._position.push_back(position)
@@ -93,7 +107,9 @@ cdef class OrderBook:
     With ``record=True`` every change of its resting orders is appended to ``log`` as a
     LOBSTER message (time ``now``, type, order id, size, price ticks, direction): 1 for an
     order that rests, 2 / 3 for a partial / full cancel, 4 for each execution of a resting
-    order (direction: the resting order's side).
+    order (direction: the resting order's side). With ``recycle=True`` (not with ``record``)
+    the slots of orders that are gone are reused: ids are then unique handles that no longer
+    count up (see the module's docstring).
 
     >>> book = OrderBook()
     >>> oid, fills = book.limit(Side.SELL, 10_001, 50, owner=7)
@@ -105,8 +121,11 @@ cdef class OrderBook:
     30
     """
 
-    def __cinit__(self, bint record=False):
+    def __cinit__(self, bint record=False, bint recycle=False):
+        if record and recycle:
+            raise ValueError("a recording book keeps every order id: record and recycle exclude each other")
         self._orders.resize(1)
+        self._recycle = recycle
         self._live = 0
         self.volume = self.trades = 0
         self._record = record
@@ -115,6 +134,54 @@ cdef class OrderBook:
 
     cdef inline Half* _half(self, int side):
         return &self._bids if side == 1 else &self._asks
+
+    cdef inline Order* _find(self, i64 order_id) noexcept:
+        """The record of order ``order_id`` (resting or gone), or NULL for an id this book never
+        gave or whose slot has since held another order."""
+        cdef i64 slot = order_id & SLOT_MASK
+        if order_id <= 0 or slot == 0 or slot >= <i64>self._orders.size():
+            return NULL
+        cdef Order* order = &self._orders[slot]
+        return order if order.generation == order_id >> 32 else NULL
+
+    cdef inline i64 _slot(self) except -1:
+        """A slot for a new order: a freed one, else a new one."""
+        cdef i64 slot
+        if not self._free.empty():
+            slot = self._free.back()
+            self._free.pop_back()
+            return slot
+        slot = self._orders.size()
+        if slot > I32_MAX:
+            raise ValueError(f"a book holds at most {I32_MAX} order slots")
+        self._orders.resize(slot + 1)
+        return slot
+
+    cdef inline void _release(self, i64 slot) noexcept:
+        """The order in ``slot`` is gone: free the slot when recycling."""
+        if self._recycle:
+            self._orders[slot].generation += 1
+            self._free.push_back(slot)
+
+    cdef void _own(self, i64 owner, i64 order_id):
+        """Add ``order_id`` to ``owner``'s list, first dropping the ids no longer resting when
+        the list is full (so it stays within twice the owner's resting orders)."""
+        cdef vector[i64]* ids = &self._owned[owner]
+        cdef vector[i64] live
+        cdef Order* order
+        cdef i64 oid
+        if ids.size() >= 16 and ids.size() == ids.capacity():
+            for oid in deref(ids):
+                order = self._find(oid)
+                if order != NULL and order.qty:
+                    live.push_back(oid)
+            if live.size() < ids.size():
+                ids.swap(live)
+        ids.push_back(order_id)
+
+    cdef inline i64 _id(self, i64 slot) noexcept:
+        """The id of the order in ``slot``."""
+        return slot + (<i64>self._orders[slot].generation << 32)
 
     # ----------------------------------------------------------------------------- orders
     def limit(self, int side, i64 price, i64 qty, i64 owner=0):
@@ -194,11 +261,12 @@ cdef class OrderBook:
         if qty <= 0 or it == self._half(side).end():
             return 0
         cdef vector[i64] ids
-        cdef i64 oid = deref(it).second.tail
-        while oid:
-            if owner is None or self._orders[oid].owner == owner:
-                ids.push_back(oid)
-            oid = self._orders[oid].prev
+        cdef i64 slot = deref(it).second.tail
+        while slot:
+            if owner is None or self._orders[slot].owner == owner:
+                ids.push_back(self._id(slot))
+            slot = self._orders[slot].prev
+        cdef i64 oid
         cdef i64 done = 0
         for oid in ids:
             done += self._cancel(oid, qty - done)
@@ -209,12 +277,12 @@ cdef class OrderBook:
     def run(
         self,
         const cnp.float64_t[:] time,
-        const cnp.int64_t[:] kind,
-        const cnp.int64_t[:] side,
-        const cnp.int64_t[:] price,
-        const cnp.int64_t[:] qty,
-        const cnp.int64_t[:] owner,
-        const cnp.int64_t[:] ref,
+        const cnp.int32_t[:] kind,
+        const cnp.int32_t[:] side,
+        const cnp.int32_t[:] price,
+        const cnp.int32_t[:] qty,
+        const cnp.int32_t[:] owner,
+        const cnp.int32_t[:] ref,
         dict handlers,
         bint collect=True,
     ):
@@ -222,7 +290,8 @@ cdef class OrderBook:
         cancelled); with ``collect=False`` no fill objects are made (the owners' accounts
         are kept either way) and the fills returned are empty.
 
-        Each row is (time, kind, side, price, qty, owner, ref), arrays of shape (n,); kinds:
+        Each row is (time, kind, side, price, qty, owner, ref), arrays of shape (n,), float64
+        and then int32 (`envs.orders.Orders`); kinds:
         LIMIT, MARKET, REPLACE (cancel the owner's resting orders, then a limit order),
         CANCEL_ALL, HANDLE (``handlers[owner].handle(book, ref)`` returns its fills). The
         time only stamps recorded messages.
@@ -275,7 +344,6 @@ cdef class OrderBook:
         return 0
 
     cdef i64 _limit(self, int side, i64 price, i64 qty, i64 owner, list fills) except -1:
-        cdef i64 oid = self._orders.size()
         cdef Half* opposite = self._half(-side)
         cdef LevelIter best
         if not opposite.empty():
@@ -283,19 +351,22 @@ cdef class OrderBook:
             dec(best)
             if deref(best).first >= -side * price:
                 qty = self._match(side, -side * price, qty, owner, fills)
-        self._orders.resize(oid + 1)
-        if qty:
-            self._rest(oid, side, price, qty, owner)
-            self._owned[owner].push_back(oid)
-            if self._record:
-                self.log.append((self.now, M_NEW, oid, qty, price, side))
+        cdef i64 slot = self._slot()
+        cdef i64 oid = self._id(slot)
+        if not qty:
+            self._release(slot)  # traded in full: the id is spent
+            return oid
+        self._rest(slot, side, price, qty, owner)
+        self._own(owner, oid)
+        if self._record:
+            self.log.append((self.now, M_NEW, oid, qty, price, side))
         return oid
 
-    cdef int _rest(self, i64 oid, int side, i64 price, i64 qty, i64 owner) except -1:
-        """Put order ``oid`` at the back of its level's queue."""
-        if not -I32_MAX <= owner <= I32_MAX or oid > I32_MAX:
-            raise ValueError(f"owners must be in [-{I32_MAX}, {I32_MAX}] and order ids at most that, got {owner}, {oid}")
-        cdef Order* order = &self._orders[oid]
+    cdef int _rest(self, i64 slot, int side, i64 price, i64 qty, i64 owner) except -1:
+        """Put the order in ``slot`` at the back of its level's queue."""
+        if not -I32_MAX <= owner <= I32_MAX:
+            raise ValueError(f"owners must be in [-{I32_MAX}, {I32_MAX}], got {owner}")
+        cdef Order* order = &self._orders[slot]
         order.side, order.price, order.qty, order.owner = side, price, qty, owner
         order.next = 0
         cdef Half* half = self._half(side)
@@ -305,13 +376,13 @@ cdef class OrderBook:
         cdef Level* level
         if it == half.end():
             order.prev = 0
-            new.volume, new.head, new.tail = qty, oid, oid
+            new.volume, new.head, new.tail = qty, slot, slot
             half.insert((key, new))
         else:
             level = &deref(it).second
             order.prev = level.tail
-            self._orders[level.tail].next = oid
-            level.tail = oid
+            self._orders[level.tail].next = slot
+            level.tail = slot
             level.volume += qty
         self._live += 1
         return 0
@@ -324,7 +395,8 @@ cdef class OrderBook:
         cdef LevelIter it
         cdef Level* level
         cdef Order* order
-        cdef i64 key, price, oid, size, traded
+        cdef i64 key, price, slot, oid, size, traded
+        cdef bint gone
         while qty and not half.empty():
             it = half.end()
             dec(it)
@@ -334,11 +406,13 @@ cdef class OrderBook:
             level = &deref(it).second
             price = -side * key
             traded = 0
-            oid = level.head
-            while qty and oid:
-                order = &self._orders[oid]
+            slot = level.head
+            while qty and slot:
+                order = &self._orders[slot]
+                oid = self._id(slot)
                 size = order.qty
-                if size <= qty:
+                gone = size <= qty
+                if gone:
                     order.qty = 0
                     self._live -= 1
                     level.head = order.next
@@ -358,7 +432,9 @@ cdef class OrderBook:
                 self.trades += 1
                 if self._record:
                     self.log.append((self.now, M_EXECUTE, oid, size, price, -side))
-                oid = level.head
+                if gone:
+                    self._release(slot)
+                slot = level.head
             level.volume -= traded
             self.volume += traded
             if level.volume == 0:
@@ -381,9 +457,9 @@ cdef class OrderBook:
 
     cdef i64 _cancel(self, i64 order_id, i64 qty) except -1:
         """Cancel ``qty`` shares (all when negative) of an order; return the shares cancelled."""
-        if order_id <= 0 or order_id >= <i64>self._orders.size():
+        cdef Order* order = self._find(order_id)
+        if order == NULL:
             return 0
-        cdef Order* order = &self._orders[order_id]
         cdef i64 remaining = order.qty
         cdef i64 n = remaining if qty < 0 or qty > remaining else qty
         if n == 0:
@@ -400,6 +476,7 @@ cdef class OrderBook:
             return n
         order.qty = 0
         self._live -= 1
+        self._release(order_id & SLOT_MASK)
         if level.volume == 0:
             half.erase(it)
             return n
@@ -425,8 +502,8 @@ cdef class OrderBook:
         cdef i64 oid
         if it != self._owned.end():
             for oid in deref(it).second:
-                order = &self._orders[oid]
-                if order.qty == 0:
+                order = self._find(oid)
+                if order == NULL or order.qty == 0:
                     continue
                 if order.side == side and (kept or order.price != price or qty == 0):
                     self._cancel(oid, -1)
@@ -518,8 +595,8 @@ cdef class OrderBook:
         cdef i64 oid
         cdef Order* o
         for oid in deref(it).second:
-            o = &self._orders[oid]
-            if o.qty:
+            o = self._find(oid)
+            if o != NULL and o.qty:
                 out.append((oid, o.side, o.price, o.qty))
         return out
 
@@ -531,16 +608,13 @@ cdef class OrderBook:
 
     def resting(self, i64 order_id):
         """Shares still resting under ``order_id`` (0 once filled or cancelled)."""
-        if order_id <= 0 or order_id >= <i64>self._orders.size():
-            return 0
-        return self._orders[order_id].qty
+        cdef Order* o = self._find(order_id)
+        return 0 if o == NULL else o.qty
 
     def order(self, i64 order_id):
         """(side, price, remaining qty, owner) of a resting order, or None."""
-        if order_id <= 0 or order_id >= <i64>self._orders.size():
-            return None
-        cdef Order* o = &self._orders[order_id]
-        return None if o.qty == 0 else (o.side, o.price, o.qty, o.owner)
+        cdef Order* o = self._find(order_id)
+        return None if o == NULL or o.qty == 0 else (o.side, o.price, o.qty, o.owner)
 
     def orders_at(self, int side, i64 price):
         """The live orders at (side, price) in queue order: (order id, qty, owner)."""
@@ -549,10 +623,10 @@ cdef class OrderBook:
         cdef LevelIter it = self._half(side).find(side * price)
         if it == self._half(side).end():
             return out
-        cdef i64 oid = deref(it).second.head
-        while oid:
-            out.append((oid, self._orders[oid].qty, self._orders[oid].owner))
-            oid = self._orders[oid].next
+        cdef i64 slot = deref(it).second.head
+        while slot:
+            out.append((self._id(slot), self._orders[slot].qty, self._orders[slot].owner))
+            slot = self._orders[slot].next
         return out
 
     def __len__(self):
@@ -568,7 +642,11 @@ cdef class OrderBook:
                 orders += [(oid, side, price, qty, owner)
                            for oid, qty, owner in self.orders_at(side, price)]
         accounts = [self.account(owner) for owner in range(self._position.size())]
-        return _rebuild, (orders, <i64>self._orders.size(), accounts, self.volume, self.trades)
+        generations = [self._orders[slot].generation for slot in range(self._orders.size())]
+        free = [slot for slot in self._free]
+        return _rebuild, (
+            orders, generations, free, self._recycle, accounts, self.volume, self.trades
+        )
 
     def __repr__(self):
         return f"OrderBook(bid={self.best_bid()}, ask={self.best_ask()}, orders={len(self)})"

@@ -21,7 +21,7 @@ from libc.math cimport NAN, ceil, floor, rint
 from libcpp.vector cimport vector
 
 from envs.book cimport (
-    K_CANCEL_ALL, K_LIMIT, K_QUOTE, K_REPLACE, OrderBook, best_key, i64, mid_ticks, position,
+    K_CANCEL_ALL, K_LIMIT, K_QUOTE, K_REPLACE, OrderBook, best_key, i32, i64, mid_ticks, position,
     quoted, spread_ticks,
 )
 
@@ -135,15 +135,15 @@ cdef inline double _value(OrderBook book, i64 seat, double mid, double tick, dou
 cdef struct Population:
     # one population's rows for the session (arrays owned by its Program), in time order
     const double* time
-    i64* kind
-    i64* side
-    i64* price
-    const i64* qty
-    const i64* owner
-    const i64* ref
+    i32* kind
+    i32* side
+    i32* price
+    const i32* qty
+    const i32* owner
+    const i32* ref
     const double* value  # ZERO_INTELLIGENCE: limit before the private value
-    const i64* member  # ZERO_INTELLIGENCE: the member's row of theta
     const double* theta  # ZERO_INTELLIGENCE: private values, (members, 2 q_max)
+    i64 first_owner  # ZERO_INTELLIGENCE: the owner of theta's first row
     Py_ssize_t n, cursor, stop  # rows; the next row; the end of this interval's rows
     int rule
     i64 q_max, short, long, decision
@@ -176,14 +176,13 @@ cdef class Flow:
         order = slice(None) if np.all(np.diff(times) >= 0) else np.argsort(times, kind="stable")
         cdef Population* pop = &self.populations[p]
         cdef double[::1] time = _column(times, np.float64, order, keep)
-        cdef i64[::1] kind = _column(rows.kind, np.int64, order, keep)
-        cdef i64[::1] side = _column(rows.side, np.int64, order, keep)
-        cdef i64[::1] price = _column(rows.price, np.int64, order, keep)
-        cdef i64[::1] qty = _column(rows.qty, np.int64, order, keep)
-        cdef i64[::1] owner = _column(rows.owner, np.int64, order, keep)
-        cdef i64[::1] ref = _column(rows.ref, np.int64, order, keep)
+        cdef i32[::1] kind = _column(rows.kind, np.int32, order, keep)
+        cdef i32[::1] side = _column(rows.side, np.int32, order, keep)
+        cdef i32[::1] price = _column(rows.price, np.int32, order, keep)
+        cdef i32[::1] qty = _column(rows.qty, np.int32, order, keep)
+        cdef i32[::1] owner = _column(rows.owner, np.int32, order, keep)
+        cdef i32[::1] ref = _column(rows.ref, np.int32, order, keep)
         cdef double[::1] value = _column(program.value, np.float64, order, keep)
-        cdef i64[::1] member = _column(program.member, np.int64, order, keep)
         cdef double[::1] theta = None
         if program.theta is not None:
             theta = _column(np.ravel(program.theta), np.float64, slice(None), keep)
@@ -193,8 +192,8 @@ cdef class Flow:
             pop.time, pop.kind, pop.side, pop.price = &time[0], &kind[0], &side[0], &price[0]
             pop.qty, pop.owner, pop.ref = &qty[0], &owner[0], &ref[0]
         pop.value = &value[0] if value is not None and pop.n else NULL
-        pop.member = &member[0] if member is not None and pop.n else NULL
         pop.theta = &theta[0] if theta is not None and theta.shape[0] else NULL
+        pop.first_owner = program.first_owner
         pop.rule = int(program.rule)
         pop.q_max, pop.short, pop.long = program.q_max, program.short, program.long
         pop.lot, pop.half_spread = program.lot, program.half_spread
@@ -250,7 +249,7 @@ cdef class Flow:
         a momentum population with no decision skips its rows."""
         cdef Py_ssize_t i, p, n_mids = mids.shape[0]
         cdef Population* pop
-        cdef i64 holdings, units, index, width, best_bid = 0, best_ask = 0
+        cdef i64 holdings, units, index, width, member, best_bid = 0, best_ask = 0
         cdef bint both = quoted(book)
         cdef double level
         if both:
@@ -280,8 +279,9 @@ cdef class Flow:
                     index = units + pop.q_max - (1 if pop.side[i] < 0 else 0)
                     pop.kind[i] = K_REPLACE if 0 <= index < width else K_CANCEL_ALL
                     index = 0 if index < 0 else width - 1 if index >= width else index
-                    level = rint(pop.value[i] + pop.theta[pop.member[i] * width + index])
-                    pop.price[i] = <i64>(level if level > 1.0 else 1.0)
+                    member = pop.owner[i] - pop.first_owner
+                    level = rint(pop.value[i] + pop.theta[member * width + index])
+                    pop.price[i] = <i32>(level if level > 1.0 else 1.0)
                 elif pop.rule == MOMENTUM:
                     pop.side[i] = pop.decision
                     pop.price[i] = best_ask if pop.decision > 0 else best_bid

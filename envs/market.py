@@ -150,8 +150,9 @@ class Market:
         self._values = [self.value(seat) for seat in range(self.n_seats)]
 
     def new_book(self) -> OrderBook:
-        """The book a session starts with (recording its changes when ``record``)."""
-        return OrderBook(record=self.record)
+        """The book a session starts with: recording its changes when ``record``, else reusing
+        the slots of gone orders (a session's memory follows the orders resting)."""
+        return OrderBook(record=self.record, recycle=not self.record)
 
     @property
     def done(self) -> bool:

@@ -32,11 +32,16 @@ SeatOrder = tuple[int, int, int, int]
 (LIMIT, MARKET, REPLACE, CANCEL_ALL, QUOTE)."""
 
 
+ROW_INT = np.int32  # the integer columns of order rows
+_ROW_RANGE = np.iinfo(ROW_INT)
+
+
 class Orders(NamedTuple):
     """A batch of order rows, one numpy array per column, all of shape (n,).
 
-    time: seconds after midnight; kind: `Kind`; side: +1 buy / -1 sell; price: ticks;
-    qty: shares; owner: the market's owner id; ref: the trader's own reference (HANDLE rows).
+    time: seconds after midnight (float64); the rest int32 (a session's rows are its largest
+    state): kind: `Kind`; side: +1 buy / -1 sell; price: ticks; qty: shares; owner: the
+    market's owner id; ref: the trader's own reference (HANDLE rows).
     """
 
     time: np.ndarray
@@ -58,15 +63,26 @@ class Orders(NamedTuple):
         owner: int | np.ndarray = 0,
         ref: int | np.ndarray = -1,
     ) -> Orders:
-        """Rows at ``time`` (shape (n,)); scalar columns are broadcast to it."""
+        """Rows at ``time`` (shape (n,)); scalar columns are broadcast to it. Integer columns
+        become int32; a value beyond its range is an error that names the column."""
         n = len(time)
 
-        def column(values: int | np.ndarray) -> np.ndarray:
-            if isinstance(values, np.ndarray):
-                return values
-            return np.full(n, values, dtype=np.int64)
+        def column(name: str, values: int | np.ndarray) -> np.ndarray:
+            values = np.asarray(values)
+            if values.dtype != ROW_INT and values.size:
+                low, high = values.min(), values.max()
+                if low < _ROW_RANGE.min or high > _ROW_RANGE.max:
+                    raise ValueError(
+                        f"order rows' {name} must fit 32 bits: got values in [{low}, {high}]"
+                    )
+            return (
+                np.full(n, values, ROW_INT)
+                if values.ndim == 0
+                else values.astype(ROW_INT, copy=False)
+            )
 
-        return cls(time, *(column(c) for c in (kind, side, price, qty, owner, ref)))
+        columns = zip(cls._fields[1:], (kind, side, price, qty, owner, ref))
+        return cls(time, *(column(name, values) for name, values in columns))
 
     def take(self, rows: slice | np.ndarray) -> Orders:
         """The rows selected by a slice or index array."""
@@ -110,8 +126,8 @@ class Program(NamedTuple):
     rows: the session's rows (their prices, and for ZERO_INTELLIGENCE kinds, MOMENTUM sides,
     are filled in at each interval; the flow keeps and writes the arrays themselves, so a
     program hands them over); value: per row, ZERO_INTELLIGENCE the limit before the
-    private value (ticks); member: per row, the member's index into ``theta``
-    (ZERO_INTELLIGENCE: private values, ticks, shape (members, 2 q_max)); lot (shares per
+    private value (ticks); theta: ZERO_INTELLIGENCE private values, ticks, shape (members,
+    2 q_max), a row's member being its owner less ``first_owner``; lot (shares per
     private-value unit), q_max; short, long (mids averaged, MOMENTUM); MAKER: each row a
     wake-up, carried out as a cancel of the owner's orders, then ``levels`` bids of ``size``
     shares from ``half_spread`` ticks below the last mid (rounded down) and ``spacing`` ticks
@@ -121,8 +137,8 @@ class Program(NamedTuple):
     rows: Orders
     rule: Rule = Rule.FIXED
     value: np.ndarray | None = None
-    member: np.ndarray | None = None
     theta: np.ndarray | None = None
+    first_owner: int = 0
     lot: float = 1.0
     q_max: int = 0
     short: int = 0

@@ -70,7 +70,7 @@ class ZeroIntelligence(Trader):
         theta = rng.normal(0.0, self.private_value_std, size=(n, 2 * self.q_max))
         self.theta = -np.sort(-theta, axis=1)  # descending: marginal value falls with holdings
         start = market.start_time
-        self.time, self.agent = poisson_times(self.arrival_rate, n, start, market.close_time, rng)
+        self.time, agent = poisson_times(self.arrival_rate, n, start, market.close_time, rng)
         m = len(self.time)
         self.start = start
         self.fundamental = self.fundamental_path(self.time, start, rng)
@@ -85,7 +85,7 @@ class ZeroIntelligence(Trader):
             side,
             0,
             rng.integers(self.size[0], self.size[1] + 1, size=m),
-            owners.start + self.agent,
+            owners.start + agent,
         )
 
     def value_at(self, t: float) -> float:
@@ -130,8 +130,8 @@ class ZeroIntelligence(Trader):
             self.batch,
             Rule.ZERO_INTELLIGENCE,
             value=self.limit,
-            member=self.agent,
             theta=self.theta,
+            first_owner=self.owners.start,
             lot=self.lot,
             q_max=self.q_max,
         )
@@ -141,7 +141,7 @@ class ZeroIntelligence(Trader):
         batch = self.batch.take(w)
         if not len(batch.time):
             return batch
-        agent = self.agent[w]
+        agent = batch.owner - self.owners.start
         holdings = market.book.positions(self.owners.start, self.owners.stop)[agent]
         units = np.rint(holdings / self.lot).astype(np.int64)
         index = units + (self.q_max - (batch.side < 0))  # buy: next lot's value; sell: last's

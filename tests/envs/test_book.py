@@ -1,6 +1,7 @@
 """Tests for envs.book: hand-computed unit cases, property tests against a FIFO model, doctest."""
 
 import doctest
+import pickle
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ from reference_book import OrderBook as ReferenceBook  # tests/envs/reference_bo
 
 import envs.book
 from envs.book import Fill, OrderBook, Side
+from envs.orders import Kind, Orders
 
 BUY, SELL = Side.BUY, Side.SELL
 
@@ -232,8 +234,7 @@ def test_quote_that_crosses_trades_as_a_limit_order():
 def test_quote_rows_in_a_batch():
     """A QUOTE row of `run` is `quote`: counted as an order placed and cancels."""
     book = OrderBook()
-    rows = [np.array(c) for c in ([0.0, 1.0], [envs.book.QUOTE] * 2, [1, 1], [100, 101])]
-    rows += [np.array([5, 5]), np.array([7, 7]), np.array([-1, -1])]
+    rows = Orders.build(np.array([0.0, 1.0]), Kind.QUOTE, 1, np.array([100, 101]), 5, 7)
     fills, orders, cancels = book.run(*rows, {})
     assert (fills, orders, cancels) == ([], 2, 1)
     assert book.owned(7) == [(2, BUY, 101, 5)]
@@ -495,7 +496,11 @@ def operations(draw):
     n = draw(st.integers(10, 60))
     return [
         (
-            draw(st.sampled_from(["limit", "limit", "market", "immediate", "cancel", "reduce"])),
+            draw(
+                st.sampled_from(
+                    ["limit", "limit", "market", "immediate", "cancel", "reduce", "quote"]
+                )
+            ),
             draw(st.sampled_from([-1, 1])),
             draw(st.integers(95, 105)),
             draw(st.integers(1, 50)),
@@ -532,3 +537,63 @@ def test_compiled_book_agrees_with_the_reference_book(ops):
             assert fast.reduce(side, price, qty, owner) == slow.reduce(side, price, qty, owner)
         assert fast.depth(1000) == slow.depth(1000)
         assert len(fast) == len(slow)
+
+
+@settings(max_examples=200, deadline=None)
+@given(operations())
+def test_recycling_book_is_the_same_market_with_reused_slots(ops):
+    """A book that reuses the slots of gone orders gives the same fills, cancels, queues,
+    depth and accounts as one whose ids count up, with ids mapped one to one; a gone order's
+    id finds nothing even after its slot holds another order; slots never exceed the most
+    orders resting at once, plus one."""
+    counting, recycling = OrderBook(), OrderBook(recycle=True)
+    ids: list[tuple[int, int]] = []  # (counting id, recycling id) of every limit order
+    to_counting: dict[int, int] = {}
+    peak = 0
+
+    def same_fills(a, b):
+        assert [f._replace(maker_order=to_counting[f.maker_order]) for f in b] == a
+
+    for op, side, price, qty, owner, pick in ops:
+        if op == "limit":
+            (a, fills_a), (b, fills_b) = (
+                book.limit(side, price, qty, owner) for book in (counting, recycling)
+            )
+            same_fills(fills_a, fills_b)
+            ids.append((a, b))
+            to_counting[b] = a
+        elif op in ("market", "immediate"):
+            args = (side, qty, owner) if op == "market" else (side, price, qty, owner)
+            same_fills(getattr(counting, op)(*args), getattr(recycling, op)(*args))
+        elif op == "cancel" and ids:
+            a, b = ids[pick % len(ids)]
+            part = None if pick % 2 else qty
+            assert counting.cancel(a, part) == recycling.cancel(b, part)
+        elif op == "reduce":
+            assert counting.reduce(side, price, qty, owner) == recycling.reduce(
+                side, price, qty, owner
+            )
+        elif op == "quote":
+            placed_a, cancelled_a, fills_a = counting.quote(side, price, qty * (pick % 2), owner)
+            placed_b, cancelled_b, fills_b = recycling.quote(side, price, qty * (pick % 2), owner)
+            assert (placed_a, cancelled_a) == (placed_b, cancelled_b)
+            same_fills(fills_a, fills_b)
+        peak = max(peak, len(recycling))
+        assert counting.depth(1000) == recycling.depth(1000)
+        for a, b in ids:
+            assert counting.resting(a) == recycling.resting(b)
+            assert counting.order(a) == recycling.order(b)
+            assert (b & 0xFFFFFFFF) <= peak + 1  # one more for an order that trades in full
+        for owner in range(4):
+            assert counting.account(owner) == recycling.account(owner)
+            mine_a, mine_b = counting.owned(owner), recycling.owned(owner)
+            assert [rest for _, *rest in mine_a] == [rest for _, *rest in mine_b]
+            to_counting.update((b[0], a[0]) for a, b in zip(mine_a, mine_b))  # quotes' ids
+    restored = pickle.loads(pickle.dumps(recycling))
+    assert restored.depth(1000) == recycling.depth(1000)
+    assert restored.limit(1, 1, 1, owner=9)[0] == recycling.limit(1, 1, 1, owner=9)[0]
+
+
+def test_a_recording_book_does_not_recycle():
+    with pytest.raises(ValueError, match="record and recycle"):
+        OrderBook(record=True, recycle=True)
