@@ -68,18 +68,15 @@ class Orders(NamedTuple):
         n = len(time)
 
         def column(name: str, values: int | np.ndarray) -> np.ndarray:
-            values = np.asarray(values)
-            if values.dtype != ROW_INT and values.size:
-                low, high = values.min(), values.max()
-                if low < _ROW_RANGE.min or high > _ROW_RANGE.max:
-                    raise ValueError(
-                        f"order rows' {name} must fit 32 bits: got values in [{low}, {high}]"
-                    )
-            return (
-                np.full(n, values, ROW_INT)
-                if values.ndim == 0
-                else values.astype(ROW_INT, copy=False)
-            )
+            scalar = not isinstance(values, np.ndarray)
+            if not scalar and (np.can_cast(values.dtype, ROW_INT) or not values.size):
+                return values.astype(ROW_INT, copy=False)
+            low, high = (values, values) if scalar else (values.min(), values.max())
+            if low < _ROW_RANGE.min or high > _ROW_RANGE.max:
+                raise ValueError(
+                    f"order rows' {name} must fit 32 bits: got values in [{low}, {high}]"
+                )
+            return np.full(n, values, ROW_INT) if scalar else values.astype(ROW_INT)
 
         columns = zip(cls._fields[1:], (kind, side, price, qty, owner, ref))
         return cls(time, *(column(name, values) for name, values in columns))

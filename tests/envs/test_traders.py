@@ -93,6 +93,18 @@ def test_orders_concat_sorts_stably():
     assert len(Orders.concat([]).time) == 0
 
 
+def test_order_rows_are_32_bit_and_a_value_beyond_names_its_column():
+    rows = Orders.build(np.array([1.0, 2.0]), Kind.LIMIT, 1, np.array([100, 101]), 5, 7)
+    assert {c.dtype for c in rows[1:]} == {np.dtype(np.int32)}
+    assert rows.price.tolist() == [100, 101] and rows.ref.tolist() == [-1, -1]
+    with pytest.raises(
+        ValueError, match=r"price must fit 32 bits: got values in \[100, 4294967296\]"
+    ):
+        Orders.build(np.array([1.0, 2.0]), Kind.LIMIT, 1, np.array([100, 2**32]))
+    with pytest.raises(ValueError, match="qty must fit 32 bits"):
+        Orders.build(np.array([1.0]), Kind.LIMIT, 1, 100, 2**31)
+
+
 # --------------------------------------------------------------------------------- noise
 def test_noise_sends_one_market_order_per_agent():
     """Over a whole session each noise trader sends exactly one market order, inside the
