@@ -7,7 +7,8 @@ included) summed over seeds, serial and batched, and their ratio; for each, wher
 learning curve stopped moving (`evaluation.metrics.plateau`) and the level it reached (mean
 greedy PnL of the last three checkpoints, dollars per episode, with a 95% bootstrap interval
 over seeds); and the difference of the levels, batched less serial, paired by seed (the same
-market randomness). Run it with ``python bench/batched_training.py [seeds] [sessions]``.
+market randomness). Run it with ``python bench/batched_training.py [seeds] [sessions ...]``
+(default 8 seeds; 4 and 16 sessions).
 """
 
 from __future__ import annotations
@@ -61,21 +62,22 @@ def interval(values: np.ndarray) -> list[float]:
 
 def main() -> None:
     seeds = int(sys.argv[1]) if len(sys.argv) > 1 else 8
-    sessions = int(sys.argv[2]) if len(sys.argv) > 2 else 16
+    sizes = [int(n) for n in sys.argv[2:]] or [4, 16]
     for agent in LEARNERS:
-        runs = {mode: train(agent, seeds, n) for mode, n in (("serial", 1), ("batched", sessions))}
-        line = {"name": "batched_training_s", "agent": agent, "sessions": sessions, "seeds": seeds}
-        for mode, (seconds, records, training) in runs.items():
-            curve = plateau(records, training=training).iloc[0]
-            line[f"{mode}_s"] = round(seconds, 2)
-            line[f"{mode}_plateau_episode"] = int(curve["plateau_episode"])
-            line[f"{mode}_level_pnl"] = interval(levels(records, training))
-        line["speedup"] = round(line["serial_s"] / line["batched_s"], 2)
-        difference = levels(runs["batched"][1], runs["batched"][2]) - levels(
-            runs["serial"][1], runs["serial"][2]
-        )
-        line["level_difference_pnl"] = interval(difference)
-        print(json.dumps(line), flush=True)
+        serial = train(agent, seeds, 1)
+        for sessions in sizes:
+            batched = train(agent, seeds, sessions)
+            line = {"name": "batched_training_s", "agent": agent, "sessions": sessions}
+            line["seeds"] = seeds
+            for mode, (seconds, records, training) in (("serial", serial), ("batched", batched)):
+                curve = plateau(records, training=training).iloc[0]
+                line[f"{mode}_s"] = round(seconds, 2)
+                line[f"{mode}_plateau_episode"] = int(curve["plateau_episode"])
+                line[f"{mode}_level_pnl"] = interval(levels(records, training))
+            line["speedup"] = round(line["serial_s"] / line["batched_s"], 2)
+            difference = levels(*batched[1:]) - levels(*serial[1:])
+            line["level_difference_pnl"] = interval(difference)
+            print(json.dumps(line), flush=True)
 
 
 if __name__ == "__main__":

@@ -7,12 +7,18 @@ single `TradingEnv` measured in the same run and the ratio, and the resident mem
 session at the end of a day; then
 vector_replay_steps_per_s, the same over one-hour windows of the real LOBSTER sample day when
 its file is beside the project (../shared/data), else of a recorded synthetic day.
+
+``python bench/vector_env.py N`` instead plays one rmsc04 day in N sessions in one process and
+prints vector_env_bytes_per_session: the resident growth per session at the close and the
+process's peak resident memory (GiB).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import resource
+import sys
 import time
 from pathlib import Path
 
@@ -97,7 +103,25 @@ def report(
     print(json.dumps(line))
 
 
+def memory(n: int) -> None:
+    """One rmsc04 day in ``n`` sessions: bytes per session and the peak resident memory."""
+    rate, per_session = vector_rate(n, {"population": "rmsc04", "step_seconds": 60}, n, 1)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+    line = {
+        "name": "vector_env_bytes_per_session",
+        "value": int(per_session),
+        "unit": "bytes",
+        "sessions": n,
+        "peak_resident_gib": round(peak / 2**30, 2),
+        "agent_steps_per_s": round(rate, 1),
+    }
+    print(json.dumps(line))
+
+
 def main() -> None:
+    if len(sys.argv) > 1:
+        memory(int(sys.argv[1]))
+        return
     report(
         "vector_env_steps_per_s",
         {},

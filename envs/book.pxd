@@ -13,6 +13,7 @@ ctypedef int i32
 
 cdef enum:
     I32_MAX = 2147483647  # the largest quantity, owner and order id a book holds
+    DENSE_OWNERS = 1 << 20  # owners below this keep their order ids in a vector by owner
 
 cdef enum:
     # row kinds of `OrderBook.run` (envs.orders.Kind has the same values)
@@ -63,7 +64,8 @@ cdef class OrderBook:
     cdef bint _recycle
     cdef Half _bids  # key = price
     cdef Half _asks  # key = -price
-    cdef unordered_map[i64, vector[i64]] _owned  # owner -> ids it rested (some since gone)
+    cdef vector[vector[i64]] _owned  # owner -> ids it rested (some since gone), owners in
+    cdef unordered_map[i64, vector[i64]] _owned_sparse  # [0, DENSE_OWNERS); other owners here
     cdef vector[i64] _position  # owner -> net shares bought through fills
     cdef vector[i64] _cash  # owner -> ticks x shares received (sold) less paid (bought)
     cdef vector[i64] _traded  # owner -> shares traded
@@ -80,6 +82,7 @@ cdef class OrderBook:
     cdef i64 _slot(self) except -1
     cdef void _release(self, i64 slot) noexcept
     cdef void _own(self, i64 owner, i64 order_id)
+    cdef vector[i64]* _ids(self, i64 owner, bint make)
     cdef i64 _id(self, i64 slot) noexcept
     cdef int _row(
         self, i64 k, i64 side, i64 price, i64 qty, i64 owner, i64 ref, dict handlers,

@@ -91,7 +91,7 @@ def _rebuild(
         book._free.push_back(slot)
     for oid, side, price, qty, owner in orders:
         book._rest(oid & SLOT_MASK, side, price, qty, owner)
-        book._owned[owner].push_back(oid)
+        book._ids(owner, True).push_back(oid)
     for position, cash, traded, fills in accounts:
         book._position.push_back(position)
         book._cash.push_back(cash)
@@ -166,7 +166,7 @@ cdef class OrderBook:
     cdef void _own(self, i64 owner, i64 order_id):
         """Add ``order_id`` to ``owner``'s list, first dropping the ids no longer resting when
         the list is full (so it stays within twice the owner's resting orders)."""
-        cdef vector[i64]* ids = &self._owned[owner]
+        cdef vector[i64]* ids = self._ids(owner, True)
         cdef vector[i64] live
         cdef Order* order
         cdef i64 oid
@@ -178,6 +178,19 @@ cdef class OrderBook:
             if live.size() < ids.size():
                 ids.swap(live)
         ids.push_back(order_id)
+
+    cdef vector[i64]* _ids(self, i64 owner, bint make):
+        """The ids ``owner`` rested (a new, empty list when it has none and ``make``, else
+        NULL). The pointer is good until the next call that makes a list."""
+        if 0 <= owner < DENSE_OWNERS:
+            if owner >= <i64>self._owned.size():
+                if not make:
+                    return NULL
+                self._owned.resize(owner + 1)
+            return &self._owned[owner]
+        if not make and self._owned_sparse.count(owner) == 0:
+            return NULL
+        return &self._owned_sparse[owner]
 
     cdef inline i64 _id(self, i64 slot) noexcept:
         """The id of the order in ``slot``."""
@@ -495,13 +508,13 @@ cdef class OrderBook:
     ) except -1:
         """See `quote`; counts[0] += orders placed, counts[1] += orders cancelled. The owner's
         list of order ids is compacted on the way (ids no longer resting are dropped)."""
-        cdef unordered_map[i64, vector[i64]].iterator it = self._owned.find(owner)
+        cdef vector[i64]* ids = self._ids(owner, False)
         cdef vector[i64] live
         cdef bint kept = False
         cdef Order* order
         cdef i64 oid
-        if it != self._owned.end():
-            for oid in deref(it).second:
+        if ids != NULL:
+            for oid in deref(ids):
                 order = self._find(oid)
                 if order == NULL or order.qty == 0:
                     continue
@@ -511,21 +524,21 @@ cdef class OrderBook:
                     continue
                 kept = kept or order.side == side
                 live.push_back(oid)
-            deref(it).second.swap(live)
+            ids.swap(live)
         if not kept and qty > 0:
             self._limit(side, price, qty, owner, fills)
             counts[0] += 1
         return 0
 
     cdef i64 _cancel_owner(self, i64 owner) except -1:
-        cdef unordered_map[i64, vector[i64]].iterator it = self._owned.find(owner)
-        if it == self._owned.end():
+        cdef vector[i64]* ids = self._ids(owner, False)
+        if ids == NULL:
             return 0
         cdef i64 oid, cancelled = 0
-        for oid in deref(it).second:
+        for oid in deref(ids):
             if self._cancel(oid, -1):
                 cancelled += 1
-        deref(it).second.clear()
+        ids.clear()
         return cancelled
 
     # ------------------------------------------------------------------------------ queries
@@ -589,12 +602,12 @@ cdef class OrderBook:
     def owned(self, i64 owner):
         """The live orders of ``owner``, oldest first: (order id, side, price, qty)."""
         cdef list out = []
-        cdef unordered_map[i64, vector[i64]].iterator it = self._owned.find(owner)
-        if it == self._owned.end():
+        cdef vector[i64]* ids = self._ids(owner, False)
+        if ids == NULL:
             return out
         cdef i64 oid
         cdef Order* o
-        for oid in deref(it).second:
+        for oid in deref(ids):
             o = self._find(oid)
             if o != NULL and o.qty:
                 out.append((oid, o.side, o.price, o.qty))

@@ -597,3 +597,17 @@ def test_recycling_book_is_the_same_market_with_reused_slots(ops):
 def test_a_recording_book_does_not_recycle():
     with pytest.raises(ValueError, match="record and recycle"):
         OrderBook(record=True, recycle=True)
+
+
+@pytest.mark.parametrize("owner", [3, -5, 2**30])
+def test_an_owners_orders_are_found_for_any_owner_id(owner):
+    """Owners below zero or far up keep their orders as the usual ones do (quote, owned,
+    cancel_owner)."""
+    book = OrderBook(recycle=True)
+    first, _ = book.limit(SELL, 101, 5, owner=owner)
+    book.limit(SELL, 102, 5, owner=owner)
+    assert book.quote(BUY, 99, 4, owner)[:2] == (1, 0)
+    assert [o[1:] for o in book.owned(owner)] == [(SELL, 101, 5), (SELL, 102, 5), (BUY, 99, 4)]
+    assert book.quote(SELL, 101, 5, owner)[:2] == (0, 1)  # keeps 101, cancels 102
+    assert book.owned(owner)[0][0] == first
+    assert book.cancel_owner(owner) == 2 and len(book) == 0 and book.owned(owner) == []
