@@ -3,14 +3,13 @@
 Prints one JSON line per market: vector_env_steps_per_s (the rmsc04-sized population, 1-minute
 steps, random actions, whole 390-step days with their resets; the figure is the best N of 1,
 16, 256 and 1024 in one process or two worker processes, each rate in the detail) with the
-single `TradingEnv` measured in the same run and the ratio, and the resident memory per
-session at the end of a day; then
-vector_replay_steps_per_s, the same over one-hour windows of the real LOBSTER sample day when
-its file is beside the project (../shared/data), else of a recorded synthetic day.
+single `TradingEnv` measured in the same run and the ratio; vector_env_bytes_per_session, the
+resident growth per session at the close of one rmsc04 day of 1,024 sessions in a fresh
+process, with its peak resident memory (GiB); then vector_replay_steps_per_s, the same rates
+over one-hour windows of the real LOBSTER sample day when its file is beside the project
+(../shared/data), else of a recorded synthetic day.
 
-``python bench/vector_env.py N`` instead plays one rmsc04 day in N sessions in one process and
-prints vector_env_bytes_per_session: the resident growth per session at the close and the
-process's peak resident memory (GiB).
+``python bench/vector_env.py N`` prints only the memory line, for N sessions.
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -42,7 +42,7 @@ def resident_bytes() -> int:
 def vector_rate(n: int, market: dict, agent_steps: int, workers: int) -> tuple[float, float]:
     """(agent steps per second over whole episodes of ``n`` sessions in ``workers``
     processes, at least ``agent_steps`` of them, resets included; resident bytes per session
-    of this process at the end)."""
+    of this process at the end, a true figure only in a process that ran nothing before)."""
     before = resident_bytes()
     env = MarketVectorEnv(n, workers=workers, **market)
     rng = np.random.default_rng(0)
@@ -81,11 +81,11 @@ def report(
     name: str, market: dict, sizes: tuple[int, ...], agent_steps: int, **detail: object
 ) -> None:
     single = single_rate(market, agent_steps // 4)
-    rates, memory = {}, {}
+    rates = {}
     for workers in (1, 2):
         for n in sizes:
             if n >= workers:
-                rates[n, workers], memory[n, workers] = vector_rate(n, market, agent_steps, workers)
+                rates[n, workers], _ = vector_rate(n, market, agent_steps, workers)
     best = max(rates, key=rates.get)
     line = {
         "name": name,
@@ -97,7 +97,6 @@ def report(
         "by_n_2_workers": {n: round(rates[n, 2], 1) for n in sizes if (n, 2) in rates},
         "single_env_steps_per_s": round(single, 1),
         "ratio_to_single": round(rates[best] / single, 2),
-        "bytes_per_session": int(memory[max(sizes), 1]),  # sessions in this process
         **detail,
     }
     print(json.dumps(line))
@@ -132,6 +131,7 @@ def main() -> None:
         bar=100_000,
         jaxmarl_hft_l40s=[21_969, 351_119],
     )
+    subprocess.run([sys.executable, __file__, "1024"], check=True)  # memory: a fresh process
     tape = str(SAMPLE) if SAMPLE.exists() else "synthetic"
     report(
         "vector_replay_steps_per_s",

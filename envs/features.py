@@ -160,6 +160,7 @@ class Discretizer:
                 )
             self.bins[name] = edges
         self._plan = [(names.index(n), e, len(e) + 1) for n, e in self.bins.items()]
+        self._edges = [np.array(e) for e in self.bins.values()]  # float64, as `states` reads them
         self.n_states = math.prod(radix for _, _, radix in self._plan)
 
     @classmethod
@@ -198,8 +199,8 @@ class Discretizer:
         if x.shape[-1] != len(self.names):
             raise ValueError(f"expected {len(self.names)} features, got {x.shape[-1]}")
         state = np.zeros(x.shape[:-1], dtype=np.int64)
-        for i, edges, radix in self._plan:
-            state = state * radix + np.searchsorted(edges, x[..., i], side="right")
+        for (i, _, radix), edges in zip(self._plan, self._edges):
+            state = state * radix + edges.searchsorted(x[..., i], side="right")
         return state
 
     def decode(self, state: int) -> dict[str, int]:
