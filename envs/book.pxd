@@ -12,8 +12,8 @@ ctypedef long long i64
 ctypedef int i32
 
 cdef enum:
-    I32_MAX = 2147483647  # the largest quantity, owner and order id a book holds
-    DENSE_OWNERS = 1 << 20  # owners below this keep their order ids in a vector by owner
+    I32_MAX = 2147483647  # the largest quantity and order slot a book holds
+    OWNERS = 1 << 20  # owners are below this (accounts and order lists are vectors by owner)
 
 cdef enum:
     # row kinds of `OrderBook.run` (envs.orders.Kind has the same values)
@@ -64,8 +64,8 @@ cdef class OrderBook:
     cdef bint _recycle
     cdef Half _bids  # key = price
     cdef Half _asks  # key = -price
-    cdef vector[vector[i64]] _owned  # owner -> ids it rested (some since gone), owners in
-    cdef unordered_map[i64, vector[i64]] _owned_sparse  # [0, DENSE_OWNERS); other owners here
+    cdef vector[vector[i64]] _owned  # owner -> ids it rested (some since gone)
+    cdef unordered_map[i64, vector[i64]] _owned_negative  # the same for owners below zero
     cdef vector[i64] _position  # owner -> net shares bought through fills
     cdef vector[i64] _cash  # owner -> ticks x shares received (sold) less paid (bought)
     cdef vector[i64] _traded  # owner -> shares traded

@@ -3,7 +3,8 @@
 """A limit order book with price-time priority, compiled (Cython over C++).
 
 Prices are integer ticks, quantities integer shares, sides +1 (buy) and -1 (sell), as in LOBSTER.
-Owners are integers chosen by the caller (the market gives each seat and background trader one).
+Owners are integers below 2**20 chosen by the caller (the market gives each seat and background
+trader one); an owner below zero trades without an account.
 
 Layout: each side is a C++ ``std::map`` from ``key = side * price`` to a level (volume and the
 first and last order of a doubly linked FIFO list), so the best level of either side is the
@@ -64,6 +65,12 @@ cdef object _new_tuple = tuple.__new__
 cdef inline int check_side(int side) except -1:
     if side != 1 and side != -1:
         raise ValueError(f"side must be +1 (buy) or -1 (sell), got {side}")
+    return 0
+
+
+cdef inline int check_owner(i64 owner) except -1:
+    if not -I32_MAX <= owner < OWNERS:
+        raise ValueError(f"owners must be in [-{I32_MAX}, {OWNERS}), got {owner}")
     return 0
 
 
@@ -182,15 +189,15 @@ cdef class OrderBook:
     cdef vector[i64]* _ids(self, i64 owner, bint make):
         """The ids ``owner`` rested (a new, empty list when it has none and ``make``, else
         NULL). The pointer is good until the next call that makes a list."""
-        if 0 <= owner < DENSE_OWNERS:
+        if owner >= 0:
             if owner >= <i64>self._owned.size():
                 if not make:
                     return NULL
                 self._owned.resize(owner + 1)
             return &self._owned[owner]
-        if not make and self._owned_sparse.count(owner) == 0:
+        if not make and self._owned_negative.count(owner) == 0:
             return NULL
-        return &self._owned_sparse[owner]
+        return &self._owned_negative[owner]
 
     cdef inline i64 _id(self, i64 slot) noexcept:
         """The id of the order in ``slot``."""
@@ -377,8 +384,7 @@ cdef class OrderBook:
 
     cdef int _rest(self, i64 slot, int side, i64 price, i64 qty, i64 owner) except -1:
         """Put the order in ``slot`` at the back of its level's queue."""
-        if not -I32_MAX <= owner <= I32_MAX:
-            raise ValueError(f"owners must be in [-{I32_MAX}, {I32_MAX}], got {owner}")
+        check_owner(owner)
         cdef Order* order = &self._orders[slot]
         order.side, order.price, order.qty, order.owner = side, price, qty, owner
         order.next = 0
@@ -410,6 +416,7 @@ cdef class OrderBook:
         cdef Order* order
         cdef i64 key, price, slot, oid, size, traded
         cdef bint gone
+        check_owner(owner)
         while qty and not half.empty():
             it = half.end()
             dec(it)
