@@ -7,15 +7,16 @@ included) summed over seeds, serial and batched, and their ratio; for each, wher
 learning curve stopped moving (`evaluation.metrics.plateau`) and the level it reached (mean
 greedy PnL of the last three checkpoints, dollars per episode, with a 95% bootstrap interval
 over seeds); and the difference of the levels, batched less serial, paired by seed (the same
-market randomness). Run it with ``python bench/batched_training.py [seeds] [sessions ...]``
-(default 8 seeds; 4 and 16 sessions).
+market randomness). ``python bench/batched_training.py --seeds 16 --sessions 4 16`` (the
+defaults: 8 seeds, 4 and 16 sessions, the quickstart's 600 episodes and its three learners;
+``--episodes`` and ``--learners`` change those).
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -32,10 +33,12 @@ LEARNERS = ("q_learning", "raql", "ra2q")
 LAST = 3  # checkpoints averaged for the level reached
 
 
-def train(agent: str, seeds: int, sessions: int) -> tuple[float, pd.DataFrame, dict]:
+def train(agent: str, seeds: int, sessions: int, episodes: int) -> tuple[float, pd.DataFrame, dict]:
     """(training seconds summed over ``seeds``, the greedy checkpoints' records, the
-    ``[training]`` table) of ``agent`` trained with ``sessions`` sessions at once."""
-    config = load_config(QUICKSTART, {"seeds": seeds, "training": {"sessions": sessions}})
+    ``[training]`` table) of ``agent`` trained ``episodes`` episodes with ``sessions``
+    sessions at once."""
+    training = {"sessions": sessions, "episodes": episodes}
+    config = load_config(QUICKSTART, {"seeds": seeds, "training": training})
     index, spec = next((i, s) for i, s in enumerate(config["agents"]) if s["label"] == agent)
     seconds, rows = 0.0, []
     for job in plan(config):
@@ -61,14 +64,18 @@ def interval(values: np.ndarray) -> list[float]:
 
 
 def main() -> None:
-    seeds = int(sys.argv[1]) if len(sys.argv) > 1 else 8
-    sizes = [int(n) for n in sys.argv[2:]] or [4, 16]
-    for agent in LEARNERS:
-        serial = train(agent, seeds, 1)
-        for sessions in sizes:
-            batched = train(agent, seeds, sessions)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=8)
+    parser.add_argument("--sessions", type=int, nargs="+", default=[4, 16])
+    parser.add_argument("--episodes", type=int, default=600)
+    parser.add_argument("--learners", nargs="+", default=list(LEARNERS))
+    args = parser.parse_args()
+    for agent in args.learners:
+        serial = train(agent, args.seeds, 1, args.episodes)
+        for sessions in args.sessions:
+            batched = train(agent, args.seeds, sessions, args.episodes)
             line = {"name": "batched_training_s", "agent": agent, "sessions": sessions}
-            line["seeds"] = seeds
+            line |= {"seeds": args.seeds, "episodes": args.episodes}
             for mode, (seconds, records, training) in (("serial", serial), ("batched", batched)):
                 curve = plateau(records, training=training).iloc[0]
                 line[f"{mode}_s"] = round(seconds, 2)

@@ -81,10 +81,9 @@ cdef OrderBook _advance(object market, list seat_orders, double[::1] change):
             _submit(book, seat, seat_orders[seat], market.position_limit, counts)
     elif seat_orders:
         _submit(book, 0, seat_orders[0], market.position_limit, counts)
+    cdef cnp.ndarray mids = market._mids  # float64; the first k are the mids so far
     if flow is not None:
-        orders, cancels = flow.run(book, t0, t1, market.last_mid, market.mids())
-        counts[0] += orders
-        counts[1] += cancels
+        flow._run(book, t0, t1, market.last_mid, <double*>cnp.PyArray_DATA(mids), k, counts)
     else:
         market._flow(t0, t1)
     market.n_orders += counts[0]
@@ -94,8 +93,9 @@ cdef OrderBook _advance(object market, list seat_orders, double[::1] change):
     if quoted(book):
         market.last_mid = mid_ticks(book)
     mid = market.last_mid
-    market._mids[k] = mid
-    market._spreads[k] = spread_ticks(book) if quoted(book) else NAN
+    cdef cnp.ndarray spreads = market._spreads
+    (<double*>cnp.PyArray_DATA(mids))[k] = mid
+    (<double*>cnp.PyArray_DATA(spreads))[k] = spread_ticks(book) if quoted(book) else NAN
     values = market._values
     for seat in range(n_seats):
         value = _value(book, seat, mid, market.tick_size, market.fee_per_share)
@@ -204,15 +204,24 @@ cdef class Flow:
         cursors = [self.populations[p].cursor for p in range(self.populations.size())]
         return _restore, (self.programs, self.handlers, cursors)
 
-    def run(self, OrderBook book, double t0, double t1, double last_mid, const double[:] mids):
+    def run(self, OrderBook book, double t0, double t1, double last_mid, const double[::1] mids):
         """Carry out the rows in [t0, t1) seconds on ``book``, priced from what it shows now,
         ``last_mid`` (ticks) and ``mids`` (the mids of the decision steps so far, ticks) ->
         (orders submitted, orders cancelled)."""
+        cdef i64 counts[2]
+        counts[0] = counts[1] = 0
+        n = mids.shape[0]
+        self._run(book, t0, t1, last_mid, &mids[0] if n else NULL, n, counts)
+        return counts[0], counts[1]
+
+    cdef int _run(
+        self, OrderBook book, double t0, double t1, double last_mid, const double* mids,
+        Py_ssize_t n_mids, i64* counts,
+    ) except -1:
+        """`run`, adding to counts[0] the orders submitted and to counts[1] those cancelled."""
         cdef Py_ssize_t p, best, n_pops = self.populations.size()
         cdef Population* pop
-        cdef i64 counts[2]
         cdef double t
-        counts[0] = counts[1] = 0
         for p in range(n_pops):
             pop = &self.populations[p]
             while pop.cursor < pop.n and pop.time[pop.cursor] < t0:  # never in an interval
@@ -220,7 +229,7 @@ cdef class Flow:
             pop.stop = pop.cursor
             while pop.stop < pop.n and pop.time[pop.stop] < t1:
                 pop.stop += 1
-        self._price(book, last_mid, mids)
+        self._price(book, last_mid, mids, n_mids)
         while True:  # merge the populations' rows by time, ties in population order
             best = -1
             for p in range(n_pops):
@@ -242,12 +251,15 @@ cdef class Flow:
                     self.handlers, None, counts,
                 )
             pop.cursor += 1
-        return counts[0], counts[1]
+        return 0
 
-    cdef void _price(self, OrderBook book, double last_mid, const double[:] mids):
-        """Fill in the prices (and kinds, sides) of this interval's rows from the market now;
-        a momentum population with no decision skips its rows."""
-        cdef Py_ssize_t i, p, n_mids = mids.shape[0]
+    cdef void _price(
+        self, OrderBook book, double last_mid, const double* mids, Py_ssize_t n_mids
+    ):
+        """Fill in the prices (and kinds, sides) of this interval's rows from the market now
+        and the first ``n_mids`` mids; a momentum population with no decision skips its
+        rows."""
+        cdef Py_ssize_t i, p
         cdef Population* pop
         cdef i64 holdings, units, index, width, member, best_bid = 0, best_ask = 0
         cdef bint both = quoted(book)
@@ -298,7 +310,7 @@ cdef int _ladder(OrderBook book, Population* pop, i64 owner, i64* counts) except
     return 0
 
 
-cdef inline double _mean(const double[:] mids, Py_ssize_t n, i64 last):
+cdef inline double _mean(const double* mids, Py_ssize_t n, i64 last):
     """The mean of the ``last`` mids of the first ``n``. Mids are multiples of half a tick far
     below 2**52, so the sum is exact in any order (numpy's pairwise sum gives the same)."""
     cdef double total = 0.0
