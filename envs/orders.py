@@ -33,7 +33,8 @@ SeatOrder = tuple[int, int, int, int]
 
 
 ROW_INT = np.int32  # the integer columns of order rows
-_ROW_RANGE = np.iinfo(ROW_INT)
+_ROW_MIN, _ROW_MAX = int(np.iinfo(ROW_INT).min), int(np.iinfo(ROW_INT).max)
+_FITS = {np.dtype(t) for t in (ROW_INT, np.int8, np.int16, np.uint8, np.uint16, np.bool_)}
 
 
 class Orders(NamedTuple):
@@ -69,10 +70,10 @@ class Orders(NamedTuple):
 
         def column(name: str, values: int | np.ndarray) -> np.ndarray:
             scalar = not isinstance(values, np.ndarray)
-            if not scalar and (np.can_cast(values.dtype, ROW_INT) or not values.size):
+            if not scalar and (values.dtype in _FITS or not values.size):
                 return values.astype(ROW_INT, copy=False)
             low, high = (values, values) if scalar else (values.min(), values.max())
-            if low < _ROW_RANGE.min or high > _ROW_RANGE.max:
+            if low < _ROW_MIN or high > _ROW_MAX:
                 raise ValueError(
                     f"order rows' {name} must fit 32 bits: got values in [{low}, {high}]"
                 )

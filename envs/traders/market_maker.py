@@ -36,6 +36,11 @@ class MarketMaker(Trader):
         self.n_owners = n_agents
         self.period, self.levels, self.half_spread = period, levels, half_spread
         self.spacing, self.size = spacing, size
+        # one wake-up: a cancel, then `levels` bids and `levels` asks
+        steps = np.arange(levels) * spacing
+        self.wake_kind = np.r_[Kind.CANCEL_ALL, np.full(2 * levels, Kind.LIMIT)]
+        self.wake_side = np.r_[0, np.ones(levels, np.int64), -np.ones(levels, np.int64)]
+        self.wake_offset = np.r_[0, -steps, steps]  # ticks from the best quote of its side
 
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
@@ -43,11 +48,6 @@ class MarketMaker(Trader):
         phase = start + rng.uniform(0.0, self.period, self.n_owners)
         time, agents = periodic_times(phase, self.period, start, market.close_time)
         self.wakes = Orders.build(time, Kind.CANCEL_ALL, 0, 0, 0, owners.start + agents)
-        # one wake-up: a cancel, then `levels` bids and `levels` asks
-        steps = np.arange(self.levels) * self.spacing
-        self.wake_kind = np.r_[Kind.CANCEL_ALL, np.full(2 * self.levels, Kind.LIMIT)]
-        self.wake_side = np.r_[0, np.ones(self.levels, np.int64), -np.ones(self.levels, np.int64)]
-        self.wake_offset = np.r_[0, -steps, steps]  # ticks from the best quote of its side
 
     def program(self) -> Program:
         return Program(
