@@ -9,7 +9,8 @@ greedy PnL of the last three checkpoints, dollars per episode, with a 95% bootst
 over seeds); and the difference of the levels, batched less serial, paired by seed (the same
 market randomness). ``python bench/batched_training.py --seeds 16 --sessions 4 16`` (the
 defaults: 8 seeds, 4 and 16 sessions, the quickstart's 600 episodes and its three learners;
-``--episodes`` and ``--learners`` change those).
+``--episodes`` and ``--learners`` change those, ``--learning-rate`` gives them a constant step
+size).
 """
 
 from __future__ import annotations
@@ -33,13 +34,16 @@ LEARNERS = ("q_learning", "raql", "ra2q")
 LAST = 3  # checkpoints averaged for the level reached
 
 
-def train(agent: str, seeds: int, sessions: int, episodes: int) -> tuple[float, pd.DataFrame, dict]:
+def train(
+    agent: str, seeds: int, sessions: int, episodes: int, params: dict
+) -> tuple[float, pd.DataFrame, dict]:
     """(training seconds summed over ``seeds``, the greedy checkpoints' records, the
-    ``[training]`` table) of ``agent`` trained ``episodes`` episodes with ``sessions``
-    sessions at once."""
+    ``[training]`` table) of ``agent`` (its parameters updated by ``params``) trained
+    ``episodes`` episodes with ``sessions`` sessions at once."""
     training = {"sessions": sessions, "episodes": episodes}
     config = load_config(QUICKSTART, {"seeds": seeds, "training": training})
     index, spec = next((i, s) for i, s in enumerate(config["agents"]) if s["label"] == agent)
+    spec = {**spec, "params": {**spec["params"], **params}}
     seconds, rows = 0.0, []
     for job in plan(config):
         if job.labels != (agent,):
@@ -69,13 +73,15 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, nargs="+", default=[4, 16])
     parser.add_argument("--episodes", type=int, default=600)
     parser.add_argument("--learners", nargs="+", default=list(LEARNERS))
+    parser.add_argument("--learning-rate", type=float, help="a constant step size for all")
     args = parser.parse_args()
     for agent in args.learners:
-        serial = train(agent, args.seeds, 1, args.episodes)
+        params = {"learning_rate": args.learning_rate} if args.learning_rate else {}
+        serial = train(agent, args.seeds, 1, args.episodes, params)
         for sessions in args.sessions:
-            batched = train(agent, args.seeds, sessions, args.episodes)
+            batched = train(agent, args.seeds, sessions, args.episodes, params)
             line = {"name": "batched_training_s", "agent": agent, "sessions": sessions}
-            line |= {"seeds": args.seeds, "episodes": args.episodes}
+            line |= {"seeds": args.seeds, "episodes": args.episodes, **params}
             for mode, (seconds, records, training) in (("serial", serial), ("batched", batched)):
                 curve = plateau(records, training=training).iloc[0]
                 line[f"{mode}_s"] = round(seconds, 2)
