@@ -93,15 +93,16 @@ class Orders(NamedTuple):
 
     @classmethod
     def concat(cls, batches: list[Orders]) -> Orders:
-        """All rows of ``batches`` sorted by time (stable: ties keep batch order)."""
+        """All rows of ``batches`` sorted by time (stable: ties keep batch order), integer
+        columns int32 as `build` makes them (whatever a population built its batch with)."""
         batches = [b for b in batches if len(b.time)]
         if not batches:
             return cls.empty()
         if len(batches) == 1:
-            return batches[0]
+            return cls.build(*batches[0])
         columns = [np.concatenate(c) for c in zip(*batches)]
         order = np.argsort(columns[0], kind="stable")
-        return cls(*(c[order] for c in columns))
+        return cls.build(*(c[order] for c in columns))
 
 
 _EMPTY = Orders.build(np.empty(0), Kind.LIMIT)

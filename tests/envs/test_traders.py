@@ -103,6 +103,9 @@ def test_order_rows_are_32_bit_and_a_value_beyond_names_its_column():
         Orders.build(np.array([1.0, 2.0]), Kind.LIMIT, 1, np.array([100, 2**32]))
     with pytest.raises(ValueError, match="qty must fit 32 bits"):
         Orders.build(np.array([1.0]), Kind.LIMIT, 1, 100, 2**31)
+    wide = Orders(*(np.array(c[:1], dtype=np.int64 if i else float) for i, c in enumerate(rows)))
+    merged = Orders.concat([wide, rows])  # a population's own int64 batch joins the rest
+    assert merged.price.dtype == np.int32 and merged.price.tolist() == [100, 100, 101]
 
 
 # --------------------------------------------------------------------------------- noise
