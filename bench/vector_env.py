@@ -41,15 +41,16 @@ def resident_bytes() -> int:
 
 def vector_rate(n: int, market: dict, agent_steps: int, workers: int) -> tuple[float, float]:
     """(agent steps per second over whole episodes of ``n`` sessions in ``workers``
-    processes, at least ``agent_steps`` of them, resets included; resident bytes per session
+    processes, at least ``agent_steps`` of them, resets included (the first, which also
+    starts the workers, outside the clock); resident bytes per session
     of this process at the end, a true figure only in a process that ran nothing before)."""
     before = resident_bytes()
     env = MarketVectorEnv(n, workers=workers, **market)
     rng = np.random.default_rng(0)
     length = TradingEnv(**market).market.n_steps
     episodes = max(1, -(-agent_steps // (n * length)))
+    env.reset(seed=0)  # outside the clock: worker processes start up here (a second or two)
     start = time.perf_counter()
-    env.reset(seed=0)
     for _ in range(episodes):
         for _ in range(length):
             env.step(rng.integers(env.single_action_space.n, size=n))

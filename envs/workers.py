@@ -101,15 +101,31 @@ class Sharded:
         return obs, rewards, terminated, final
 
     def _ask(self, command: str, arguments: list) -> list:
-        for conn, argument in zip(self.conns, arguments):
-            conn.send((command, argument))
+        for k, (conn, argument) in enumerate(zip(self.conns, arguments)):
+            try:
+                conn.send((command, argument))
+            except OSError:
+                self._stopped(k)
         answers = []
-        for conn in self.conns:
-            ok, answer = conn.recv()
+        for k, conn in enumerate(self.conns):
+            try:
+                ok, answer = conn.recv()
+            except (EOFError, OSError):
+                self._stopped(k)
             if not ok:
                 raise answer
             answers.append(answer)
         return answers
+
+    def _stopped(self, k: int) -> None:
+        """Worker ``k`` is gone: say which, and the usual cause."""
+        process, share = self.processes[k], self.slices[k]
+        process.join(timeout=1)
+        raise RuntimeError(
+            f"worker process {k} (sessions {share.start}-{share.stop - 1}) stopped (exit code "
+            f"{process.exitcode}); workers are spawned, so a script that makes them needs an "
+            "`if __name__ == '__main__':` guard"
+        ) from None
 
     def close(self) -> None:
         for conn, process in zip(self.conns, self.processes):

@@ -216,3 +216,14 @@ def test_sessions_in_worker_processes_are_the_same_sessions():
         shared.close()
     with pytest.raises(ValueError, match="workers must be in"):
         MarketVectorEnv(2, workers=3, **keywords)
+
+
+def test_a_worker_that_stops_is_named():
+    env = MarketVectorEnv(4, workers=2, **{**LIGHT, "n_steps": 5})
+    try:
+        env.reset(seed=0)
+        env.sessions.processes[1].kill()
+        with pytest.raises(RuntimeError, match=r"worker process 1 \(sessions 2-3\) stopped"):
+            env.step(np.zeros(4, dtype=np.int64))
+    finally:
+        env.close()
