@@ -364,6 +364,7 @@ cdef class OrderBook:
         return 0
 
     cdef i64 _limit(self, int side, i64 price, i64 qty, i64 owner, list fills) except -1:
+        check_owner(owner)  # before a slot is taken
         cdef Half* opposite = self._half(-side)
         cdef LevelIter best
         if not opposite.empty():
@@ -384,7 +385,6 @@ cdef class OrderBook:
 
     cdef int _rest(self, i64 slot, int side, i64 price, i64 qty, i64 owner) except -1:
         """Put the order in ``slot`` at the back of its level's queue."""
-        check_owner(owner)
         cdef Order* order = &self._orders[slot]
         order.side, order.price, order.qty, order.owner = side, price, qty, owner
         order.next = 0

@@ -159,9 +159,10 @@ class Discretizer:
                     f"float32), got {tuple(bins[name])}"
                 )
             self.bins[name] = edges
-        self._plan = [(names.index(n), e, len(e) + 1) for n, e in self.bins.items()]
-        self._edges = [np.array(e) for e in self.bins.values()]  # float64, as `states` reads them
-        self.n_states = math.prod(radix for _, _, radix in self._plan)
+        # per used feature: its index, its edges (a tuple for `__call__`, a float64 array for
+        # `states`) and its number of bins
+        self._plan = [(names.index(n), e, np.array(e), len(e) + 1) for n, e in self.bins.items()]
+        self.n_states = math.prod(radix for *_, radix in self._plan)
 
     @classmethod
     def default(cls, windows: Sequence[int] = DEFAULT_WINDOWS) -> Discretizer:
@@ -189,7 +190,7 @@ class Discretizer:
         if len(values) != len(self.names):
             raise ValueError(f"expected {len(self.names)} features, got {len(values)}")
         state = 0
-        for i, edges, radix in self._plan:
+        for i, edges, _, radix in self._plan:
             state = state * radix + bisect_right(edges, values[i])
         return state
 
@@ -199,7 +200,7 @@ class Discretizer:
         if x.shape[-1] != len(self.names):
             raise ValueError(f"expected {len(self.names)} features, got {x.shape[-1]}")
         state = np.zeros(x.shape[:-1], dtype=np.int64)
-        for (i, _, radix), edges in zip(self._plan, self._edges):
+        for i, _, edges, radix in self._plan:
             state = state * radix + edges.searchsorted(x[..., i], side="right")
         return state
 
