@@ -3,6 +3,7 @@
 `OrderBook` class's fields and C methods, so other compiled modules (`envs.flow`) can drive a
 book without going through Python."""
 
+cimport cython
 from cython.operator cimport dereference as deref, predecrement as dec
 from libcpp.map cimport map as cmap
 from libcpp.unordered_map cimport unordered_map
@@ -29,17 +30,6 @@ cdef enum:
     M_DELETE = 3
     M_EXECUTE = 4
 
-cdef struct Order:
-    # 32 bytes (quantities, owners and slots are checked to fit 32 bits where they enter)
-    i64 price
-    i32 qty  # shares still resting; 0 once filled or cancelled
-    i32 owner
-    i32 prev  # neighbours in the level's FIFO list, by slot (0: none)
-    i32 next
-    i32 side
-    i32 generation  # orders the slot has held before this one (order id = slot + 2**32 x this)
-
-
 cdef struct Level:
     i64 volume  # shares resting at the level
     i64 head  # oldest order's slot
@@ -48,6 +38,34 @@ cdef struct Level:
 
 ctypedef cmap[i64, Level] Half
 ctypedef cmap[i64, Level].iterator LevelIter
+
+
+cdef struct Order:
+    # 48 bytes (quantities, owners and slots are checked to fit 32 bits where they enter)
+    i64 price
+    LevelIter level  # its level in its side's map, while it rests
+    i32 qty  # shares still resting; 0 once filled or cancelled
+    i32 owner
+    i32 prev  # neighbours in the level's FIFO list, by slot (0: none)
+    i32 next
+    i32 owner_prev  # neighbours in its owner's list of resting orders, by slot (0: none)
+    i32 owner_next
+    i32 side
+    i32 generation  # orders the slot has held before this one (order id = slot + 2**32 x this)
+
+
+cdef struct Account:
+    # what an owner's fills add up to
+    i64 position  # net shares bought
+    i64 cash  # ticks x shares received (sold) less paid (bought)
+    i64 traded  # shares traded
+    i64 fills  # fills taken part in
+
+
+cdef struct Owned:
+    # an owner's resting orders, oldest first: a doubly linked list through the orders' slots
+    i32 head  # 0: none
+    i32 tail
 
 
 cdef inline i64 best_key(Half* half) noexcept:
@@ -64,12 +82,9 @@ cdef class OrderBook:
     cdef bint _recycle
     cdef Half _bids  # key = price
     cdef Half _asks  # key = -price
-    cdef vector[vector[i64]] _owned  # owner -> ids it rested (some since gone)
-    cdef unordered_map[i64, vector[i64]] _owned_negative  # the same for owners below zero
-    cdef vector[i64] _position  # owner -> net shares bought through fills
-    cdef vector[i64] _cash  # owner -> ticks x shares received (sold) less paid (bought)
-    cdef vector[i64] _traded  # owner -> shares traded
-    cdef vector[i64] _fills  # owner -> fills taken part in
+    cdef vector[Owned] _owned  # owner -> its resting orders
+    cdef unordered_map[i64, Owned] _owned_negative  # the same for owners below zero
+    cdef vector[Account] _accounts  # by owner (>= 0)
     cdef public i64 volume  # shares traded
     cdef public i64 trades  # fills
     cdef i64 _live
@@ -77,25 +92,36 @@ cdef class OrderBook:
     cdef public double now
     cdef public list log
 
-    cdef Half* _half(self, int side)
+    cdef Half* _half(self, int side) noexcept
     cdef Order* _find(self, i64 order_id) noexcept
     cdef i64 _slot(self) except -1
     cdef void _release(self, i64 slot) noexcept
-    cdef void _own(self, i64 owner, i64 order_id)
-    cdef vector[i64]* _ids(self, i64 owner, bint make)
+    @cython.final
+    cdef Owned* _list(self, i64 owner, bint make) noexcept
+    @cython.final
+    cdef void _own(self, i64 slot) noexcept
+    @cython.final
+    cdef void _disown(self, i64 slot) noexcept
     cdef i64 _id(self, i64 slot) noexcept
+    @cython.final
     cdef int _row(
         self, i64 k, i64 side, i64 price, i64 qty, i64 owner, i64 ref, dict handlers,
         list fills, i64* counts,
     ) except -1
+    @cython.final
     cdef i64 _limit(self, int side, i64 price, i64 qty, i64 owner, list fills) except -1
+    @cython.final
     cdef int _rest(self, i64 oid, int side, i64 price, i64 qty, i64 owner) except -1
+    @cython.final
     cdef i64 _match(self, int side, i64 limit_key, i64 qty, i64 owner, list fills) except -1
-    cdef void _settle(self, i64 owner, i64 side, i64 qty, i64 price)
+    cdef void _settle(self, i64 owner, i64 side, i64 qty, i64 price) noexcept
+    @cython.final
     cdef i64 _cancel(self, i64 order_id, i64 qty) except -1
+    @cython.final
     cdef int _quote(
         self, int side, i64 price, i64 qty, i64 owner, list fills, i64* counts
     ) except -1
+    @cython.final
     cdef i64 _cancel_owner(self, i64 owner) except -1
     cdef list _side_depth(self, int side, i64 levels)
 
@@ -117,4 +143,4 @@ cdef inline i64 spread_ticks(OrderBook book) noexcept:
 
 cdef inline i64 position(OrderBook book, i64 owner) noexcept:
     """Net shares ``owner`` (>= 0) bought through fills; 0 for one with no fills."""
-    return book._position[owner] if owner < <i64>book._position.size() else 0
+    return book._accounts[owner].position if owner < <i64>book._accounts.size() else 0

@@ -30,6 +30,7 @@ from enum import IntEnum
 import numpy as np
 
 cimport numpy as cnp
+cimport cython
 from cython.operator cimport dereference as deref, predecrement as dec
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
@@ -84,12 +85,12 @@ cdef i64 SLOT_MASK = 0xFFFFFFFF
 
 
 def _rebuild(
-    list orders, list generations, list free, bint recycle, list accounts, i64 volume,
-    i64 trades,
+    list orders, list owned, list generations, list free, bint recycle, list accounts,
+    i64 volume, i64 trades,
 ):
-    """Unpickle: a book holding ``orders`` (id, side, price, qty, owner) in queue order, its
-    slots' ``generations`` and ``free`` slots, and the owners' ``accounts`` (position, cash,
-    traded, fills) by owner id."""
+    """Unpickle: a book holding ``orders`` (id, side, price, qty, owner) in queue order, their
+    ids in their owners' order (``owned``), its slots' ``generations`` and ``free`` slots, and
+    the owners' ``accounts`` (position, cash, traded, fills) by owner id."""
     cdef OrderBook book = OrderBook(recycle=recycle)
     book._orders.resize(len(generations))
     for slot, generation in enumerate(generations):
@@ -98,12 +99,10 @@ def _rebuild(
         book._free.push_back(slot)
     for oid, side, price, qty, owner in orders:
         book._rest(oid & SLOT_MASK, side, price, qty, owner)
-        book._ids(owner, True).push_back(oid)
+    for oid in owned:
+        book._own(oid & SLOT_MASK)
     for position, cash, traded, fills in accounts:
-        book._position.push_back(position)
-        book._cash.push_back(cash)
-        book._traded.push_back(traded)
-        book._fills.push_back(fills)
+        book._accounts.push_back(Account(position, cash, traded, fills))
     book.volume, book.trades = volume, trades
     return book
 
@@ -139,7 +138,7 @@ cdef class OrderBook:
         self.now = 0.0
         self.log = [] if record else None
 
-    cdef inline Half* _half(self, int side):
+    cdef inline Half* _half(self, int side) noexcept:
         return &self._bids if side == 1 else &self._asks
 
     cdef inline Order* _find(self, i64 order_id) noexcept:
@@ -170,25 +169,10 @@ cdef class OrderBook:
             self._orders[slot].generation += 1
             self._free.push_back(slot)
 
-    cdef void _own(self, i64 owner, i64 order_id):
-        """Add ``order_id`` to ``owner``'s list, first dropping the ids no longer resting when
-        the list is full (so it stays within twice the owner's resting orders)."""
-        cdef vector[i64]* ids = self._ids(owner, True)
-        cdef vector[i64] live
-        cdef Order* order
-        cdef i64 oid
-        if ids.size() >= 16 and ids.size() == ids.capacity():
-            for oid in deref(ids):
-                order = self._find(oid)
-                if order != NULL and order.qty:
-                    live.push_back(oid)
-            if live.size() < ids.size():
-                ids.swap(live)
-        ids.push_back(order_id)
-
-    cdef vector[i64]* _ids(self, i64 owner, bint make):
-        """The ids ``owner`` rested (a new, empty list when it has none and ``make``, else
-        NULL). The pointer is good until the next call that makes a list."""
+    @cython.final
+    cdef Owned* _list(self, i64 owner, bint make) noexcept:
+        """``owner``'s list of resting orders (a new, empty one when it has none and ``make``,
+        else NULL). The pointer is good until the next call that makes a list."""
         if owner >= 0:
             if owner >= <i64>self._owned.size():
                 if not make:
@@ -198,6 +182,32 @@ cdef class OrderBook:
         if not make and self._owned_negative.count(owner) == 0:
             return NULL
         return &self._owned_negative[owner]
+
+    @cython.final
+    cdef void _own(self, i64 slot) noexcept:
+        """Put the order in ``slot`` at the end of its owner's list."""
+        cdef Order* order = &self._orders[slot]
+        cdef Owned* owned = self._list(order.owner, True)
+        order.owner_prev, order.owner_next = owned.tail, 0
+        if owned.tail:
+            self._orders[owned.tail].owner_next = slot
+        else:
+            owned.head = slot
+        owned.tail = slot
+
+    @cython.final
+    cdef void _disown(self, i64 slot) noexcept:
+        """Take the order in ``slot`` (gone) out of its owner's list."""
+        cdef Order* order = &self._orders[slot]
+        cdef Owned* owned = self._list(order.owner, False)
+        if order.owner_prev:
+            self._orders[order.owner_prev].owner_next = order.owner_next
+        else:
+            owned.head = order.owner_next
+        if order.owner_next:
+            self._orders[order.owner_next].owner_prev = order.owner_prev
+        else:
+            owned.tail = order.owner_prev
 
     cdef inline i64 _id(self, i64 slot) noexcept:
         """The id of the order in ``slot``."""
@@ -333,6 +343,7 @@ cdef class OrderBook:
         return fills
 
     # ------------------------------------------------------------------------- internals
+    @cython.final
     cdef int _row(
         self, i64 k, i64 side, i64 price, i64 qty, i64 owner, i64 ref, dict handlers,
         list fills, i64* counts,
@@ -363,6 +374,7 @@ cdef class OrderBook:
             raise ValueError(f"unknown order kind {k} from owner {owner}")
         return 0
 
+    @cython.final
     cdef i64 _limit(self, int side, i64 price, i64 qty, i64 owner, list fills) except -1:
         check_owner(owner)  # before a slot is taken
         cdef Half* opposite = self._half(-side)
@@ -378,11 +390,12 @@ cdef class OrderBook:
             self._release(slot)  # traded in full: the id is spent
             return oid
         self._rest(slot, side, price, qty, owner)
-        self._own(owner, oid)
+        self._own(slot)
         if self._record:
             self.log.append((self.now, M_NEW, oid, qty, price, side))
         return oid
 
+    @cython.final
     cdef int _rest(self, i64 slot, int side, i64 price, i64 qty, i64 owner) except -1:
         """Put the order in ``slot`` at the back of its level's queue."""
         cdef Order* order = &self._orders[slot]
@@ -396,8 +409,9 @@ cdef class OrderBook:
         if it == half.end():
             order.prev = 0
             new.volume, new.head, new.tail = qty, slot, slot
-            half.insert((key, new))
+            order.level = half.insert((key, new)).first
         else:
+            order.level = it
             level = &deref(it).second
             order.prev = level.tail
             self._orders[level.tail].next = slot
@@ -406,6 +420,7 @@ cdef class OrderBook:
         self._live += 1
         return 0
 
+    @cython.final
     cdef i64 _match(self, int side, i64 limit_key, i64 qty, i64 owner, list fills) except -1:
         """Trade ``qty`` shares against the opposite side while its best key is
         >= ``limit_key``, appending the fills (unless ``fills`` is None); return the shares
@@ -453,6 +468,7 @@ cdef class OrderBook:
                 if self._record:
                     self.log.append((self.now, M_EXECUTE, oid, size, price, -side))
                 if gone:
+                    self._disown(slot)
                     self._release(slot)
                 slot = level.head
             level.volume -= traded
@@ -461,20 +477,19 @@ cdef class OrderBook:
                 half.erase(it)
         return qty
 
-    cdef inline void _settle(self, i64 owner, i64 side, i64 qty, i64 price):
+    cdef inline void _settle(self, i64 owner, i64 side, i64 qty, i64 price) noexcept:
         """Book one side of a fill into ``owner``'s account."""
         if owner < 0:
             return
-        if owner >= <i64>self._position.size():
-            self._position.resize(owner + 1)
-            self._cash.resize(owner + 1)
-            self._traded.resize(owner + 1)
-            self._fills.resize(owner + 1)
-        self._position[owner] += side * qty
-        self._cash[owner] -= side * qty * price
-        self._traded[owner] += qty
-        self._fills[owner] += 1
+        if owner >= <i64>self._accounts.size():
+            self._accounts.resize(owner + 1)
+        cdef Account* account = &self._accounts[owner]
+        account.position += side * qty
+        account.cash -= side * qty * price
+        account.traded += qty
+        account.fills += 1
 
+    @cython.final
     cdef i64 _cancel(self, i64 order_id, i64 qty) except -1:
         """Cancel ``qty`` shares (all when negative) of an order; return the shares cancelled."""
         cdef Order* order = self._find(order_id)
@@ -484,8 +499,7 @@ cdef class OrderBook:
         cdef i64 n = remaining if qty < 0 or qty > remaining else qty
         if n == 0:
             return 0
-        cdef Half* half = self._half(order.side)
-        cdef LevelIter it = half.find(order.side * order.price)
+        cdef LevelIter it = order.level
         cdef Level* level = &deref(it).second
         level.volume -= n
         if self._record:
@@ -496,9 +510,10 @@ cdef class OrderBook:
             return n
         order.qty = 0
         self._live -= 1
+        self._disown(order_id & SLOT_MASK)
         self._release(order_id & SLOT_MASK)
         if level.volume == 0:
-            half.erase(it)
+            self._half(order.side).erase(it)
             return n
         if order.prev:
             self._orders[order.prev].next = order.next
@@ -510,42 +525,40 @@ cdef class OrderBook:
             level.tail = order.prev
         return n
 
+    @cython.final
     cdef int _quote(
         self, int side, i64 price, i64 qty, i64 owner, list fills, i64* counts
     ) except -1:
-        """See `quote`; counts[0] += orders placed, counts[1] += orders cancelled. The owner's
-        list of order ids is compacted on the way (ids no longer resting are dropped)."""
-        cdef vector[i64]* ids = self._ids(owner, False)
-        cdef vector[i64] live
+        """See `quote`; counts[0] += orders placed, counts[1] += orders cancelled."""
+        cdef Owned* owned = self._list(owner, False)
         cdef bint kept = False
         cdef Order* order
-        cdef i64 oid
-        if ids != NULL:
-            for oid in deref(ids):
-                order = self._find(oid)
-                if order == NULL or order.qty == 0:
-                    continue
-                if order.side == side and (kept or order.price != price or qty == 0):
-                    self._cancel(oid, -1)
-                    counts[1] += 1
-                    continue
+        cdef i64 slot = owned.head if owned != NULL else 0
+        cdef i64 after
+        while slot:
+            order = &self._orders[slot]
+            after = order.owner_next  # read first: a cancel takes the order out of the list
+            if order.side == side and (kept or order.price != price or qty == 0):
+                self._cancel(self._id(slot), -1)
+                counts[1] += 1
+            else:
                 kept = kept or order.side == side
-                live.push_back(oid)
-            ids.swap(live)
+            slot = after
         if not kept and qty > 0:
             self._limit(side, price, qty, owner, fills)
             counts[0] += 1
         return 0
 
+    @cython.final
     cdef i64 _cancel_owner(self, i64 owner) except -1:
-        cdef vector[i64]* ids = self._ids(owner, False)
-        if ids == NULL:
-            return 0
-        cdef i64 oid, cancelled = 0
-        for oid in deref(ids):
-            if self._cancel(oid, -1):
-                cancelled += 1
-        ids.clear()
+        cdef Owned* owned = self._list(owner, False)
+        cdef i64 slot = owned.head if owned != NULL else 0
+        cdef i64 after, cancelled = 0
+        while slot:
+            after = self._orders[slot].owner_next
+            self._cancel(self._id(slot), -1)
+            cancelled += 1
+            slot = after
         return cancelled
 
     # ------------------------------------------------------------------------------ queries
@@ -592,9 +605,10 @@ cdef class OrderBook:
     def account(self, i64 owner):
         """What ``owner``'s fills add up to: (net shares bought, cash in ticks x shares, shares
         traded, fills)."""
-        if owner < 0 or owner >= <i64>self._position.size():
+        if owner < 0 or owner >= <i64>self._accounts.size():
             return 0, 0, 0, 0
-        return self._position[owner], self._cash[owner], self._traded[owner], self._fills[owner]
+        cdef Account* a = &self._accounts[owner]
+        return a.position, a.cash, a.traded, a.fills
 
     def positions(self, i64 start, i64 stop):
         """Net shares each owner in range(start, stop) bought through fills (negative: sold),
@@ -602,22 +616,20 @@ cdef class OrderBook:
         out = np.zeros(max(stop - start, 0), dtype=np.int64)
         cdef cnp.int64_t[:] view = out
         cdef i64 owner
-        for owner in range(max(start, 0), min(stop, <i64>self._position.size())):
-            view[owner - start] = self._position[owner]
+        for owner in range(max(start, 0), min(stop, <i64>self._accounts.size())):
+            view[owner - start] = self._accounts[owner].position
         return out
 
     def owned(self, i64 owner):
         """The live orders of ``owner``, oldest first: (order id, side, price, qty)."""
         cdef list out = []
-        cdef vector[i64]* ids = self._ids(owner, False)
-        if ids == NULL:
-            return out
-        cdef i64 oid
+        cdef Owned* owned = self._list(owner, False)
+        cdef i64 slot = owned.head if owned != NULL else 0
         cdef Order* o
-        for oid in deref(ids):
-            o = self._find(oid)
-            if o != NULL and o.qty:
-                out.append((oid, o.side, o.price, o.qty))
+        while slot:
+            o = &self._orders[slot]
+            out.append((self._id(slot), o.side, o.price, o.qty))
+            slot = o.owner_next
         return out
 
     def volume_at(self, int side, i64 price):
@@ -661,12 +673,21 @@ cdef class OrderBook:
             for price, _ in self._side_depth(side, 1LL << 62):
                 orders += [(oid, side, price, qty, owner)
                            for oid, qty, owner in self.orders_at(side, price)]
-        accounts = [self.account(owner) for owner in range(self._position.size())]
+        owned = [oid for owner in self._owners() for oid, _, _, _ in self.owned(owner)]
+        accounts = [self.account(owner) for owner in range(self._accounts.size())]
         generations = [self._orders[slot].generation for slot in range(self._orders.size())]
         free = [slot for slot in self._free]
         return _rebuild, (
-            orders, generations, free, self._recycle, accounts, self.volume, self.trades
+            orders, owned, generations, free, self._recycle, accounts, self.volume, self.trades
         )
+
+    def _owners(self):
+        """The owners with resting orders."""
+        cdef list owners = [o for o in range(self._owned.size()) if self._owned[o].head]
+        for entry in self._owned_negative:
+            if entry.second.head:
+                owners.append(entry.first)
+        return owners
 
     def __repr__(self):
         return f"OrderBook(bid={self.best_bid()}, ask={self.best_ask()}, orders={len(self)})"

@@ -16,13 +16,14 @@ price, carry out), with the same arithmetic, so both give the same session to th
 
 import numpy as np
 
+cimport cython
 cimport numpy as cnp
 from libc.math cimport NAN, ceil, floor, rint
 from libcpp.vector cimport vector
 
 from envs.book cimport (
-    K_CANCEL_ALL, K_LIMIT, K_QUOTE, K_REPLACE, OrderBook, best_key, i32, i64, mid_ticks, position,
-    quoted, spread_ticks,
+    K_CANCEL_ALL, K_LIMIT, K_QUOTE, K_REPLACE, Account, OrderBook, best_key, i32, i64,
+    mid_ticks, position, quoted, spread_ticks,
 )
 
 cnp.import_array()
@@ -106,14 +107,21 @@ cdef OrderBook _advance(object market, list seat_orders, double[::1] change):
 
 cdef _submit(OrderBook book, i64 seat, object orders, i64 limit, i64* counts):
     """A seat's orders, quantities clipped to the position limit (a quote beyond it still
-    cancels the seat's old quote on that side), through the book's Python methods (`quote`,
-    `submit`), which a subclass of the book may extend."""
+    cancels the seat's old quote on that side). A subclass of the book gets them through its
+    Python methods (`quote`, `submit`), which it may extend; a plain book straight in C, with
+    the same effect and counts."""
     cdef i64 kind, side, price, qty, capacity
+    cdef i64 scratch[2]
+    cdef bint plain = type(book) is OrderBook
     for kind, side, price, qty in orders:
         capacity = limit - side * position(book, seat)
         capacity = capacity if capacity > 0 else 0
         if kind == K_QUOTE:
-            placed, cancelled, _ = book.quote(side, price, min(qty, capacity), seat)
+            qty = min(qty, capacity)
+            if plain:
+                book._row(K_QUOTE, side, price, qty, seat, -1, None, None, counts)
+                continue
+            placed, cancelled, _ = book.quote(side, price, qty, seat)
             counts[0] += placed
             counts[1] += cancelled
             continue
@@ -122,14 +130,20 @@ cdef _submit(OrderBook book, i64 seat, object orders, i64 limit, i64* counts):
             if qty <= 0:
                 continue
             counts[0] += 1
-        book.submit(kind, side, price, qty, seat)
+        if plain:  # the seat's own cancels are not counted (as `submit` does not count them)
+            book._row(kind, side, price, qty, seat, -1, None, None, scratch)
+        else:
+            book.submit(kind, side, price, qty, seat)
 
 
-cdef inline double _value(OrderBook book, i64 seat, double mid, double tick, double fee):
+cdef inline double _value(
+    OrderBook book, i64 seat, double mid, double tick, double fee
+) noexcept:
     """The seat's marked-to-market value, dollars (`envs.market.Account.value`)."""
-    if seat >= <i64>book._position.size():
+    if seat >= <i64>book._accounts.size():
         return 0.0
-    return (book._cash[seat] + book._position[seat] * mid) * tick - fee * book._traded[seat]
+    cdef Account* a = &book._accounts[seat]
+    return (a.cash + a.position * mid) * tick - fee * a.traded
 
 
 cdef struct Population:
@@ -169,6 +183,7 @@ cdef class Flow:
         for p, program in enumerate(programs):
             self._keep(p, program)
 
+    @cython.final
     cdef _keep(self, Py_ssize_t p, object program):
         """Point population ``p`` at ``program``'s arrays (sorted by time if they are not)."""
         rows, keep = program.rows, self.arrays
@@ -214,6 +229,7 @@ cdef class Flow:
         self._run(book, t0, t1, last_mid, &mids[0] if n else NULL, n, counts)
         return counts[0], counts[1]
 
+    @cython.final
     cdef int _run(
         self, OrderBook book, double t0, double t1, double last_mid, const double* mids,
         Py_ssize_t n_mids, i64* counts,
@@ -253,9 +269,10 @@ cdef class Flow:
             pop.cursor += 1
         return 0
 
+    @cython.final
     cdef void _price(
         self, OrderBook book, double last_mid, const double* mids, Py_ssize_t n_mids
-    ):
+    ) noexcept:
         """Fill in the prices (and kinds, sides) of this interval's rows from the market now
         and the first ``n_mids`` mids; a momentum population with no decision skips its
         rows."""
@@ -310,7 +327,7 @@ cdef int _ladder(OrderBook book, Population* pop, i64 owner, i64* counts) except
     return 0
 
 
-cdef inline double _mean(const double* mids, Py_ssize_t n, i64 last):
+cdef inline double _mean(const double* mids, Py_ssize_t n, i64 last) noexcept:
     """The mean of the ``last`` mids of the first ``n``. Mids are multiples of half a tick far
     below 2**52, so the sum is exact in any order (numpy's pairwise sum gives the same)."""
     cdef double total = 0.0
