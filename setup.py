@@ -1,6 +1,7 @@
 """Builds the compiled order book (envs/book.pyx), the market's step and background flow
-(envs/flow.pyx), the seats' features (envs/observation.pyx) and the tabular learners' kernels
-(agents/_kernels.pyx); everything else is in pyproject.toml."""
+(envs/flow.pyx), the seats' features (envs/observation.pyx), the traders' random draws
+(envs/draws.pyx) and the tabular learners' kernels (agents/_kernels.pyx); everything else is
+in pyproject.toml."""
 
 import numpy
 from Cython.Build import cythonize
@@ -24,6 +25,7 @@ extensions = [
     compiled("envs.book"),
     compiled("envs.flow"),
     compiled("envs.observation"),
+    compiled("envs.draws", language="c"),
     compiled("agents._kernels", language="c"),
 ]
 directives = {"language_level": "3"}

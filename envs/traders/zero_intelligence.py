@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from envs.draws import poisson
 from envs.flow import linear_recursion
 from envs.orders import Kind, Orders, Program, Rule
 from envs.traders.base import Trader, poisson_times, window
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
 
 
 _REPLACE, _CANCEL_ALL = int(Kind.REPLACE), int(Kind.CANCEL_ALL)
+_SIDES, _SIGNS = np.array([-1, 1]), np.array([-1.0, 1.0])
 
 
 class ZeroIntelligence(Trader):
@@ -76,7 +78,7 @@ class ZeroIntelligence(Trader):
         self.fundamental = self.fundamental_path(self.time, start, rng)
         obs = self.fundamental + rng.normal(0.0, self.obs_noise, size=m)
         forecast = self._forecast(obs, self.time, market.close_time)
-        side = rng.choice(np.array([-1, 1]), size=m)
+        side = _SIDES[rng.integers(0, 2, size=m)]  # as rng.choice(_SIDES, size=m) draws
         surplus = rng.integers(self.surplus[0], self.surplus[1] + 1, size=m)
         self.limit = forecast - side * surplus  # ticks, before the private value
         self.batch = Orders.build(
@@ -119,10 +121,11 @@ class ZeroIntelligence(Trader):
         decay = np.exp(-self.kappa * dt)
         std = self.sigma * np.sqrt((1 - decay**2) / (2 * self.kappa))
         kicks = std * rng.normal(size=len(times))
-        shocks = rng.poisson(self.shock_rate * dt)
+        shocks = poisson(rng, self.shock_rate * dt)
         for i in np.flatnonzero(shocks):
             sizes = rng.normal(self.shock_mean, self.shock_std, size=shocks[i])
-            kicks[i] += float(np.sum(rng.choice((-1.0, 1.0), size=shocks[i]) * sizes))
+            signs = _SIGNS[rng.integers(0, 2, size=shocks[i])]  # as rng.choice(_SIGNS, ...)
+            kicks[i] += float(np.sum(signs * sizes))
         return self.mean(times, start) + linear_recursion(decay, kicks)  # r - mean, from 0
 
     def program(self) -> Program:

@@ -8,7 +8,7 @@ import pytest
 
 from envs.market import Market
 from envs.orders import Kind, Orders
-from envs.traders import MarketMaker, Momentum, Noise, ZeroIntelligence
+from envs.traders import MarketMaker, Momentum, Noise, ZeroIntelligence, zero_intelligence
 from envs.traders.base import periodic_times, poisson_times, window
 
 
@@ -237,26 +237,29 @@ def test_momentum_rejects_bad_windows():
 
 
 # --------------------------------------------------------------------- zero intelligence
-class ShockAtFirstTime:
-    """A generator stand-in: no diffusion, one megashock of +shock_mean at the first time."""
+class NoDiffusion:
+    """A generator stand-in: normal draws at their mean, and a + sign for every shock."""
 
     def normal(self, loc=0.0, scale=1.0, size=None):
         return np.full(size, float(loc))
 
-    def poisson(self, lam):
-        counts = np.zeros(np.shape(lam), dtype=np.int64)
-        counts[0] = 1
-        return counts
-
-    def choice(self, values, size=None):
-        return np.full(size, 1.0)
+    def integers(self, low, high=None, size=None):
+        return np.full(size, 1)  # index 1 of (-1, +1)
 
 
-def test_fundamental_decays_exactly_after_a_shock():
+def shock_at_first_time(rng, lam):
+    """Shock counts: one megashock at the first time, none after."""
+    counts = np.zeros(np.shape(lam), dtype=np.int64)
+    counts[0] = 1
+    return counts
+
+
+def test_fundamental_decays_exactly_after_a_shock(monkeypatch):
     """With sigma = 0, r - r_bar decays as exp(-kappa (t - t_shock)) after a +10 tick shock."""
+    monkeypatch.setattr(zero_intelligence, "poisson", shock_at_first_time)
     zi = ZeroIntelligence(1, r_bar=5_000, kappa=1e-3, sigma=0.0, shock_mean=10.0, shock_std=0.0)
     times = np.array([10.0, 20.0, 110.0, 1010.0, 5010.0])
-    path = zi.fundamental_path(times, 0.0, ShockAtFirstTime())
+    path = zi.fundamental_path(times, 0.0, NoDiffusion())
     expected = 5_000 + 10.0 * np.exp(-1e-3 * (times - 10.0))
     np.testing.assert_allclose(path, expected, rtol=0, atol=1e-9)
     assert path[2] == pytest.approx(5_000 + 10.0 * np.exp(-0.1), abs=1e-12)
