@@ -28,7 +28,7 @@ from envs.book cimport (
 
 cnp.import_array()
 
-__all__ = ["Flow", "advance", "linear_recursion"]
+__all__ = ["Flow", "MarketState", "advance", "linear_recursion"]
 
 cdef enum:
     # envs.orders.Rule
@@ -36,6 +36,19 @@ cdef enum:
     ZERO_INTELLIGENCE = 1
     MOMENTUM = 2
     MAKER = 3
+
+
+cdef class MarketState:
+    """What a market's decision step reads and writes, as C fields that `advance` reaches
+    without Python attribute look-ups; `envs.market.Market` is one and describes them."""
+
+    cdef public double t, last_mid, step_seconds, tick_size, fee_per_share
+    cdef public i64 step_index, n_steps, n_orders, n_cancels, position_limit
+    cdef public OrderBook book
+    cdef public Flow _compiled  # None: the populations send their orders from Python
+    cdef public cnp.ndarray _mids  # float64 (n_steps + 1,): the mid at the open and each step
+    cdef public cnp.ndarray _spreads  # float64, the same for the spread
+    cdef public list _values  # each seat's marked-to-market value at the last step, dollars
 
 
 def advance(
@@ -58,18 +71,20 @@ def advance(
     """
     cdef Py_ssize_t i, seat
     cdef OrderBook book
+    cdef MarketState market
     for i in range(len(markets)):
+        market = markets[i]
         if mids is not None:
-            mids[i, 0] = markets[i].last_mid
-        book = _advance(markets[i], orders[i], change[i])
+            mids[i, 0] = market.last_mid
+        book = _advance(market, orders[i], change[i])
         if mids is not None:
-            mids[i, 1] = markets[i].last_mid
+            mids[i, 1] = market.last_mid
         if inventory is not None:
             for seat in range(inventory.shape[1]):
                 inventory[i, seat] = position(book, seat)
 
 
-cdef OrderBook _advance(object market, list seat_orders, double[::1] change):
+cdef OrderBook _advance(MarketState market, list seat_orders, double[::1] change):
     cdef OrderBook book = market.book
     cdef double t0 = market.t, t1 = t0 + market.step_seconds, mid
     cdef Py_ssize_t seat, n_seats = change.shape[0], k = market.step_index + 1
@@ -97,7 +112,7 @@ cdef OrderBook _advance(object market, list seat_orders, double[::1] change):
     cdef cnp.ndarray spreads = market._spreads
     (<double*>cnp.PyArray_DATA(mids))[k] = mid
     (<double*>cnp.PyArray_DATA(spreads))[k] = spread_ticks(book) if quoted(book) else NAN
-    values = market._values
+    cdef list values = market._values
     for seat in range(n_seats):
         value = _value(book, seat, mid, market.tick_size, market.fee_per_share)
         change[seat] = value - values[seat]

@@ -9,7 +9,7 @@ from typing import Protocol
 import numpy as np
 
 from envs.book import OrderBook
-from envs.flow import Flow, advance
+from envs.flow import Flow, MarketState, advance
 from envs.orders import Orders, Program, SeatOrder
 
 __all__ = ["Account", "Background", "Market"]
@@ -48,7 +48,7 @@ class Background(Protocol):
     def handle(self, book: OrderBook, ref: int) -> list: ...
 
 
-class Market:
+class Market(MarketState):
     """A session of ``n_steps`` decision steps of ``step_seconds`` from ``open_time``.
 
     Owner ids 0 .. n_seats - 1 are the seats; each trader population gets the next block of
