@@ -24,9 +24,12 @@ __all__ = [
 class ActionSet:
     """A discrete action set: ``names[i]`` describes action i; `orders` turns it into the
     seat's orders given the market's current state. In every set action 1 (``HOLD``) rests
-    nothing and trades nothing, so that one "hold" baseline fits them all."""
+    nothing and trades nothing, so that one "hold" baseline fits them all. A set whose orders
+    never depend on the market also lists them by action in ``fixed_orders`` (else None),
+    which batched sessions read instead of calling `orders`."""
 
     names: tuple[str, ...] = ()
+    fixed_orders: tuple[list[SeatOrder], ...] | None = None
 
     @property
     def n(self) -> int:
@@ -44,6 +47,7 @@ class TradeActions(ActionSet):
             raise ValueError(f"trade size must be a positive number of shares, got {size}")
         self.size = size
         self.names = (f"sell {size}", "hold", f"buy {size}")
+        self.fixed_orders = tuple(self.orders(action, None, 0) for action in range(3))
 
     def orders(self, action: int, market: Market, seat: int) -> list[SeatOrder]:
         if action == 1:

@@ -69,6 +69,7 @@ class BatchedMarket:
         self.n_seats, self.policies, self.kinds = first.n_seats, first.policies, first.kinds
         self.learners, self.opposes = first.learners, first.opposes
         self.action_space = first.action_space
+        self.fixed_orders = first.actions.fixed_orders
         self.observation_spaces = first.observation_spaces
         self.windows = np.asarray(spec.windows, dtype=np.int64)
         n_features = len(spec.windows) + 4 + spec.signal
@@ -125,7 +126,6 @@ class BatchedMarket:
                 executed[live, seat] = policy.act_batch(obs[seat][live], explore=explore)
         rewards = np.zeros((self.n_sessions, self.n_seats))
         rewards[live] = self._advance(live.tolist(), executed[live].tolist())
-        self.done[live] = [self.markets[i].done for i in live]
         if self.spec.signal:  # the stepped sessions' seats look at the fundamental again
             for i in live:
                 session = self.sessions[i]
@@ -145,17 +145,22 @@ class BatchedMarket:
 
     def _advance(self, live: list[int], actions: list[list[int]]) -> np.ndarray:
         """Step sessions ``live`` with each seat's action; their rewards (len(live), seats).
-        Their inventories after the step go to ``inventory``."""
+        Their inventories after the step go to ``inventory``, whether they ended to ``done``."""
         markets = [self.markets[i] for i in live]
-        orders = [
-            [self.sessions[i].actions.orders(a, market, seat) for seat, a in enumerate(row)]
-            for i, market, row in zip(live, markets, actions)
-        ]
+        if self.fixed_orders is not None:
+            orders = [list(map(self.fixed_orders.__getitem__, row)) for row in actions]
+        else:
+            orders = [
+                [self.sessions[i].actions.orders(a, market, seat) for seat, a in enumerate(row)]
+                for i, market, row in zip(live, markets, actions)
+            ]
         change = np.zeros((len(live), self.n_seats))
         mids = np.zeros((len(live), 2))
         inventory = np.zeros((len(live), self.n_seats), dtype=np.int64)
-        advance(markets, orders, change, mids, inventory)
+        ended = np.zeros(len(live), dtype=np.uint8)
+        advance(markets, orders, change, mids, inventory, ended)
         self.inventory[live] = inventory
+        self.done[live] = ended.view(bool)
         tick = self.markets[0].tick_size
         return seat_rewards(
             self.spec, change, mids[:, 0], mids[:, 1], tick, lambda: inventory, self.opposes

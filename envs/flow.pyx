@@ -57,13 +57,14 @@ def advance(
     double[:, ::1] change,
     double[:, ::1] mids=None,
     cnp.int64_t[:, ::1] inventory=None,
+    cnp.uint8_t[::1] ended=None,
 ):
     """One decision step of each of ``markets`` (`envs.market.Market`, each with
     ``change.shape[1]`` seats and not done): ``orders[i][seat]`` are the seat's orders
     (`envs.orders.SeatOrder`; missing seats do nothing). Writes each seat's change of
     marked-to-market value, dollars, into ``change[i, seat]``, and when given, the mid
-    before and after the step (ticks) into ``mids[i]`` and each seat's inventory after it
-    (shares) into ``inventory[i]``.
+    before and after the step (ticks) into ``mids[i]``, each seat's inventory after it
+    (shares) into ``inventory[i]`` and whether the session is over into ``ended[i]``.
 
     A step (`envs.market.Market` describes it): the seats' orders at the step's start, seats
     in a random order from the market's generator, quantities clipped to the position limit;
@@ -82,6 +83,8 @@ def advance(
         if inventory is not None:
             for seat in range(inventory.shape[1]):
                 inventory[i, seat] = position(book, seat)
+        if ended is not None:
+            ended[i] = market.step_index >= market.n_steps
 
 
 cdef OrderBook _advance(MarketState market, list seat_orders, double[::1] change):

@@ -85,10 +85,11 @@ class MarketVectorEnv(VectorEnv):
     def step(
         self, actions: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        actions = np.asarray(actions)
-        if not self.action_space.contains(actions.astype(self.action_space.dtype)):
+        chosen = np.asarray(actions).astype(self.action_space.dtype)
+        n = self.single_action_space.n
+        if chosen.shape != (self.num_envs,) or chosen.min() < 0 or chosen.max() >= n:
             raise ValueError(f"actions {actions!r} are not in {self.action_space}")
-        (obs,), rewards, terminated, final = self.sessions.step(actions.reshape(-1, 1))
+        (obs,), rewards, terminated, final = self.sessions.step(chosen.reshape(-1, 1))
         infos = {} if final is None else {"final_obs": final[0], "_final_obs": terminated}
         return obs, rewards[:, 0], terminated, np.zeros(self.num_envs, dtype=bool), infos
 
