@@ -32,7 +32,7 @@ def sessions(
     opposes: dict[int, int] | None = None,
 ) -> Restarting | Sharded:
     """The restarting sessions behind a face: in this process (``workers`` = 1) or shared
-    out to ``workers`` processes."""
+    out to ``workers`` processes (this one and ``workers - 1`` more)."""
     if workers == 1:
         return Restarting(BatchedMarket(spec, n_sessions, kinds, opposes=opposes), mode)
     return Sharded(spec, n_sessions, kinds, mode, workers, opposes=opposes)
@@ -46,8 +46,8 @@ class MarketVectorEnv(VectorEnv):
     ``reset(seed=s)`` plays exactly as ``TradingEnv`` reset with seed s + i. Sessions that end
     are restarted as ``autoreset_mode`` says (`envs.batch.Restarting`; NEXT_STEP by default,
     as Gymnasium's; with SAME_STEP the last observation is in ``infos["final_obs"]``). Infos
-    are empty otherwise. ``workers`` > 1 shares the sessions out to that many processes
-    (`close` stops them); the sessions are the same.
+    are empty otherwise. ``workers`` > 1 shares the sessions out to that many processes (this
+    one and ``workers - 1`` worker processes, which `close` stops); the sessions are the same.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -105,7 +105,8 @@ class BatchedParallelEnv:
     `MarketParallelEnv` takes but a take-over adversary. Session i reset with seed s + i plays
     as `MarketParallelEnv` reset with seed s + i; sessions that end restart on the next step
     (NEXT_STEP: their actions are ignored and their rewards are 0). Infos are empty.
-    ``workers`` > 1 shares the sessions out to that many processes (`close` stops them).
+    ``workers`` > 1 shares the sessions out to that many processes (this one and
+    ``workers - 1`` worker processes, which `close` stops).
     """
 
     metadata = {"name": "tradearena_market_batched_v0", "autoreset_mode": AutoresetMode.NEXT_STEP}

@@ -1,9 +1,10 @@
-"""`Sharded`: a batched market's sessions split over worker processes, stepped in parallel.
+"""`Sharded`: a batched market's sessions split over processes, stepped in parallel.
 
-Each worker process holds a `envs.batch.BatchedMarket` of its share of the sessions (with
-its `envs.batch.Restarting`) and steps it when asked; the parent sends every worker its
-slice of the actions before it waits for any, so the shares step at the same time. Session i
-is the same session whichever process holds it: its seeds are those of session i.
+This process holds the first share of the sessions and each worker process one of the others,
+each share a `envs.batch.BatchedMarket` with its `envs.batch.Restarting`. A step sends every
+worker its slice of the actions, steps this process's share meanwhile, then collects the
+workers' answers, so no core waits on the messages while another could step. Session i is
+the same session whichever process holds it: its seeds are those of session i.
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ def _serve(
 
 class Sharded:
     """``n_sessions`` sessions of ``spec`` with outside seats of ``kinds`` (and ``opposes``),
-    split as evenly as they go over ``workers`` processes; `reset` and `step` answer as
-    `Restarting` does for all of them. `close` stops the workers."""
+    split as evenly as they go over ``workers`` processes: this one and ``workers - 1`` worker
+    processes (numbered from 1); `reset` and `step` answer as `Restarting` does for all of
+    them. `close` stops the workers."""
 
     def __init__(
         self,
@@ -64,9 +66,11 @@ class Sharded:
         self.n_sessions = n_sessions
         bounds = np.linspace(0, n_sessions, workers + 1).round().astype(int)
         self.slices = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+        n_local = self.slices[0].stop
+        self.local = Restarting(BatchedMarket(spec, n_local, kinds, opposes=opposes), mode)
         context = mp.get_context("spawn")  # no fork of a process holding threads (torch, Ray)
         self.conns, self.processes = [], []
-        for share in self.slices:
+        for share in self.slices[1:]:
             parent, child = context.Pipe()
             n = share.stop - share.start
             process = context.Process(
@@ -101,28 +105,36 @@ class Sharded:
         return obs, rewards, terminated, final
 
     def _ask(self, command: str, arguments: list) -> list:
-        for k, (conn, argument) in enumerate(zip(self.conns, arguments)):
+        """Every share's answer to ``command`` with its argument: the workers' shares are
+        asked first, this process's is answered while they work (and the workers' answers
+        are collected even when it fails, so none is left for the next command)."""
+        for k, (conn, argument) in enumerate(zip(self.conns, arguments[1:])):
             try:
                 conn.send((command, argument))
             except OSError:
                 self._stopped(k)
-        answers = []
-        for k, conn in enumerate(self.conns):
-            try:
-                ok, answer = conn.recv()
-            except (EOFError, OSError):
-                self._stopped(k)
+        try:
+            local = getattr(self.local, command)(arguments[0])
+        finally:
+            answers = [self._answer(k) for k in range(len(self.conns))]
+        for ok, answer in answers:
             if not ok:
                 raise answer
-            answers.append(answer)
-        return answers
+        return [local] + [answer for _, answer in answers]
+
+    def _answer(self, k: int) -> tuple[bool, object]:
+        """The ``k``-th worker's answer: (True, result) or (False, the error it raised)."""
+        try:
+            return self.conns[k].recv()
+        except (EOFError, OSError):
+            self._stopped(k)
 
     def _stopped(self, k: int) -> None:
-        """Worker ``k`` is gone: say which, and the usual cause."""
-        process, share = self.processes[k], self.slices[k]
+        """The ``k``-th worker process is gone: say which, and the usual cause."""
+        process, share = self.processes[k], self.slices[k + 1]
         process.join(timeout=1)
         raise RuntimeError(
-            f"worker process {k} (sessions {share.start}-{share.stop - 1}) stopped (exit code "
+            f"worker process {k + 1} (sessions {share.start}-{share.stop - 1}) stopped (exit code "
             f"{process.exitcode}); workers are spawned, so a script that makes them needs an "
             "`if __name__ == '__main__':` guard"
         ) from None

@@ -222,8 +222,26 @@ def test_a_worker_that_stops_is_named():
     env = MarketVectorEnv(4, workers=2, **{**LIGHT, "n_steps": 5})
     try:
         env.reset(seed=0)
-        env.sessions.processes[1].kill()
+        env.sessions.processes[0].kill()  # the one worker process: sessions 2-3
         with pytest.raises(RuntimeError, match=r"worker process 1 \(sessions 2-3\) stopped"):
             env.step(np.zeros(4, dtype=np.int64))
     finally:
         env.close()
+
+
+def test_a_failing_step_in_this_process_leaves_no_answer_behind():
+    """This process's share fails after the workers were asked: their answers are still
+    collected, so the next step answers for the next actions."""
+    keywords = {**LIGHT, "n_steps": 5}
+    local, shared = MarketVectorEnv(4, **keywords), MarketVectorEnv(4, workers=2, **keywords)
+    try:
+        assert np.array_equal(local.reset(seed=2)[0], shared.reset(seed=2)[0])
+        good = np.ones((2, 1), dtype=np.int64)
+        with pytest.raises(ValueError):
+            shared.sessions._ask("step", [np.ones((3, 1), dtype=np.int64), good])
+        local.step(np.ones(4, dtype=np.int64))  # where the failed step left the workers' share
+        actions = np.array([0, 2, 2, 0])
+        for x, y in zip(local.step(actions)[:4], shared.step(actions)[:4]):
+            assert np.array_equal(x[2:], y[2:])
+    finally:
+        shared.close()
