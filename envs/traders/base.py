@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from envs.market import Market
 
 
+SIDES = np.array([-1, 1], dtype=np.int32)  # sell, buy: drawn as SIDES[rng.integers(0, 2, n)]
+
+
 class Trader:
     """A population of background participants of one kind.
 
@@ -63,21 +66,21 @@ def poisson_times(
     rate: float, n_agents: int, t0: float, t1: float, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
     """Arrivals of ``n_agents`` independent Poisson processes of ``rate`` per second in
-    [t0, t1): (times, agent indices), sorted by time."""
+    [t0, t1): (times, agent indices (int32)), sorted by time."""
     n = rng.poisson(rate * n_agents * (t1 - t0))
     times = np.sort(rng.uniform(t0, t1, size=n))
-    return times, rng.integers(0, n_agents, size=n)
+    return times, rng.integers(0, n_agents, size=n, dtype=np.int32)  # int64's numbers
 
 
 def periodic_times(
     phase: np.ndarray, period: float, t0: float, t1: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Wake-ups at ``phase + j * period`` (phase per agent, shape (n,)) in [t0, t1):
-    (times, agent indices), sorted by time."""
+    (times, agent indices (int32)), sorted by time."""
     first = np.ceil((t0 - phase) / period)
     last = np.ceil((t1 - phase) / period)  # exclusive
     counts = np.maximum(last - first, 0).astype(np.int64)
-    agents = np.repeat(np.arange(len(phase)), counts)
+    agents = np.repeat(np.arange(len(phase), dtype=np.int32), counts)
     offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
     times = phase[agents] + (first[agents] + offsets) * period
     order = np.argsort(times, kind="stable")

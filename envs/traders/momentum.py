@@ -40,7 +40,7 @@ class Momentum(Trader):
         super().reset(market, owners, rng)
         phase = rng.uniform(0.0, self.period, self.n_owners) + market.open_time
         time, agents = periodic_times(phase, self.period, market.open_time, market.close_time)
-        qty = rng.integers(self.size[0], self.size[1] + 1, size=len(time))
+        qty = rng.integers(self.size[0], self.size[1] + 1, size=len(time), dtype=np.int32)
         self.batch = Orders.build(time, Kind.LIMIT, 0, 0, qty, owners.start + agents)
 
     def program(self) -> Program:

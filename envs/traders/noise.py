@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from envs.orders import Kind, Orders, Program
-from envs.traders.base import Trader, window
+from envs.traders.base import SIDES, Trader, window
 
 if TYPE_CHECKING:
     from envs.market import Market
@@ -28,10 +28,10 @@ class Noise(Trader):
         self.batch = Orders.build(
             np.sort(rng.uniform(market.open_time, market.close_time, n)),
             Kind.MARKET,
-            rng.choice(np.array([-1, 1]), size=n),
+            SIDES[rng.integers(0, 2, size=n)],  # as rng.choice(SIDES, size=n) draws
             0,
-            rng.integers(self.size[0], self.size[1] + 1, size=n),
-            owners.start + rng.permutation(n),
+            rng.integers(self.size[0], self.size[1] + 1, size=n, dtype=np.int32),
+            owners.start + rng.permutation(n).astype(np.int32),
         )
 
     def program(self) -> Program:

@@ -9,14 +9,14 @@ import numpy as np
 from envs.draws import poisson
 from envs.flow import linear_recursion
 from envs.orders import Kind, Orders, Program, Rule
-from envs.traders.base import Trader, poisson_times, window
+from envs.traders.base import SIDES, Trader, poisson_times, window
 
 if TYPE_CHECKING:
     from envs.market import Market
 
 
 _REPLACE, _CANCEL_ALL = int(Kind.REPLACE), int(Kind.CANCEL_ALL)
-_SIDES, _SIGNS = np.array([-1, 1]), np.array([-1.0, 1.0])
+_SIGNS = np.array([-1.0, 1.0])
 
 
 class ZeroIntelligence(Trader):
@@ -78,7 +78,7 @@ class ZeroIntelligence(Trader):
         self.fundamental = self.fundamental_path(self.time, start, rng)
         obs = self.fundamental + rng.normal(0.0, self.obs_noise, size=m)
         forecast = self._forecast(obs, self.time, market.close_time)
-        side = _SIDES[rng.integers(0, 2, size=m)]  # as rng.choice(_SIDES, size=m) draws
+        side = SIDES[rng.integers(0, 2, size=m)]  # as rng.choice(SIDES, size=m) draws
         surplus = rng.integers(self.surplus[0], self.surplus[1] + 1, size=m)
         self.limit = forecast - side * surplus  # ticks, before the private value
         self.batch = Orders.build(
@@ -86,7 +86,7 @@ class ZeroIntelligence(Trader):
             Kind.REPLACE,
             side,
             0,
-            rng.integers(self.size[0], self.size[1] + 1, size=m),
+            rng.integers(self.size[0], self.size[1] + 1, size=m, dtype=np.int32),
             owners.start + agent,
         )
 
