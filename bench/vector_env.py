@@ -2,7 +2,7 @@
 
 Prints one JSON line per market: vector_env_steps_per_s (the rmsc04-sized population, 1-minute
 steps, random actions, whole 390-step days with their resets; the figure is the best N of 1,
-16, 64, 256 and 1024 in one process or two worker processes, each rate in the detail) with the
+16, 64, 128, 256 and 1024 in one process or two (``workers=2``), each rate in the detail) with the
 single `TradingEnv` measured in the same run and the ratio; vector_env_bytes_per_session, the
 resident growth per session at the close of one rmsc04 day of 1,024 sessions in a fresh
 process, with its peak resident memory (GiB); then vector_replay_steps_per_s, the same rates
@@ -125,7 +125,7 @@ def main() -> None:
     report(
         "vector_env_steps_per_s",
         {},
-        (1, 16, 64, 256, 1024),
+        (1, 16, 64, 128, 256, 1024),
         100_000,
         population="rmsc04",
         step_seconds=60,

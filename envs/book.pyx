@@ -33,9 +33,21 @@ cimport numpy as cnp
 cimport cython
 from cython.operator cimport dereference as deref, predecrement as dec
 from libcpp.unordered_map cimport unordered_map
+from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 
 cnp.import_array()
+
+cdef extern from *:
+    """
+    template <class Map>
+    static inline typename Map::iterator insert_before(
+        Map* map, typename Map::iterator hint, const typename Map::value_type& value
+    ) {
+        return map->insert(hint, value);  // amortized constant time: no second search
+    }
+    """
+    LevelIter insert_before(Half* half, LevelIter hint, pair[i64, Level] value) except +
 
 __all__ = [
     "Side", "Fill", "OrderBook", "LIMIT", "MARKET", "REPLACE", "CANCEL_ALL", "HANDLE", "QUOTE"
@@ -403,13 +415,13 @@ cdef class OrderBook:
         order.next = 0
         cdef Half* half = self._half(side)
         cdef i64 key = side * price
-        cdef LevelIter it = half.find(key)
+        cdef LevelIter it = half.lower_bound(key)  # its level, or where a new one goes
         cdef Level new
         cdef Level* level
-        if it == half.end():
+        if it == half.end() or deref(it).first != key:
             order.prev = 0
             new.volume, new.head, new.tail = qty, slot, slot
-            order.level = half.insert((key, new)).first
+            order.level = insert_before(half, it, pair[i64, Level](key, new))
         else:
             order.level = it
             level = &deref(it).second
