@@ -1,7 +1,7 @@
 """A plain-Python order book: the reference the compiled `envs.book.OrderBook` is tested against.
 
-Same semantics and method names as `envs.book` (limit, market, immediate, cancel, reduce and the
-queries), written for clarity rather than speed.
+Same semantics and method names as `envs.book` (limit, market, immediate, cancel, reduce, quote,
+cancel_owner and the queries), written for clarity rather than speed.
 
 Prices are integer ticks, quantities integer shares, sides +1 (buy) and -1 (sell), as in LOBSTER.
 Owners are integers chosen by the caller (the market gives each seat and background trader one).
@@ -178,6 +178,36 @@ class OrderBook:
             if done == qty:
                 break
         return done
+
+    def quote(self, side: int, price: int, qty: int, owner: int = 0) -> tuple[int, int, list]:
+        """Make ``owner``'s resting orders on ``side`` one order at ``price`` -> (orders
+        placed, orders cancelled, fills): its oldest order at ``price`` stays, the others on
+        that side are cancelled; with none at ``price`` a limit order of ``qty`` shares is
+        placed; ``qty`` 0 cancels the side."""
+        placed = cancelled = 0
+        kept = False
+        for oid, order_side, order_price, _ in self.owned(owner):
+            if order_side == side and (kept or order_price != price or qty == 0):
+                self.cancel(oid)
+                cancelled += 1
+            else:
+                kept = kept or order_side == side
+        fills: list[Fill] = []
+        if not kept and qty > 0:
+            fills = self.limit(side, price, qty, owner)[1]
+            placed = 1
+        return placed, cancelled, fills
+
+    def cancel_owner(self, owner: int) -> int:
+        """Cancel every resting order of ``owner``; the number cancelled."""
+        mine = [oid for oid, *_ in self.owned(owner)]
+        for oid in mine:
+            self.cancel(oid)
+        return len(mine)
+
+    def owned(self, owner: int) -> list[tuple[int, int, int, int]]:
+        """The live orders of ``owner``, oldest first: (order id, side, price, qty)."""
+        return [(oid, s, p, q) for oid, (s, p, q, o) in self._orders.items() if o == owner]
 
     def _match(self, side: int, limit_key: int, qty: int, owner: int) -> tuple[list[Fill], int]:
         """Trade ``qty`` against the opposite side while its best key is >= ``limit_key``;

@@ -504,6 +504,7 @@ def operations(draw):
             draw(
                 st.sampled_from(
                     ["limit", "limit", "market", "immediate", "cancel", "reduce", "quote"]
+                    + ["cancel_owner"]
                 )
             ),
             draw(st.sampled_from([-1, 1])),
@@ -520,7 +521,8 @@ def operations(draw):
 @given(operations())
 def test_compiled_book_agrees_with_the_reference_book(ops):
     """envs.book (C++) and tests/envs/reference_book.py (plain Python) give the same ids,
-    fills, cancelled quantities and depth after every operation."""
+    fills, cancelled quantities, depth and every owner's resting orders after every
+    operation."""
     fast, slow = OrderBook(), ReferenceBook()
     ids: list[int] = []
     for op, side, price, qty, owner, pick in ops:
@@ -540,8 +542,16 @@ def test_compiled_book_agrees_with_the_reference_book(ops):
             assert fast.cancel(oid, part) == slow.cancel(oid, part)
         elif op == "reduce":
             assert fast.reduce(side, price, qty, owner) == slow.reduce(side, price, qty, owner)
+        elif op == "quote":
+            size = qty * (pick % 2)  # half of them cancel the side
+            placed, cancelled, fills = fast.quote(side, price, size, owner)
+            assert (placed, cancelled, list(fills)) == slow.quote(side, price, size, owner)
+            ids += [oid for oid, *_ in fast.owned(owner) if oid not in ids]
+        elif op == "cancel_owner":
+            assert fast.cancel_owner(owner) == slow.cancel_owner(owner)
         assert fast.depth(1000) == slow.depth(1000)
         assert len(fast) == len(slow)
+        assert all(fast.owned(o) == slow.owned(o) for o in range(4))
 
 
 @settings(max_examples=200, deadline=None)
