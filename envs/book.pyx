@@ -10,11 +10,12 @@ Layout: each side is a C++ ``std::map`` from ``key = side * price`` to a level (
 first and last order of a doubly linked FIFO list), so the best level of either side is the
 largest key and a bid and an ask are matched by the same code: an incoming order of side ``s``
 and limit ``p`` crosses the opposite side while that side's best key is ``>= -s * p``. Orders
-live in a vector of slots, so a cancel finds and unlinks its order in constant time plus one map
-look-up. Ids count up from 1 (an id is its slot); a book made with ``recycle=True`` reuses the
-slots of orders that are gone, so its memory follows the orders resting rather than every order
-of the day, and an id is its slot plus 2**32 times the slot's generation, so a stale id still
-finds nothing.
+live in a vector of slots; each keeps its level and its neighbours in two doubly linked lists,
+its level's queue and its owner's resting orders, so a cancel, and each order of an owner's
+cancel-all, takes constant time (no search). Accounts are one record per owner. Ids count up
+from 1 (an id is its slot); a book made with ``recycle=True`` reuses the slots of orders that
+are gone, so its memory follows the orders resting rather than every order of the day, and an
+id is its slot plus 2**32 times the slot's generation, so a stale id still finds nothing.
 
 Besides single orders the book carries out whole batches of order rows (`run`), the market's
 hot loop, and can record every change as a LOBSTER message (``record=True``), which is how
