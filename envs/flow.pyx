@@ -288,9 +288,9 @@ cdef class Flow:
         return 0
 
     @cython.final
-    cdef void _price(
+    cdef int _price(
         self, OrderBook book, double last_mid, const double* mids, Py_ssize_t n_mids
-    ) noexcept:
+    ) except -1:
         """Fill in the prices (and kinds, sides) of this interval's rows from the market now
         and the first ``n_mids`` mids; a momentum population with no decision skips its
         rows."""
@@ -332,6 +332,7 @@ cdef class Flow:
                 elif pop.rule == MOMENTUM:
                     pop.side[i] = pop.decision
                     pop.price[i] = best_ask if pop.decision > 0 else best_bid
+        return 0
 
 
 cdef int _ladder(OrderBook book, Population* pop, i64 owner, i64* counts) except -1:

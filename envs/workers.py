@@ -68,6 +68,7 @@ class Sharded:
         self.slices = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
         n_local = self.slices[0].stop
         self.local = Restarting(BatchedMarket(spec, n_local, kinds, opposes=opposes), mode)
+        self.broken = False  # a command was interrupted with answers unheard
         context = mp.get_context("spawn")  # no fork of a process holding threads (torch, Ray)
         self.conns, self.processes = [], []
         for share in self.slices[1:]:
@@ -106,28 +107,42 @@ class Sharded:
 
     def _ask(self, command: str, arguments: list) -> list:
         """Every share's answer to ``command`` with its argument: the workers' shares are
-        asked first, this process's is answered while they work (and the workers' answers
-        are collected even when it fails, so none is left for the next command)."""
-        for k, (conn, argument) in enumerate(zip(self.conns, arguments[1:])):
-            try:
-                conn.send((command, argument))
-            except OSError:
-                self._stopped(k)
+        asked first, this process's is answered while they work. Whatever fails, every worker
+        that was asked is heard before the error goes on, so no answer is left for the next
+        command; one interrupted while hearing them leaves the shares out of step, and every
+        later command says so."""
+        if self.broken:
+            raise RuntimeError(
+                "an earlier step was interrupted while the worker processes were answering, so "
+                "the sessions are out of step: close this environment and make a new one"
+            )
+        asked: list[int] = []
+        self.broken = True
         try:
+            for k, (conn, argument) in enumerate(zip(self.conns, arguments[1:])):
+                try:
+                    conn.send((command, argument))
+                except OSError:
+                    self._stopped(k)
+                asked.append(k)
             local = getattr(self.local, command)(arguments[0])
         finally:
-            answers = [self._answer(k) for k in range(len(self.conns))]
-        for ok, answer in answers:
+            answers = [self._answer(k) for k in asked]
+            self.broken = False
+        for k, (ok, answer) in zip(asked, answers):
+            if ok is None:
+                self._stopped(k)
             if not ok:
                 raise answer
         return [local] + [answer for _, answer in answers]
 
-    def _answer(self, k: int) -> tuple[bool, object]:
-        """The ``k``-th worker's answer: (True, result) or (False, the error it raised)."""
+    def _answer(self, k: int) -> tuple[bool | None, object]:
+        """The ``k``-th worker's answer: (True, result), (False, the error it raised), or
+        (None, None) when it is gone."""
         try:
             return self.conns[k].recv()
         except (EOFError, OSError):
-            self._stopped(k)
+            return None, None
 
     def _stopped(self, k: int) -> None:
         """The ``k``-th worker process is gone: say which, and the usual cause."""

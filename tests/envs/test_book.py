@@ -606,6 +606,7 @@ def test_recycling_book_is_the_same_market_with_reused_slots(ops):
             to_counting.update((b[0], a[0]) for a, b in zip(mine_a, mine_b))  # quotes' ids
     restored = pickle.loads(pickle.dumps(recycling))
     assert restored.depth(1000) == recycling.depth(1000)
+    assert all(restored.owned(owner) == recycling.owned(owner) for owner in range(4))
     assert restored.limit(1, 1, 1, owner=9)[0] == recycling.limit(1, 1, 1, owner=9)[0]
 
 

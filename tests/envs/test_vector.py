@@ -245,3 +245,23 @@ def test_a_failing_step_in_this_process_leaves_no_answer_behind():
             assert np.array_equal(x[2:], y[2:])
     finally:
         shared.close()
+
+
+def test_a_step_interrupted_while_workers_answer_is_refused_after(monkeypatch):
+    """An interrupt while the workers' answers are being read leaves one unread: the sessions
+    are out of step, and every later command says so instead of reading a stale answer."""
+    env = MarketVectorEnv(4, workers=2, **{**LIGHT, "n_steps": 5})
+    try:
+        env.reset(seed=0)
+
+        def interrupted(self, k):
+            raise KeyboardInterrupt
+
+        with monkeypatch.context() as patch:
+            patch.setattr(type(env.sessions), "_answer", interrupted)
+            with pytest.raises(KeyboardInterrupt):
+                env.step(np.ones(4, dtype=np.int64))
+        with pytest.raises(RuntimeError, match="out of step: close this environment"):
+            env.step(np.ones(4, dtype=np.int64))
+    finally:
+        env.close()
