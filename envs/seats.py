@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from envs.actions import make_actions
-from envs.features import features
+from envs.features import RETURN_CAP, SPREAD_CAP, features
+from envs.observation import observe
 from envs.spec import OBSERVATIONS, MarketSpec, SpecError
 from envs.traders import ZeroIntelligence
 
@@ -145,6 +146,9 @@ class SeatedMarket:
                     "background has none (use population 'light' or 'rmsc04', or add some)",
                 )
         self.signals: list[float | None] = [None] * self.n_seats
+        self._windows = np.asarray(spec.windows, dtype=np.int64)
+        n_features = len(spec.windows) + 4 + spec.signal
+        self._features = np.zeros((1, n_seats, n_features), dtype=np.float32)
 
     @property
     def n_seats(self) -> int:
@@ -163,10 +167,20 @@ class SeatedMarket:
         return x if (kind or self.kinds[seat]) == "features" else self.discretizer(x)
 
     def _observe_all(self) -> list:
-        """Every seat's observation now (drawing the seats' signals first, when signalled)."""
+        """Every seat's observation now (drawing the seats' signals first, when signalled),
+        all seats' features in one compiled call (`observe` gives each the same)."""
         if self.informant is not None:
             self.signals = [self._signal() for _ in range(self.n_seats)]
-        return [self.observe(seat) for seat in range(self.n_seats)]
+        spec, x = self.spec, self._features
+        observe(
+            [self.market], self.n_seats, self._windows, spec.depth_levels, SPREAD_CAP, RETURN_CAP, x
+        )
+        if spec.signal:
+            x[0, :, -1] = np.clip(self.signals, -RETURN_CAP, RETURN_CAP)
+        return [
+            x[0, seat].copy() if kind == "features" else self.discretizer(x[0, seat])
+            for seat, kind in enumerate(self.kinds)
+        ]
 
     def _signal(self) -> float:
         """One noisy look at the fundamental, forecast to the close, over the mid (bp)."""
@@ -288,8 +302,11 @@ class SeatedMarket:
         """The seat's score so far, dollars: its marked-to-market value; with a parent order,
         less the parent order's change of value since the open (minus the implementation
         shortfall against the opening mid, once the parent order is done)."""
+        return self._scored(self.market.value(seat))
+
+    def _scored(self, value: float) -> float:
+        """A seat's score from its marked-to-market ``value`` (dollars; see `score`)."""
         market = self.market
-        value = market.value(seat)
         if self.spec.parent_order:
             value -= (
                 self.spec.parent_order * (market.last_mid - market.mids()[0]) * market.tick_size
@@ -301,11 +318,12 @@ class SeatedMarket:
         see `score`), trades, the mid (ticks) and whether it was taken over."""
         market = self.market
         account = market.account(seat)
+        value = account.value(market.last_mid, market.tick_size)
         return {
             "inventory": account.inventory,
             "cash": account.cash * market.tick_size - account.fees,
-            "value": market.value(seat),
-            "score": self.score(seat),
+            "value": value,
+            "score": self._scored(value),
             "trades": account.trades,
             "mid": market.last_mid,
             "step": market.step_index,

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from envs.market import Market
 from envs.seats import Policy, SeatedMarket
@@ -120,7 +121,8 @@ class TradingEnv(gym.Env):
         return observations[0], self.core.info(0)
 
     def step(self, action: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        if not self.action_space.contains(action):
+        plain = isinstance(action, int | np.integer) and 0 <= action < self.action_space.n
+        if not plain and not self.action_space.contains(action):
             raise ValueError(f"action {action!r} is not in {self.action_space}")
         observations, rewards, done = self.core.step((action,))
         return observations[0], float(rewards[0]), done, False, self.core.info(0)
