@@ -67,7 +67,8 @@ def seat_rewards(
         rewards -= spec.parent_order * np.expand_dims(moved, -1) * tick_size
     if spec.inventory_penalty:
         rewards -= spec.inventory_penalty * inventory().astype(float) ** 2
-    rewards *= spec.reward_scale
+    if spec.reward_scale != 1.0:  # x * 1.0 is x: skip a ufunc call on every step
+        rewards *= spec.reward_scale
     for seat, protagonist in opposes.items():
         rewards[..., seat] = -rewards[..., protagonist]
     return rewards
