@@ -71,9 +71,8 @@ class BatchedMarket:
         self.action_space = first.action_space
         self.fixed_orders = first.actions.fixed_orders
         self.observation_spaces = first.observation_spaces
-        self.windows = np.asarray(spec.windows, dtype=np.int64)
-        n_features = len(spec.windows) + 4 + spec.signal
-        self._features = np.zeros((n_sessions, self.n_seats, n_features), dtype=np.float32)
+        self.windows = first.windows
+        self._features = np.zeros((n_sessions, *first.seat_features.shape[1:]), dtype=np.float32)
         self.done = np.ones(n_sessions, dtype=bool)
         self.started = np.zeros(n_sessions, dtype=bool)
         self.inventory = np.zeros((n_sessions, self.n_seats), dtype=np.int64)  # after a step
@@ -233,6 +232,19 @@ class Restarting:
         n = batch.n_sessions
         self.generators = [np.random.default_rng() for _ in range(n)]
         self.pending = np.zeros(n, dtype=bool)
+
+    @classmethod
+    def of(
+        cls,
+        spec: MarketSpec,
+        n_sessions: int,
+        kinds: Sequence[str],
+        mode: AutoresetMode | str,
+        opposes: dict[int, int] | None = None,
+    ) -> Restarting:
+        """``n_sessions`` sessions of ``spec`` with outside seats of ``kinds`` (and
+        ``opposes``), restarted as ``mode`` says."""
+        return cls(BatchedMarket(spec, n_sessions, kinds, opposes=opposes), AutoresetMode(mode))
 
     def reset(self, seed: int | Sequence[int | None] | None) -> list[np.ndarray]:
         """Restart every session, reseeding from ``seed`` (session i: seed + i; or one seed

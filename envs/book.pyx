@@ -523,8 +523,9 @@ cdef class OrderBook:
             return n
         order.qty = 0
         self._live -= 1
-        self._disown(order_id & SLOT_MASK)
-        self._release(order_id & SLOT_MASK)
+        cdef i64 slot = order_id & SLOT_MASK
+        self._disown(slot)
+        self._release(slot)
         if level.volume == 0:
             self._half(order.side).erase(it)
             return n

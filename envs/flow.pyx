@@ -50,6 +50,15 @@ cdef class MarketState:
     cdef public cnp.ndarray _spreads  # float64, the same for the spread
     cdef public list _values  # each seat's marked-to-market value at the last step, dollars
 
+    @property
+    def done(self) -> bool:
+        """Whether the session is over (its last decision step taken)."""
+        return self._over()
+
+    @cython.final
+    cdef inline bint _over(self) noexcept:
+        return self.step_index >= self.n_steps
+
 
 def advance(
     list markets,
@@ -84,7 +93,7 @@ def advance(
             for seat in range(inventory.shape[1]):
                 inventory[i, seat] = position(book, seat)
         if ended is not None:
-            ended[i] = market.step_index >= market.n_steps
+            ended[i] = market._over()
 
 
 cdef OrderBook _advance(MarketState market, list seat_orders, double[::1] change):

@@ -152,10 +152,6 @@ class Market(MarketState):
         the slots of gone orders (a session's memory follows the orders resting)."""
         return OrderBook(record=self.record, recycle=not self.record)
 
-    @property
-    def done(self) -> bool:
-        return self.step_index >= self.n_steps
-
     def step(self, seat_orders: Sequence[Sequence[SeatOrder]] = ()) -> np.ndarray:
         """One decision step; ``seat_orders[i]`` are seat i's orders (missing seats do
         nothing). Returns the change of each seat's marked-to-market value, dollars, (n_seats,).

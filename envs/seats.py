@@ -147,9 +147,9 @@ class SeatedMarket:
                     "background has none (use population 'light' or 'rmsc04', or add some)",
                 )
         self.signals: list[float | None] = [None] * self.n_seats
-        self._windows = np.asarray(spec.windows, dtype=np.int64)
+        self.windows = np.asarray(spec.windows, dtype=np.int64)  # steps, for `observe`
         n_features = len(spec.windows) + 4 + spec.signal
-        self._features = np.zeros((1, n_seats, n_features), dtype=np.float32)
+        self.seat_features = np.zeros((1, n_seats, n_features), dtype=np.float32)
 
     @property
     def n_seats(self) -> int:
@@ -172,9 +172,9 @@ class SeatedMarket:
         all seats' features in one compiled call (`observe` gives each the same)."""
         if self.informant is not None:
             self.signals = [self._signal() for _ in range(self.n_seats)]
-        spec, x = self.spec, self._features
+        spec, x = self.spec, self.seat_features
         observe(
-            [self.market], self.n_seats, self._windows, spec.depth_levels, SPREAD_CAP, RETURN_CAP, x
+            [self.market], self.n_seats, self.windows, spec.depth_levels, SPREAD_CAP, RETURN_CAP, x
         )
         if spec.signal:
             x[0, :, -1] = np.clip(self.signals, -RETURN_CAP, RETURN_CAP)

@@ -15,7 +15,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from envs.batch import BatchedMarket, Restarting
+from envs.batch import Restarting
 from envs.multi_agent import opposing_seats, seat_index, seat_names
 from envs.spec import MarketSpec, observation_kinds
 from envs.workers import Sharded
@@ -34,7 +34,7 @@ def sessions(
     """The restarting sessions behind a face: in this process (``workers`` = 1) or shared
     out to ``workers`` processes (this one and ``workers - 1`` more)."""
     if workers == 1:
-        return Restarting(BatchedMarket(spec, n_sessions, kinds, opposes=opposes), mode)
+        return Restarting.of(spec, n_sessions, kinds, mode, opposes)
     return Sharded(spec, n_sessions, kinds, mode, workers, opposes=opposes)
 
 

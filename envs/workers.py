@@ -16,7 +16,7 @@ from multiprocessing.connection import Connection
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from envs.batch import BatchedMarket, Restarting, session_seeds
+from envs.batch import Restarting, session_seeds
 from envs.spec import MarketSpec
 
 __all__ = ["Sharded"]
@@ -31,7 +31,7 @@ def _serve(
     opposes: dict[int, int] | None,
 ) -> None:
     """A worker: ``n`` sessions, answering ("reset", seeds), ("step", actions), ("close",)."""
-    sessions = Restarting(BatchedMarket(spec, n, kinds, opposes=opposes), AutoresetMode(mode))
+    sessions = Restarting.of(spec, n, kinds, mode, opposes)
     while True:
         command, argument = conn.recv()
         if command == "close":
@@ -66,8 +66,7 @@ class Sharded:
         self.n_sessions = n_sessions
         bounds = np.linspace(0, n_sessions, workers + 1).round().astype(int)
         self.slices = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
-        n_local = self.slices[0].stop
-        self.local = Restarting(BatchedMarket(spec, n_local, kinds, opposes=opposes), mode)
+        self.local = Restarting.of(spec, self.slices[0].stop, kinds, mode, opposes)
         self.broken = False  # a command was interrupted with answers unheard
         context = mp.get_context("spawn")  # no fork of a process holding threads (torch, Ray)
         self.conns, self.processes = [], []
