@@ -16,6 +16,7 @@ from envs.seats import SeatedMarket
 from envs.spec import MarketSpec, SpecError
 from envs.trading_env import TradingEnv
 from envs.vector import BatchedParallelEnv, MarketVectorEnv
+from envs.workers import STEP
 
 LIGHT = {"population": "light", "n_steps": 12}
 TASKS = [
@@ -238,7 +239,7 @@ def test_a_failing_step_in_this_process_leaves_no_answer_behind():
         assert np.array_equal(local.reset(seed=2)[0], shared.reset(seed=2)[0])
         good = np.ones((2, 1), dtype=np.int64)
         with pytest.raises(ValueError):
-            shared.sessions._ask("step", [np.ones((3, 1), dtype=np.int64), good])
+            shared.sessions._ask(STEP, [np.ones((3, 1), dtype=np.int64), good])
         local.step(np.ones(4, dtype=np.int64))  # where the failed step left the workers' share
         actions = np.array([0, 2, 2, 0])
         for x, y in zip(local.step(actions)[:4], shared.step(actions)[:4]):
