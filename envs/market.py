@@ -104,8 +104,10 @@ class Market(MarketState):
         self.position_limit, self.fee_per_share = position_limit, fee_per_share
         self.record = record
         owners, start = [], n_seats
+        self._handlers = {}  # owner -> the population that carries out its HANDLE rows
         for trader in self.traders:
             owners.append(range(start, start + trader.n_owners))
+            self._handlers.update(dict.fromkeys(owners[-1], trader))
             start += trader.n_owners
         self.trader_owners = owners
         self.book = OrderBook()
@@ -119,7 +121,6 @@ class Market(MarketState):
         self.trader_rngs = [np.random.default_rng(c) for c in children[1:]]
         self.book = self.new_book()
         self.last_mid = float(self.initial_price)
-        self._handlers = {}
         self.n_orders = self.n_cancels = 0
         self.step_index = 0
         self._mids = np.full(self.n_steps + 1, np.nan)
@@ -135,7 +136,6 @@ class Market(MarketState):
         self._opened = False
         for trader, owners, rng in zip(self.traders, self.trader_owners, self.trader_rngs):
             trader.reset(self, owners, rng)
-            self._handlers.update(dict.fromkeys(owners, trader))
         programs = [trader.program() for trader in self.traders]
         compiled = self.traders and None not in programs
         self._compiled = Flow(programs, self._handlers) if compiled else None
