@@ -105,7 +105,7 @@ def features(
         market.book,
         market.account(seat).inventory,
         market.position_limit,
-        market.mids(),
+        np.ascontiguousarray(market.mids(), dtype=np.float64),
         market.step_index,
         market.n_steps,
         np.asarray(windows, dtype=np.int64),

@@ -16,10 +16,8 @@ price, carry out), with the same arithmetic, so both give the same session to th
 
 import numpy as np
 
-cimport cython
 cimport numpy as cnp
 from libc.math cimport NAN, ceil, floor, rint
-from libcpp.vector cimport vector
 
 from envs.book cimport (
     K_CANCEL_ALL, K_LIMIT, K_QUOTE, K_REPLACE, Account, OrderBook, best_key, i32, i64,
@@ -39,25 +37,14 @@ cdef enum:
 
 
 cdef class MarketState:
-    """What a market's decision step reads and writes, as C fields that `advance` reaches
-    without Python attribute look-ups; `envs.market.Market` is one and describes them."""
-
-    cdef public double t, last_mid, step_seconds, tick_size, fee_per_share
-    cdef public i64 step_index, n_steps, n_orders, n_cancels, position_limit
-    cdef public OrderBook book
-    cdef public Flow _compiled  # None: the populations send their orders from Python
-    cdef public cnp.ndarray _mids  # float64 (n_steps + 1,): the mid at the open and each step
-    cdef public cnp.ndarray _spreads  # float64, the same for the spread
-    cdef public list _values  # each seat's marked-to-market value at the last step, dollars
+    """What a market's decision step reads and writes, as C fields (declared in flow.pxd)
+    that `advance` and `envs.observation.observe` reach without Python attribute look-ups;
+    `envs.market.Market` is one and describes them."""
 
     @property
     def done(self) -> bool:
         """Whether the session is over (its last decision step taken)."""
         return self._over()
-
-    @cython.final
-    cdef inline bint _over(self) noexcept:
-        return self.step_index >= self.n_steps
 
 
 def advance(
@@ -173,25 +160,6 @@ cdef inline double _value(
     return (a.cash + a.position * mid) * tick - fee * a.traded
 
 
-cdef struct Population:
-    # one population's rows for the session (arrays owned by its Program), in time order
-    const double* time
-    i32* kind
-    i32* side
-    i32* price
-    const i32* qty
-    const i32* owner
-    const i32* ref
-    const double* value  # ZERO_INTELLIGENCE: limit before the private value
-    const double* theta  # ZERO_INTELLIGENCE: private values, (members, 2 q_max)
-    i64 first_owner  # ZERO_INTELLIGENCE: the owner of theta's first row
-    Py_ssize_t n, cursor, stop  # rows; the next row; the end of this interval's rows
-    int rule
-    i64 q_max, short, long, decision
-    double lot, half_spread
-    i64 levels, spacing, size, bid, ask  # MAKER: its ladder; its best quotes this interval
-
-
 cdef class Flow:
     """The rows of ``programs`` (one `envs.orders.Program` per population, in the market's
     population order), carried out interval by interval in time order, ties in population
@@ -199,18 +167,12 @@ cdef class Flow:
     carry out their HANDLE rows. Each population's rows stay in its program's arrays, which
     the flow prices in place."""
 
-    cdef vector[Population] populations
-    cdef list arrays  # keeps the rows' arrays alive
-    cdef dict handlers
-    cdef list programs
-
     def __init__(self, list programs, dict handlers):
         self.arrays, self.handlers, self.programs = [], handlers, programs
         self.populations.resize(len(programs))
         for p, program in enumerate(programs):
             self._keep(p, program)
 
-    @cython.final
     cdef _keep(self, Py_ssize_t p, object program):
         """Point population ``p`` at ``program``'s arrays (sorted by time if they are not)."""
         rows, keep = program.rows, self.arrays
@@ -256,7 +218,6 @@ cdef class Flow:
         self._run(book, t0, t1, last_mid, &mids[0] if n else NULL, n, counts)
         return counts[0], counts[1]
 
-    @cython.final
     cdef int _run(
         self, OrderBook book, double t0, double t1, double last_mid, const double* mids,
         Py_ssize_t n_mids, i64* counts,
@@ -296,7 +257,6 @@ cdef class Flow:
             pop.cursor += 1
         return 0
 
-    @cython.final
     cdef int _price(
         self, OrderBook book, double last_mid, const double* mids, Py_ssize_t n_mids
     ) except -1:

@@ -13,6 +13,7 @@ from cython.operator cimport dereference as deref, predecrement as dec
 from libc.math cimport log
 
 from envs.book cimport Half, LevelIter, OrderBook, i64, position, quoted, spread_ticks
+from envs.flow cimport MarketState
 
 cnp.import_array()
 
@@ -23,7 +24,7 @@ def fill_features(
     OrderBook book,
     i64 inventory,
     i64 position_limit,
-    const double[:] mids,
+    const double[::1] mids,
     i64 step_index,
     i64 n_steps,
     const i64[::1] windows,
@@ -34,8 +35,8 @@ def fill_features(
 ):
     """Write the features of a seat holding ``inventory`` shares into ``out`` (shape
     (3 + len(windows) + 1,), float32): inventory, imbalance, spread, returns, time left."""
-    _fill(book, inventory, position_limit, mids, mids.shape[0], step_index, n_steps, windows,
-          depth_levels, spread_cap, return_cap, &out[0])
+    _fill(book, inventory, position_limit, &mids[0] if mids.shape[0] else NULL, mids.shape[0],
+          step_index, n_steps, windows, depth_levels, spread_cap, return_cap, &out[0])
 
 
 def observe(
@@ -51,12 +52,13 @@ def observe(
     ``out[i, seat]`` (shape (len(markets), n_seats, F), float32)."""
     cdef Py_ssize_t i, seat
     cdef OrderBook book
-    cdef double[::1] mids
+    cdef MarketState market
+    cdef const double* mids
     cdef i64 k
     for i in range(len(markets)):
         market = markets[i]
         book = market.book
-        mids = market._mids
+        mids = <const double*>cnp.PyArray_DATA(market._mids)  # float64, contiguous
         k = market.step_index
         for seat in range(n_seats):
             _fill(book, position(book, seat), market.position_limit, mids, k + 1, k, market.n_steps,
@@ -67,7 +69,7 @@ cdef void _fill(
     OrderBook book,
     i64 inventory,
     i64 position_limit,
-    const double[:] mids,
+    const double* mids,
     Py_ssize_t n_mids,
     i64 step_index,
     i64 n_steps,
