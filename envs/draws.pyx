@@ -9,7 +9,7 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport exp
 from numpy.random cimport bitgen_t
 
-__all__ = ["poisson"]
+__all__ = ["normal", "poisson", "uniform"]
 
 
 def poisson(rng: np.random.Generator, lam: np.ndarray) -> np.ndarray:
@@ -48,4 +48,31 @@ def poisson(rng: np.random.Generator, lam: np.ndarray) -> np.ndarray:
                 k += 1
                 product *= bitgen.next_double(bitgen.state)
             count[i] = k
+    return out
+
+
+def uniform(rng: np.random.Generator, double low, double high, Py_ssize_t n) -> np.ndarray:
+    """``rng.uniform(low, high, n)``: float64, shape (n,). numpy computes each number as
+    low + (high - low) u from a standard uniform u; this draws the uniforms with numpy's own
+    fill (``rng.random``) and does that arithmetic in two array operations, without the
+    per-number call of the general method."""
+    cdef double span = high - low
+    if not np.isfinite(span):
+        raise OverflowError("Range exceeds valid bounds")  # numpy's error
+    out = rng.random(n)
+    out *= span
+    out += low
+    return out
+
+
+def normal(rng: np.random.Generator, double loc, double scale, size) -> np.ndarray:
+    """``rng.normal(loc, scale, size)``: float64 of shape ``size``. numpy computes each number
+    as loc + scale z from a standard normal z; this draws the z with numpy's own fill
+    (``rng.standard_normal``) and does that arithmetic in two array operations (scale z + loc
+    is the same sum, zeros' signs included), without the per-number call."""
+    if scale < 0:
+        raise ValueError("scale < 0")  # numpy's error
+    out = rng.standard_normal(size)
+    out *= scale
+    out += loc
     return out

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from envs.draws import uniform
 from envs.orders import Orders, Program
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ def poisson_times(
     """Arrivals of ``n_agents`` independent Poisson processes of ``rate`` per second in
     [t0, t1): (times, agent indices (int32)), sorted by time."""
     n = rng.poisson(rate * n_agents * (t1 - t0))
-    times = np.sort(rng.uniform(t0, t1, size=n))
+    times = np.sort(uniform(rng, t0, t1, n))
     return times, rng.integers(0, n_agents, size=n, dtype=np.int32)  # int64's numbers
 
 

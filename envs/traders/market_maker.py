@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from envs.draws import uniform
 from envs.orders import Kind, Orders, Program, Rule
 from envs.traders.base import Trader, periodic_times, window
 
@@ -45,7 +46,7 @@ class MarketMaker(Trader):
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
         start = market.start_time
-        phase = start + rng.uniform(0.0, self.period, self.n_owners)
+        phase = start + uniform(rng, 0.0, self.period, self.n_owners)
         time, agents = periodic_times(phase, self.period, start, market.close_time)
         self.wakes = Orders.build(time, Kind.CANCEL_ALL, 0, 0, 0, owners.start + agents)
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from envs.draws import uniform
 from envs.orders import Kind, Orders, Program, Rule
 from envs.traders.base import Trader, periodic_times, window
 
@@ -38,7 +39,7 @@ class Momentum(Trader):
 
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
-        phase = rng.uniform(0.0, self.period, self.n_owners) + market.open_time
+        phase = uniform(rng, 0.0, self.period, self.n_owners) + market.open_time
         time, agents = periodic_times(phase, self.period, market.open_time, market.close_time)
         qty = rng.integers(self.size[0], self.size[1] + 1, size=len(time), dtype=np.int32)
         self.batch = Orders.build(time, Kind.LIMIT, 0, 0, qty, owners.start + agents)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from envs.draws import uniform
 from envs.orders import Kind, Orders, Program
 from envs.traders.base import SIDES, Trader, window
 
@@ -26,7 +27,7 @@ class Noise(Trader):
         super().reset(market, owners, rng)
         n = self.n_owners
         self.batch = Orders.build(
-            np.sort(rng.uniform(market.open_time, market.close_time, n)),
+            np.sort(uniform(rng, market.open_time, market.close_time, n)),
             Kind.MARKET,
             SIDES[rng.integers(0, 2, size=n)],  # as rng.choice(SIDES, size=n) draws
             0,

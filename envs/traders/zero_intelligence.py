@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.draws import poisson
+from envs.draws import normal, poisson
 from envs.flow import linear_recursion
 from envs.orders import Kind, Orders, Program, Rule
 from envs.traders.base import SIDES, Trader, poisson_times, window
@@ -69,14 +69,14 @@ class ZeroIntelligence(Trader):
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
         n = self.n_owners
-        theta = rng.normal(0.0, self.private_value_std, size=(n, 2 * self.q_max))
+        theta = normal(rng, 0.0, self.private_value_std, (n, 2 * self.q_max))
         self.theta = -np.sort(-theta, axis=1)  # descending: marginal value falls with holdings
         start = market.start_time
         self.time, agent = poisson_times(self.arrival_rate, n, start, market.close_time, rng)
         m = len(self.time)
         self.start = start
         self.fundamental = self.fundamental_path(self.time, start, rng)
-        obs = self.fundamental + rng.normal(0.0, self.obs_noise, size=m)
+        obs = self.fundamental + normal(rng, 0.0, self.obs_noise, m)
         forecast = self._forecast(obs, self.time, market.close_time)
         side = SIDES[rng.integers(0, 2, size=m)]  # as rng.choice(SIDES, size=m) draws
         surplus = rng.integers(self.surplus[0], self.surplus[1] + 1, size=m)
@@ -120,7 +120,7 @@ class ZeroIntelligence(Trader):
         dt = np.diff(times, prepend=start)
         decay = np.exp(-self.kappa * dt)
         std = self.sigma * np.sqrt((1 - decay**2) / (2 * self.kappa))
-        kicks = std * rng.normal(size=len(times))
+        kicks = std * normal(rng, 0.0, 1.0, len(times))
         shocks = poisson(rng, self.shock_rate * dt)
         for i in np.flatnonzero(shocks):
             sizes = rng.normal(self.shock_mean, self.shock_std, size=shocks[i])

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs.draws import poisson
+from envs.draws import normal, poisson, uniform
 
 RATES = st.lists(
     st.one_of(
@@ -51,3 +51,35 @@ def test_poisson_leaves_large_and_bad_rates_to_numpy():
     )
     with pytest.raises(ValueError, match="lam"):
         poisson(np.random.default_rng(3), np.array([0.1, -1.0]))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    low=st.floats(-1e6, 1e6),
+    width=st.floats(0.0, 1e5),
+    loc=st.floats(-1e4, 1e4),
+    scale=st.floats(0.0, 100.0),
+    n=st.integers(0, 2000),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_uniform_and_normal_equal_numpy(low, width, loc, scale, n, seed):
+    """Every number to the bit (negative zeros included) and the generator's state after
+    are numpy's, for a vector and for a matrix of normals."""
+    ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
+    for x, y in (
+        (uniform(ours, low, low + width, n), theirs.uniform(low, low + width, n)),
+        (normal(ours, loc, scale, n), theirs.normal(loc, scale, n)),
+        (normal(ours, 0.0, scale, (n // 20, 20)), theirs.normal(0.0, scale, (n // 20, 20))),
+        (normal(ours, 0.0, 1.0, n), theirs.normal(size=n)),
+    ):
+        assert x.dtype == y.dtype == np.float64 and x.shape == y.shape
+        assert x.tobytes() == y.tobytes()
+    assert ours.bit_generator.state == theirs.bit_generator.state
+
+
+def test_uniform_and_normal_refuse_what_numpy_refuses():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="scale < 0"):
+        normal(rng, 0.0, -1.0, 3)
+    with pytest.raises(OverflowError, match="Range exceeds valid bounds"):
+        uniform(rng, -1e308, 1e308, 3)

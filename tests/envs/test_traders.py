@@ -243,6 +243,9 @@ class NoDiffusion:
     def normal(self, loc=0.0, scale=1.0, size=None):
         return np.full(size, float(loc))
 
+    def standard_normal(self, size=None):
+        return np.zeros(size)
+
     def integers(self, low, high=None, size=None):
         return np.full(size, 1)  # index 1 of (-1, +1)
 
