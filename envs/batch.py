@@ -68,6 +68,7 @@ class BatchedMarket:
         first = self.sessions[0]
         self.n_seats, self.policies, self.kinds = first.n_seats, first.policies, first.kinds
         self.learners, self.opposes = first.learners, first.opposes
+        self.outside = [seat for seat, policy in enumerate(self.policies) if policy is None]
         self.action_space = first.action_space
         self.fixed_orders = first.actions.fixed_orders
         self.observation_spaces = first.observation_spaces
@@ -114,17 +115,17 @@ class BatchedMarket:
         the outside seats (rows of done sessions are ignored); the policies act on their own,
         learners exploring and learning when ``learn``. Rewards of done sessions are 0."""
         live = np.flatnonzero(~self.done)
+        rows = slice(None) if len(live) == self.n_sessions else live  # a view when all are
         obs = self.observations
         executed = np.zeros((self.n_sessions, self.n_seats), dtype=np.int64)
-        outside = [seat for seat, policy in enumerate(self.policies) if policy is None]
-        if outside:
-            executed[:, outside] = np.asarray(actions).reshape(self.n_sessions, len(outside))
+        if self.outside:
+            executed[:, self.outside] = np.asarray(actions).reshape(self.n_sessions, -1)
         for seat, policy in enumerate(self.policies):
             if policy is not None:
                 explore = learn and seat in self.learners
-                executed[live, seat] = policy.act_batch(obs[seat][live], explore=explore)
+                executed[rows, seat] = policy.act_batch(obs[seat][rows], explore=explore)
         rewards = np.zeros((self.n_sessions, self.n_seats))
-        rewards[live] = self._advance(live.tolist(), executed[live].tolist())
+        rewards[rows] = self._advance(live, rows, executed[rows].tolist())
         if self.spec.signal:  # the stepped sessions' seats look at the fundamental again
             for i in live:
                 session = self.sessions[i]
@@ -133,33 +134,36 @@ class BatchedMarket:
         if learn:
             for seat in self.learners:
                 self.policies[seat].update_batch(
-                    obs[seat][live],
-                    executed[live, seat],
-                    rewards[live, seat],
-                    self.observations[seat][live],
-                    self.done[live],
+                    obs[seat][rows],
+                    executed[rows, seat],
+                    rewards[rows, seat],
+                    self.observations[seat][rows],
+                    self.done[rows],
                     np.zeros(len(live), dtype=bool),
                 )
         return self.observations, rewards, self.done.copy()
 
-    def _advance(self, live: list[int], actions: list[list[int]]) -> np.ndarray:
-        """Step sessions ``live`` with each seat's action; their rewards (len(live), seats).
-        Their inventories after the step go to ``inventory``, whether they ended to ``done``."""
-        markets = [self.markets[i] for i in live]
+    def _advance(
+        self, live: np.ndarray, rows: slice | np.ndarray, actions: list[list[int]]
+    ) -> np.ndarray:
+        """Step sessions ``live`` (their rows of the batch's arrays: ``rows``) with each seat's
+        action; their rewards (len(live), seats). Their inventories after the step go to
+        ``inventory``, whether they ended to ``done``."""
+        markets = self.markets[rows] if isinstance(rows, slice) else [self.markets[i] for i in live]
         if self.fixed_orders is not None:
             orders = [list(map(self.fixed_orders.__getitem__, row)) for row in actions]
         else:
             orders = [
                 [self.sessions[i].actions.orders(a, market, seat) for seat, a in enumerate(row)]
-                for i, market, row in zip(live, markets, actions)
+                for i, market, row in zip(live.tolist(), markets, actions)
             ]
         change = np.zeros((len(live), self.n_seats))
         mids = np.zeros((len(live), 2))
         inventory = np.zeros((len(live), self.n_seats), dtype=np.int64)
         ended = np.zeros(len(live), dtype=np.uint8)
         advance(markets, orders, change, mids, inventory, ended)
-        self.inventory[live] = inventory
-        self.done[live] = ended.view(bool)
+        self.inventory[rows] = inventory
+        self.done[rows] = ended.view(bool)
         tick = self.markets[0].tick_size
         return seat_rewards(
             self.spec, change, mids[:, 0], mids[:, 1], tick, lambda: inventory, self.opposes
