@@ -11,13 +11,15 @@ and the `envs.orders.Rule` that prices them from what the market shows at the st
 interval. `Flow.run` then does what the market's Python path does with the populations'
 ``orders`` methods (concatenate an interval's batches in population order, sort by time,
 price, carry out), with the same arithmetic, so both give the same session to the bit
-(``tests/envs/test_flow.py``).
+(``tests/envs/test_flow.py``). Two compiled helpers of the populations' resets live here too:
+`periodic_times` (wake-ups on a grid) and `linear_recursion` (the fundamental's path).
 """
 
 import numpy as np
 
 cimport numpy as cnp
 from libc.math cimport NAN, ceil, floor, rint
+from libcpp.vector cimport vector
 
 from envs.book cimport (
     K_CANCEL_ALL, K_LIMIT, K_QUOTE, K_REPLACE, Account, OrderBook, best_key, i32, i64,
@@ -26,7 +28,7 @@ from envs.book cimport (
 
 cnp.import_array()
 
-__all__ = ["Flow", "MarketState", "advance", "linear_recursion"]
+__all__ = ["Flow", "MarketState", "advance", "linear_recursion", "periodic_times"]
 
 cdef enum:
     # envs.orders.Rule
@@ -336,6 +338,69 @@ def linear_recursion(const double[::1] decay, const double[::1] kicks):
         x = x * decay[i] + kicks[i]
         path[i] = x
     return out
+
+
+def periodic_times(const double[::1] phase, double period, double t0, double t1):
+    """Wake-ups at ``phase + j * period`` (phase per agent, seconds, shape (n,)) in [t0, t1):
+    (times float64, agent indices int32), sorted by time, ties by agent: what a stable argsort
+    of every agent's wake-ups one agent after another gives (`envs.traders.base`), the same
+    numbers computed the same way. Every agent's first wake-up lies in [t0, t0 + period), so
+    taking the agents in the order of their first wake-up round after round sorts them; that
+    order is checked strictly increasing, else the agents' lists are merged one row at a
+    time."""
+    if not period > 0:
+        raise ValueError(f"period must be > 0 (seconds), got {period}")
+    cdef Py_ssize_t n = phase.shape[0], a, i, k, r, total = 0, rounds = 0
+    first_array, counts_array = np.empty(n), np.empty(n, dtype=np.int64)
+    cdef double[::1] first = first_array
+    cdef long long[::1] count = counts_array
+    cdef double span
+    for a in range(n):
+        first[a] = ceil((t0 - phase[a]) / period)
+        span = ceil((t1 - phase[a]) / period) - first[a]
+        count[a] = <long long>(span if span > 0 else 0.0)
+        total += count[a]
+        rounds = max(rounds, count[a])
+    times_array = np.empty(total)
+    agents_array = np.empty(total, dtype=np.int32)
+    cdef double[::1] times = times_array
+    cdef int[::1] agents = agents_array
+    cdef const long long[::1] lead = np.argsort(
+        np.asarray(phase) + first_array * period, kind="stable"
+    )
+    cdef bint increasing = True
+    k = 0
+    for r in range(rounds):
+        for i in range(n):
+            a = lead[i]
+            if r < count[a]:
+                times[k] = phase[a] + (first[a] + <double>r) * period
+                agents[k] = <int>a
+                increasing = increasing and (k == 0 or times[k] > times[k - 1])
+                k += 1
+    if not increasing:
+        _merge_agents(phase, first, count, period, times, agents)
+    return times_array, agents_array
+
+
+cdef void _merge_agents(
+    const double[::1] phase, const double[::1] first, const long long[::1] count,
+    double period, double[::1] times, int[::1] agents,
+) noexcept:
+    """Each agent's wake-ups merged one row at a time: the earliest next one, ties to the
+    lowest agent (a stable sort of the agents' lists one after another)."""
+    cdef Py_ssize_t n = phase.shape[0], a, best, k
+    cdef vector[i64] done = vector[i64](n, 0)
+    cdef double t, best_time = 0.0
+    for k in range(times.shape[0]):
+        best = -1
+        for a in range(n):
+            if done[a] < count[a]:
+                t = phase[a] + (first[a] + <double>done[a]) * period
+                if best < 0 or t < best_time:
+                    best, best_time = a, t
+        times[k], agents[k] = best_time, <int>best
+        done[best] += 1
 
 
 def _column(values, dtype, order, list arrays):

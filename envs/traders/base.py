@@ -71,18 +71,3 @@ def poisson_times(
     n = rng.poisson(rate * n_agents * (t1 - t0))
     times = np.sort(uniform(rng, t0, t1, n))
     return times, rng.integers(0, n_agents, size=n, dtype=np.int32)  # int64's numbers
-
-
-def periodic_times(
-    phase: np.ndarray, period: float, t0: float, t1: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Wake-ups at ``phase + j * period`` (phase per agent, shape (n,)) in [t0, t1):
-    (times, agent indices (int32)), sorted by time."""
-    first = np.ceil((t0 - phase) / period)
-    last = np.ceil((t1 - phase) / period)  # exclusive
-    counts = np.maximum(last - first, 0).astype(np.int64)
-    agents = np.repeat(np.arange(len(phase), dtype=np.int32), counts)
-    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-    times = phase[agents] + (first[agents] + offsets) * period
-    order = np.argsort(times, kind="stable")
-    return times[order], agents[order]

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from envs.draws import uniform
+from envs.flow import periodic_times
 from envs.orders import Kind, Orders, Program, Rule
-from envs.traders.base import Trader, periodic_times, window
+from envs.traders.base import Trader, window
 
 if TYPE_CHECKING:
     from envs.market import Market

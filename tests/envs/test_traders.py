@@ -5,11 +5,14 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from envs.flow import periodic_times
 from envs.market import Market
 from envs.orders import Kind, Orders
 from envs.traders import MarketMaker, Momentum, Noise, ZeroIntelligence, zero_intelligence
-from envs.traders.base import periodic_times, poisson_times, window
+from envs.traders.base import poisson_times, window
 
 
 def fake_market(**fields) -> SimpleNamespace:
@@ -69,6 +72,45 @@ def test_periodic_times_phase_before_t0():
     times, agents = periodic_times(np.array([-95.0]), 10.0, 0.0, 30.0)
     assert times.tolist() == [5.0, 15.0, 25.0]
     assert agents.tolist() == [0, 0, 0]
+
+
+def sorted_wake_ups(phase, period, t0, t1):
+    """`periodic_times` in numpy: every agent's wake-ups one agent after another, then a
+    stable argsort by time."""
+    first = np.ceil((t0 - phase) / period)
+    last = np.ceil((t1 - phase) / period)
+    counts = np.maximum(last - first, 0).astype(np.int64)
+    agents = np.repeat(np.arange(len(phase), dtype=np.int32), counts)
+    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    times = phase[agents] + (first[agents] + offsets) * period
+    order = np.argsort(times, kind="stable")
+    return times[order], agents[order]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    phases=st.lists(
+        st.one_of(st.floats(-500.0, 500.0), st.sampled_from([0.0, 1.5, 3.0, 100.0])),
+        max_size=30,
+    ),
+    period=st.one_of(st.floats(0.01, 200.0), st.sampled_from([1.5, 3.0, 37.0, 60.0])),
+    t0=st.floats(-100.0, 100.0),
+    length=st.floats(0.0, 2000.0),
+)
+def test_periodic_times_equal_a_stable_sort(phases, period, t0, length):
+    """Times and agents to the bit as a stable sort of every agent's wake-ups gives them,
+    repeated phases (ties, which take the one-row-at-a-time merge) included."""
+    phase = np.array(phases, dtype=np.float64)
+    times, agents = periodic_times(phase, period, t0, t0 + length)
+    expected_times, expected_agents = sorted_wake_ups(phase, period, t0, t0 + length)
+    assert times.dtype == np.float64 and agents.dtype == np.int32
+    assert times.tobytes() == expected_times.tobytes()
+    assert agents.tolist() == expected_agents.tolist()
+
+
+def test_periodic_times_need_a_positive_period():
+    with pytest.raises(ValueError, match="period must be > 0"):
+        periodic_times(np.array([1.0]), 0.0, 0.0, 10.0)
 
 
 def test_window_is_half_open():
