@@ -1,5 +1,6 @@
 """Builds the compiled order book (envs/book.pyx), the market's step and background flow
-(envs/flow.pyx), the seats' features (envs/observation.pyx), the traders' random draws
+(envs/flow.pyx), a replay's messages (envs/replayer.pyx), the seats' features
+(envs/observation.pyx), the traders' random draws
 (envs/draws.pyx) and the tabular learners' kernels (agents/_kernels.pyx); everything else is
 in pyproject.toml."""
 
@@ -25,6 +26,7 @@ extensions = [
     compiled("envs.book"),
     compiled("envs.flow"),
     compiled("envs.observation"),
+    compiled("envs.replayer"),
     compiled("envs.draws", language="c"),
     compiled("agents._kernels", language="c"),
 ]

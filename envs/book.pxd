@@ -118,12 +118,32 @@ cdef class OrderBook:
     @cython.final
     cdef i64 _cancel(self, i64 order_id, i64 qty) except -1
     @cython.final
+    cdef i64 _reduce(self, int side, i64 price, i64 qty, i64 owner, bint any_owner) except -1
+    @cython.final
     cdef int _quote(
         self, int side, i64 price, i64 qty, i64 owner, list fills, i64* counts
     ) except -1
     @cython.final
     cdef i64 _cancel_owner(self, i64 owner) except -1
     cdef list _side_depth(self, int side, i64 levels)
+
+
+cdef inline int check_side(int side) except -1:
+    if side != 1 and side != -1:
+        raise ValueError(f"side must be +1 (buy) or -1 (sell), got {side}")
+    return 0
+
+
+cdef inline int check_owner(i64 owner) except -1:
+    if not -I32_MAX <= owner < OWNERS:
+        raise ValueError(f"owners must be in [-{I32_MAX}, {OWNERS}), got {owner}")
+    return 0
+
+
+cdef inline int check_qty(i64 qty) except -1:
+    if qty <= 0 or qty > I32_MAX:
+        raise ValueError(f"qty must be a positive number of shares up to {I32_MAX}, got {qty}")
+    return 0
 
 
 cdef inline bint quoted(OrderBook book) noexcept:

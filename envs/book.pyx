@@ -76,24 +76,6 @@ bought."""
 cdef object _new_tuple = tuple.__new__
 
 
-cdef inline int check_side(int side) except -1:
-    if side != 1 and side != -1:
-        raise ValueError(f"side must be +1 (buy) or -1 (sell), got {side}")
-    return 0
-
-
-cdef inline int check_owner(i64 owner) except -1:
-    if not -I32_MAX <= owner < OWNERS:
-        raise ValueError(f"owners must be in [-{I32_MAX}, {OWNERS}), got {owner}")
-    return 0
-
-
-cdef inline int check_qty(i64 qty) except -1:
-    if qty <= 0 or qty > I32_MAX:
-        raise ValueError(f"qty must be a positive number of shares up to {I32_MAX}, got {qty}")
-    return 0
-
-
 cdef i64 SLOT_MASK = 0xFFFFFFFF
 
 
@@ -300,22 +282,7 @@ cdef class OrderBook:
         than its levels).
         """
         check_side(side)
-        cdef LevelIter it = self._half(side).find(side * price)
-        if qty <= 0 or it == self._half(side).end():
-            return 0
-        cdef vector[i64] ids
-        cdef i64 slot = deref(it).second.tail
-        while slot:
-            if owner is None or self._orders[slot].owner == owner:
-                ids.push_back(self._id(slot))
-            slot = self._orders[slot].prev
-        cdef i64 oid
-        cdef i64 done = 0
-        for oid in ids:
-            done += self._cancel(oid, qty - done)
-            if done == qty:
-                break
-        return done
+        return self._reduce(side, price, qty, 0 if owner is None else owner, owner is None)
 
     def run(
         self,
@@ -501,6 +468,27 @@ cdef class OrderBook:
         account.cash -= side * qty * price
         account.traded += qty
         account.fills += 1
+
+    @cython.final
+    cdef i64 _reduce(self, int side, i64 price, i64 qty, i64 owner, bint any_owner) except -1:
+        """`reduce`: up to ``qty`` shares at (side, price), newest first, of ``owner`` (of any
+        owner when ``any_owner``); the shares removed."""
+        cdef LevelIter it = self._half(side).find(side * price)
+        if qty <= 0 or it == self._half(side).end():
+            return 0
+        cdef vector[i64] ids
+        cdef i64 slot = deref(it).second.tail
+        while slot:
+            if any_owner or self._orders[slot].owner == owner:
+                ids.push_back(self._id(slot))
+            slot = self._orders[slot].prev
+        cdef i64 oid
+        cdef i64 done = 0
+        for oid in ids:
+            done += self._cancel(oid, qty - done)
+            if done == qty:
+                break
+        return done
 
     @cython.final
     cdef i64 _cancel(self, i64 order_id, i64 qty) except -1:

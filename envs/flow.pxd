@@ -27,6 +27,7 @@ cdef struct Population:
     i64 q_max, short, long, decision
     double lot, half_spread
     i64 levels, spacing, size, bid, ask  # MAKER: its ladder; its best quotes this interval
+    void* replayer  # REPLAY: the `envs.replayer.Replayer` of its messages (kept by the Flow)
 
 
 cdef class Flow:

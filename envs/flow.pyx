@@ -25,6 +25,7 @@ from envs.book cimport (
     K_CANCEL_ALL, K_LIMIT, K_QUOTE, K_REPLACE, Account, OrderBook, best_key, i32, i64,
     mid_ticks, position, quoted, spread_ticks,
 )
+from envs.replayer cimport Replayer
 
 cnp.import_array()
 
@@ -36,6 +37,7 @@ cdef enum:
     ZERO_INTELLIGENCE = 1
     MOMENTUM = 2
     MAKER = 3
+    REPLAY = 4
 
 
 cdef class MarketState:
@@ -205,6 +207,10 @@ cdef class Flow:
         pop.lot, pop.half_spread = program.lot, program.half_spread
         pop.levels, pop.spacing, pop.size = program.levels, program.spacing, program.size
         pop.decision = pop.bid = pop.ask = 0
+        pop.replayer = NULL
+        if program.replayer is not None:
+            keep.append(program.replayer)
+            pop.replayer = <void*>program.replayer
 
     def __reduce__(self):
         cursors = [self.populations[p].cursor for p in range(self.populations.size())]
@@ -250,6 +256,8 @@ cdef class Flow:
             book.now = t
             if pop.rule == MAKER:
                 _ladder(book, pop, pop.owner[pop.cursor], counts)
+            elif pop.rule == REPLAY:
+                (<Replayer>pop.replayer)._handle(book, pop.ref[pop.cursor], None)
             else:
                 book._row(
                     pop.kind[pop.cursor], pop.side[pop.cursor], pop.price[pop.cursor],
@@ -275,8 +283,8 @@ cdef class Flow:
             best_ask = -best_key(&book._asks)
         for p in range(self.populations.size()):
             pop = &self.populations[p]
-            if pop.cursor == pop.stop:
-                continue
+            if pop.cursor == pop.stop or pop.rule == FIXED or pop.rule == REPLAY:
+                continue  # nothing to price
             if pop.rule == MAKER:
                 pop.bid = <i64>floor(last_mid - pop.half_spread)
                 pop.ask = <i64>ceil(last_mid + pop.half_spread)

@@ -115,6 +115,7 @@ class Rule(IntEnum):
     ZERO_INTELLIGENCE = 1  # forecast + private value at the member's holdings (ZeroIntelligence)
     MOMENTUM = 2  # side and price from the mids' moving averages and the touch (Momentum)
     MAKER = 3  # one row per wake-up: a cancel, then a ladder from the last mid (MarketMaker)
+    REPLAY = 4  # one row per tape message, carried out by the program's `replayer` (MarketReplay)
 
 
 class Program(NamedTuple):
@@ -130,7 +131,8 @@ class Program(NamedTuple):
     private-value unit), q_max; short, long (mids averaged, MOMENTUM); MAKER: each row a
     wake-up, carried out as a cancel of the owner's orders, then ``levels`` bids of ``size``
     shares from ``half_spread`` ticks below the last mid (rounded down) and ``spacing`` ticks
-    apart, then ``levels`` asks likewise above it (rounded up).
+    apart, then ``levels`` asks likewise above it (rounded up). REPLAY: each row's ``ref`` is a
+    message of the tape that ``replayer`` (an `envs.replayer.Replayer`) carries out.
     """
 
     rows: Orders
@@ -146,3 +148,4 @@ class Program(NamedTuple):
     levels: int = 0
     spacing: int = 0
     size: int = 0
+    replayer: object = None

@@ -132,17 +132,12 @@ class Tape:
         return len(self.messages)
 
     @cached_property
-    def rows(self) -> list[tuple[int, int, int, int, int]]:
-        """The messages as Python tuples (type, order id, size, price ticks, direction), made
-        once per tape and shared by every replay of it."""
+    def columns(self) -> tuple[np.ndarray, ...]:
+        """The messages as int64 columns (type, order id, size, price ticks, direction), each
+        of shape (n,), made once per tape and shared by every replay of it."""
         m = self.messages
-        columns = ("type", "order_id", "size", "price", "direction")
-        return list(zip(*(m[c].tolist() for c in columns)))
-
-    @cached_property
-    def book_rows(self) -> list[list[int]] | None:
-        """The orderbook rows as Python lists (None without them), made once per tape."""
-        return None if self.book is None else self.book.tolist()
+        names = ("type", "order_id", "size", "price", "direction")
+        return tuple(np.ascontiguousarray(m[name], dtype=np.int64) for name in names)
 
     def initial_book(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """(bids, asks) as lists of (price ticks, shares), best first: the book before the first

@@ -7,15 +7,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.orders import Kind, Orders, Program
+from envs.orders import Kind, Orders, Program, Rule
+from envs.replayer import Replayer
 from envs.traders.base import Trader, window
 
 if TYPE_CHECKING:
     from envs.book import Fill, OrderBook
     from envs.market import Market
     from envs.tapes import Tape
-
-NEW, PARTIAL_CANCEL, DELETE, EXECUTE = 1, 2, 3, 4  # LOBSTER event types acted on
 
 
 class MarketReplay(Trader):
@@ -39,7 +38,11 @@ class MarketReplay(Trader):
     explain, i.e. a file rather than a recorded synthetic session) the replay then adjusts
     its own resting volume so that the book's top levels equal the tape's row after that
     message: messages of a level-L file cannot explain volume that enters the top L levels
-    from deeper in the book. ``added`` and ``removed`` count the shares this took.
+    from deeper in the book. It takes out, on both sides, the replay's volume that the row does
+    not show (down to the row's deepest level when the row shows every level, as deeper levels
+    are unknown then), then adds what is missing. ``added`` and ``removed`` count the shares
+    this took. The messages are carried out by a compiled `envs.replayer.Replayer`, through
+    the book's C methods.
     """
 
     def __init__(self, tape: Tape, *, reconcile: bool | None = None) -> None:
@@ -48,10 +51,8 @@ class MarketReplay(Trader):
         self.tape = tape
         if reconcile is None:  # needed where the messages cannot explain the book's levels
             reconcile = tape.book is not None and not tape.complete
-        self.reconcile = reconcile
         self.time = tape.messages["time"]
-        self._rows = tape.rows
-        self._book_rows = tape.book_rows if self.reconcile else None
+        self.replayer = Replayer(*tape.columns, tape.book if reconcile else None)
 
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
@@ -60,16 +61,15 @@ class MarketReplay(Trader):
     def start(self, book: OrderBook, owner: int) -> None:
         """Place the tape's initial book into ``book`` as ``owner``'s orders."""
         self.owner = owner
-        self.ids: dict[int, int] = {}  # tape order id -> book order id
-        self.added = self.removed = self.skipped = 0
+        self.replayer.restart(owner)
         bids, asks = self.tape.initial_book()
         for side, levels in ((1, bids), (-1, asks)):
             for price, qty in levels:
                 book.limit(side, price, qty, owner)
 
     def program(self) -> Program:
-        n = len(self.time)
-        return Program(Orders.build(self.time, Kind.HANDLE, 0, 0, 0, self.owner, np.arange(n)))
+        rows = Orders.build(self.time, Kind.HANDLE, 0, 0, 0, self.owner, np.arange(len(self.time)))
+        return Program(rows, Rule.REPLAY, replayer=self.replayer)
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
         w = window(self.time, t0, t1)
@@ -78,78 +78,32 @@ class MarketReplay(Trader):
 
     def handle(self, book: OrderBook, ref: int) -> list[Fill]:
         """Carry out tape message ``ref`` (then reconcile); return the fills it caused."""
-        kind, tape_id, size, price, side = self._rows[ref]
-        fills: list[Fill] = []
-        if kind == NEW:
-            oid, fills = book.limit(side, price, size, self.owner)
-            self.ids[tape_id] = oid
-        elif kind in (PARTIAL_CANCEL, DELETE):
-            oid = self.ids.get(tape_id)
-            done = book.cancel(oid, size) if oid is not None else 0
-            if kind == DELETE:
-                self.ids.pop(tape_id, None)
-            if done < size:
-                left = size - done
-                gone = book.reduce(side, price, left, self.owner)
-                self.skipped += left - gone
-        elif kind == EXECUTE:
-            fills = book.immediate(-side, price, size, self.owner)
-        if self._book_rows is not None:
-            fills = fills + self.match_row(book, self._book_rows[ref])
-        return fills
+        return self.replayer.handle(book, ref)
 
-    def match_row(self, book: OrderBook, row: list[int]) -> list[Fill]:
-        """Adjust the replay's own volume so that the book's top levels equal an orderbook
-        row (ask price, ask size, bid price, bid size per level); return any fills."""
-        levels = len(row) // 4
-        bids, asks = book.depth(levels)
-        if len(bids) == len(asks) == levels and all(
-            asks[i] == (row[4 * i], row[4 * i + 1]) and bids[i] == (row[4 * i + 2], row[4 * i + 3])
-            for i in range(levels)
-        ):
-            return []  # the book already shows the row (the common case)
-        targets = {
-            side: {
-                row[4 * i + col]: row[4 * i + col + 1]
-                for i in range(levels)
-                if row[4 * i + col + 1] > 0
-            }
-            for side, col in ((-1, 0), (1, 2))
-        }
-        # First remove what should not be there on both sides, then add what is missing, so
-        # that added volume never crosses stale volume of the replay's own.
-        for side, target in targets.items():
-            full = len(target) == levels  # all L levels shown: deeper levels are unknown
-            worst = (max if side == 1 else min)(target, key=lambda p: -side * p) if full else None
-            for price, volume in self._levels_within(book, side, worst):
-                excess = volume - target.get(price, 0)
-                if excess > 0:
-                    self.removed += book.reduce(side, price, excess, self.owner)
-        fills: list[Fill] = []
-        for side, target in targets.items():
-            for price, wanted in target.items():
-                missing = wanted - book.volume_at(side, price)
-                if missing > 0:
-                    _, new = book.limit(side, price, missing, self.owner)
-                    fills.extend(new)
-                    self.added += missing
-        return fills
+    @property
+    def reconcile(self) -> bool:
+        """Whether the book is reconciled to the tape's orderbook row after each message."""
+        return self.replayer.reconcile
 
-    @staticmethod
-    def _levels_within(book: OrderBook, side: int, worst: int | None) -> list[tuple[int, int]]:
-        """The book's levels on ``side`` from the best down to price ``worst`` (all of them
-        when None), as (price, volume)."""
-        n = 16
-        while True:
-            bids, asks = book.depth(n)
-            levels = bids if side == 1 else asks
-            if worst is not None:
-                inside = [lv for lv in levels if side * lv[0] >= side * worst]
-                if len(inside) < len(levels) or len(levels) < n:
-                    return inside
-            elif len(levels) < n:
-                return levels
-            n *= 4
+    @property
+    def ids(self) -> dict[int, int]:
+        """Tape order id -> book order id of this session's replayed orders not deleted."""
+        return self.replayer.ids
+
+    @property
+    def added(self) -> int:
+        """Shares reconciliation put in this session."""
+        return self.replayer.added
+
+    @property
+    def removed(self) -> int:
+        """Shares reconciliation took out this session."""
+        return self.replayer.removed
+
+    @property
+    def skipped(self) -> int:
+        """Shares of cancels this session that found nothing to remove."""
+        return self.replayer.skipped
 
 
 @dataclass(frozen=True)

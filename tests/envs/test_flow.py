@@ -9,6 +9,7 @@ import pytest
 from envs.market import Market
 from envs.orders import Kind, Orders
 from envs.recording import synthetic_tape
+from envs.tapes import Tape
 from envs.traders import MarketReplay, ZeroIntelligence, light, rmsc04
 from envs.traders.base import Trader
 
@@ -72,13 +73,24 @@ def test_compiled_flow_equals_orders_with_drift_windows_and_extra_zi(uncompiled)
     assert compiled == plain
 
 
-def test_compiled_flow_equals_orders_on_a_replay(uncompiled):
+@pytest.mark.parametrize("reconcile", [False, True])
+def test_compiled_flow_equals_orders_on_a_replay(uncompiled, reconcile):
+    """Also with every 5th delete dropped and the book reconciled to the rows, beside
+    zero-intelligence traders."""
     tape = synthetic_tape(1, traders=light(), n_steps=60)
-    compiled = session([MarketReplay(tape)], 0, 50)
+    if reconcile:
+        keep = np.setdiff1d(np.arange(len(tape)), np.flatnonzero(tape.messages["type"] == 3)[::5])
+        tape = Tape(tape.messages[keep].copy(), tape.book[keep].copy(), tape.tick_size)
+
+    def traders() -> list[Trader]:
+        return [MarketReplay(tape, reconcile=reconcile), ZeroIntelligence(20, q_max=2)]
+
+    compiled = session(traders(), 0, 50)
     uncompiled()
-    plain = session([MarketReplay(tape)], 0, 50)
+    plain = session(traders(), 0, 50)
     assert compiled.pop("compiled") and not plain.pop("compiled")
     assert compiled == plain
+    assert compiled["summary"]["fills"] > 100
 
 
 def test_a_population_without_a_program_keeps_the_python_path():

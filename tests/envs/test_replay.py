@@ -1,6 +1,7 @@
 """Tests for envs.traders.replay: exact books message by message on a hand-written LOBSTER
 fixture, replay fidelity of recorded and damaged tapes, and learners trading against a replay."""
 
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 from envs import OrderBook
 from envs.orders import Kind
 from envs.recording import synthetic_tape
+from envs.replayer import Replayer
 from envs.spec import MarketSpec
 from envs.tapes import EMPTY_ASK, EMPTY_BID, Tape, load_lobster
 from envs.traders import MarketReplay
@@ -172,6 +174,48 @@ def test_reconciliation_reveals_deeper_levels(tmp_path: Path):
     assert book.depth(5) == ([(9998, 60)], [(10000, 20), (10001, 80)])
 
 
+@pytest.mark.parametrize("side", [-1, 1])
+def test_reconciliation_trims_every_shown_level(tmp_path: Path, side: int):
+    """In a level-2 file a new order the rows never show (at the second level, either side)
+    is stale volume: reconciliation takes exactly it out, down to the row's deepest level, and
+    the book equals every row."""
+    bids, asks = [(9999, 100), (9998, 50)], [(10001, 80), (10002, 40)]
+    price = 10002 if side < 0 else 9998
+    rows = [
+        ((34200.0, 5, 0, 10, 10000, 1), bids, asks),  # hidden: the initial book is the row
+        ((34200.2, 1, 5, 30, price, side), bids, asks),  # the rows do not show it
+        ((34200.5, 1, 6, 10, 10000, 1), [(10000, 10), (9999, 100)], asks),
+    ]
+    messages, orderbook = tmp_path / "m.csv", tmp_path / "b.csv"
+    messages.write_text("".join(message_text(*m) + "\n" for m, _, _ in rows))
+    orderbook.write_text("".join(row_text(b, a, 2) + "\n" for _, b, a in rows))
+    tape = load_lobster(messages, orderbook)
+
+    replay = MarketReplay(tape)
+    book = OrderBook()
+    replay.start(book, owner=3)
+    replay.handle(book, 0)
+    assert book.depth(10) == (bids, asks)
+    replay.handle(book, 1)
+    assert book.depth(10) == (bids, asks)
+    assert (replay.added, replay.removed) == (0, 30)
+    replay.handle(book, 2)
+    assert book.depth(2) == ([(10000, 10), (9999, 100)], asks)
+    assert (replay.added, replay.removed, replay.skipped) == (0, 30, 0)
+
+
+def test_replayer_refuses_bad_columns_and_messages(fixture_tape: Tape):
+    """Columns of other lengths, rows of another shape and a message past the tape are
+    named errors."""
+    columns = fixture_tape.columns
+    with pytest.raises(ValueError, match="one length"):
+        Replayer(*columns[:4], columns[4][:-1])
+    with pytest.raises(ValueError, match="4 levels"):
+        Replayer(*columns, fixture_tape.book[:, :6])
+    with pytest.raises(IndexError, match="message 12 of a tape of 12"):
+        Replayer(*columns).handle(OrderBook(), 12)
+
+
 def test_reconcile_needs_a_book(fixture_tape: Tape):
     """reconcile=True without orderbook rows, and fidelity without them, are refused."""
     bookless = Tape(fixture_tape.messages, None)
@@ -242,6 +286,29 @@ def test_missing_cancels_are_repaired_by_reconciliation(recorded: Tape):
     assert reconciled.fidelity == 1.0
     assert reconciled.removed > 0
     assert reconciled.added + reconciled.removed > 0
+
+
+def test_replay_pickled_mid_session_goes_on_the_same(recorded: Tape):
+    """A replay market pickled mid-session (the replayer's ids and counters with it)
+    continues exactly as the original; the messages are damaged so reconciliation works."""
+    kinds = recorded.messages["type"]
+    keep = np.setdiff1d(np.arange(len(recorded)), np.flatnonzero(kinds == 3)[::7])
+    tape = Tape(recorded.messages[keep].copy(), recorded.book[keep].copy(), recorded.tick_size)
+    market = MarketSpec(tape=tape, n_steps=30).market(1)
+    market.reset(0)
+    for _ in range(10):
+        market.step([[(Kind.MARKET, 1, 0, 50)]])
+    clone = pickle.loads(pickle.dumps(market))
+    assert clone.traders[0].ids == market.traders[0].ids and clone.traders[0].ids
+    while not market.done:
+        market.step()
+        clone.step()
+    assert clone.book.depth(20) == market.book.depth(20)
+    assert clone.mids().tolist() == market.mids().tolist()
+    counters = [(r.added, r.removed, r.skipped) for r in (market.traders[0], clone.traders[0])]
+    assert counters[0] == counters[1]
+    replay = market.traders[0]
+    assert replay.removed > 0
 
 
 # ------------------------------------------------------------------------- with learners

@@ -1,0 +1,19 @@
+# cython: language_level=3
+"""The C declarations of `envs.replayer`, so the compiled flow (`envs.flow`) carries out a
+replay's messages without going through Python."""
+
+from libcpp.unordered_map cimport unordered_map
+
+from envs.book cimport OrderBook, i64
+
+
+cdef class Replayer:
+    cdef const i64[::1] _kind, _order_id, _size, _price, _direction
+    cdef const i64[:, ::1] _rows  # None: no reconciliation
+    cdef tuple _arrays  # what the views above show, for pickling
+    cdef unordered_map[i64, i64] _ids  # tape order id -> book order id
+    cdef public i64 owner, added, removed, skipped
+
+    cdef int _handle(self, OrderBook book, Py_ssize_t ref, list fills) except -1
+    cdef int _match_row(self, OrderBook book, const i64* row, list fills) except -1
+    cdef int _trim(self, OrderBook book, int side, const i64* target) except -1

@@ -1,0 +1,188 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
+# distutils: language = c++
+"""A replayed tape's messages carried out on a book, compiled: `Replayer` is what
+`envs.traders.MarketReplay` does with each LOBSTER message (its docstring says what), called
+from Python (``handle``) and, without a Python call per message, from the market's compiled
+flow (`envs.flow.Flow`)."""
+
+import numpy as np
+
+from cython.operator cimport dereference as deref, predecrement as dec
+from libcpp.pair cimport pair
+from libcpp.vector cimport vector
+
+from envs.book cimport Half, LevelIter, OrderBook, check_qty, check_side, i64
+
+__all__ = ["Replayer"]
+
+cdef enum:
+    # LOBSTER message types acted on
+    NEW = 1
+    PARTIAL_CANCEL = 2
+    DELETE = 3
+    EXECUTE = 4
+
+
+cdef class Replayer:
+    """The messages of a tape, as int64 columns of shape (n,): ``kind`` (LOBSTER type),
+    ``order_id``, ``size`` (shares), ``price`` (ticks), ``direction`` (+1 buy, -1 sell); with
+    ``rows`` (int64, (n, 4 levels): the book after each message, as `envs.tapes.Tape.book`)
+    it reconciles the book to each row. `restart` begins a session as ``owner``, `handle`
+    carries out one message. ``added`` / ``removed``: shares reconciliation put in or took
+    out; ``skipped``: shares of cancels that found nothing to remove."""
+
+    def __init__(self, kind, order_id, size, price, direction, rows=None):
+        columns = [
+            np.ascontiguousarray(c, dtype=np.int64) for c in (kind, order_id, size, price, direction)
+        ]
+        if len({c.shape for c in columns}) != 1 or columns[0].ndim != 1:
+            raise ValueError("the message columns must be 1-D and of one length")
+        if rows is not None:
+            rows = np.ascontiguousarray(rows, dtype=np.int64)
+            if rows.ndim != 2 or rows.shape[0] != columns[0].shape[0] or rows.shape[1] % 4:
+                raise ValueError(f"rows must be (n messages, 4 levels), got {rows.shape}")
+        self._rows = rows  # a view, or None
+        self._kind, self._order_id, self._size, self._price, self._direction = columns
+        self._arrays = (*columns, rows)
+        self.restart(0)
+
+    @property
+    def reconcile(self) -> bool:
+        """Whether the book is reconciled to the tape's rows after each message."""
+        return self._rows is not None
+
+    @property
+    def ids(self) -> dict[int, int]:
+        """Tape order id -> book order id of the orders this session placed and has not
+        seen deleted."""
+        return {entry.first: entry.second for entry in self._ids}
+
+    def restart(self, i64 owner) -> None:
+        """Begin a session whose replayed orders are ``owner``'s."""
+        self._ids.clear()
+        self.owner, self.added, self.removed, self.skipped = owner, 0, 0, 0
+
+    def handle(self, OrderBook book, Py_ssize_t ref) -> list:
+        """Carry out message ``ref`` (then reconcile) on ``book``; the fills it caused."""
+        if not 0 <= ref < self._kind.shape[0]:
+            raise IndexError(f"message {ref} of a tape of {self._kind.shape[0]}")
+        fills = []
+        self._handle(book, ref, fills)
+        return fills
+
+    def __reduce__(self):
+        state = (self.owner, self.added, self.removed, self.skipped, self.ids)
+        return _restore, (self._arrays, state)
+
+    cdef int _handle(self, OrderBook book, Py_ssize_t ref, list fills) except -1:
+        cdef i64 kind = self._kind[ref], tape_id = self._order_id[ref], size = self._size[ref]
+        cdef i64 price = self._price[ref], side = self._direction[ref], done = 0, left
+        cdef unordered_map[i64, i64].iterator found
+        if kind == NEW:
+            check_side(<int>side)
+            check_qty(size)
+            self._ids[tape_id] = book._limit(<int>side, price, size, self.owner, fills)
+        elif kind == PARTIAL_CANCEL or kind == DELETE:
+            found = self._ids.find(tape_id)
+            if found != self._ids.end():
+                done = book._cancel(deref(found).second, size if size > 0 else 0)
+                if kind == DELETE:
+                    self._ids.erase(found)
+            if done < size:  # what the book no longer holds under that id
+                left = size - done
+                check_side(<int>side)
+                self.skipped += left - book._reduce(<int>side, price, left, self.owner, False)
+        elif kind == EXECUTE:  # the other side takes the resting volume in time priority
+            check_side(<int>-side)
+            check_qty(size)
+            book._match(<int>-side, side * price, size, self.owner, fills)
+        if self._rows is not None:
+            self._match_row(book, &self._rows[ref, 0], fills)
+        return 0
+
+    cdef int _match_row(self, OrderBook book, const i64* row, list fills) except -1:
+        """Adjust the replay's own volume so that the book's top levels equal ``row`` (ask
+        price, ask size, bid price, bid size per level): first take out, on both sides, what
+        should not be there, then add what is missing, so that added volume never crosses
+        stale volume of the replay's own."""
+        cdef Py_ssize_t levels = self._rows.shape[1] // 4, i
+        cdef i64 missing
+        cdef const i64* target
+        cdef int side
+        if _shows(book, -1, row, levels) and _shows(book, 1, row + 2, levels):
+            return 0  # the common case
+        self._trim(book, -1, row)
+        self._trim(book, 1, row + 2)
+        for side in (-1, 1):
+            target = row if side < 0 else row + 2
+            for i in range(levels):
+                if target[4 * i + 1] > 0:
+                    missing = target[4 * i + 1] - _volume_at(book, side, target[4 * i])
+                    if missing > 0:
+                        book._limit(side, target[4 * i], missing, self.owner, fills)
+                        self.added += missing
+        return 0
+
+    cdef int _trim(self, OrderBook book, int side, const i64* target) except -1:
+        """Take the replay's excess volume out of ``side``'s levels against ``target`` (price,
+        size pairs 4 apart, one per level): every level the row does not show with as much, from
+        the best down to the row's deepest level when it shows all of them (deeper levels are
+        unknown then), else all the way."""
+        cdef Py_ssize_t levels = self._rows.shape[1] // 4, i, j
+        cdef Py_ssize_t shown = 0
+        cdef i64 worst = 0, price, excess
+        for i in range(levels):
+            if target[4 * i + 1] > 0:
+                if shown == 0 or side * target[4 * i] < side * worst:
+                    worst = target[4 * i]
+                shown += 1
+        cdef vector[pair[i64, i64]] present  # (price, volume), best first, before any change
+        cdef Half* half = book._half(side)
+        cdef LevelIter it = half.end()
+        while it != half.begin():
+            dec(it)
+            price = side * deref(it).first
+            if shown == levels and side * price < side * worst:
+                break
+            present.push_back(pair[i64, i64](price, deref(it).second.volume))
+        for j in range(<Py_ssize_t>present.size()):
+            price = present[j].first
+            excess = present[j].second
+            for i in range(levels):
+                if target[4 * i + 1] > 0 and target[4 * i] == price:
+                    excess = present[j].second - target[4 * i + 1]
+            if excess > 0:
+                self.removed += book._reduce(side, price, excess, self.owner, False)
+        return 0
+
+
+cdef bint _shows(OrderBook book, int side, const i64* target, Py_ssize_t levels) noexcept:
+    """Whether ``side``'s best ``levels`` levels are exactly ``target``'s (price, size) pairs,
+    4 apart."""
+    cdef Half* half = book._half(side)
+    cdef LevelIter it = half.end()
+    cdef Py_ssize_t i
+    for i in range(levels):
+        if it == half.begin():
+            return False
+        dec(it)
+        if side * deref(it).first != target[4 * i] or deref(it).second.volume != target[4 * i + 1]:
+            return False
+    return True
+
+
+cdef inline i64 _volume_at(OrderBook book, int side, i64 price) noexcept:
+    """Shares resting at (side, price)."""
+    cdef Half* half = book._half(side)
+    cdef LevelIter it = half.find(side * price)
+    return 0 if it == half.end() else deref(it).second.volume
+
+
+def _restore(tuple arrays, tuple state):
+    """Unpickle: a replayer of ``arrays`` (the five columns and the rows or None) in the
+    session ``state`` (owner, added, removed, skipped, ids)."""
+    cdef Replayer replayer = Replayer(*arrays)
+    replayer.owner, replayer.added, replayer.removed, replayer.skipped = state[:4]
+    for tape_id, oid in state[4].items():
+        replayer._ids[tape_id] = oid
+    return replayer
