@@ -53,6 +53,7 @@ class MarketReplay(Trader):
             reconcile = tape.book is not None and not tape.complete
         self.time = tape.messages["time"]
         self.replayer = Replayer(*tape.columns, tape.book if reconcile else None)
+        self._programs: dict[int, Program] = {}  # by owner
 
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
@@ -68,8 +69,12 @@ class MarketReplay(Trader):
                 book.limit(side, price, qty, owner)
 
     def program(self) -> Program:
-        rows = Orders.build(self.time, Kind.HANDLE, 0, 0, 0, self.owner, np.arange(len(self.time)))
-        return Program(rows, Rule.REPLAY, replayer=self.replayer)
+        """One row per message, made once per owner: the flow never writes a replay's rows."""
+        if self.owner not in self._programs:
+            refs = np.arange(len(self.time))
+            rows = Orders.build(self.time, Kind.HANDLE, 0, 0, 0, self.owner, refs)
+            self._programs[self.owner] = Program(rows, Rule.REPLAY, replayer=self.replayer)
+        return self._programs[self.owner]
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
         w = window(self.time, t0, t1)
