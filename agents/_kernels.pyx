@@ -5,14 +5,19 @@
 `risk_update_batch` the same over N transitions in one call;
 RAQL, Q-learning-with-a-utility and every ensemble learner go through it, so that an ensemble
 of one table and the single-table learner agree to the bit. `risk_row` is Qbar - lam * var
-(or + lam * var) at one state, `risk_argmax` its greedy action. The utility and the step
+(or + lam * var) at one state, `risk_rows` at many, `risk_argmax` its greedy action;
+`epsilon_greedy` acts for a batch of sessions with the draws `EpsilonGreedy` makes one by
+one. The utility and the step
 size are selected by the codes `UtilityKind` and `StepKind` (Python IntEnums, C constants
 here), with one parameter each (see `agents.utility`, `agents.schedules`: ``kernel_args``).
 """
 
 import numpy as np
 
+from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport expm1, pow
+from libc.stdint cimport uint32_t, uint64_t
+from numpy.random cimport bitgen_t
 
 cimport numpy as cnp
 
@@ -193,6 +198,17 @@ def risk_row(double[:, :, ::1] q, Py_ssize_t s, double lam, bint seeking=False):
     return out
 
 
+def risk_rows(double[:, :, ::1] q, const long long[::1] states, double lam, bint seeking=False):
+    """`risk_row` at each of ``states`` (N,): (N, A), each row the same numbers."""
+    cdef Py_ssize_t n_actions = q.shape[2], i, b
+    out = np.empty((states.shape[0], n_actions))
+    cdef double[:, ::1] rows = out
+    for i in range(states.shape[0]):
+        for b in range(n_actions):
+            rows[i, b] = _risk_value(q, states[i], b, lam, seeking)
+    return out
+
+
 def risk_argmax(double[:, :, ::1] q, Py_ssize_t s, double lam, bint seeking=False):
     """The greedy action on `risk_row` ``(q, s, lam, seeking)``; ties to the lowest index."""
     cdef Py_ssize_t n_actions = q.shape[2], b, arg = 0
@@ -203,3 +219,60 @@ def risk_argmax(double[:, :, ::1] q, Py_ssize_t s, double lam, bint seeking=Fals
             best = value
             arg = b
     return arg
+
+
+def epsilon_greedy(const double[:, ::1] values, rng, const double[::1] epsilon=None):
+    """Actions for N sessions in order, int64 (N,), drawn as `agents.schedules.EpsilonGreedy`
+    draws them one by one from ``rng`` (the same actions, the generator left in the same
+    state): with ``epsilon`` (N,) given, one ``rng.random()`` for each row whose epsilon is
+    above 0, and a uniform action (``rng.integers(A)``) when it falls below; otherwise the
+    argmax of the row of ``values`` (N, A) (finite), ties broken by ``rng.integers(ties)``."""
+    cdef Py_ssize_t n = values.shape[0], n_actions = values.shape[1], i, b
+    if epsilon is not None and epsilon.shape[0] != n:
+        raise ValueError(f"{epsilon.shape[0]} epsilons for {n} rows of values")
+    if n_actions < 1:
+        raise ValueError("values need at least one action")
+    out = np.empty(n, dtype=np.int64)
+    cdef long long[::1] action = out
+    cdef bitgen_t* bitgen = <bitgen_t*>PyCapsule_GetPointer(
+        rng.bit_generator.capsule, "BitGenerator"
+    )
+    cdef double best
+    cdef Py_ssize_t ties, first, k
+    with rng.bit_generator.lock:
+        for i in range(n):
+            if epsilon is not None and epsilon[i] > 0.0:
+                if bitgen.next_double(bitgen.state) < epsilon[i]:
+                    action[i] = _below(bitgen, n_actions)
+                    continue
+            best, first, ties = values[i, 0], 0, 1
+            for b in range(1, n_actions):
+                if values[i, b] > best:
+                    best, first, ties = values[i, b], b, 1
+                elif values[i, b] == best:
+                    ties += 1
+            if ties > 1:  # the k-th of the tied actions
+                k = _below(bitgen, ties)
+                for b in range(first, n_actions):
+                    if values[i, b] == best:
+                        if k == 0:
+                            first = b
+                            break
+                        k -= 1
+            action[i] = first
+    return out
+
+
+cdef inline Py_ssize_t _below(bitgen_t* bitgen, Py_ssize_t n) noexcept nogil:
+    """``rng.integers(n)`` for 1 <= n < 2**32: numpy's draw for such a range (Lemire's
+    multiply-and-reject on 32-bit draws, rejecting below (2**32 - n) mod n; none for n = 1)."""
+    if n == 1:
+        return 0
+    cdef uint32_t size = <uint32_t>n
+    cdef uint64_t m = <uint64_t>bitgen.next_uint32(bitgen.state) * size
+    cdef uint32_t threshold
+    if <uint32_t>m < size:
+        threshold = (<uint32_t>0 - size) % size
+        while <uint32_t>m < threshold:
+            m = <uint64_t>bitgen.next_uint32(bitgen.state) * size
+    return <Py_ssize_t>(m >> 32)

@@ -144,6 +144,12 @@ class EpsilonGreedy:
         self.constant = self.epsilon.args[0] if self.epsilon.func is _constant else None
         """epsilon if the schedule is constant (read once, not called per step), else None."""
 
+    def epsilons(self, t: int, n: int) -> np.ndarray:
+        """epsilon at steps t .. t + n - 1, float64 (n,)."""
+        if self.constant is not None:
+            return np.full(n, float(self.constant))
+        return np.array([self.epsilon(t + i) for i in range(n)], dtype=np.float64)
+
     def __call__(
         self, values: np.ndarray, rng: np.random.Generator, t: int, explore: bool = True
     ) -> int:

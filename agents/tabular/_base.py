@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
+from agents._kernels import epsilon_greedy
 from agents.base import Agent, make_rng
 from agents.schedules import EpsilonGreedy, StepSize
 
@@ -127,17 +128,39 @@ class TabularAgent(Agent):
         """N transitions as the compiled update takes them: states, actions, next states
         (int64), rewards in agent units and discounts (0 where terminated), all (N,);
         ValueError for a state outside range(n_states)."""
-        s, s2 = (np.ascontiguousarray(x, dtype=np.int64) for x in (obs, next_obs))
-        for states in (s, s2):
-            if states.size and (states.min() < 0 or states.max() >= self.n_states):
-                raise ValueError(f"observations must be states in range({self.n_states})")
+        s, s2 = self.states(obs), self.states(next_obs)
         r = np.asarray(rewards, dtype=np.float64) * self.reward_scale
         g = np.where(np.asarray(terminated, dtype=bool), 0.0, self.gamma)
         return s, np.ascontiguousarray(actions, dtype=np.int64), r, s2, g
 
+    def states(self, obs: Sequence[Any]) -> np.ndarray:
+        """Discrete observations as state indices, int64 (N,); ValueError outside
+        range(n_states)."""
+        states = np.ascontiguousarray(obs, dtype=np.int64)
+        if states.size and (states.min() < 0 or states.max() >= self.n_states):
+            raise ValueError(f"observations must be states in range({self.n_states})")
+        return states
+
     @abstractmethod
     def values(self, state: int) -> np.ndarray:
         """What the greedy policy maximises at ``state``, shape (n_actions,)."""
+
+    def values_batch(self, states: np.ndarray) -> np.ndarray:
+        """`values` at each of ``states`` (int64 (N,)), float64 (N, n_actions)."""
+        rows = [self.values(s) for s in states.tolist()]
+        return np.array(rows, dtype=np.float64).reshape(len(states), self.n_actions)
+
+    def act_batch(self, obs: Sequence[Any], explore: bool = True) -> np.ndarray:
+        """`act` on each observation in order, in one compiled call while the learner acts as
+        `TabularAgent.act` does: the same actions, draws and step count."""
+        if type(self).act is not TabularAgent.act or type(self.policy) is not EpsilonGreedy:
+            return super().act_batch(obs, explore)
+        states = self.states(obs)
+        epsilon = None
+        if explore:
+            epsilon = self.policy.epsilons(self.t, len(states))
+            self.t += len(states)
+        return epsilon_greedy(self.values_batch(states), self.rng, epsilon)
 
     def act(self, obs: Any, explore: bool = True) -> int:
         s = self.index(obs)

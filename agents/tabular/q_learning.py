@@ -34,6 +34,9 @@ class QLearning(TabularAgent):
     def values(self, state: int) -> np.ndarray:
         return self.q[state]
 
+    def values_batch(self, states: np.ndarray) -> np.ndarray:
+        return self.q[states]
+
     def update(
         self,
         obs: Any,

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from agents._kernels import risk_row
+from agents._kernels import risk_row, risk_rows
 from agents.ensembles import RiskTables, poisson_masks
 from agents.tabular._base import TabularAgent
 from agents.utility import RISK_AVERSE, make_utility
@@ -73,6 +73,11 @@ class RA2Q(TabularAgent):
         if self.head >= 0:
             return self.tables.q[self.head, state]
         return risk_row(self.tables.q, state, self.lam)
+
+    def values_batch(self, states: np.ndarray) -> np.ndarray:
+        if self.head >= 0:
+            return self.tables.q[self.head, states]
+        return risk_rows(self.tables.q, states, self.lam)
 
     def update(
         self,

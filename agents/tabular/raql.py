@@ -61,6 +61,9 @@ class RAQL(TabularAgent):
     def values(self, state: int) -> np.ndarray:
         return self.tables.q[0, state]
 
+    def values_batch(self, states: np.ndarray) -> np.ndarray:
+        return self.tables.q[0, states]
+
     def update(
         self,
         obs: Any,

@@ -80,6 +80,9 @@ class VQL(TabularAgent):
     def values(self, state: int) -> np.ndarray:
         return self.q[state]
 
+    def values_batch(self, states: np.ndarray) -> np.ndarray:
+        return self.q[states]
+
     def start_epoch(self) -> None:
         """Freeze Qref = Q and estimate Ttilde at Qref (online memory or generative model)."""
         self.q_ref = self.q.copy()

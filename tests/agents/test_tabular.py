@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 import agents
+from agents._kernels import epsilon_greedy
+from agents.schedules import EpsilonGreedy
 
 RISKY_VALUE = -2.0 * math.log(0.5 * math.exp(-1.5) + 0.5 * math.exp(0.5))  # 0.1325 at beta=-0.5
 
@@ -289,3 +291,61 @@ def test_update_batch_equals_updates_one_by_one(agent_id, params):
     for key, value in single.state_dict().items():
         assert np.array_equal(np.asarray(batched.state_dict()[key]), np.asarray(value)), key
     assert batched.rng.random() == single.rng.random()
+
+
+@pytest.mark.parametrize(
+    ("agent_id", "params"),
+    [
+        ("q_learning", {"exploration": 0.3}),
+        ("raql", {"exploration": ("linear", 1.0, 0.05, 300)}),
+        ("ra2q", {"k": 4, "exploration": ("exponential", 0.9, 0.0, 50)}),
+        ("ra2q", {"k": 3, "head_per_episode": True}),
+        ("ra21q", {"k": 3}),
+        ("vql", {}),
+        ("averaged_q", {}),
+        ("ra3q", {"k": 2}),
+        ("ra3q_minimax", {}),
+    ],
+)
+def test_act_batch_equals_acts_one_by_one(agent_id, params):
+    """Acting for N sessions at once gives the actions, step count and generator state of N
+    calls of `act` in order: fresh tables (every action tied), then after some learning, with
+    and without exploration."""
+    rng = np.random.default_rng(7)
+    batched, single = (
+        agents.make(agent_id, n_states=6, n_actions=4, seed=2, **params) for _ in range(2)
+    )
+    for phase in range(3):
+        obs = rng.integers(0, 6, size=50)
+        for explore in (True, False):
+            got = batched.act_batch(obs, explore=explore)
+            expected = [single.act(o, explore=explore) for o in obs]
+            assert got.dtype == np.int64 and got.tolist() == expected, (phase, explore)
+        assert batched.t == single.t
+        transitions = (obs, rng.integers(0, 4, size=50), rng.normal(size=50), obs[::-1])
+        for agent in (batched, single):
+            for o, a, r, o2 in zip(*transitions):
+                agent.update(o, a, r, o2, False, False)
+    assert batched.rng.random() == single.rng.random()
+    with pytest.raises(ValueError, match="range"):
+        batched.act_batch(np.array([0, 6]))
+
+
+def test_epsilon_greedy_draws_as_numpy():
+    """The compiled batch policy makes `EpsilonGreedy`'s draws: random epsilons per row, ties
+    among up to 200 actions, the generator left in the same state."""
+    for seed in range(6):
+        g = np.random.default_rng(seed)
+        n_actions = [1, 2, 7, 200][seed % 4]
+        values = g.integers(0, 3, size=(300, n_actions)).astype(float)
+        epsilon = g.choice([0.0, 0.2, 1.0], size=300)
+        mine, numpy_s = np.random.default_rng(seed + 10), np.random.default_rng(seed + 10)
+        policy = EpsilonGreedy(n_actions, 0.5)
+        expected = []
+        for row, eps in zip(values, epsilon):
+            policy.constant = eps
+            expected.append(policy(row, numpy_s, 0))
+        assert epsilon_greedy(values, mine, epsilon).tolist() == expected
+        assert mine.bit_generator.state == numpy_s.bit_generator.state
+    with pytest.raises(ValueError, match="2 epsilons for 3 rows"):
+        epsilon_greedy(np.zeros((3, 2)), mine, np.zeros(2))
