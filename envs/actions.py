@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
+from envs.flow import make_orders
 from envs.orders import Kind
 
 if TYPE_CHECKING:
@@ -26,7 +30,8 @@ class ActionSet:
     seat's orders given the market's current state. In every set action 1 (``HOLD``) rests
     nothing and trades nothing, so that one "hold" baseline fits them all. A set whose orders
     never depend on the market also lists them by action in ``fixed_orders`` (else None),
-    which batched sessions read instead of calling `orders`."""
+    which batched sessions read instead of calling `orders`; batched sessions of the others
+    call `orders_batch`."""
 
     names: tuple[str, ...] = ()
     fixed_orders: tuple[list[SeatOrder], ...] | None = None
@@ -37,6 +42,13 @@ class ActionSet:
 
     def orders(self, action: int, market: Market, seat: int) -> list[SeatOrder]:
         raise NotImplementedError
+
+    def orders_batch(
+        self, actions: np.ndarray, markets: Sequence[Market], seat: int
+    ) -> list[list[SeatOrder]]:
+        """`orders` of ``seat`` in each of ``markets`` for its action in ``actions`` (N,):
+        one call per market unless a subclass does them at once."""
+        return [self.orders(a, m, seat) for a, m in zip(actions.tolist(), markets)]
 
 
 class TradeActions(ActionSet):
@@ -112,6 +124,11 @@ class MakeActions(ActionSet):
         pairs = [(b, a) for b in sides for a in sides if (b, a) != (None, None)]
         self.quotes = [(None, None)] * 2 + pairs  # 0 reduce, 1 no quotes: neither side quotes
         self.names = ("reduce", "no quotes", *(_quote_name(b, a) for b, a in self.quotes[2:]))
+        off = -1  # a side that does not quote, in the compiled table
+        self.levels = np.array(
+            [[off if level is None else level for level in pair] for pair in self.quotes],
+            dtype=np.int64,
+        )
 
     def orders(self, action: int, market: Market, seat: int) -> list[SeatOrder]:
         if action == 0:
@@ -143,6 +160,13 @@ class MakeActions(ActionSet):
                 price = opposite - side
             orders.append((Kind.QUOTE, side, price, self.size))
         return orders
+
+    def orders_batch(
+        self, actions: np.ndarray, markets: Sequence[Market], seat: int
+    ) -> list[list[SeatOrder]]:
+        """`orders` for many markets in one compiled call (`envs.flow.make_orders`)."""
+        actions = np.ascontiguousarray(actions, dtype=np.int64)
+        return make_orders(list(markets), actions, seat, self.levels, self.size)
 
 
 def _quote_name(bid: int | None, ask: int | None) -> str:

@@ -125,7 +125,7 @@ class BatchedMarket:
                 explore = learn and seat in self.learners
                 executed[rows, seat] = policy.act_batch(obs[seat][rows], explore=explore)
         rewards = np.zeros((self.n_sessions, self.n_seats))
-        rewards[rows] = self._advance(live, rows, executed[rows].tolist())
+        rewards[rows] = self._advance(live, rows, executed[rows])
         if self.spec.signal:  # the stepped sessions' seats look at the fundamental again
             for i in live:
                 session = self.sessions[i]
@@ -144,19 +144,18 @@ class BatchedMarket:
         return self.observations, rewards, self.done.copy()
 
     def _advance(
-        self, live: np.ndarray, rows: slice | np.ndarray, actions: list[list[int]]
+        self, live: np.ndarray, rows: slice | np.ndarray, actions: np.ndarray
     ) -> np.ndarray:
         """Step sessions ``live`` (their rows of the batch's arrays: ``rows``) with each seat's
-        action; their rewards (len(live), seats). Their inventories after the step go to
-        ``inventory``, whether they ended to ``done``."""
+        action, int64 (len(live), seats); their rewards (len(live), seats). Their inventories
+        after the step go to ``inventory``, whether they ended to ``done``."""
         markets = self.markets[rows] if isinstance(rows, slice) else [self.markets[i] for i in live]
         if self.fixed_orders is not None:
-            orders = [list(map(self.fixed_orders.__getitem__, row)) for row in actions]
-        else:
-            orders = [
-                [self.sessions[i].actions.orders(a, market, seat) for seat, a in enumerate(row)]
-                for i, market, row in zip(live.tolist(), markets, actions)
-            ]
+            orders = [list(map(self.fixed_orders.__getitem__, row)) for row in actions.tolist()]
+        else:  # the sessions' action sets are alike: the first decodes for all
+            decode = self.sessions[0].actions.orders_batch
+            by_seat = [decode(actions[:, seat], markets, seat) for seat in range(self.n_seats)]
+            orders = [list(row) for row in zip(*by_seat)]
         change = np.zeros((len(live), self.n_seats))
         mids = np.zeros((len(live), 2))
         inventory = np.zeros((len(live), self.n_seats), dtype=np.int64)

@@ -19,17 +19,20 @@ import numpy as np
 
 cimport numpy as cnp
 from libc.math cimport NAN, ceil, floor, rint
+from cython.operator cimport dereference as deref, predecrement as dec
 from libcpp.vector cimport vector
 
 from envs.book cimport (
-    K_CANCEL_ALL, K_LIMIT, K_QUOTE, K_REPLACE, Account, OrderBook, best_key, i32, i64,
-    mid_ticks, position, quoted, spread_ticks,
+    K_CANCEL_ALL, K_LIMIT, K_MARKET, K_QUOTE, K_REPLACE, Account, Half, LevelIter, Order,
+    OrderBook, Owned, best_key, i32, i64, mid_ticks, position, quoted, spread_ticks,
 )
 from envs.replayer cimport Replayer
 
 cnp.import_array()
 
-__all__ = ["Flow", "MarketState", "advance", "linear_recursion", "periodic_times"]
+__all__ = [
+    "Flow", "MarketState", "advance", "linear_recursion", "make_orders", "periodic_times"
+]
 
 cdef enum:
     # envs.orders.Rule
@@ -152,6 +155,84 @@ cdef _submit(OrderBook book, i64 seat, object orders, i64 limit, i64* counts):
             book._row(kind, side, price, qty, seat, -1, None, None, scratch)
         else:
             book.submit(kind, side, price, qty, seat)
+
+
+def make_orders(
+    list markets, const long long[::1] actions, i64 seat, const long long[:, ::1] levels, i64 size
+):
+    """`envs.actions.MakeActions.orders` of ``seat`` in each of ``markets`` (its action in
+    ``actions``, (N,)), the same orders computed from the books' records in C: a list of N
+    order lists. ``levels`` (A, 2) is each action's bid and ask level (-1: off); action 0
+    reduces the inventory."""
+    cdef Py_ssize_t i
+    cdef MarketState market
+    cdef OrderBook book
+    cdef i64 action, inventory, bid_level, ask_level, top_bid, top_ask, best_bid, best_ask
+    cdef i64 mine_price[2]
+    cdef i64 mine_qty[2]
+    cdef Owned* owned
+    cdef Order* order
+    cdef i64 slot
+    cdef bint has_bid, has_ask
+    cdef list out = []
+    for i in range(len(markets)):
+        market = markets[i]
+        book = market.book
+        action = actions[i]
+        if action == 0:
+            inventory = position(book, seat)
+            if inventory == 0:
+                out.append([(K_CANCEL_ALL, 0, 0, 0)])
+            else:
+                out.append([
+                    (K_CANCEL_ALL, 0, 0, 0),
+                    (K_MARKET, -1 if inventory > 0 else 1, 0, min(size, abs(inventory))),
+                ])
+            continue
+        mine_qty[0] = mine_qty[1] = 0  # [bid, ask]: the seat's newest order on each side
+        owned = book._list(seat, False)
+        slot = owned.head if owned != NULL else 0
+        while slot:
+            order = &book._orders[slot]
+            mine_price[order.side < 0], mine_qty[order.side < 0] = order.price, order.qty
+            slot = order.owner_next
+        has_bid = _others_best(book, 1, mine_price[0], mine_qty[0], &best_bid)
+        has_ask = _others_best(book, -1, mine_price[1], mine_qty[1], &best_ask)
+        top_bid = best_bid if has_bid else <i64>ceil(market.last_mid) - 1
+        top_ask = best_ask if has_ask else <i64>floor(market.last_mid) + 1
+        bid_level, ask_level = levels[action, 0], levels[action, 1]
+        out.append([
+            _make_quote(1, bid_level, top_bid, has_ask, best_ask, size),
+            _make_quote(-1, ask_level, top_ask, has_bid, best_bid, size),
+        ])
+    return out
+
+
+cdef bint _others_best(OrderBook book, int side, i64 price, i64 qty, i64* best) noexcept:
+    """The best price among ``side``'s top 3 levels not made by the seat's order (``price``,
+    ``qty``; qty 0: none) alone, into ``best``; False when there is none."""
+    cdef Half* half = book._half(side)
+    cdef LevelIter it = half.end()
+    cdef int k
+    for k in range(3):
+        if it == half.begin():
+            return False
+        dec(it)
+        if qty == 0 or side * deref(it).first != price or deref(it).second.volume > qty:
+            best[0] = side * deref(it).first
+            return True
+    return False
+
+
+cdef tuple _make_quote(int side, i64 level, i64 top, bint has_opposite, i64 opposite, i64 size):
+    """A quote ``level`` ticks behind ``top`` on ``side`` (-1: none), never crossing
+    ``opposite``."""
+    if level < 0:
+        return (K_QUOTE, side, 0, 0)
+    cdef i64 price = top - side * level
+    if has_opposite and side * (price - opposite) >= 0:
+        price = opposite - side
+    return (K_QUOTE, side, price, size)
 
 
 cdef inline double _value(

@@ -4,10 +4,12 @@ skew, queue priority kept), the inventory penalty, and the Gymnasium ids."""
 from __future__ import annotations
 
 import gymnasium
+import numpy as np
 import pytest
 
 import envs  # noqa: F401 (registers the ids)
 from envs.actions import MakeActions, make_actions
+from envs.market import Market
 from envs.multi_agent import MarketParallelEnv
 from envs.orders import Kind
 from envs.seats import SeatedMarket
@@ -214,3 +216,34 @@ def test_the_informed_seat_sees_the_fundamental_forecast_to_the_close():
 def test_an_informed_task_needs_zero_intelligence_traders():
     with pytest.raises(SpecError, match="^task: 'informed' signals the fundamental"):
         SeatedMarket(MarketSpec(task="informed", population="none", n_steps=5), ["features"])
+
+
+def test_compiled_quotes_equal_the_action_sets_orders():
+    """`MakeActions.orders_batch` (compiled) gives each market's `orders` for every action:
+    markets mid-session with the seat's quotes resting (alone at the touch or not), inventory
+    either way, and books with an empty side."""
+    rng = np.random.default_rng(4)
+    markets = []
+    for seed in range(12):
+        table = SeatedMarket(MAKING, [lambda obs: int(rng.integers(17))])
+        table.reset(seed)
+        for _ in range(int(rng.integers(0, 15))):
+            table.step()
+        markets.append(table.market)
+    bare = Market(n_seats=1, n_steps=2)  # no background: an empty book, then one side
+    bare.reset(0)
+    markets.append(bare)
+    one_sided = Market(n_seats=1, n_steps=2)
+    one_sided.reset(0)
+    one_sided.book.limit(-1, 10_005, 30, owner=0)
+    one_sided.book.limit(-1, 10_006, 40, owner=5)
+    markets.append(one_sided)
+    assert {m.account(0).inventory != 0 for m in markets} == {True, False}
+    assert any(m.book.owned(0) for m in markets)
+    for action in range(ACTIONS.n):
+        actions = np.full(len(markets), action)
+        expected = [ACTIONS.orders(action, m, 0) for m in markets]
+        assert ACTIONS.orders_batch(actions, markets, 0) == expected, action
+    mixed = rng.integers(0, ACTIONS.n, size=len(markets))
+    expected = [ACTIONS.orders(int(a), m, 0) for a, m in zip(mixed, markets)]
+    assert ACTIONS.orders_batch(mixed, markets, 0) == expected
