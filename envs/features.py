@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from gymnasium import spaces
 
-from envs.observation import fill_features
+from envs.observation import discretize, fill_features
 
 if TYPE_CHECKING:
     from envs.market import Market
@@ -159,9 +159,12 @@ class Discretizer:
                     f"float32), got {tuple(bins[name])}"
                 )
             self.bins[name] = edges
-        # per used feature: its index, its edges (a tuple for `__call__`, a float64 array for
-        # `states`) and its number of bins
-        self._plan = [(names.index(n), e, np.array(e), len(e) + 1) for n, e in self.bins.items()]
+        # per used feature: its index, its edges (for `__call__`) and its number of bins; the
+        # same for `states`, as arrays for the compiled `discretize`
+        self._plan = [(names.index(n), e, len(e) + 1) for n, e in self.bins.items()]
+        self._columns = np.array([i for i, *_ in self._plan], dtype=np.int64)
+        self._edges = np.array([x for _, e, _ in self._plan for x in e], dtype=np.float64)
+        self._ends = np.cumsum([len(e) for _, e, _ in self._plan], dtype=np.int64)
         self.n_states = math.prod(radix for *_, radix in self._plan)
 
     @classmethod
@@ -190,7 +193,7 @@ class Discretizer:
         if len(values) != len(self.names):
             raise ValueError(f"expected {len(self.names)} features, got {len(values)}")
         state = 0
-        for i, edges, _, radix in self._plan:
+        for i, edges, radix in self._plan:
             state = state * radix + bisect_right(edges, values[i])
         return state
 
@@ -199,10 +202,10 @@ class Discretizer:
         as calling the discretizer on each vector."""
         if x.shape[-1] != len(self.names):
             raise ValueError(f"expected {len(self.names)} features, got {x.shape[-1]}")
-        state = np.zeros(x.shape[:-1], dtype=np.int64)
-        for i, _, edges, radix in self._plan:
-            state = state * radix + edges.searchsorted(x[..., i], side="right")
-        return state
+        rows = np.asarray(x, dtype=np.float64).reshape(-1, x.shape[-1])
+        out = np.empty(len(rows), dtype=np.int64)
+        discretize(rows, self._columns, self._edges, self._ends, out)
+        return out.reshape(x.shape[:-1])
 
     def decode(self, state: int) -> dict[str, int]:
         """The bin index of each used feature in ``state`` (for debugging)."""

@@ -1,7 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
 # distutils: language = c++
 """The seats' feature vectors, compiled: `envs.features.features` for one seat and
-`observe` for every seat of many markets in one call compute them with the same code.
+`observe` for every seat of many markets in one call compute them with the same code;
+`discretize` turns many feature vectors into tabular states (`envs.features.Discretizer`).
 
 The features and their units are described in `envs.features`.
 """
@@ -10,14 +11,45 @@ import numpy as np
 
 cimport numpy as cnp
 from cython.operator cimport dereference as deref, predecrement as dec
-from libc.math cimport log
+from libc.math cimport isnan, log
 
 from envs.book cimport Half, LevelIter, OrderBook, i64, position, quoted, spread_ticks
 from envs.flow cimport MarketState
 
 cnp.import_array()
 
-__all__ = ["fill_features", "observe"]
+__all__ = ["discretize", "fill_features", "observe"]
+
+
+def discretize(
+    const double[:, :] x,
+    const long long[::1] columns,
+    const double[::1] edges,
+    const long long[::1] ends,
+    long long[::1] out,
+):
+    """Tabular states of the feature vectors ``x`` (N, F) into ``out`` (N,): the bins of
+    features ``columns`` (U,) in mixed radix, feature ``columns[u]`` binned by
+    ``edges[ends[u - 1]:ends[u]]`` (increasing; ``ends`` (U,)) as ``searchsorted(edges, v,
+    side="right")`` bins it (NaN past the last edge)."""
+    cdef Py_ssize_t i, u, k, start, stop
+    cdef long long state
+    cdef double v
+    for i in range(x.shape[0]):
+        state = 0
+        start = 0
+        for u in range(columns.shape[0]):
+            stop = ends[u]
+            v = x[i, columns[u]]
+            k = start
+            if isnan(v):
+                k = stop
+            else:
+                while k < stop and edges[k] <= v:
+                    k += 1
+            state = state * (stop - start + 1) + (k - start)
+            start = stop
+        out[i] = state
 
 
 def fill_features(

@@ -137,7 +137,7 @@ class TabularAgent(Agent):
         """Discrete observations as state indices, int64 (N,); ValueError outside
         range(n_states)."""
         states = np.ascontiguousarray(obs, dtype=np.int64)
-        if states.size and (states.min() < 0 or states.max() >= self.n_states):
+        if states.size and states.view(np.uint64).max() >= self.n_states:  # negatives too
             raise ValueError(f"observations must be states in range({self.n_states})")
         return states
 

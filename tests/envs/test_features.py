@@ -272,6 +272,30 @@ def test_matches_np_digitize(values):
     assert d(x) == np.ravel_multi_index(digits, (4, 3, 2))
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.sampled_from([-0.5, 0.0, 0.5, -0.2, 0.2, 0.1, np.nan]) | st.floats(-2, 2),
+            min_size=7,
+            max_size=7,
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    st.booleans(),
+)
+def test_states_equal_the_discretizer_vector_by_vector(rows, wide):
+    """The compiled batch form bins as `__call__` does: edges exactly, NaN past the last edge,
+    float64 input too, any leading shape."""
+    d = Discretizer({"inventory": [-0.5, 0, 0.5], "imbalance": [-0.2, 0.2], "time_left": [0.1]})
+    x = np.array(rows, dtype=np.float64 if wide else np.float32)
+    expected = [d(v) for v in x]
+    assert d.states(x).tolist() == expected
+    assert d.states(x.reshape(1, len(x), 7)).tolist() == [expected]
+    assert d.states(x[::2]).tolist() == expected[::2]
+
+
 def test_custom_names_and_no_bins():
     d = Discretizer({"b": [0, 10]}, names=["a", "b"])
     assert (d.n_states, d([5, -1]), d([-5, 0]), d([0, 10])) == (3, 0, 1, 2)
