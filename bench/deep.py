@@ -6,7 +6,10 @@ ReLU), buffer size, batch size, learning_starts, train_freq, gradient_steps, tar
 interval, learning rate, gamma and epsilon schedule, one torch thread each. Prints JSON lines:
 ``dqn_steps_per_s`` and ``sb3_dqn_steps_per_s`` (environment steps per second while training,
 env time included; detail: mean greedy test PnL in dollars over ``--test-episodes`` sessions)
-and ``dqn_vs_sb3_steps_ratio`` (ours / theirs; target >= 1).
+and ``dqn_vs_sb3_steps_ratio`` (ours / theirs; target >= 1). Then ``dqn_batched_steps_per_s``:
+our DQN trained on the making task (light population, 60-step sessions) in ``--sessions``
+sessions at once (`envs.batch.BatchedMarket`: one forward pass acts for all), with the same
+training one session at a time beside it, on ``--device`` (``auto``: CUDA when there is one).
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ import torch
 
 import agents
 import envs  # noqa: F401 (registers the market ids)
+from envs.batch import BatchedMarket
+from envs.seats import SeatedMarket
+from envs.spec import MarketSpec
 
 ENV_ID = "tradearena/SyntheticMarket-v0"
 SHARED = {
@@ -102,6 +108,34 @@ def run_ours(steps: int, n_steps: int, seed: int) -> tuple[float, Any]:
     return steps / (time.perf_counter() - start), agent
 
 
+def run_batched(sessions: int, steps: int, seed: int, device: str) -> float:
+    """Environment steps per second of DQN trained on the making task for at least ``steps``
+    steps, ``sessions`` at once (1: one `SeatedMarket` episode after another)."""
+    spec = MarketSpec(task="making", population="light", n_steps=60)
+    agent = agents.make(
+        "dqn",
+        observation_space=spec.observation_space("features"),
+        action_space=spec.action_space,
+        total_timesteps=steps,
+        hidden=64,
+        torso_options={"layers": 2},
+        device=device,
+        seed=seed,
+        **SHARED,
+    )
+    rounds = -(-steps // (sessions * spec.n_steps))
+    start = time.perf_counter()
+    if sessions == 1:
+        table = SeatedMarket(spec, [agent], learners=[0])
+        for episode in range(rounds):
+            table.play(seed + episode, learn=True)
+    else:
+        batch = BatchedMarket(spec, sessions, [agent], learners=[0])
+        for episode in range(rounds):
+            batch.play([seed + episode * sessions + i for i in range(sessions)], learn=True)
+    return rounds * sessions * spec.n_steps / (time.perf_counter() - start)
+
+
 def run_sb3(steps: int, n_steps: int, seed: int) -> tuple[float, Any]:
     """(env steps per second while training, model) for SB3's DQN."""
     from stable_baselines3 import DQN
@@ -127,6 +161,8 @@ def main() -> None:
     parser.add_argument("--test-episodes", type=int, default=3, help="greedy test sessions")
     parser.add_argument("--repeats", type=int, default=1, help="runs each; best rate kept")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sessions", type=int, default=16, help="batched sessions (16)")
+    parser.add_argument("--device", default="cpu", help="for the batched figure: cpu, auto")
     args = parser.parse_args()
     torch.set_num_threads(1)
     warm_up_torch()
@@ -148,6 +184,12 @@ def main() -> None:
         print(json.dumps({**line, "detail": detail}))
     ratio = rates["dqn"] / rates["sb3_dqn"]
     print(json.dumps({"name": "dqn_vs_sb3_steps_ratio", "value": round(ratio, 3), "unit": "x"}))
+    batched = run_batched(args.sessions, 2 * args.steps, args.seed, args.device)
+    alone = run_batched(1, 2 * args.steps, args.seed, args.device)
+    line = {"name": "dqn_batched_steps_per_s", "value": round(batched, 1), "unit": "steps/s"}
+    detail = {"sessions": args.sessions, "one_by_one_steps_per_s": round(alone, 1)}
+    detail |= {"ratio": round(batched / alone, 2), "device": args.device, "steps": 2 * args.steps}
+    print(json.dumps({**line, "detail": detail}))
 
 
 if __name__ == "__main__":
