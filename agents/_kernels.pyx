@@ -201,6 +201,9 @@ def risk_row(double[:, :, ::1] q, Py_ssize_t s, double lam, bint seeking=False):
 def risk_rows(double[:, :, ::1] q, const long long[::1] states, double lam, bint seeking=False):
     """`risk_row` at each of ``states`` (N,): (N, A), each row the same numbers."""
     cdef Py_ssize_t n_actions = q.shape[2], i, b
+    for i in range(states.shape[0]):
+        if not 0 <= states[i] < q.shape[1]:
+            raise ValueError(f"state {states[i]} is not in range({q.shape[1]})")
     out = np.empty((states.shape[0], n_actions))
     cdef double[:, ::1] rows = out
     for i in range(states.shape[0]):
@@ -232,6 +235,8 @@ def epsilon_greedy(const double[:, ::1] values, rng, const double[::1] epsilon=N
         raise ValueError(f"{epsilon.shape[0]} epsilons for {n} rows of values")
     if n_actions < 1:
         raise ValueError("values need at least one action")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
     out = np.empty(n, dtype=np.int64)
     cdef long long[::1] action = out
     cdef bitgen_t* bitgen = <bitgen_t*>PyCapsule_GetPointer(

@@ -128,7 +128,7 @@ cdef class OrderBook:
     cdef list _side_depth(self, int side, i64 levels)
 
 
-cdef inline int check_side(int side) except -1:
+cdef inline int check_side(i64 side) except -1:
     if side != 1 and side != -1:
         raise ValueError(f"side must be +1 (buy) or -1 (sell), got {side}")
     return 0
@@ -144,6 +144,13 @@ cdef inline int check_qty(i64 qty) except -1:
     if qty <= 0 or qty > I32_MAX:
         raise ValueError(f"qty must be a positive number of shares up to {I32_MAX}, got {qty}")
     return 0
+
+
+cdef inline i64 level_volume(OrderBook book, int side, i64 price) noexcept:
+    """Shares resting at (side, price)."""
+    cdef Half* half = book._half(side)
+    cdef LevelIter it = half.find(side * price)
+    return 0 if it == half.end() else deref(it).second.volume
 
 
 cdef inline bint quoted(OrderBook book) noexcept:

@@ -637,8 +637,7 @@ cdef class OrderBook:
     def volume_at(self, int side, i64 price):
         """Shares resting at (side, price)."""
         check_side(side)
-        cdef LevelIter it = self._half(side).find(side * price)
-        return 0 if it == self._half(side).end() else deref(it).second.volume
+        return level_volume(self, side, price)
 
     def resting(self, i64 order_id):
         """Shares still resting under ``order_id`` (0 once filled or cancelled)."""

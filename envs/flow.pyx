@@ -175,10 +175,19 @@ def make_orders(
     cdef i64 slot
     cdef bint has_bid, has_ask
     cdef list out = []
+    if levels.shape[1] != 2 or actions.shape[0] != len(markets):
+        raise ValueError(
+            f"need levels (A, 2) and one action per market, got {levels.shape[1]} columns, "
+            f"{actions.shape[0]} actions for {len(markets)} markets"
+        )
     for i in range(len(markets)):
         market = markets[i]
+        if market is None:
+            raise TypeError(f"markets[{i}] is None")
         book = market.book
         action = actions[i]
+        if not 0 <= action < levels.shape[0]:
+            raise ValueError(f"action {action} of market {i} is not in [0, {levels.shape[0]})")
         if action == 0:
             inventory = position(book, seat)
             if inventory == 0:
@@ -249,8 +258,9 @@ cdef class Flow:
     """The rows of ``programs`` (one `envs.orders.Program` per population, in the market's
     population order), carried out interval by interval in time order, ties in population
     order (as ``Orders.concat`` orders them); ``handlers`` maps owners to the traders that
-    carry out their HANDLE rows. Each population's rows stay in its program's arrays, which
-    the flow prices in place."""
+    carry out their HANDLE rows, and a REPLAY program's ``replayer`` carries out its rows
+    (tape messages by ``ref``) in C. Each population's rows stay in its program's arrays,
+    which the flow prices in place."""
 
     def __init__(self, list programs, dict handlers):
         self.arrays, self.handlers, self.programs = [], handlers, programs
@@ -289,7 +299,13 @@ cdef class Flow:
         pop.levels, pop.spacing, pop.size = program.levels, program.spacing, program.size
         pop.decision = pop.bid = pop.ask = 0
         pop.replayer = NULL
+        if (program.rule == REPLAY) != (program.replayer is not None):
+            raise ValueError(f"a REPLAY program, and only one, has a replayer: {program.rule!r}")
         if program.replayer is not None:
+            if not isinstance(program.replayer, Replayer):
+                raise TypeError(f"a replayer must be a Replayer, got {program.replayer!r}")
+            if pop.n and not (0 <= np.min(ref) and np.max(ref) < len(program.replayer)):
+                raise ValueError(f"refs must be messages of the replayer's {len(program.replayer)}")
             keep.append(program.replayer)
             pop.replayer = <void*>program.replayer
 

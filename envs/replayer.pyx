@@ -11,16 +11,12 @@ from cython.operator cimport dereference as deref, predecrement as dec
 from libcpp.pair cimport pair
 from libcpp.vector cimport vector
 
-from envs.book cimport Half, LevelIter, OrderBook, check_qty, check_side, i64
+from envs.book cimport (
+    M_DELETE, M_EXECUTE, M_NEW, M_PARTIAL_CANCEL, Half, LevelIter, OrderBook, check_qty,
+    check_side, i64, level_volume,
+)
 
 __all__ = ["Replayer"]
-
-cdef enum:
-    # LOBSTER message types acted on
-    NEW = 1
-    PARTIAL_CANCEL = 2
-    DELETE = 3
-    EXECUTE = 4
 
 
 cdef class Replayer:
@@ -39,8 +35,16 @@ cdef class Replayer:
             raise ValueError("the message columns must be 1-D and of one length")
         if rows is not None:
             rows = np.ascontiguousarray(rows, dtype=np.int64)
-            if rows.ndim != 2 or rows.shape[0] != columns[0].shape[0] or rows.shape[1] % 4:
-                raise ValueError(f"rows must be (n messages, 4 levels), got {rows.shape}")
+            n = columns[0].shape[0]
+            if rows.ndim != 2 or rows.shape[0] != n or not rows.shape[1] or rows.shape[1] % 4:
+                raise ValueError(f"rows must be ({n} messages, 4 x levels >= 1), got {rows.shape}")
+            for col in (0, 2):  # a side's shown levels have distinct prices
+                prices, sizes = rows[:, col::4], rows[:, col + 1 :: 4]
+                shown = (sizes[:, 1:] > 0) & (sizes[:, :-1] > 0)
+                repeated = np.flatnonzero((shown & (prices[:, 1:] == prices[:, :-1])).any(axis=1))
+                if len(repeated):
+                    side = "ask" if col == 0 else "bid"
+                    raise ValueError(f"row {repeated[0]} shows one {side} price at two levels")
         self._rows = rows  # a view, or None
         self._kind, self._order_id, self._size, self._price, self._direction = columns
         self._arrays = (*columns, rows)
@@ -62,7 +66,11 @@ cdef class Replayer:
         self._ids.clear()
         self.owner, self.added, self.removed, self.skipped = owner, 0, 0, 0
 
-    def handle(self, OrderBook book, Py_ssize_t ref) -> list:
+    def __len__(self) -> int:
+        """The tape's messages."""
+        return self._kind.shape[0]
+
+    def handle(self, OrderBook book not None, Py_ssize_t ref) -> list:
         """Carry out message ``ref`` (then reconcile) on ``book``; the fills it caused."""
         if not 0 <= ref < self._kind.shape[0]:
             raise IndexError(f"message {ref} of a tape of {self._kind.shape[0]}")
@@ -78,22 +86,22 @@ cdef class Replayer:
         cdef i64 kind = self._kind[ref], tape_id = self._order_id[ref], size = self._size[ref]
         cdef i64 price = self._price[ref], side = self._direction[ref], done = 0, left
         cdef unordered_map[i64, i64].iterator found
-        if kind == NEW:
-            check_side(<int>side)
+        if kind == M_NEW:
+            check_side(side)
             check_qty(size)
             self._ids[tape_id] = book._limit(<int>side, price, size, self.owner, fills)
-        elif kind == PARTIAL_CANCEL or kind == DELETE:
+        elif kind == M_PARTIAL_CANCEL or kind == M_DELETE:
             found = self._ids.find(tape_id)
             if found != self._ids.end():
                 done = book._cancel(deref(found).second, size if size > 0 else 0)
-                if kind == DELETE:
+                if kind == M_DELETE:
                     self._ids.erase(found)
             if done < size:  # what the book no longer holds under that id
                 left = size - done
-                check_side(<int>side)
+                check_side(side)
                 self.skipped += left - book._reduce(<int>side, price, left, self.owner, False)
-        elif kind == EXECUTE:  # the other side takes the resting volume in time priority
-            check_side(<int>-side)
+        elif kind == M_EXECUTE:  # the other side takes the resting volume in time priority
+            check_side(side)
             check_qty(size)
             book._match(<int>-side, side * price, size, self.owner, fills)
         if self._rows is not None:
@@ -117,8 +125,9 @@ cdef class Replayer:
             target = row if side < 0 else row + 2
             for i in range(levels):
                 if target[4 * i + 1] > 0:
-                    missing = target[4 * i + 1] - _volume_at(book, side, target[4 * i])
+                    missing = target[4 * i + 1] - level_volume(book, side, target[4 * i])
                     if missing > 0:
+                        check_qty(missing)
                         book._limit(side, target[4 * i], missing, self.owner, fills)
                         self.added += missing
         return 0
@@ -169,13 +178,6 @@ cdef bint _shows(OrderBook book, int side, const i64* target, Py_ssize_t levels)
         if side * deref(it).first != target[4 * i] or deref(it).second.volume != target[4 * i + 1]:
             return False
     return True
-
-
-cdef inline i64 _volume_at(OrderBook book, int side, i64 price) noexcept:
-    """Shares resting at (side, price)."""
-    cdef Half* half = book._half(side)
-    cdef LevelIter it = half.find(side * price)
-    return 0 if it == half.end() else deref(it).second.volume
 
 
 def _restore(tuple arrays, tuple state):

@@ -156,11 +156,11 @@ class TabularAgent(Agent):
         if type(self).act is not TabularAgent.act or type(self.policy) is not EpsilonGreedy:
             return super().act_batch(obs, explore)
         states = self.states(obs)
-        epsilon = None
+        epsilon = self.policy.epsilons(self.t, len(states)) if explore else None
+        actions = epsilon_greedy(self.values_batch(states), self.rng, epsilon)
         if explore:
-            epsilon = self.policy.epsilons(self.t, len(states))
             self.t += len(states)
-        return epsilon_greedy(self.values_batch(states), self.rng, epsilon)
+        return actions
 
     def act(self, obs: Any, explore: bool = True) -> int:
         s = self.index(obs)

@@ -69,11 +69,14 @@ class MarketReplay(Trader):
                 book.limit(side, price, qty, owner)
 
     def program(self) -> Program:
-        """One row per message, made once per owner: the flow never writes a replay's rows."""
+        """One row per message, made once per owner (the flow never writes a replay's rows),
+        carried out by the replayer in C; through `handle` where a subclass overrides it."""
         if self.owner not in self._programs:
             refs = np.arange(len(self.time))
             rows = Orders.build(self.time, Kind.HANDLE, 0, 0, 0, self.owner, refs)
-            self._programs[self.owner] = Program(rows, Rule.REPLAY, replayer=self.replayer)
+            own = type(self).handle is MarketReplay.handle
+            program = Program(rows, Rule.REPLAY, replayer=self.replayer) if own else Program(rows)
+            self._programs[self.owner] = program
         return self._programs[self.owner]
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:

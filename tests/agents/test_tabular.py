@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import agents
-from agents._kernels import epsilon_greedy
+from agents._kernels import epsilon_greedy, risk_rows
 from agents.schedules import EpsilonGreedy
 
 RISKY_VALUE = -2.0 * math.log(0.5 * math.exp(-1.5) + 0.5 * math.exp(0.5))  # 0.1325 at beta=-0.5
@@ -349,3 +349,7 @@ def test_epsilon_greedy_draws_as_numpy():
         assert mine.bit_generator.state == numpy_s.bit_generator.state
     with pytest.raises(ValueError, match="2 epsilons for 3 rows"):
         epsilon_greedy(np.zeros((3, 2)), mine, np.zeros(2))
+    with pytest.raises(TypeError, match="numpy Generator, got RandomState"):
+        epsilon_greedy(np.zeros((3, 2)), np.random.RandomState(0))
+    with pytest.raises(ValueError, match="state 6 is not in range"):
+        risk_rows(np.zeros((2, 6, 3)), np.array([0, 6]), 0.5)

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from envs import OrderBook
-from envs.orders import Kind
+from envs.flow import Flow
+from envs.market import Market
+from envs.orders import Kind, Rule
 from envs.recording import synthetic_tape
 from envs.replayer import Replayer
 from envs.spec import MarketSpec
@@ -210,10 +212,60 @@ def test_replayer_refuses_bad_columns_and_messages(fixture_tape: Tape):
     columns = fixture_tape.columns
     with pytest.raises(ValueError, match="one length"):
         Replayer(*columns[:4], columns[4][:-1])
-    with pytest.raises(ValueError, match="4 levels"):
+    with pytest.raises(ValueError, match="4 x levels"):
         Replayer(*columns, fixture_tape.book[:, :6])
     with pytest.raises(IndexError, match="message 12 of a tape of 12"):
         Replayer(*columns).handle(OrderBook(), 12)
+    with pytest.raises(TypeError):
+        Replayer(*columns).handle(None, 0)
+    repeated = fixture_tape.book.copy()
+    repeated[3, 4] = repeated[3, 0]  # the second ask level at the first's price
+    with pytest.raises(ValueError, match="row 3 shows one ask price at two levels"):
+        Replayer(*columns, repeated)
+    kind, order_id, size, price, direction = (c.copy() for c in columns)
+    direction[1] = 2**32 + 1  # a new order's side: never taken for a buy
+    with pytest.raises(ValueError, match="side must be"):
+        Replayer(kind, order_id, size, price, direction).handle(OrderBook(), 1)
+    huge = fixture_tape.book.copy()
+    huge[0, 3] = 3_000_000_000  # a row wanting more shares than an order holds
+    with pytest.raises(ValueError, match="qty must be a positive number of shares"):
+        Replayer(*columns, huge).handle(OrderBook(), 0)
+
+
+def test_a_flow_refuses_replay_programs_it_cannot_carry_out(fixture_tape: Tape):
+    """A REPLAY program needs a Replayer and refs among its messages; no other rule takes
+    one."""
+    replay = MarketReplay(fixture_tape)
+    replay.start(OrderBook(), owner=1)
+    good = replay.program()
+    beyond = good.rows._replace(ref=good.rows.ref + 1)
+    cases = [
+        (good._replace(replayer=None), ValueError, "only one, has a replayer"),
+        (good._replace(rule=Rule.FIXED), ValueError, "only one, has a replayer"),
+        (good._replace(replayer=object()), TypeError, "must be a Replayer"),
+        (good._replace(rows=beyond), ValueError, "refs must be messages of the replayer's 12"),
+    ]
+    for program, error, message in cases:
+        with pytest.raises(error, match=message):
+            Flow([program], {})
+
+
+def test_a_replay_that_handles_messages_its_own_way_is_asked_for_each(recorded: Tape):
+    """A subclass overriding `handle` gets every message on the compiled path too."""
+
+    class Counting(MarketReplay):
+        def handle(self, book, ref):
+            self.seen.append(ref)
+            return super().handle(book, ref)
+
+    replay = Counting(recorded)
+    replay.seen = []
+    market = Market([replay], n_seats=1, n_steps=10, open_time=recorded.messages["time"][0])
+    market.reset(0)
+    while not market.done:
+        market.step()
+    assert market._compiled is not None
+    assert replay.seen == list(range(len(replay.seen))) and len(replay.seen) > 100
 
 
 def test_reconcile_needs_a_book(fixture_tape: Tape):

@@ -247,3 +247,11 @@ def test_compiled_quotes_equal_the_action_sets_orders():
     mixed = rng.integers(0, ACTIONS.n, size=len(markets))
     expected = [ACTIONS.orders(int(a), m, 0) for a, m in zip(mixed, markets)]
     assert ACTIONS.orders_batch(mixed, markets, 0) == expected
+
+
+def test_compiled_quotes_refuse_what_orders_refuses():
+    market = seated(BID_0_ASK_0).market
+    with pytest.raises(ValueError, match="action 17 of market 0 is not in"):
+        ACTIONS.orders_batch(np.array([17]), [market], 0)
+    with pytest.raises(TypeError, match=r"markets\[1\] is None"):
+        ACTIONS.orders_batch(np.array([2, 2]), [market, None], 0)
