@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -53,7 +54,6 @@ class MarketReplay(Trader):
             reconcile = tape.book is not None and not tape.complete
         self.time = tape.messages["time"]
         self.replayer = Replayer(*tape.columns, tape.book if reconcile else None)
-        self._programs: dict[int, Program] = {}  # by owner
 
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
@@ -69,15 +69,12 @@ class MarketReplay(Trader):
                 book.limit(side, price, qty, owner)
 
     def program(self) -> Program:
-        """One row per message, made once per owner (the flow never writes a replay's rows),
-        carried out by the replayer in C; through `handle` where a subclass overrides it."""
-        if self.owner not in self._programs:
-            refs = np.arange(len(self.time))
-            rows = Orders.build(self.time, Kind.HANDLE, 0, 0, 0, self.owner, refs)
-            own = type(self).handle is MarketReplay.handle
-            program = Program(rows, Rule.REPLAY, replayer=self.replayer) if own else Program(rows)
-            self._programs[self.owner] = program
-        return self._programs[self.owner]
+        """One row per message (`message_rows`), carried out by the replayer in C; through
+        `handle` where a subclass overrides it."""
+        rows = message_rows(self.tape, self.owner)
+        if type(self).handle is MarketReplay.handle:
+            return Program(rows, Rule.REPLAY, replayer=self.replayer)
+        return Program(rows)
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
         w = window(self.time, t0, t1)
@@ -112,6 +109,20 @@ class MarketReplay(Trader):
     def skipped(self) -> int:
         """Shares of cancels this session that found nothing to remove."""
         return self.replayer.skipped
+
+
+_MESSAGE_ROWS: weakref.WeakKeyDictionary[Tape, dict[int, Orders]] = weakref.WeakKeyDictionary()
+
+
+def message_rows(tape: Tape, owner: int) -> Orders:
+    """One HANDLE row of ``owner`` per message of ``tape`` (ref: the message's index), made
+    once per tape and owner and shared by every replay of it: the flow never writes them."""
+    by_owner = _MESSAGE_ROWS.setdefault(tape, {})
+    if owner not in by_owner:
+        time = np.ascontiguousarray(tape.messages["time"])
+        refs = np.arange(len(time))
+        by_owner[owner] = Orders.build(time, Kind.HANDLE, 0, 0, 0, owner, refs)
+    return by_owner[owner]
 
 
 @dataclass(frozen=True)

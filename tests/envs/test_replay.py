@@ -250,6 +250,19 @@ def test_a_flow_refuses_replay_programs_it_cannot_carry_out(fixture_tape: Tape):
             Flow([program], {})
 
 
+def test_replays_of_one_tape_share_their_rows(recorded: Tape):
+    """Sessions of one tape share the message rows (one copy per tape and owner): a row per
+    message, in time order, HANDLE rows of the replay's owner referring to their message."""
+    first, second = (MarketSpec(tape=recorded, n_steps=5).market(1) for _ in range(2))
+    for market in (first, second):
+        market.reset(0)
+    rows = [m.traders[0].program().rows for m in (first, second)]
+    assert all(a is b for a, b in zip(*rows))
+    assert rows[0].time.tolist() == recorded.messages["time"].tolist()
+    assert set(rows[0].kind.tolist()) == {int(Kind.HANDLE)} and set(rows[0].owner.tolist()) == {1}
+    assert rows[0].ref.tolist() == list(range(len(recorded)))
+
+
 def test_a_replay_that_handles_messages_its_own_way_is_asked_for_each(recorded: Tape):
     """A subclass overriding `handle` gets every message on the compiled path too."""
 
