@@ -32,7 +32,7 @@ import numpy as np
 
 cimport numpy as cnp
 cimport cython
-from cython.operator cimport dereference as deref, predecrement as dec
+from cython.operator cimport dereference as deref, predecrement as dec, preincrement as inc
 from libcpp.unordered_map cimport unordered_map
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
@@ -665,6 +665,31 @@ cdef class OrderBook:
     def __len__(self):
         """Number of resting orders."""
         return self._live
+
+    def copy(self):
+        """An independent book in the same state: the same orders in the same queues under the
+        same ids, the same accounts, counters and slots (a recording book's log too)."""
+        cdef OrderBook new = type(self).__new__(type(self), self._record, self._recycle)
+        new._orders, new._free = self._orders, self._free
+        new._bids, new._asks = self._bids, self._asks
+        new._owned, new._owned_negative = self._owned, self._owned_negative
+        new._accounts = self._accounts
+        new.volume, new.trades, new._live, new.now = self.volume, self.trades, self._live, self.now
+        new.log = None if self.log is None else list(self.log)
+        cdef Half* half
+        cdef LevelIter it
+        cdef i64 slot
+        cdef int k
+        for k in range(2):  # each resting order's level, in the new maps
+            half = &new._bids if k == 0 else &new._asks
+            it = half.begin()
+            while it != half.end():
+                slot = deref(it).second.head
+                while slot:
+                    new._orders[slot].level = it
+                    slot = new._orders[slot].next
+                inc(it)
+        return new
 
     def __reduce__(self):
         if self._record:

@@ -309,9 +309,22 @@ cdef class Flow:
             keep.append(program.replayer)
             pop.replayer = <void*>program.replayer
 
+    def cursors(self) -> list[int]:
+        """Each population's next row."""
+        return [self.populations[p].cursor for p in range(self.populations.size())]
+
+    def seek(self, cursors) -> None:
+        """Go on from each population's next row as `cursors` gave them (each interval prices
+        its rows afresh, so nothing else needs keeping)."""
+        if len(cursors) != self.populations.size():
+            raise ValueError(f"{len(cursors)} cursors for {self.populations.size()} populations")
+        for p, cursor in enumerate(cursors):
+            if not 0 <= cursor <= self.populations[p].n:
+                raise ValueError(f"cursor {cursor} past population {p}'s rows")
+            self.populations[p].cursor = self.populations[p].stop = cursor
+
     def __reduce__(self):
-        cursors = [self.populations[p].cursor for p in range(self.populations.size())]
-        return _restore, (self.programs, self.handlers, cursors)
+        return _restore, (self.programs, self.handlers, self.cursors())
 
     def run(self, OrderBook book, double t0, double t1, double last_mid, const double[::1] mids):
         """Carry out the rows in [t0, t1) seconds on ``book``, priced from what it shows now,
@@ -520,8 +533,7 @@ def _column(values, dtype, order, list arrays):
 
 def _restore(programs, handlers, cursors):
     """Unpickle: the flow of ``programs`` with each population's rows before its cursor
-    carried out (each interval prices its rows afresh, so nothing else needs keeping)."""
+    carried out."""
     cdef Flow flow = Flow(programs, handlers)
-    for p, cursor in enumerate(cursors):
-        flow.populations[p].cursor = cursor
+    flow.seek(cursors)
     return flow

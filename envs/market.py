@@ -139,8 +139,10 @@ class Market(MarketState):
         programs = [trader.program() for trader in self.traders]
         compiled = self.traders and None not in programs
         self._compiled = Flow(programs, self._handlers) if compiled else None
-        if self.open_time > self.t:
-            self._flow(self.t, self.open_time)
+        if self.open_time > self.t:  # the warm-up
+            alone = self.traders[0] if len(self.traders) == 1 else None
+            if alone is None or not alone.warm_up(self, self.t, self.open_time):
+                self._flow(self.t, self.open_time)
         self.t = self.open_time
         self._opened = True
         self._mids[0] = self._mark()

@@ -12,7 +12,7 @@ from libcpp.pair cimport pair
 from libcpp.vector cimport vector
 
 from envs.book cimport (
-    M_DELETE, M_EXECUTE, M_NEW, M_PARTIAL_CANCEL, Half, LevelIter, OrderBook, check_qty,
+    M_DELETE, M_EXECUTE, M_NEW, M_PARTIAL_CANCEL, Half, LevelIter, Order, OrderBook, check_qty,
     check_side, i64, level_volume,
 )
 
@@ -66,6 +66,27 @@ cdef class Replayer:
         self._ids.clear()
         self.owner, self.added, self.removed, self.skipped = owner, 0, 0, 0
 
+    def copy(self) -> Replayer:
+        """A replayer of the same tape (its arrays shared) in the same session state."""
+        cdef Replayer new = Replayer.__new__(Replayer)
+        new._kind, new._order_id, new._size = self._kind, self._order_id, self._size
+        new._price, new._direction, new._rows = self._price, self._direction, self._rows
+        new._arrays, new._ids = self._arrays, self._ids
+        new.owner, new.added, new.removed, new.skipped = (
+            self.owner, self.added, self.removed, self.skipped
+        )
+        return new
+
+    def load(self, Replayer other not None) -> None:
+        """Take ``other``'s session state (ids, counters, owner); ``other`` replays the same
+        tape."""
+        if not all(a is b for a, b in zip(self._arrays, other._arrays)):
+            raise ValueError("load takes the state of a replayer of the same tape")
+        self._ids = other._ids
+        self.owner, self.added, self.removed, self.skipped = (
+            other.owner, other.added, other.removed, other.skipped
+        )
+
     def __len__(self) -> int:
         """The tape's messages."""
         return self._kind.shape[0]
@@ -86,6 +107,7 @@ cdef class Replayer:
         cdef i64 kind = self._kind[ref], tape_id = self._order_id[ref], size = self._size[ref]
         cdef i64 price = self._price[ref], side = self._direction[ref], done = 0, left
         cdef unordered_map[i64, i64].iterator found
+        cdef Order* order
         if kind == M_NEW:
             check_side(side)
             check_qty(size)
@@ -104,6 +126,11 @@ cdef class Replayer:
             check_side(side)
             check_qty(size)
             book._match(<int>-side, side * price, size, self.owner, fills)
+            found = self._ids.find(tape_id)
+            if found != self._ids.end():  # an order filled in full hears no more of the tape
+                order = book._find(deref(found).second)
+                if order == NULL or order.qty == 0:
+                    self._ids.erase(found)
         if self._rows is not None:
             self._match_row(book, &self._rows[ref, 0], fills)
         return 0

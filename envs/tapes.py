@@ -139,6 +139,12 @@ class Tape:
         names = ("type", "order_id", "size", "price", "direction")
         return tuple(np.ascontiguousarray(m[name], dtype=np.int64) for name in names)
 
+    @cached_property
+    def book_rows(self) -> np.ndarray | None:
+        """The orderbook rows as one C-contiguous int64 array (None without them), made once
+        per tape and shared by every replay of it."""
+        return None if self.book is None else np.ascontiguousarray(self.book, dtype=np.int64)
+
     def initial_book(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """(bids, asks) as lists of (price ticks, shares), best first: the book before the first
         message, at most ``levels`` per side; empty without a book.
@@ -216,7 +222,7 @@ def load_lobster(
                 f"each message needs one book row (line {min(n, n_book) + 1} of {longer} has "
                 "no counterpart)"
             )
-        book = book_table.to_numpy(np.int64, copy=True)
+        book = np.ascontiguousarray(book_table.to_numpy(np.int64, copy=True))
         _check_book(orderbook, book, factor, tick_size)
         _convert_book_prices(book, lambda prices: prices // factor)
 

@@ -52,6 +52,12 @@ class Trader:
         default) when the population only has `orders`."""
         return None
 
+    def warm_up(self, market: Market, t0: float, t1: float) -> bool:
+        """As the market's only population, carry out its flow over [t0, t1) before the open
+        in a way of its own (say, from a state it kept) and return True; False (the default)
+        has the market run the flow."""
+        return False
+
     def handle(self, book: OrderBook, ref: int) -> list[Fill]:
         """Carry out a HANDLE row of this trader on ``book``; return its fills."""
         raise NotImplementedError(f"{type(self).__name__} sends no HANDLE rows")

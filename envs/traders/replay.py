@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from envs.book import OrderBook
 from envs.orders import Kind, Orders, Program, Rule
 from envs.replayer import Replayer
 from envs.traders.base import Trader, window
 
 if TYPE_CHECKING:
-    from envs.book import Fill, OrderBook
+    from envs.book import Fill
     from envs.market import Market
     from envs.tapes import Tape
 
@@ -53,7 +54,7 @@ class MarketReplay(Trader):
         if reconcile is None:  # needed where the messages cannot explain the book's levels
             reconcile = tape.book is not None and not tape.complete
         self.time = tape.messages["time"]
-        self.replayer = Replayer(*tape.columns, tape.book if reconcile else None)
+        self.replayer = Replayer(*tape.columns, tape.book_rows if reconcile else None)
 
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
@@ -75,6 +76,29 @@ class MarketReplay(Trader):
         if type(self).handle is MarketReplay.handle:
             return Program(rows, Rule.REPLAY, replayer=self.replayer)
         return Program(rows)
+
+    def warm_up(self, market: Market, t0: float, t1: float) -> bool:
+        """The state at ``t1`` from a snapshot that every session of this tape shares, made
+        by the first warm-up to ``t1``: a replay's flow draws nothing, so each warm-up to
+        ``t1`` ends in the same state (book, replayer, flow, counts). One snapshot per window
+        start (the book's resting orders and the replay's live ids: tens of kB on the real
+        AMZN day). Not for recording or other books, nor a subclass's own `handle`."""
+        flow = market._compiled
+        own = type(self).handle is MarketReplay.handle
+        if flow is None or type(market.book) is not OrderBook or market.record or not own:
+            return False
+        snapshots = _WARM_UPS.setdefault(self.tape, {})
+        key = (self.reconcile, self.owner, t0, t1)
+        if key not in snapshots:
+            market._flow(t0, t1)
+            state = (market.n_orders, market.n_cancels, flow.cursors())
+            snapshots[key] = (market.book.copy(), self.replayer.copy(), state)
+            return True
+        book, replayer, (market.n_orders, market.n_cancels, cursors) = snapshots[key]
+        market.book = book.copy()
+        self.replayer.load(replayer)
+        flow.seek(cursors)
+        return True
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
         w = window(self.time, t0, t1)
@@ -112,6 +136,7 @@ class MarketReplay(Trader):
 
 
 _MESSAGE_ROWS: weakref.WeakKeyDictionary[Tape, dict[int, Orders]] = weakref.WeakKeyDictionary()
+_WARM_UPS: weakref.WeakKeyDictionary[Tape, dict[tuple, tuple]] = weakref.WeakKeyDictionary()
 
 
 def message_rows(tape: Tape, owner: int) -> Orders:

@@ -627,3 +627,41 @@ def test_an_owners_orders_are_found_for_any_owner_id(owner):
     assert book.quote(SELL, 101, 5, owner)[:2] == (0, 1)  # keeps 101, cancels 102
     assert book.owned(owner)[0][0] == first
     assert book.cancel_owner(owner) == 2 and len(book) == 0 and book.owned(owner) == []
+
+
+def apply(book: OrderBook, op: tuple, ids: list[int]) -> object:
+    """Carry out one operation of `operations` on ``book``; what it returns."""
+    kind, side, price, qty, owner, pick = op
+    if kind == "limit":
+        oid, fills = book.limit(side, price, qty, owner)
+        ids.append(oid)
+        return oid, list(fills)
+    if kind == "cancel":
+        return book.cancel(ids[pick % len(ids)], None if pick % 2 else qty) if ids else 0
+    if kind == "quote":
+        return book.quote(side, price, qty * (pick % 2), owner)
+    if kind == "cancel_owner":
+        return book.cancel_owner(owner)
+    args = (side, qty, owner) if kind == "market" else (side, price, qty, owner)
+    return getattr(book, kind)(*args)
+
+
+@settings(max_examples=150, deadline=None)
+@given(operations(), operations(), st.booleans())
+def test_a_copy_goes_on_as_the_book_and_alone(before, after, recycle):
+    """`copy` is the same book: the same answers to every later operation, the same depth,
+    owners' orders and accounts; and an independent one: the original's later operations
+    leave the copy as it was."""
+    book, ids = OrderBook(recycle=recycle), []
+    for op in before:
+        apply(book, op, ids)
+    copy, untouched, kept = book.copy(), book.copy(), pickle.loads(pickle.dumps(book))
+    copy_ids = list(ids)
+    for op in after:
+        assert apply(copy, op, copy_ids) == apply(book, op, ids)
+        assert copy.depth(1000) == book.depth(1000) and len(copy) == len(book)
+    assert all(copy.owned(o) == book.owned(o) for o in range(4))
+    assert [copy.account(o) for o in range(4)] == [book.account(o) for o in range(4)]
+    assert untouched.depth(1000) == kept.depth(1000) and len(untouched) == len(kept)
+    assert all(untouched.owned(o) == kept.owned(o) for o in range(4))
+    assert [untouched.account(o) for o in range(4)] == [kept.account(o) for o in range(4)]

@@ -16,7 +16,8 @@ from envs.replayer import Replayer
 from envs.spec import MarketSpec
 from envs.tapes import EMPTY_ASK, EMPTY_BID, Tape, load_lobster
 from envs.traders import MarketReplay
-from envs.traders.replay import replay_fidelity
+from envs.traders.base import Trader
+from envs.traders.replay import _WARM_UPS, replay_fidelity
 
 Levels = list[tuple[int, int]]
 
@@ -441,3 +442,37 @@ def test_a_message_file_tape_loads_the_orderbook_file_beside_it(tmp_path: Path):
     market.step()
     assert market.book.depth(10) == (FIXTURE[-1][1], FIXTURE[-1][2])
     assert (replay.added, replay.removed, replay.skipped) == (0, 0, 10)
+
+
+def test_warm_ups_from_snapshots_are_the_sessions_run_in_full(recorded: Tape, monkeypatch):
+    """Sessions of a replayed day whose windows repeat: those that start from the shared
+    snapshot of their window's open equal the same sessions warmed up in full, to the book,
+    accounts, mids, counts and the replay's ids and counters (a damaged tape, reconciled)."""
+    kinds = recorded.messages["type"]
+    keep = np.setdiff1d(np.arange(len(recorded)), np.flatnonzero(kinds == 3)[::6])
+    tape = Tape(recorded.messages[keep].copy(), recorded.book[keep].copy(), recorded.tick_size)
+
+    def sessions() -> list:
+        market, out = MarketSpec(tape=tape, n_steps=10).market(1), []
+        for seed in range(24):  # 21 windows: some open twice
+            market.reset(seed)
+            rng = np.random.default_rng(seed)
+            while not market.done:
+                side = int(rng.choice([-1, 1]))
+                market.step([[(int(Kind.MARKET), side, 0, 60), (int(Kind.LIMIT), side, 0, 1)]])
+            replay = market.traders[0]
+            out.append(
+                (market.summary(), market.book.depth(50), market.account(0), replay.ids)
+                + (replay.added, replay.removed, replay.skipped, market.open_time)
+            )
+        return out
+
+    snapshots = _WARM_UPS.setdefault(tape, {})
+    restored = sessions()
+    windows = {s[-1] for s in restored}
+    # one snapshot a window (but the first: no warm-up), and some windows opened twice
+    assert len(snapshots) == len(windows) - (min(windows) == tape.messages["time"][0] // 1)
+    assert len(windows) < len(restored)
+    assert any(s[4] or s[5] for s in restored)  # reconciliation worked
+    monkeypatch.setattr(MarketReplay, "warm_up", Trader.warm_up)
+    assert sessions() == restored
