@@ -7,9 +7,10 @@ single `TradingEnv` measured in the same run and the ratio; vector_env_bytes_per
 resident growth per session at the close of one rmsc04 day of 1,024 sessions in a fresh
 process, with its peak resident memory (GiB); then vector_replay_steps_per_s, the same rates
 over one-hour windows of the real LOBSTER sample day when its file is beside the project
-(../shared/data), else of a recorded synthetic day.
+(../shared/data), else of a recorded synthetic day, and vector_replay_bytes_per_session, its
+memory line at N = 64.
 
-``python bench/vector_env.py N`` prints only the memory line, for N sessions.
+``python bench/vector_env.py N [--replay]`` prints only the memory line, for N sessions.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ SAMPLE = (
     Path(__file__).resolve().parents[2]
     / "shared/data/lobster/AMZN_2012-06-21_L1/AMZN_2012-06-21_34200000_57600000_message_1.csv"
 )
+
+
+REPLAY = {"tape": str(SAMPLE) if SAMPLE.exists() else "synthetic", "n_steps": 60}
 
 
 def resident_bytes() -> int:
@@ -103,12 +107,14 @@ def report(
     print(json.dumps(line))
 
 
-def memory(n: int) -> None:
-    """One rmsc04 day in ``n`` sessions: bytes per session and the peak resident memory."""
-    rate, per_session = vector_rate(n, {"population": "rmsc04", "step_seconds": 60}, n, 1)
+def memory(n: int, replay: bool) -> None:
+    """One rmsc04 day (or one replayed window) in ``n`` sessions: bytes per session and the
+    peak resident memory."""
+    market = REPLAY if replay else {"population": "rmsc04", "step_seconds": 60}
+    rate, per_session = vector_rate(n, market, n, 1)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
     line = {
-        "name": "vector_env_bytes_per_session",
+        "name": f"vector_{'replay' if replay else 'env'}_bytes_per_session",
         "value": int(per_session),
         "unit": "bytes",
         "sessions": n,
@@ -120,7 +126,7 @@ def memory(n: int) -> None:
 
 def main() -> None:
     if len(sys.argv) > 1:
-        memory(int(sys.argv[1]))
+        memory(int(sys.argv[1]), "--replay" in sys.argv)
         return
     report(
         "vector_env_steps_per_s",
@@ -133,15 +139,15 @@ def main() -> None:
         jaxmarl_hft_l40s=[21_969, 351_119],
     )
     subprocess.run([sys.executable, __file__, "1024"], check=True)  # memory: a fresh process
-    tape = str(SAMPLE) if SAMPLE.exists() else "synthetic"
     report(
         "vector_replay_steps_per_s",
-        {"tape": tape, "n_steps": 60},
+        REPLAY,
         (1, 16, 64),
         10_000,
-        tape=Path(tape).name,
+        tape=Path(REPLAY["tape"]).name,
         step_seconds=60,
     )
+    subprocess.run([sys.executable, __file__, "64", "--replay"], check=True)
 
 
 if __name__ == "__main__":
