@@ -81,20 +81,28 @@ def warm_up_torch() -> None:
             net(x[:1]).argmax()
 
 
-def run_ours(steps: int, n_steps: int, seed: int) -> tuple[float, Any]:
-    """(env steps per second while training, agent)."""
-    env = make_env(n_steps)
-    agent = agents.make(
+def make_dqn(
+    observation_space: gym.Space, action_space: gym.Space, steps: int, device: str, seed: int
+) -> Any:
+    """Our DQN with SB3's network (two hidden layers of 64) and the `SHARED` settings, for
+    ``steps`` training steps."""
+    return agents.make(
         "dqn",
-        observation_space=env.observation_space,
-        action_space=env.action_space,
+        observation_space=observation_space,
+        action_space=action_space,
         total_timesteps=steps,
         hidden=64,
         torso_options={"layers": 2},
-        device="cpu",
+        device=device,
         seed=seed,
         **SHARED,
     )
+
+
+def run_ours(steps: int, n_steps: int, seed: int) -> tuple[float, Any]:
+    """(env steps per second while training, agent)."""
+    env = make_env(n_steps)
+    agent = make_dqn(env.observation_space, env.action_space, steps, "cpu", seed)
     obs, _ = env.reset(seed=seed)
     start = time.perf_counter()
     for _ in range(steps):
@@ -112,17 +120,7 @@ def run_batched(sessions: int, steps: int, seed: int, device: str) -> float:
     """Environment steps per second of DQN trained on the making task for at least ``steps``
     steps, ``sessions`` at once (1: one `SeatedMarket` episode after another)."""
     spec = MarketSpec(task="making", population="light", n_steps=60)
-    agent = agents.make(
-        "dqn",
-        observation_space=spec.observation_space("features"),
-        action_space=spec.action_space,
-        total_timesteps=steps,
-        hidden=64,
-        torso_options={"layers": 2},
-        device=device,
-        seed=seed,
-        **SHARED,
-    )
+    agent = make_dqn(spec.observation_space("features"), spec.action_space, steps, device, seed)
     rounds = -(-steps // (sessions * spec.n_steps))
     start = time.perf_counter()
     if sessions == 1:

@@ -57,8 +57,8 @@ cdef class Replayer:
 
     @property
     def ids(self) -> dict[int, int]:
-        """Tape order id -> book order id of the orders this session placed and has not
-        seen deleted."""
+        """Tape order id -> book order id of the orders this session placed and has not seen
+        deleted or filled in full by an execution (the tape names them no more)."""
         return {entry.first: entry.second for entry in self._ids}
 
     def restart(self, i64 owner) -> None:

@@ -73,9 +73,15 @@ class MarketReplay(Trader):
         """One row per message (`message_rows`), carried out by the replayer in C; through
         `handle` where a subclass overrides it."""
         rows = message_rows(self.tape, self.owner)
-        if type(self).handle is MarketReplay.handle:
+        if self._compiled_handle:
             return Program(rows, Rule.REPLAY, replayer=self.replayer)
         return Program(rows)
+
+    @property
+    def _compiled_handle(self) -> bool:
+        """Whether messages are carried out as `handle` here does (by the replayer in C), not
+        by a subclass's own `handle`."""
+        return type(self).handle is MarketReplay.handle
 
     def warm_up(self, market: Market, t0: float, t1: float) -> bool:
         """The state at ``t1`` from a snapshot that every session of this tape shares, made
@@ -84,8 +90,8 @@ class MarketReplay(Trader):
         start (the book's resting orders and the replay's live ids: tens of kB on the real
         AMZN day). Not for recording or other books, nor a subclass's own `handle`."""
         flow = market._compiled
-        own = type(self).handle is MarketReplay.handle
-        if flow is None or type(market.book) is not OrderBook or market.record or not own:
+        plain = type(market.book) is OrderBook and not market.record
+        if flow is None or not plain or not self._compiled_handle:
             return False
         snapshots = _WARM_UPS.setdefault(self.tape, {})
         key = (self.reconcile, self.owner, t0, t1)
@@ -116,7 +122,8 @@ class MarketReplay(Trader):
 
     @property
     def ids(self) -> dict[int, int]:
-        """Tape order id -> book order id of this session's replayed orders not deleted."""
+        """Tape order id -> book order id of this session's replayed orders still heard of
+        (not deleted, nor filled in full by an execution)."""
         return self.replayer.ids
 
     @property
