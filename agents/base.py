@@ -17,9 +17,13 @@ import numpy as np
 
 __all__ = ["STANDARD_KEYWORDS", "Agent", "check_keys", "make_rng"]
 
-STANDARD_KEYWORDS = frozenset({"observation_space", "action_space", "seed", "market_spec"})
+STANDARD_KEYWORDS = frozenset(
+    {"observation_space", "action_space", "seed", "market_spec", "total_timesteps"}
+)
 """Keywords every caller of `agents.make` may pass; an agent gets those it `Agent.takes`
-(``market_spec``: the seat's `envs.spec.MarketSpec`, for policies that need its rules)."""
+(``market_spec``: the seat's `envs.spec.MarketSpec`, for policies that need its rules;
+``total_timesteps``: the environment steps the caller plans to train it for, for learners
+whose schedules are sized to the run)."""
 
 
 def make_rng(seed: int | np.random.SeedSequence | None) -> np.random.Generator:

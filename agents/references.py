@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from agents.base import Agent
+from agents.calibration import best_parameter, calibrate_market, once
 from envs.actions import MakeActions
 from envs.features import feature_names
 from envs.spec import MarketSpec
@@ -30,30 +31,59 @@ class AvellanedaStoikov(Agent):
     ``sigma``: mid volatility (ticks per step), ``kappa``: decay of fill intensity with the
     distance from the mid (per tick). Reads the feature vector (inventory, spread, time left)
     and the seat's `MarketSpec` (steps, position limit, lot size).
+
+    Calibrated to its market by default, as practitioners calibrate it
+    (`agents.calibration`): ``sigma`` and ``kappa`` left None are estimated from calibration
+    sessions of the market (the mid's returns; fills against the distance to the mid), and
+    ``gamma`` left None is the value of `GAMMAS` with the best Sharpe ratio over tuning
+    sessions (never the experiment's own). ``calibration`` holds the values used and the
+    estimates they came from.
     """
 
     name = "avellaneda_stoikov"
-    description = "Avellaneda-Stoikov quotes (reference policy of the market-making task)"
+    description = "Avellaneda-Stoikov quotes, calibrated to the market (reference of making)"
     observation = "features"
     task = "making"  # the task it is the reference policy of
+    GAMMAS = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
+    """Risk aversions the calibration chooses among (per tick per lot)."""
 
     def __init__(
         self,
         *,
         market_spec: MarketSpec,
-        gamma: float = 0.1,
-        sigma: float = 0.6,
-        kappa: float = 1.5,
+        gamma: float | None = None,
+        sigma: float | None = None,
+        kappa: float | None = None,
     ) -> None:
         if market_spec.action_set != "make":
             raise ValueError(
                 f"{self.name} quotes with the 'make' action set, got {market_spec.action_set!r}"
             )
+        self.calibration: dict[str, Any] = {}
+        if sigma is None or kappa is None:
+            estimate = calibrate_market(market_spec)
+            self.calibration["market"] = estimate.to_dict()
+            sigma = estimate.sigma if sigma is None else sigma
+            kappa = estimate.kappa if kappa is None else kappa
+        if gamma is None:
+            tuning = once(
+                ("avellaneda_stoikov", market_spec, sigma, kappa),
+                lambda: best_parameter(
+                    market_spec,
+                    lambda g: AvellanedaStoikov(
+                        market_spec=market_spec, gamma=g, sigma=sigma, kappa=kappa
+                    ),
+                    self.GAMMAS,
+                ),
+            )
+            self.calibration["gamma_sharpes"] = dict(zip(tuning.grid, tuning.sharpes))
+            gamma = tuning.best
         if not (gamma > 0 and sigma >= 0 and kappa > 0):
             raise ValueError(
                 f"need gamma > 0, sigma >= 0, kappa > 0; got {gamma}, {sigma}, {kappa}"
             )
         self.gamma, self.sigma, self.kappa = float(gamma), float(sigma), float(kappa)
+        self.calibration |= {"gamma": self.gamma, "sigma": self.sigma, "kappa": self.kappa}
         self.n_steps = market_spec.n_steps or 390
         self.lots = market_spec.position_limit / market_spec.order_size
         names = feature_names(market_spec.windows)
@@ -62,21 +92,35 @@ class AvellanedaStoikov(Agent):
         self.action_of = {quote: i for i, quote in enumerate(actions.quotes) if i >= 1}
         self.last_level = max(MakeActions.LEVELS)
 
-    def quotes(self, inventory_lots: float, spread: float, steps_left: float) -> tuple:
-        """(bid level, ask level) of the AS quotes, None for a side that is off."""
-        risk = self.gamma * self.sigma**2 * steps_left
-        half = (risk + 2.0 / self.gamma * math.log1p(self.gamma / self.kappa)) / 2.0
+    def quotes(
+        self,
+        inventory_lots: float,
+        spread: float,
+        steps_left: float,
+        gamma: float | None = None,
+        skew: int = 0,
+    ) -> tuple:
+        """(bid level, ask level) of the AS quotes, None for a side that is off; with risk
+        aversion ``gamma`` (default its own) and both quotes moved ``skew`` ticks down (the
+        bid away from the touch, the ask towards it; negative: up)."""
+        gamma = self.gamma if gamma is None else gamma
+        risk = gamma * self.sigma**2 * steps_left
+        half = (risk + 2.0 / gamma * math.log1p(gamma / self.kappa)) / 2.0
         shift = inventory_lots * risk  # the reservation price lies this far below the mid
         levels = []
-        for distance in (half + shift, half - shift):  # bid, ask: ticks from the mid
+        for distance in (half + shift + skew, half - shift - skew):  # bid, ask: from the mid
             level = max(round(distance - spread / 2.0), 0)
             levels.append(None if level > self.last_level else level)
         return tuple(levels)
 
-    def act(self, obs: Any, explore: bool = True) -> int:
+    def action(self, obs: Any, gamma: float | None = None, skew: int = 0) -> int:
+        """The action of `quotes` at feature vector ``obs``."""
         inventory, spread, time_left = (float(obs[i]) for i in self.columns)
-        quote = self.quotes(inventory * self.lots, spread, time_left * self.n_steps)
+        quote = self.quotes(inventory * self.lots, spread, time_left * self.n_steps, gamma, skew)
         return self.action_of[quote]
+
+    def act(self, obs: Any, explore: bool = True) -> int:
+        return self.action(obs)
 
 
 class TWAP(Agent):
@@ -118,21 +162,36 @@ class TWAP(Agent):
 class ValueAgent(Agent):
     """The value-agent rule of ABIDES: buy when the forecast of the fundamental (the feature
     ``signal``, bp over the mid) exceeds the mid by more than ``threshold`` bp, sell when it
-    is below by more, else hold; one lot at market on the ``trade`` action set. The default
-    2 bp (about twice the half-spread of the light population) was the best of 0.5, 1, 2
-    and 4 bp over 30 sessions with ``signal_noise`` 1 tick."""
+    is below by more, else hold; one lot at market on the ``trade`` action set. ``threshold``
+    left None is the value of `THRESHOLDS` with the best Sharpe ratio over tuning sessions of
+    its market (`agents.calibration.best_parameter`); ``calibration`` holds it."""
 
     name = "value_agent"
     description = "Buys below, sells above its forecast (reference of the informed task)"
     observation = "features"
     task = "informed"
+    THRESHOLDS = (0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0)
+    """Thresholds the tuning chooses among, bp."""
 
-    def __init__(self, *, market_spec: MarketSpec, threshold: float = 2.0) -> None:
+    def __init__(self, *, market_spec: MarketSpec, threshold: float | None = None) -> None:
         if not market_spec.signal or market_spec.action_set != "trade":
             raise ValueError(f"{self.name} needs a signal and the 'trade' action set")
+        self.calibration: dict[str, Any] = {}
+        if threshold is None:
+            tuning = once(
+                ("value_agent", market_spec),
+                lambda: best_parameter(
+                    market_spec,
+                    lambda t: ValueAgent(market_spec=market_spec, threshold=t),
+                    self.THRESHOLDS,
+                ),
+            )
+            self.calibration["threshold_sharpes"] = dict(zip(tuning.grid, tuning.sharpes))
+            threshold = tuning.best
         if threshold < 0:
             raise ValueError(f"threshold must be >= 0 bp, got {threshold}")
         self.threshold = float(threshold)
+        self.calibration["threshold"] = self.threshold
         self.column = feature_names(market_spec.windows, signal=True).index("signal")
 
     def act(self, obs: Any, explore: bool = True) -> int:

@@ -27,6 +27,7 @@ BUILTIN = {
     "avellaneda_stoikov": "agents.references:AvellanedaStoikov",
     "twap": "agents.references:TWAP",
     "value_agent": "agents.references:ValueAgent",
+    "alpha_as": "agents.hybrid:AlphaAS",
     "q_learning": "agents.tabular.q_learning:QLearning",
     "raql": "agents.tabular.raql:RAQL",
     "averaged_q": "agents.tabular.averaged_q:AveragedQ",

@@ -61,11 +61,12 @@ def market_spec(config: dict) -> MarketSpec:
     return MarketSpec(**config["market"])
 
 
-def build_agent(spec: dict, market: MarketSpec, seed: int) -> Agent:
+def build_agent(spec: dict, market: MarketSpec, seed: int, episodes: int = 0) -> Agent:
     """An agent from its config table, in a seat of ``market`` (`agents.make` passes the
-    spaces of the observation kind it reads, the seed and the spec to agents that take
-    them)."""
+    spaces of the observation kind it reads, the seed, the spec and the planned training
+    steps, ``episodes`` sessions of the market, to agents that take them)."""
     kind = observation_kind(agents.resolve(spec["id"]))
+    steps = market.n_steps or market.market(0).n_steps
     return agents.make(
         spec["id"],
         **{
@@ -73,6 +74,7 @@ def build_agent(spec: dict, market: MarketSpec, seed: int) -> Agent:
             "action_space": market.action_space,
             "seed": seed,
             "market_spec": market,
+            "total_timesteps": max(episodes * steps, 1),
             **spec["params"],
         },
     )
@@ -153,7 +155,8 @@ def trained_alone(
     adversary trades (RA3-Q with ``adversary_mode = "trader"``) trains against it, seated
     opposite and learning too."""
     market = market_spec(config)
-    agent = build_agent(spec, market, seed_int(config, job.seed, AGENT, index))
+    seed = seed_int(config, job.seed, AGENT, index)
+    agent = build_agent(spec, market, seed, config["training"]["episodes"])
     seats: list[Agent] = [agent]
     trainer = getattr(agent, "trader_adversary", None)
     adversary = trainer(seed_int(config, job.seed, SPARRING, index)) if trainer else None

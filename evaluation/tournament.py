@@ -93,7 +93,10 @@ def run(job: Job) -> list[EpisodeRecord]:
         _pretrained(config, job, index[spec["label"]])
         if pretrained
         else build_agent(
-            spec, market, seed_int(config, job.seed, AGENT, index[spec["label"]], seat)
+            spec,
+            market,
+            seed_int(config, job.seed, AGENT, index[spec["label"]], seat),
+            config["training"]["episodes"],
         )
         for seat, spec in enumerate(specs)
     ]

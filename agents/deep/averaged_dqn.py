@@ -4,12 +4,13 @@ Every ``target_update_interval`` steps a copy of the online network joins a ring
 last ``n_snapshots`` (K) snapshots; the TD target and the policy use their average::
 
     Qavg(s, a) = (1/K) sum_k Q(s, a; theta_k)
-    y = r + gamma * (1 - terminated) * max_a' Qavg(s', a')
+    y = r + gamma * (1 - terminated) * Qavg(s', a*),   a* = argmax_a' Qavg(s', a')
 
 Choice ``include_online`` (default False, the paper's Algorithm 1, where the average runs
 over the K previously learned networks theta_{i-1} .. theta_{i-K}): if True, the online
 network is one of the K (the current network plus the last K - 1 snapshots). Until K
-snapshots exist the average runs over those stored (the first is the initial network).
+snapshots exist the average runs over those stored (the first is the initial network). With
+``double`` (as `DQN`) the online network picks a*, and Qavg values it.
 """
 
 from __future__ import annotations
@@ -80,8 +81,8 @@ class AveragedDQN(DQN):
     def _acting_q(self, obs: torch.Tensor) -> torch.Tensor:
         return self._average(obs)
 
-    def _bootstrap(self, next_obs: torch.Tensor) -> torch.Tensor:
-        return self._average(next_obs).amax(dim=2)
+    def _target_q(self, obs: torch.Tensor) -> torch.Tensor:
+        return self._average(obs)
 
     def _target_state(self) -> dict[str, Any]:
         state: dict[str, Any] = {

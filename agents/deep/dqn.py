@@ -4,14 +4,21 @@ The loop, one call each: `DQN.act` (epsilon-greedy), `DQN.update` (store the tra
 every ``train_freq`` steps after ``learning_starts``, ``gradient_steps`` minibatch updates;
 every ``target_update_interval`` steps, sync the target). One TD update on a minibatch::
 
-    y    = r + gamma * (1 - terminated) * max_a' Q_target(s', a')
+    y    = r / sd_r + gamma * (1 - terminated) * Q_target(s', a*)
+           a* = argmax_a' Q_target(s', a')    (DQN)  or  argmax_a' Q(s', a')  (``double``)
     loss = mean Huber(Q(s, a) - y)                        (delta 1, SB3's smooth_l1_loss)
     theta <- Adam(theta, grad loss clipped to norm max_grad_norm)
+
+with ``sd_r`` the running standard deviation of the stored rewards (``normalize_rewards``,
+else 1) and the network's input the observation standardised by running moments
+(``normalize_observations``; `agents.deep.normalization`). ``dueling`` splits the head into a
+state value and action advantages (Wang et al. 2016), ``double`` is van Hasselt et al.'s
+Double DQN (2016).
 
 `DQN` is also the base of the other deep learners: the Q-network has ``n_heads`` heads
 (output (B, k, A)), the greedy policy maximises `risk_values` over the heads, and subclasses
 change `_bootstrap` (the max_a' term), `_regression_target` (what Q(s, a) is regressed on) and
-`_sync_target`.
+`_sync_target`; `_target_q` gives the target's Q-values, which `_bootstrap` reduces.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from torch import nn
 from agents.deep.buffers import ReplayBuffer, ReplaySamples
 from agents.deep.configured import ConfiguredAgent
 from agents.deep.encoders import make_torso
+from agents.deep.normalization import InputNormalizer, RunningMoments
 from agents.deep.risk import risk_values
 from agents.schedules import linear_schedule
 from envs.features import feature_space
@@ -46,16 +54,34 @@ __all__ = [
 
 
 class QNetwork(nn.Module):
-    """torso + Linear(out_features, n_heads * n_actions): (B, *obs_shape) -> (B, n_heads, A)."""
+    """[normalizer +] torso + Linear(out_features, n_heads * n_actions): (B, *obs_shape) ->
+    (B, n_heads, A). ``dueling``: a second Linear(out_features, n_heads) gives each head's
+    state value V and ``head`` the advantages, Q = V + A - mean_a A (Wang et al. 2016)."""
 
-    def __init__(self, torso: nn.Module, n_actions: int, n_heads: int = 1) -> None:
+    def __init__(
+        self,
+        torso: nn.Module,
+        n_actions: int,
+        n_heads: int = 1,
+        *,
+        dueling: bool = False,
+        normalizer: InputNormalizer | None = None,
+    ) -> None:
         super().__init__()
+        self.normalizer = normalizer
         self.torso = torso
         self.head = nn.Linear(torso.out_features, n_heads * n_actions)
+        self.value = nn.Linear(torso.out_features, n_heads) if dueling else None
         self.n_heads, self.n_actions = n_heads, n_actions
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.head(self.torso(x)).view(-1, self.n_heads, self.n_actions)
+        if self.normalizer is not None:
+            x = self.normalizer(x)
+        h = self.torso(x)
+        q = self.head(h).view(-1, self.n_heads, self.n_actions)
+        if self.value is None:
+            return q
+        return self.value(h).unsqueeze(2) + q - q.mean(dim=2, keepdim=True)
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
@@ -182,6 +208,7 @@ _COUNT = _Rule(_is_count, "a positive int", int)
 _NON_NEGATIVE = _Rule(lambda v: v >= 0, ">= 0", int)
 _UNIT = _Rule(lambda v: 0.0 <= v <= 1.0, "in [0, 1]", float)
 _TAU = _Rule(lambda v: 0.0 < v <= 1.0, "in (0, 1]", float)
+_FLAG = _Rule(lambda v: isinstance(v, bool | np.bool_), "True or False", bool)
 
 
 def _setting(default: Any, rule: _Rule | None = None) -> Any:
@@ -226,7 +253,17 @@ class DQNSettings:
     max_grad_norm: float = _setting(10.0, _POSITIVE)
     """Gradient-norm clip."""
     reward_scale: float = _setting(1.0, _POSITIVE)
-    """Rewards are multiplied by it before learning (dollars -> agent units)."""
+    """Rewards are multiplied by it before they are stored."""
+    normalize_observations: bool = _setting(True, _FLAG)
+    """Standardise the network's input by running moments of the stored observations (per
+    feature, clipped to +-10)."""
+    normalize_rewards: bool = _setting(True, _FLAG)
+    """Divide sampled rewards by the running standard deviation of the stored rewards, so
+    that learning does not depend on the unit the market pays rewards in."""
+    double: bool = _setting(True, _FLAG)
+    """Double DQN: the online network picks the bootstrap action, the target values it."""
+    dueling: bool = _setting(False, _FLAG)
+    """Dueling head: Q = V + A - mean A."""
     torso: str = _setting("mlp")
     """`agents.deep.encoders.make_torso` name."""
     hidden: int = _setting(64, _COUNT)
@@ -261,6 +298,9 @@ class DQN(ConfiguredAgent):
 
     :param observation_space: a Box (default: the market features, (7,)); or ``obs_shape``.
     :param action_space: Discrete(n) (default 3 actions); or ``n_actions``.
+    :param total_timesteps: the planned training length (environment steps), which sizes the
+        exploration schedule (`DQNSettings.total_timesteps`); experiments pass
+        episodes x steps per episode.
     :param seed: seeds the agent's numpy Generator ``rng`` (exploration, replay sampling, masks)
         and, through a spawned child, the network initialisation (under
         `torch.random.fork_rng`: the global torch state is left as it was).
@@ -289,11 +329,14 @@ class DQN(ConfiguredAgent):
         obs_shape: tuple[int, ...] | None = None,
         n_actions: int | None = None,
         seed: int | None = None,
+        total_timesteps: int | None = None,
         **settings: Any,
     ) -> None:
         self.obs_shape, self.n_actions = _shapes(
             obs_shape, n_actions, observation_space, action_space
         )
+        if total_timesteps is not None:
+            settings["total_timesteps"] = total_timesteps
         self.settings = DQNSettings(**settings)
         self.seed = _seed(seed)
         self._device = resolve_device(self.settings.device)
@@ -307,6 +350,12 @@ class DQN(ConfiguredAgent):
         self.buffer = ReplayBuffer(self.settings.buffer_size, self.obs_shape, n_masks, self._device)
         self.num_timesteps = 0
         """Transitions stored (`update` calls): the clock of epsilon, training and target."""
+        self.obs_moments = RunningMoments((self.obs_shape[-1],))
+        """Running moments of the stored observations' features (float64, (F,))."""
+        self.reward_moments = RunningMoments()
+        """Running moments of the stored rewards."""
+        self.folded = 0
+        """Transitions folded into the moments so far."""
         self.n_updates = 0
         """Gradient steps taken."""
         # acting: one preallocated input (1, *obs_shape), shared with a numpy view on cpu
@@ -321,7 +370,13 @@ class DQN(ConfiguredAgent):
             body = make_torso(
                 settings.torso, self.obs_shape, hidden=settings.hidden, **settings.torso_options
             )
-            return QNetwork(body, self.n_actions, self.n_heads).to(self._device)
+            normalizer = (
+                InputNormalizer(self.obs_shape[-1]) if settings.normalize_observations else None
+            )
+            net = QNetwork(
+                body, self.n_actions, self.n_heads, dueling=settings.dueling, normalizer=normalizer
+            )
+            return net.to(self._device)
 
     # ---- hooks of the variants -----------------------------------------------------------
     def _build_targets(self) -> None:
@@ -332,9 +387,18 @@ class DQN(ConfiguredAgent):
         """Q-values the policy acts on, (B, k, A)."""
         return self.q_net(obs)
 
+    def _target_q(self, obs: torch.Tensor) -> torch.Tensor:
+        """The target's Q-values, (B, k, A)."""
+        return self.q_target(obs)
+
     def _bootstrap(self, next_obs: torch.Tensor) -> torch.Tensor:
-        """max_a' Q_target(s', a') per head, (B, k)."""
-        return self.q_target(next_obs).amax(dim=2)
+        """Q_target(s', a*) per head, (B, k): a* maximises the target's values, or the online
+        network's with ``double``."""
+        target = self._target_q(next_obs)
+        if not self.settings.double:
+            return target.amax(dim=2)
+        best = self.q_net(next_obs).argmax(dim=2, keepdim=True)
+        return target.gather(2, best).squeeze(2)
 
     def _regression_target(self, q_sa: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """What Q(s, a) (B, k) is regressed on, given the TD target y (B, k): y itself."""
@@ -430,10 +494,23 @@ class DQN(ConfiguredAgent):
         self.num_timesteps += 1
         t = self.num_timesteps
         if t > settings.learning_starts and t % settings.train_freq == 0:
+            self._fold()
             for _ in range(settings.gradient_steps):
                 self.train_step(self.buffer.sample(settings.batch_size, self.rng))
         if t % settings.target_update_interval == 0:
             self._sync_target()
+
+    def _fold(self) -> None:
+        """Fold the transitions stored since the last call into the running moments and give
+        the network the new input statistics."""
+        new = min(self.num_timesteps - self.folded, self.buffer.size)
+        rows = (self.buffer.pos - new + np.arange(new)) % self.buffer.buffer_size
+        observations = self.buffer.observations[rows]
+        self.obs_moments.update(observations.reshape(-1, self.obs_shape[-1]))
+        self.reward_moments.update(self.buffer.rewards[rows])
+        self.folded = self.num_timesteps
+        if self.q_net.normalizer is not None:
+            self.q_net.normalizer.set(self.obs_moments)
 
     def train_step(self, batch: ReplaySamples) -> float:
         """One Adam step on ``batch``; returns the loss.
@@ -442,7 +519,10 @@ class DQN(ConfiguredAgent):
         """
         with torch.no_grad():
             live = (1.0 - batch.terminated).unsqueeze(1)
-            y = batch.rewards.unsqueeze(1) + self.settings.gamma * live * self._bootstrap(
+            rewards = batch.rewards
+            if self.settings.normalize_rewards:
+                rewards = rewards / float(self.reward_moments.std)
+            y = rewards.unsqueeze(1) + self.settings.gamma * live * self._bootstrap(
                 batch.next_observations
             )
         q = self.q_net(batch.observations)
@@ -491,6 +571,9 @@ class DQN(ConfiguredAgent):
             "config": self.config,
             "num_timesteps": self.num_timesteps,
             "n_updates": self.n_updates,
+            "folded": self.folded,
+            **self.obs_moments.state_dict("obs_moments."),
+            **self.reward_moments.state_dict("reward_moments."),
             "rng": copy.deepcopy(self.rng.bit_generator.state),
             **module_state("q_net.", self.q_net),
             **self._target_state(),
@@ -500,6 +583,9 @@ class DQN(ConfiguredAgent):
 
     def _restore(self, state: Mapping[str, Any]) -> None:
         self.num_timesteps, self.n_updates = int(state["num_timesteps"]), int(state["n_updates"])
+        self.folded = int(state["folded"])
+        self.obs_moments.load_state_dict(state, "obs_moments.")
+        self.reward_moments.load_state_dict(state, "reward_moments.")
         self.rng.bit_generator.state = copy.deepcopy(state["rng"])
         load_module_state(self.q_net, state, "q_net.")
         self._load_target_state(state)

@@ -20,10 +20,11 @@ def _build(name):
         env = TABULAR_ENV
         params = {"observation_space": env.observation_space, "action_space": env.action_space}
         return env, {**params, "seed": 5}
-    if "market_spec" in cls.takes:  # a task's reference policy, in its task
+    seed = {"seed": 5} if cls.stochastic else {}
+    if "market_spec" in cls.takes:  # a task's reference policy or hybrid, in its task
         env = TradingEnv(**TASKS[cls.task].gym_keywords())
-        return env, {"market_spec": env.market_spec}
-    return FEATURE_ENV, ({"seed": 5} if cls.stochastic else {})
+        return env, {"market_spec": env.market_spec, **seed}
+    return FEATURE_ENV, seed
 
 
 @pytest.mark.parametrize("name", agents.names())
@@ -83,7 +84,7 @@ def test_make_passes_each_agent_the_standard_keywords_it_takes():
     }
     assert OnlySeed.takes == Forwarding.takes == {"seed"}
     assert NoKeywords.takes == frozenset()
-    assert agents.resolve("raql").takes == STANDARD_KEYWORDS - {"market_spec"}
+    assert agents.resolve("raql").takes == STANDARD_KEYWORDS - {"market_spec", "total_timesteps"}
     assert agents.resolve("deep_ra3q").takes == STANDARD_KEYWORDS - {"market_spec"}
     assert agents.resolve("avellaneda_stoikov").takes == {"market_spec"}
     for made in (

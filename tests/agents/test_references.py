@@ -46,10 +46,11 @@ def play(agent, sessions=20):
 
 
 def test_a_risk_averse_maker_holds_less_inventory_and_has_the_higher_sharpe():
-    """The classic result in this market: gamma = 0.1 against a nearly risk-neutral 0.001,
-    over the same 20 sessions: less inventory at the close, a higher per-episode Sharpe."""
-    averse_sharpe, averse_inventory = play(maker(0.1))
-    neutral_sharpe, neutral_inventory = play(maker(0.001))
+    """The classic result in this market: gamma = 0.1 against a nearly risk-neutral 0.001
+    (sigma 0.6, kappa 1.5), over the same 20 sessions: less inventory at the close, a higher
+    per-episode Sharpe."""
+    averse_sharpe, averse_inventory = play(maker(0.1, sigma=0.6, kappa=1.5))
+    neutral_sharpe, neutral_inventory = play(maker(0.001, sigma=0.6, kappa=1.5))
     assert averse_inventory < 0.6 * neutral_inventory
     assert averse_sharpe > 1.5 * neutral_sharpe > 0
 
@@ -121,11 +122,11 @@ def value_agent_pnl(noise: float) -> float:
     spec = MarketSpec(
         task="informed", population="light", n_steps=60, position_limit=500, signal_noise=noise
     )
-    market = SeatedMarket(spec, [agents.make("value_agent", market_spec=spec)])
+    market = SeatedMarket(spec, [agents.make("value_agent", market_spec=spec, threshold=2.0)])
     return np.mean([market.play(1000 + s)[0]["pnl"] for s in range(30)])
 
 
 def test_the_value_agent_profits_from_a_sharp_signal_and_loses_on_a_blurred_one():
-    """The same 30 sessions: a 1-tick look at the fundamental earns (about $5 a session), a
-    5-tick look makes the rule trade on noise and lose (about -$24)."""
+    """The same 30 sessions, threshold 2 bp: a 1-tick look at the fundamental earns (about $5
+    a session), a 5-tick look makes the rule trade on noise and lose (about -$24)."""
     assert value_agent_pnl(1.0) > 0 > value_agent_pnl(5.0)

@@ -1,0 +1,209 @@
+"""Calibrating the reference policies to the market they trade in, as practitioners do.
+
+Everything here is estimated on *calibration sessions*: sessions of the market drawn from
+``SeedSequence(CALIBRATION_SEED, spawn_key=(i,))``, a stream of its own, apart from every
+experiment's training and test sessions (those are spawned from the experiment's
+``root_seed`` with longer spawn keys), so a reference is never tuned on the sessions it is
+scored on.
+
+- `calibrate_market`: the mid's volatility sigma (ticks per step: the standard deviation,
+  ddof 1, of the mid's change over a decision step) and the fill intensity
+  ``lambda(delta) = A exp(-kappa delta)`` of a quote ``delta`` ticks from the mid (per step),
+  from the market's own trades: a quote at distance delta on the ask (bid) side would have
+  been reached in a step when a buyer- (seller-) initiated execution of that step printed at
+  least delta ticks above (below) the mid at the step's start; with P(delta) the fraction
+  of (step, side) pairs where it was, ``lambda = -ln(1 - P)`` and ``ln A - kappa delta`` is
+  the least-squares line through ``ln lambda`` (the trade-through estimator of Gueant's
+  *The Financial Mathematics of Market Liquidity*, ch. 10, on the market's own flow; it
+  ignores the queue ahead of a quote, so it is an upper bound on a seat's fills). Replayed
+  days and synthetic populations alike: the sessions run with ``record`` on and the book's
+  log gives the executions.
+- `best_parameter`: the value of a grid under which an agent's test Sharpe ratio (mean PnL
+  over its standard deviation, ddof 1) is highest over tuning sessions drawn as above;
+  the references' risk aversion and threshold are chosen with it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+
+from agents.base import Agent
+from envs.seats import SeatedMarket
+from envs.spec import MarketSpec
+from envs.tapes import Event
+
+__all__ = [
+    "CALIBRATION_SEED",
+    "Calibration",
+    "Tuning",
+    "best_parameter",
+    "calibrate_market",
+    "calibration_seeds",
+    "fill_intensity",
+    "once",
+    "trade_reach",
+]
+
+T = TypeVar("T")
+
+CALIBRATION_SEED = 314_159
+"""Entropy of the calibration and tuning sessions (spawn keys (i,), apart from experiments')."""
+DISTANCES = np.arange(0.5, 10.01, 0.5)
+"""Distances from the mid (ticks) at which fill intensities are estimated."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A market's estimated dynamics: ``sigma`` (ticks per step), the fill intensity
+    ``A exp(-kappa delta)`` (``A`` per step, ``kappa`` per tick) and what it rests on
+    (``sessions``, ``steps`` observed, ``distances`` used in the fit, ticks)."""
+
+    sigma: float
+    A: float
+    kappa: float
+    sessions: int
+    steps: int
+    distances: tuple[float, ...]
+
+    def to_dict(self) -> dict[str, float | int | list[float]]:
+        return {**dataclasses.asdict(self), "distances": list(self.distances)}
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """The grid value with the highest Sharpe ratio over ``sessions`` tuning sessions, with
+    the Sharpe ratio of every grid value (``sharpes``, in grid order)."""
+
+    best: float
+    grid: tuple[float, ...]
+    sharpes: tuple[float, ...]
+    sessions: int
+
+
+def calibration_seeds(n: int) -> list[np.random.SeedSequence]:
+    """The first ``n`` calibration / tuning session seeds."""
+    return [np.random.SeedSequence(CALIBRATION_SEED, spawn_key=(i,)) for i in range(n)]
+
+
+def calibrate_market(spec: MarketSpec, sessions: int = 16) -> Calibration:
+    """sigma, A and kappa of ``spec``'s market from ``sessions`` calibration sessions with no
+    seat (see the module docstring); computed once per spec and process."""
+    if sessions < 2:
+        raise ValueError(f"calibration needs at least 2 sessions, got {sessions}")
+    return once(("market", spec, sessions), lambda: _calibrate(spec, sessions))
+
+
+_DONE: dict[tuple, Any] = {}
+
+
+def once(key: tuple, compute: Callable[[], T]) -> T:
+    """``compute()``, computed once per process for ``key``: a tuple whose `MarketSpec`
+    items stand for their tables (calibrations and tunings are pure functions of the spec)."""
+    key = tuple(_spec_key(k) if isinstance(k, MarketSpec) else k for k in key)
+    if key not in _DONE:
+        _DONE[key] = compute()
+    return _DONE[key]
+
+
+def _spec_key(spec: MarketSpec) -> str:
+    """A key of a spec: its table, or its repr for a spec that has none (a `Tape` object)."""
+    try:
+        return json.dumps(spec.to_table(), sort_keys=True)
+    except TypeError:
+        return repr(spec)
+
+
+def _calibrate(spec: MarketSpec, sessions: int) -> Calibration:
+    market = dataclasses.replace(spec, record=True).market(0)
+    moves: list[np.ndarray] = []
+    reach: list[np.ndarray] = []  # per step and side: the farthest execution from the mid
+    for seed in calibration_seeds(sessions):
+        market.reset(seed)
+        first = len(market.book.log)
+        while not market.done:
+            market.step()
+        mids = market.mids()
+        moves.append(np.diff(mids))
+        log = np.array(market.book.log[first:])
+        reach.append(trade_reach(log, mids, market.open_time, market.step_seconds))
+    move = np.concatenate(moves)
+    A, kappa, used = fill_intensity(np.concatenate(reach))
+    return Calibration(
+        sigma=float(np.std(move[np.isfinite(move)], ddof=1)),
+        A=A,
+        kappa=kappa,
+        sessions=sessions,
+        steps=len(move),
+        distances=used,
+    )
+
+
+def fill_intensity(
+    reach: np.ndarray, distances: np.ndarray = DISTANCES
+) -> tuple[float, float, tuple[float, ...]]:
+    """(A, kappa, distances used) of ``lambda(delta) = A exp(-kappa delta)`` from ``reach``
+    (n,): how far from the mid (ticks) the executions of each of n (step, side) pairs went.
+    P(delta) is the fraction that reached ``distances`` (ticks), lambda = -ln(1 - P), and the
+    fit is least squares of ln lambda on delta over the distances where 0 < P < 1 with at
+    least 5 pairs on each side of the threshold."""
+    n = len(reach)
+    hits = (np.asarray(reach)[:, None] >= distances[None, :]).sum(axis=0)
+    usable = (hits >= 5) & (n - hits >= 5)
+    if usable.sum() < 2:
+        raise ValueError(
+            f"too few executions ({n} step sides) to fit fill intensities at two distances"
+        )
+    p = hits[usable] / n
+    slope, intercept = np.polyfit(distances[usable], np.log(-np.log1p(-p)), 1)
+    return float(math.exp(intercept)), float(-slope), tuple(float(d) for d in distances[usable])
+
+
+def trade_reach(
+    log: np.ndarray, mids: np.ndarray, open_time: float, step_seconds: float
+) -> np.ndarray:
+    """Per step and side, (2 * steps,) as (step 0 ask, step 0 bid, step 1 ask, ...): how far
+    beyond the step's opening mid (ticks) the step's executions printed on that side, 0 with
+    none. ``log`` (n, 6): LOBSTER messages (time s, type, id, size, price ticks, direction:
+    the resting order's side); ``mids`` (steps + 1,): the mid at the open and after each
+    step, ticks."""
+    steps = len(mids) - 1
+    reach = np.zeros((steps, 2))
+    if len(log):
+        executed = log[log[:, 1] == Event.EXECUTE]
+        step = ((executed[:, 0] - open_time) // step_seconds).astype(np.int64)
+        inside = (step >= 0) & (step < steps)
+        executed, step = executed[inside], step[inside]
+        side = executed[:, 5]  # +1: a bid was hit (seller-initiated)
+        distance = np.where(side > 0, mids[step] - executed[:, 4], executed[:, 4] - mids[step])
+        np.maximum.at(reach, (step, (side > 0).astype(np.int64)), np.maximum(distance, 0.0))
+    return reach.reshape(-1)
+
+
+def best_parameter(
+    spec: MarketSpec,
+    make_agent: Callable[[float], Agent],
+    grid: Sequence[float],
+    sessions: int = 32,
+) -> Tuning:
+    """The value of ``grid`` whose agent (``make_agent(value)``, acting greedily) has the
+    highest Sharpe ratio of PnL over ``sessions`` tuning sessions of ``spec``'s market (ties:
+    the first); a Sharpe ratio is NaN (never best) when the PnL does not vary."""
+    if sessions < 2 or not grid:
+        raise ValueError(f"need at least 2 sessions and a non-empty grid, got {sessions}")
+    seeds = calibration_seeds(sessions)
+    sharpes = []
+    for value in grid:
+        table = SeatedMarket(spec, [make_agent(value)])
+        pnl = np.array([table.play(seed)[0]["pnl"] for seed in seeds])
+        sd = pnl.std(ddof=1)
+        sharpes.append(float(pnl.mean() / sd) if sd > 0 else math.nan)
+    finite = [s if math.isfinite(s) else -math.inf for s in sharpes]
+    best = int(np.argmax(finite))
+    return Tuning(float(grid[best]), tuple(float(g) for g in grid), tuple(sharpes), sessions)
