@@ -190,7 +190,7 @@ def best_parameter(
     spec: MarketSpec,
     make_agent: Callable[[float], Agent],
     grid: Sequence[float],
-    sessions: int = 32,
+    sessions: int = 64,
 ) -> Tuning:
     """The value of ``grid`` whose agent (``make_agent(value)``, acting greedily) has the
     highest Sharpe ratio of PnL over ``sessions`` tuning sessions of ``spec``'s market (ties:

@@ -11,6 +11,9 @@ A feature vector (float32, shape (F,)) holds, in the order of `feature_names(win
   mid history (one mid per decision step), clipped to [-RETURN_CAP, RETURN_CAP], 0 while fewer
   than w + 1 mids exist;
 - ``time_left``: 1 - step_index / n_steps, in [0, 1];
+- ``volatility``: the mid's realised volatility, the root mean square of its one-step log
+  returns in basis points over the last max(windows) steps (fewer while fewer exist, 0 at
+  the open), capped at RETURN_CAP: what the Avellaneda-Stoikov maker calls sigma;
 - ``signal`` (only with ``signal``, the informed-trading task): the seat's forecast of the
   fundamental at the close, from a noisy observation of it, over the mid, in basis points,
   clipped to [-RETURN_CAP, RETURN_CAP] (see `envs.seats.SeatedMarket`).
@@ -59,7 +62,8 @@ def feature_names(windows: Sequence[int] = DEFAULT_WINDOWS, signal: bool = False
     (``signal`` last, when asked for)."""
     if not windows or len(set(windows)) != len(windows) or any(w < 1 for w in windows):
         raise ValueError(f"windows must be distinct positive step counts, got {tuple(windows)}")
-    names = ["inventory", "imbalance", "spread", *(f"return_{w}" for w in windows), "time_left"]
+    returns = (f"return_{w}" for w in windows)
+    names = ["inventory", "imbalance", "spread", *returns, "time_left", "volatility"]
     return names + ["signal"] if signal else names
 
 
@@ -77,8 +81,9 @@ def feature_space(
     if depth_levels < 1:
         raise ValueError(f"depth_levels must be >= 1, got {depth_levels}")
     feature_names(windows)  # validates them
-    low = [-1.0, -1.0, 0.0, *[-RETURN_CAP] * len(windows), 0.0] + [-RETURN_CAP] * signal
-    high = [1.0, 1.0, SPREAD_CAP, *[RETURN_CAP] * len(windows), 1.0] + [RETURN_CAP] * signal
+    low = [-1.0, -1.0, 0.0, *[-RETURN_CAP] * len(windows), 0.0, 0.0] + [-RETURN_CAP] * signal
+    high = [1.0, 1.0, SPREAD_CAP, *[RETURN_CAP] * len(windows), 1.0, RETURN_CAP]
+    high += [RETURN_CAP] * signal
     return spaces.Box(np.array(low, np.float32), np.array(high, np.float32), dtype=np.float32)
 
 
@@ -100,7 +105,7 @@ def features(
         raise ValueError(f"depth_levels must be >= 1, got {depth_levels}")
     if any(w < 1 for w in windows):
         raise ValueError(f"windows must be positive step counts, got {tuple(windows)}")
-    out = np.empty(len(windows) + 4 + (signal is not None), dtype=np.float32)
+    out = np.empty(len(windows) + 5 + (signal is not None), dtype=np.float32)
     fill_features(
         market.book,
         market.account(seat).inventory,

@@ -11,7 +11,7 @@ import numpy as np
 
 cimport numpy as cnp
 from cython.operator cimport dereference as deref, predecrement as dec
-from libc.math cimport isnan, log
+from libc.math cimport isnan, log, sqrt
 
 from envs.book cimport Half, LevelIter, OrderBook, i64, position, quoted, spread_ticks
 from envs.flow cimport MarketState
@@ -66,7 +66,8 @@ def fill_features(
     float[::1] out,
 ):
     """Write the features of a seat holding ``inventory`` shares into ``out`` (shape
-    (3 + len(windows) + 1,), float32): inventory, imbalance, spread, returns, time left."""
+    (len(windows) + 5,), float32): inventory, imbalance, spread, returns, time left,
+    volatility."""
     _fill(book, inventory, position_limit, &mids[0] if mids.shape[0] else NULL, mids.shape[0],
           step_index, n_steps, windows, depth_levels, spread_cap, return_cap, &out[0])
 
@@ -133,6 +134,27 @@ cdef void _fill(
         x = 1e4 * log(mids[last] / mids[last - w])
         out[3 + j] = <float>(-return_cap if x < -return_cap else return_cap if x > return_cap else x)
     out[3 + windows.shape[0]] = <float>(1.0 - <double>step_index / <double>n_steps)
+    out[4 + windows.shape[0]] = <float>_volatility(mids, last, windows, return_cap)
+
+
+cdef inline double _volatility(
+    const double* mids, Py_ssize_t last, const i64[::1] windows, double cap
+):
+    """Root mean square of the one-step log returns (bp) over the last max(windows) steps
+    (fewer while fewer exist; 0 before the first), capped at ``cap``."""
+    cdef i64 n = 0
+    cdef Py_ssize_t j
+    for j in range(windows.shape[0]):
+        n = windows[j] if windows[j] > n else n
+    n = last if last < n else n
+    if n < 1:
+        return 0.0
+    cdef double total = 0.0, r
+    for j in range(last - n + 1, last + 1):
+        r = 1e4 * log(mids[j] / mids[j - 1])
+        total += r * r
+    r = sqrt(total / <double>n)
+    return cap if r > cap else r
 
 
 cdef inline i64 _volume(Half* half, i64 levels):

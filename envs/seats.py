@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from envs.actions import make_actions
-from envs.features import RETURN_CAP, SPREAD_CAP, features
+from envs.features import RETURN_CAP, SPREAD_CAP, feature_names, features
 from envs.observation import observe
 from envs.spec import OBSERVATIONS, MarketSpec, SpecError
 from envs.traders import ZeroIntelligence
@@ -148,7 +148,7 @@ class SeatedMarket:
                 )
         self.signals: list[float | None] = [None] * self.n_seats
         self.windows = np.asarray(spec.windows, dtype=np.int64)  # steps, for `observe`
-        n_features = len(spec.windows) + 4 + spec.signal
+        n_features = len(feature_names(spec.windows, spec.signal))
         self.seat_features = np.zeros((1, n_seats, n_features), dtype=np.float32)
 
     @property

@@ -43,7 +43,9 @@ class TradingEnv(gym.Env):
     | 1 | imbalance | -1 | 1 | (bid - ask) / (bid + ask) volume, top ``depth_levels`` |
     | 2 | spread | 0 | see space | ticks |
     | 3.. | return_w, w in ``windows`` | see space | see space | mid log-return, basis points |
-    | last | time_left | 0 | 1 | fraction of the session |
+    | 3 + len(windows) | time_left | 0 | 1 | fraction of the session |
+    | 4 + len(windows) | volatility | 0 | see space | realised, basis points per step |
+    | last | signal (``informed`` task) | see space | see space | forecast over mid, bp |
 
     ``observation="tabular"``: ``Discrete(n)``, the features binned by a `Discretizer`.
 

@@ -156,6 +156,13 @@ def build_parser() -> argparse.ArgumentParser:
     tasks = commands.add_parser("tasks", help="list the trading tasks, one line each")
     tasks.set_defaults(func=tasks_command)
 
+    calibrate = commands.add_parser(
+        "calibrate",
+        help="calibrate the task's reference policy to a config's market and print the values",
+    )
+    calibrate.add_argument("config", help="an experiment file (its [market] table is used)")
+    calibrate.set_defaults(func=calibrate_command)
+
     session = commands.add_parser(
         "session", help="run one synthetic trading session and print its summary"
     )
@@ -351,6 +358,38 @@ def tasks_command(args: argparse.Namespace) -> int:
         reference = task.reference or "-"
         print(f"{task.name:<8} {task.gym_id:<32} actions={task.actions:<6} reference={reference}")
         print(f"{'':<8} {task.summary}")
+    return 0
+
+
+def calibrate_command(args: argparse.Namespace) -> int:
+    from envs.tasks import TASKS
+    from evaluation.config import load_config
+    from evaluation.rollout import build_agent, market_spec
+
+    config = load_config(args.config)
+    market = market_spec(config)
+    reference = TASKS[market.task].reference
+    if not reference:
+        print(f"task {market.task!r} has no reference policy to calibrate")
+        return 0
+    specs = [s for s in config["agents"] if s["id"] == reference]
+    specs = specs or [{"id": reference, "label": reference, "params": {}}]
+    for spec in specs:
+        calibration = build_agent(spec, market, seed=0).calibration
+        estimate = calibration.pop("market", None)
+        if estimate is not None:
+            print(
+                f"market ({estimate['sessions']} calibration sessions, {estimate['steps']} "
+                f"steps): sigma {estimate['sigma']:.3f} ticks/step; fills "
+                f"{estimate['A']:.3f} exp(-{estimate['kappa']:.3f} delta) per step, delta "
+                f"{min(estimate['distances'])}-{max(estimate['distances'])} ticks from the mid"
+            )
+        tuned = {k: v for k, v in calibration.items() if k.endswith("_sharpes")}
+        values = ", ".join(f"{k} {v:.4g}" for k, v in calibration.items() if k not in tuned)
+        print(f"{spec['label']}: {values}")
+        for key, sharpes in tuned.items():
+            grid = ", ".join(f"{g:g}: {s:.2f}" for g, s in sharpes.items())
+            print(f"  tuning Sharpe by {key.removesuffix('_sharpes')}: {grid}")
     return 0
 
 

@@ -24,7 +24,14 @@ from evaluation.parallel import Executor
 from evaluation.payoffs import PayoffTable
 from evaluation.rundir import load_run
 
-__all__ = ["EXPERIMENTS", "reproduce", "risk_section", "write_report"]
+__all__ = [
+    "EXPERIMENTS",
+    "curve_variance",
+    "deep_section",
+    "reproduce",
+    "risk_section",
+    "write_report",
+]
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
@@ -43,6 +50,8 @@ EXPERIMENTS = (
     Experiment("egta", "paper_egta.toml"),
     Experiment("risk_making", "paper_risk_making.toml"),
     Experiment("risk_execution", "paper_risk_execution.toml"),
+    Experiment("deep_making", "paper_deep_making.toml"),
+    Experiment("deep_execution", "paper_deep_execution.toml"),
 )
 
 SOURCE_ROBUSTNESS = {
@@ -114,6 +123,7 @@ def write_report(directories: dict[str, Path | str], docs: Path) -> Path:
     parts.append(robustness_section(directories["robustness"], figures))
     parts.append(egta_section(directories["egta"], figures))
     parts.append(risk_section(directories["risk_making"], directories["risk_execution"], figures))
+    parts.append(deep_section(directories["deep_making"], directories["deep_execution"], figures))
     parts.append(TRIED)
     parts.append(runs_table(Path(directories["sharpe"]).parent))
     report = docs / "results.md"
@@ -437,12 +447,81 @@ def risk_section(making: Path, execution: Path, figures: Path) -> str:
     )
 
 
+DEEP_MAKING_CLAIMS = (
+    (
+        "Averaged-DQN (K = 5): its greedy learning curve varies less over seeds than DQN's",
+        "curve_variance",
+        "averaged_dqn_k5",
+        "dqn",
+        " $^2",
+    ),
+    (
+        "Averaged-DQN (K = 10): likewise",
+        "curve_variance",
+        "averaged_dqn_k10",
+        "dqn",
+        " $^2",
+    ),
+    ("deep RAQL's exposure below DQN's", "exposure", "deep_raql", "dqn", " shares"),
+    ("deep RAQL's Sharpe ratio above DQN's", "sharpe", "dqn", "deep_raql"),
+)
+DEEP_EXECUTION_CLAIMS = (
+    ("deep RAQL front-loads (its exposure above DQN's)", "exposure", "dqn", "deep_raql", " shares"),
+    ("deep RAQL's shortfall varies less than DQN's", "std_pnl", "deep_raql", "dqn"),
+)
+
+
+def curve_variance(records: pd.DataFrame, training: dict) -> pd.Series:
+    """Per agent, the variance over seeds (ddof 1) of the greedy learning curve, averaged over
+    its checkpoints after the first (the untrained network), dollars^2: how much a learner's
+    progress depends on its seed."""
+    evals = records[(records["phase"] == "eval") & (records["condition"] == "clean")]
+    checkpoint = evals["episode"] // training["evaluate_episodes"]
+    curves = evals[checkpoint > 0].assign(checkpoint=checkpoint)
+    per_seed = curves.groupby(["agent", "checkpoint", "seed"])["pnl"].mean()
+    return per_seed.groupby(["agent", "checkpoint"]).var(ddof=1).groupby("agent").mean()
+
+
+def deep_section(making: Path, execution: Path, figures: Path) -> str:
+    """The card's deep claims: Averaged-DQN against DQN, deep RAQL against DQN."""
+    return "\n".join(
+        [
+            "## Deep learners\n",
+            "The card's claims about its deep learners, each against DQN with the same "
+            'network, budget and market randomness. The "curve variance" is the variance '
+            "over seeds of the greedy learning curve (mean PnL of a checkpoint's greedy "
+            "episodes), averaged over the checkpoints after the first. Run directories "
+            f"`{making}` and `{execution}`.\n",
+            _risk_block(
+                "Market making: Averaged-DQN and deep RAQL against DQN",
+                "Anschel et al. (2017): averaging the last K target networks lowers the variance "
+                "of the target and so of learning. A risk-averse utility on the TD error should "
+                "carry less inventory at a steadier PnL.",
+                making,
+                DEEP_MAKING_CLAIMS,
+                figures,
+                "deep_making",
+            ),
+            _risk_block(
+                "Optimal execution: deep RAQL against DQN",
+                "Almgren and Chriss (2000), learned by a network: buying 1,000 shares in 30 "
+                "minutes, a risk-averse learner should trade earlier and vary less.",
+                execution,
+                DEEP_EXECUTION_CLAIMS,
+                figures,
+                "deep_execution",
+            ),
+        ]
+    )
+
+
 def _risk_block(
     title: str, intro: str, directory: Path, claims: tuple, figures: Path, name: str
 ) -> str:
-    """One risk-sensitive result: its run's clean-market table, its claims, its figure."""
-    _, _, summary = _summary(directory)
+    """One result: its run's clean-market table, its claims, its figure."""
+    config, records, summary = _summary(directory)
     frame = summary[summary["condition"] == "clean"].set_index("agent", drop=False)
+    frame = frame.assign(curve_variance=curve_variance(records, config["training"]))
     return "\n".join(
         [
             f"### {title}\n",

@@ -26,6 +26,7 @@ __all__ = [
     "build_agent",
     "episodes",
     "market_spec",
+    "opening_values",
     "seed_int",
     "seed_sequence",
     "trained_alone",
@@ -117,13 +118,20 @@ def episodes(
         """Episodes first, first + 1, ... from ``seeds``, N at a time."""
         for start in range(0, len(seeds), sessions):
             chunk = seeds[start : start + sessions]
+            values = [[None] * table.n_seats if learn else opening_values(table, s) for s in chunk]
             if batch is None:
                 results = [table.play(seed, learn=learn) for seed in chunk]
             else:
                 results = batch.play(chunk, learn=learn)
             records.extend(
                 EpisodeRecord(
-                    seat, labels[seat], phase, condition_name, first + start + i, **result[seat]
+                    seat,
+                    labels[seat],
+                    phase,
+                    condition_name,
+                    first + start + i,
+                    **result[seat],
+                    value=values[i][seat],
                 )
                 for i, result in enumerate(results)
                 for seat in recorded
@@ -146,6 +154,18 @@ def episodes(
         if every and done % every == 0:
             evaluate(done // every)
     return records
+
+
+def opening_values(table: SeatedMarket, seed: np.random.SeedSequence) -> list[float | None]:
+    """Each seat's greedy value estimate (the largest of its policy's ``values``, agent units)
+    at the opening observation of the session of ``seed``; None for a policy without
+    ``values``. Leaves ``seed`` as it was (the session is opened from a copy of it, since a
+    `SeedSequence` counts the children it spawns), so the episode plays the same session."""
+    observations = table.reset(np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key))
+    return [
+        float(np.max(policy.values(obs))) if hasattr(policy, "values") else None
+        for policy, obs in zip(table.policies, observations)
+    ]
 
 
 def trained_alone(

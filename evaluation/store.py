@@ -46,6 +46,7 @@ CREATE TABLE IF NOT EXISTS episodes (
     inventory INTEGER NOT NULL,
     exposure REAL NOT NULL,
     steps INTEGER NOT NULL,
+    value REAL,
     PRIMARY KEY (job_id, agent, seat, phase, condition, episode)
 );
 """
@@ -64,6 +65,7 @@ _EPISODE_COLUMNS = {
     "inventory": "int64",
     "exposure": "float64",
     "steps": "int64",
+    "value": "float64",
 }
 
 # ``error`` is absent (None) for done jobs, so it keeps the dtype pandas infers.
@@ -92,6 +94,9 @@ class EpisodeRecord:
     inventory: int  # final inventory, shares
     exposure: float  # |inventory| after each step, averaged over the steps, shares
     steps: int  # decision steps
+    value: float | None = None  # the agent's greedy value estimate at the episode's
+    # opening observation (agent units, as ``reward``): test and eval episodes of agents
+    # with ``values``; None otherwise (NULL in the store, NaN in its frames)
 
 
 @dataclass(frozen=True)
@@ -187,6 +192,7 @@ class Store:
                 int(r.inventory),
                 float(r.exposure),
                 int(r.steps),
+                None if r.value is None else float(r.value),
             )
             for r in result.records
         ]
@@ -214,7 +220,7 @@ class Store:
                 ),
             )
             self._db.executemany(
-                "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", episodes
+                "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", episodes
             )
 
     def episodes(self, *, phase: str | None = None) -> pd.DataFrame:
@@ -223,7 +229,7 @@ class Store:
         rows = self._db.execute(
             f"""
             SELECT e.job_id, j.seed, e.seat, e.agent, e.phase, e.condition, e.episode,
-                   e.reward, e.pnl, e.trades, e.inventory, e.exposure, e.steps
+                   e.reward, e.pnl, e.trades, e.inventory, e.exposure, e.steps, e.value
             FROM episodes AS e JOIN jobs AS j USING (job_id)
             {where}
             ORDER BY e.job_id, e.agent, e.seat, e.phase, e.condition, e.episode

@@ -66,6 +66,7 @@ def test_feature_names_follow_windows():
         "return_5",
         "return_15",
         "time_left",
+        "volatility",
     )
     assert feature_names((3, 2)) == [
         "inventory",
@@ -74,6 +75,7 @@ def test_feature_names_follow_windows():
         "return_3",
         "return_2",
         "time_left",
+        "volatility",
     ]
 
 
@@ -86,9 +88,10 @@ def test_feature_names_reject_bad_windows(windows):
 def test_feature_space_bounds():
     space = feature_space((1, 10))
     assert space.dtype == np.float32
-    assert space.shape == (6,)
-    np.testing.assert_array_equal(space.low, [-1, -1, 0, -RETURN_CAP, -RETURN_CAP, 0])
-    np.testing.assert_array_equal(space.high, [1, 1, SPREAD_CAP, RETURN_CAP, RETURN_CAP, 1])
+    assert space.shape == (7,)
+    np.testing.assert_array_equal(space.low, [-1, -1, 0, -RETURN_CAP, -RETURN_CAP, 0, 0])
+    high = [1, 1, SPREAD_CAP, RETURN_CAP, RETURN_CAP, 1, RETURN_CAP]
+    np.testing.assert_array_equal(space.high, high)
     assert feature_space().shape == (len(FEATURE_NAMES),)
     with pytest.raises(ValueError, match="depth_levels must be >= 1, got 0"):
         feature_space(depth_levels=0)
@@ -107,13 +110,14 @@ def test_book_features_on_a_real_market():
     book.limit(SELL, 10003, 10)
 
     x = features(market, 0)
-    assert x.dtype == np.float32 and x.shape == (7,)
-    np.testing.assert_array_equal(x, np.float32([0.25, 10 / 70, 3, 0, 0, 0, 1]))
+    assert x.dtype == np.float32 and x.shape == (8,)
+    np.testing.assert_array_equal(x, np.float32([0.25, 10 / 70, 3, 0, 0, 0, 1, 0]))
     assert features(market, 0, depth_levels=1)[1] == np.float32(0.2)  # (30 - 20) / 50
 
     market.step()  # marks the mid (9998 + 10001) / 2 against the open's 10000
     x = features(market, 0, windows=(1, 2))
-    np.testing.assert_array_equal(x, [0.25, np.float32(10 / 70), 3, bp(9999.5, 10000), 0, 0.75])
+    move = bp(9999.5, 10000)
+    np.testing.assert_array_equal(x, [0.25, np.float32(10 / 70), 3, move, 0, 0.75, abs(move)])
 
 
 def test_empty_one_sided_and_wide_books():
@@ -125,6 +129,18 @@ def test_empty_one_sided_and_wide_books():
     assert features(market, 0)[1:3].tolist() == [-0.5, SPREAD_CAP]  # spread 90, clipped
     market.book.limit(SELL, 10000, 7)
     assert features(market, 0)[1:3].tolist() == [np.float32(-21 / 35), 10.0]
+
+
+def test_volatility_is_the_rms_of_one_step_returns_over_the_longest_window():
+    """Windows (1, 3): the last three one-step returns of mids 100, 101, 99, 99, 102 (bp);
+    with two mids, the one return; at the open, 0; capped at RETURN_CAP."""
+    mids = [100.0, 101.0, 99.0, 99.0, 102.0]
+    steps = [1e4 * math.log(b / a) for a, b in zip(mids[1:-1], mids[2:])]
+    expected = math.sqrt(sum(r * r for r in steps) / 3)
+    assert features(stub(mids), 0, windows=(1, 3))[-1] == pytest.approx(expected, rel=1e-6)
+    assert features(stub(mids[:2]), 0, windows=(1, 3))[-1] == pytest.approx(abs(bp(101, 100)))
+    assert features(stub(mids[:1]), 0, windows=(1, 3))[-1] == 0.0
+    assert features(stub([100.0, 300.0]), 0)[-1] == RETURN_CAP
 
 
 @pytest.mark.parametrize(("inventory", "expected"), [(-1500, -1.0), (-1000, -1.0), (3, 0.003)])
@@ -143,7 +159,7 @@ def test_returns_against_hand_computed_logs():
     x = features(market, 0, windows=(1, 5, 6, 2))
     # return_6 needs 7 mids: 0
     np.testing.assert_array_equal(
-        x[3:], [bp(104, 103), bp(104, 100), 0, bp(104, 102), np.float32(3 / 8)]
+        x[3:-1], [bp(104, 103), bp(104, 100), 0, bp(104, 102), np.float32(3 / 8)]
     )
 
 
@@ -208,19 +224,20 @@ def test_default_discretizer_indices():
     assert d.n_states == 54
     assert list(d.bins) == ["inventory", "imbalance", "return_1", "time_left"]
     # flat, buy pressure, return down, late: ((1 * 3 + 2) * 3 + 0) * 2 + 0
-    assert d(np.float32([0.0, 0.5, 3, -2, 9, 9, 0.3])) == 30
+    assert d(np.float32([0.0, 0.5, 3, -2, 9, 9, 0.3, 0])) == 30
     assert d.decode(30) == {"inventory": 1, "imbalance": 2, "return_1": 0, "time_left": 0}
     # edge values go to the bin above: ((0 * 3 + 1) * 3 + 2) * 2 + 1
-    assert d(np.float32([-0.1, -0.2, 0, 0.75, 0, 0, 0.5])) == 11
-    assert d([1.0, 1.0, 50, 500, 0, 0, 1.0]) == 53  # a list works too
-    assert d([-1.0, -1.0, 0, -500, 0, 0, 0.0]) == 0
-    # spread and the longer returns are ignored
-    assert d([0.0, 0.0, 0, 0, -500, 500, 1.0]) == d([0.0, 0.0, 50, 0, 500, -500, 1.0])
+    assert d(np.float32([-0.1, -0.2, 0, 0.75, 0, 0, 0.5, 0])) == 11
+    assert d([1.0, 1.0, 50, 500, 0, 0, 1.0, 0]) == 53  # a list works too
+    assert d([-1.0, -1.0, 0, -500, 0, 0, 0.0, 0]) == 0
+    # spread, the longer returns and volatility are ignored
+    assert d([0.0, 0.0, 0, 0, -500, 500, 1.0, 0]) == d([0.0, 0.0, 50, 0, 500, -500, 1.0, 9])
 
 
 def test_default_discretizer_uses_the_shortest_window():
     d = Discretizer.default((10, 3))
-    assert d.names == ("inventory", "imbalance", "spread", "return_10", "return_3", "time_left")
+    names = ("inventory", "imbalance", "spread", "return_10", "return_3", "time_left")
+    assert d.names == (*names, "volatility")
     assert list(d.bins) == ["inventory", "imbalance", "return_3", "time_left"]
     assert d.n_states == 54
 
@@ -261,7 +278,7 @@ def test_bijection_between_states_and_bins():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.floats(-2, 2, width=32), min_size=7, max_size=7))
+@given(st.lists(st.floats(-2, 2, width=32), min_size=8, max_size=8))
 def test_matches_np_digitize(values):
     d = Discretizer({"inventory": [-0.5, 0, 0.5], "imbalance": [-0.2, 0.2], "time_left": [0.1]})
     x = np.float32(values)
@@ -277,8 +294,8 @@ def test_matches_np_digitize(values):
     st.lists(
         st.lists(
             st.sampled_from([-0.5, 0.0, 0.5, -0.2, 0.2, 0.1, np.nan]) | st.floats(-2, 2),
-            min_size=7,
-            max_size=7,
+            min_size=8,
+            max_size=8,
         ),
         min_size=1,
         max_size=12,
@@ -292,7 +309,7 @@ def test_states_equal_the_discretizer_vector_by_vector(rows, wide):
     x = np.array(rows, dtype=np.float64 if wide else np.float32)
     expected = [d(v) for v in x]
     assert d.states(x).tolist() == expected
-    assert d.states(x.reshape(1, len(x), 7)).tolist() == [expected]
+    assert d.states(x.reshape(1, len(x), 8)).tolist() == [expected]
     assert d.states(x[::2]).tolist() == expected[::2]
 
 
@@ -300,7 +317,7 @@ def test_custom_names_and_no_bins():
     d = Discretizer({"b": [0, 10]}, names=["a", "b"])
     assert (d.n_states, d([5, -1]), d([-5, 0]), d([0, 10])) == (3, 0, 1, 2)
     none = Discretizer()
-    assert (none.n_states, none(np.zeros(7, np.float32)), none.decode(0)) == (1, 0, {})
+    assert (none.n_states, none(np.zeros(8, np.float32)), none.decode(0)) == (1, 0, {})
 
 
 @pytest.mark.parametrize(
@@ -324,7 +341,7 @@ def test_bad_names_vectors_and_states_raise():
     with pytest.raises(ValueError, match=r"feature names must be distinct, got \['a', 'a'\]"):
         Discretizer(names=["a", "a"])
     d = Discretizer.default()
-    with pytest.raises(ValueError, match="expected 7 features, got 6"):
+    with pytest.raises(ValueError, match="expected 8 features, got 6"):
         d(np.zeros(6, np.float32))
     with pytest.raises(ValueError, match=r"state must be in range\(54\), got 54"):
         d.decode(54)

@@ -68,7 +68,7 @@ def test_defaults():
     assert env.market.n_seats == 2 and env.market.n_steps == 390
     assert len(env.market.traders) == 4
     assert env.action_space("seat_0").n == 3
-    assert env.observation_space("seat_1").shape == (7,)
+    assert env.observation_space("seat_1").shape == (8,)
     assert env.observation_space("seat_0") is env.observation_space("seat_0")
     obs, infos = env.reset(seed=0)
     assert env.agents == ["seat_0", "seat_1"]

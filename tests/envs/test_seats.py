@@ -43,7 +43,7 @@ def test_each_policy_reads_the_kind_it_declares():
     table.play(0)
     assert kinds_seen(features) == {"features"} and kinds_seen(tabular) == {"tabular"}
     assert kinds_seen(plain) == {"features"}  # no declaration: features
-    assert all(o.shape == (7,) and o.dtype == np.float32 for o, _ in features.seen)
+    assert all(o.shape == (8,) and o.dtype == np.float32 for o, _ in features.seen)
     assert all(0 <= o < 54 for o, _ in tabular.seen)
 
 

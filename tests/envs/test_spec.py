@@ -96,7 +96,7 @@ def test_a_synthetic_day_is_recorded_once_and_replayed():
 def test_spaces_come_from_the_spec():
     spec = MarketSpec(actions="quote", windows=(1, 5))
     assert spec.action_space == gym.spaces.Discrete(7)
-    assert spec.observation_space("features").shape == (6,)
+    assert spec.observation_space("features").shape == (7,)
     assert spec.observation_space("tabular") == gym.spaces.Discrete(54)
     with pytest.raises(SpecError, match="observation"):
         spec.observation_space("pixels")

@@ -198,7 +198,7 @@ def test_the_informed_seat_sees_the_fundamental_forecast_to_the_close():
     forecast to the close as they forecast it, over the mid in bp; the same seed gives the
     same signals."""
     market = SeatedMarket(INFORMED, ["features"])
-    assert market.observation_spaces[0].shape == (8,)
+    assert market.observation_spaces[0].shape == (9,)
     first = [market.reset(4)[0][-1]]
     informant = market.informant
     for _ in range(5):

@@ -9,6 +9,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import envs  # noqa: F401 - registers the environment ids
+from envs.features import FEATURE_NAMES
 from envs.traders import MarketMaker, Noise, ZeroIntelligence
 from envs.trading_env import TradingEnv
 
@@ -52,7 +53,7 @@ def test_check_env(env_id, observation, actions):
     check_env(inner)
     assert inner.action_space == gymnasium.spaces.Discrete(3 if actions == "trade" else 7)
     if observation == "features":
-        assert inner.observation_space.shape == (7,)  # 3 + 3 return windows + time left
+        assert inner.observation_space.shape == (8,)  # 3 + 3 return windows + time, volatility
     else:
         assert inner.observation_space == gymnasium.spaces.Discrete(54)
     obs, _ = env.reset(seed=1)
@@ -69,14 +70,15 @@ def test_make_without_arguments():
     assert len(inner.market.traders) == 4
     assert inner.action_space == gymnasium.spaces.Discrete(3)
     obs, info = env.reset(seed=0)
-    assert obs.dtype == np.float32 and obs.shape == (7,)
-    assert obs[-1] == 1.0 and obs[0] == 0.0  # full time left, no inventory
+    assert obs.dtype == np.float32 and obs.shape == (8,)
+    time_left = FEATURE_NAMES.index("time_left")
+    assert obs[time_left] == 1.0 and obs[0] == 0.0  # full time left, no inventory
     assert info["inventory"] == 0 and info["value"] == 0.0 and info["step"] == 0
     for k in range(1, 4):
         obs, reward, terminated, truncated, info = env.step(2)
         assert inner.observation_space.contains(obs)
         assert not terminated and not truncated
-        assert obs[-1] == pytest.approx(1 - k / 390)
+        assert obs[time_left] == pytest.approx(1 - k / 390)
     assert info["inventory"] == 300
 
 
@@ -131,7 +133,7 @@ def test_terminates_exactly_at_n_steps():
     assert [s[2] for s in steps[1:]] == [False] * 29 + [True]
     assert not any(s[3] for s in steps)
     assert [s[4]["step"] for s in steps] == list(range(31))
-    assert steps[-1][0][-1] == 0.0  # no time left
+    assert steps[-1][0][FEATURE_NAMES.index("time_left")] == 0.0  # no time left
     with pytest.raises(RuntimeError):
         env.step(1)
 

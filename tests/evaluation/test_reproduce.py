@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from evaluation.parallel import LocalExecutor
-from evaluation.reproduce import EXPERIMENTS, reproduce
+from evaluation.reproduce import EXPERIMENTS, curve_variance, reproduce
 
 SMOKE = {
     "seeds": 2,
@@ -33,6 +33,7 @@ def test_paper_configs_run_and_the_report_quotes_the_runs(tmp_path):
         "Experiment 3: empirical game",
         "Replay of a real LOBSTER day\n\nSkipped",
         "Risk-sensitive results",
+        "Deep learners",
         "Which task, and why.",
     ):
         assert heading in text
@@ -42,9 +43,23 @@ def test_paper_configs_run_and_the_report_quotes_the_runs(tmp_path):
     robustness = pd.read_csv(tmp_path / "runs" / "paper_robustness" / "summary.csv")
     assert set(robustness["condition"]) == {"clean", "adversary", "takeover", "zi"}
     assert "| adversary |" in text and "0.5269" in text and "1.0692" in text
-    assert text.count("held** here") + text.count("did not hold** here") == 3 + 6
+    assert text.count("held** here") + text.count("did not hold** here") == 3 + 6 + 6
     risk = pd.read_csv(tmp_path / "runs" / "paper_risk_making" / "summary.csv")
     exposure = risk.set_index("agent")["exposure"]
     assert f"(raql {exposure['raql']:.0f}, q_learning {exposure['q_learning']:.0f} shares)" in text
     figures = {p.name for p in (tmp_path / "docs" / "figures").iterdir()}
     assert {"sharpe_sharpe.png", "egta_dynamics.png", "egta_dynamics_pnl.png"} <= figures
+
+
+def test_curve_variance_is_the_mean_over_checkpoints_of_the_variance_over_seeds():
+    """Two checkpoints after the untrained one, two greedy episodes each, two seeds: agent a's
+    checkpoint means are (1, 3) and (2, 6) over the seeds, variances 2 and 8: mean 5; the
+    first checkpoint (episodes 0-1) is left out."""
+    rows = []
+    for seed, means in ((0, (100.0, 1.0, 2.0)), (1, (-100.0, 3.0, 6.0))):
+        for checkpoint, mean in enumerate(means):
+            for i, offset in enumerate((-0.5, 0.5)):
+                episode = checkpoint * 2 + i
+                rows.append(("a", seed, "eval", "clean", episode, mean + offset))
+    records = pd.DataFrame(rows, columns=["agent", "seed", "phase", "condition", "episode", "pnl"])
+    assert curve_variance(records, {"evaluate_episodes": 2}).to_dict() == {"a": 5.0}

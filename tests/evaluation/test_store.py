@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import sqlite3
@@ -63,6 +64,7 @@ def make_result(index: int, episodes: int = 3) -> JobResult:
             inventory=(-1) ** episode * (seat + 1) * 100,
             exposure=episode * 12.5,
             steps=390,
+            value=None if phase == "train" else index - episode / 4.0,
         )
         for seat in SEATS
         for phase in PHASES
@@ -82,7 +84,7 @@ def expected_rows(result: JobResult) -> pd.DataFrame:
     )
     keys = ["job_id", "seat", "phase", "condition", "episode"]
     return frame.sort_values(keys, ignore_index=True).astype(
-        {"job_id": "str", "agent": "str", "phase": "str", "condition": "str"}
+        {"job_id": "str", "agent": "str", "phase": "str", "condition": "str", "value": "float64"}
     )
 
 
@@ -113,10 +115,11 @@ def test_round_trip_is_exact_with_sensible_dtypes(store: Store) -> None:
         "inventory",
         "exposure",
         "steps",
+        "value",
     ]
     for column in ("seed", "seat", "episode", "trades", "inventory", "steps"):
         assert frame[column].dtype == "int64"
-    for column in ("reward", "pnl"):
+    for column in ("reward", "pnl", "value"):
         assert frame[column].dtype == "float64"
     for column in ("job_id", "agent", "phase", "condition"):
         assert pd.api.types.is_string_dtype(frame[column])
@@ -157,6 +160,7 @@ def test_empty_store_gives_typed_empty_frames(store: Store) -> None:
             inventory=st.integers(-(2**62), 2**62),
             exposure=st.floats(min_value=0, allow_nan=False),
             steps=st.integers(0, 2**31),
+            value=st.none() | st.floats(allow_nan=False),
         ),
         max_size=20,
         unique_by=lambda r: (r.agent, r.seat, r.phase, r.condition, r.episode),
@@ -166,7 +170,10 @@ def test_any_records_round_trip_exactly(records: list[EpisodeRecord]) -> None:
     with tempfile.TemporaryDirectory() as directory, Store(Path(directory) / "r.sqlite") as store:
         store.record(JobResult("job", seed=7, records=tuple(records), seconds=1.25))
         stored = store.episodes().drop(columns=["job_id", "seed"])
-    back = [EpisodeRecord(**row) for row in stored.to_dict("records")]
+    back = [
+        EpisodeRecord(**{**row, "value": None if math.isnan(row["value"]) else row["value"]})
+        for row in stored.to_dict("records")
+    ]
     assert sorted(back, key=lambda r: (r.agent, r.seat, r.phase, r.condition, r.episode)) == back
     assert set(back) == set(records)
     assert len(back) == len(records)

@@ -29,7 +29,11 @@ def deep(agent_id: str, **params) -> agents.Agent:
 @pytest.mark.parametrize("explore", [False, True])
 def test_act_batch_is_act_one_by_one(agent_id, explore, one_thread):
     batched, single = deep(agent_id), deep(agent_id)
-    obs = np.random.default_rng(0).normal(0.0, 2.0, size=(64, 7)).astype(np.float32)
+    obs = (
+        np.random.default_rng(0)
+        .normal(0.0, 2.0, size=(64, SPEC.observation_space().shape[0]))
+        .astype(np.float32)
+    )
     got = batched.act_batch(obs, explore=explore)
     assert got.tolist() == [single.act(o, explore=explore) for o in obs]
     assert batched.rng.random() == single.rng.random()  # the same draws were made
