@@ -129,8 +129,14 @@ class Checkpoints:
 
 
 def discard_checkpoints(directory: str | Path, job_id: str) -> None:
-    """Remove a stored job's checkpoints."""
-    shutil.rmtree(Path(directory, CHECKPOINTS, job_id), ignore_errors=True)
+    """Remove a stored job's checkpoints, and the folders they leave empty."""
+    root = Path(directory, CHECKPOINTS)
+    path = root / job_id
+    shutil.rmtree(path, ignore_errors=True)
+    folder = path.parent
+    while folder.is_relative_to(root) and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
 
 
 # ----------------------------------------------------------------------------- cards
@@ -146,9 +152,10 @@ def write_cards(directory: Path, config: dict, records: pd.DataFrame) -> list[Pa
         if label not in labels:
             continue
         index = labels.index(label)
-        excerpt = {"market": raw.get("market", {}), "agents": [raw["agents"][index]]}
+        excerpt = tomli_w.dumps({"market": raw.get("market", {})})
+        excerpt += "\n" + tomli_w.dumps({"agents": [raw["agents"][index]]})
         mine = _records_of(records, label, int(seed.removeprefix("seed-")), where)
-        text = _card(path, label, config, tomli_w.dumps(excerpt), mine)
+        text = _card(path, label, config, excerpt, mine)
         (path / CARD).write_text(text)
         written.append(path / CARD)
     return written
@@ -188,7 +195,8 @@ def _card(path: Path, label: str, config: dict, excerpt: str, mine: pd.DataFrame
         means = points["pnl"].mean()
         lines.append(
             f"- greedy checkpoints: mean PnL ${means.iloc[0]:.2f} before training, "
-            f"${means.iloc[-1]:.2f} after {int(means.index[-1]) * training['evaluate_every']}"
+            f"${means.iloc[-1]:.2f} after {int(means.index[-1]) * training['evaluate_every']} "
+            "training episodes"
         )
     test = phases["test"]
     groups = list(test.groupby("condition", sort=False))
