@@ -158,6 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--out", default=None, help="where to write (default RUN_DIR/evaluate[-FILE's name])"
     )
+    evaluate.add_argument(
+        "--resume", action="store_true", help="continue an interrupted evaluation in --out"
+    )
     evaluate.set_defaults(func=evaluate_command)
 
     plot = commands.add_parser("plot", help="draw every figure a run directory supports")
@@ -265,7 +268,12 @@ def evaluate_command(args: argparse.Namespace) -> int:
 
     with executor_from(args) as executor:
         outcome = evaluate_run(
-            args.run_dir, executor, file=args.config, episodes=args.episodes, out=args.out
+            args.run_dir,
+            executor,
+            file=args.config,
+            episodes=args.episodes,
+            out=args.out,
+            resume=args.resume,
         )
     return report(outcome)
 

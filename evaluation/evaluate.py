@@ -74,12 +74,14 @@ def evaluate_run(
     file: str | Path | None = None,
     episodes: int | None = None,
     out: str | Path | None = None,
+    resume: bool = False,
 ) -> RunOutcome:
     """Test the saved agents of ``run_dir`` (see `evaluation_config`) into ``out`` (default
-    ``RUN_DIR/evaluate``, or ``RUN_DIR/evaluate-<FILE's stem>``)."""
+    ``RUN_DIR/evaluate``, or ``RUN_DIR/evaluate-<FILE's stem>``); ``resume`` continues an
+    interrupted evaluation there."""
     config = evaluation_config(run_dir, file, episodes)
     name = "evaluate" if file is None else f"evaluate-{Path(file).stem}"
-    return run_config(config, executor, Path(out or Path(run_dir, name)))
+    return run_config(config, executor, Path(out or Path(run_dir, name)), resume=resume)
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -89,10 +89,9 @@ def run_config(
         store.start_run(config["source_text"], resume=resume)
         (directory / "config.toml").write_text(config["source_text"])
         done = store.finished()
+        where = str(directory.resolve())  # the same folder from a worker of another cwd
         jobs = [
-            dataclasses.replace(job, directory=str(directory))
-            for job in plan(config)
-            if job.id not in done
+            dataclasses.replace(job, directory=where) for job in plan(config) if job.id not in done
         ]
         for stage in sorted({job.stage for job in jobs}):
             for result in executor.run([job for job in jobs if job.stage == stage]):

@@ -200,8 +200,8 @@ def _card(path: Path, label: str, config: dict, excerpt: str, mine: pd.DataFrame
         )
     test = phases["test"]
     groups = list(test.groupby("condition", sort=False))
-    if len(groups) > 3:  # a pretrained strategy, tested in every profile
-        groups = [(f"all {len(groups)} conditions", test)]
+    if config["kind"] == "tournament" and len(groups) > 1:  # a strategy in every profile
+        groups = [(f"all {len(groups)} profiles", test)]
     for condition, group in groups:
         values = group.sort_values("episode")["pnl"].to_numpy(float)
         with warnings.catch_warnings():
