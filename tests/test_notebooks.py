@@ -88,6 +88,16 @@ def stream_text(notebook: nbformat.NotebookNode) -> str:
     )
 
 
+def images(notebook: nbformat.NotebookNode) -> list:
+    """The PNG outputs of the executed notebook."""
+    return [
+        out
+        for cell in notebook.cells
+        for out in cell.get("outputs", [])
+        if "image/png" in out.get("data", {})
+    ]
+
+
 def test_evolutionary_dynamics_notebook(tournament_run, monkeypatch):
     """Loads the run's payoff tables (3 seats, 3 strategies: 10 profiles), draws the fields
     and compares Sharpe with PnL payoffs."""
@@ -95,13 +105,7 @@ def test_evolutionary_dynamics_notebook(tournament_run, monkeypatch):
     text = stream_text(notebook)
     assert "p = 3 seats, k = 3 strategies ('raql', 'ra2q', 'momentum'), 10 profiles" in text
     assert "strategy the dynamics favour from the uniform mix" in text
-    images = [
-        out
-        for cell in notebook.cells
-        for out in cell.get("outputs", [])
-        if "image/png" in out.get("data", {})
-    ]
-    assert len(images) == 2  # the flow line and the pair of simplex fields
+    assert len(images(notebook)) == 2  # the flow line and the pair of simplex fields
 
 
 def test_custom_agent_notebook(tournament_run, monkeypatch):
@@ -123,10 +127,4 @@ def test_trained_agent_notebook(tmp_path, monkeypatch):
     assert "# raql, seed-0" in text  # the card
     assert "loaded raql: a Q-table of 60 states x 17 actions, 72 updates" in text
     assert "played one session: PnL $" in text
-    images = [
-        out
-        for cell in notebook.cells
-        for out in cell.get("outputs", [])
-        if "image/png" in out.get("data", {})
-    ]
-    assert len(images) == 2  # the policy map and the two inventories
+    assert len(images(notebook)) == 2  # the policy map and the two inventories
