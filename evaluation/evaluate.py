@@ -31,14 +31,19 @@ FROM_FILE = ("market", "testing", "perturbations")
 
 
 def evaluation_config(
-    run_dir: str | Path, file: str | Path | None = None, episodes: int | None = None
+    run_dir: str | Path,
+    file: str | Path | None = None,
+    episodes: int | None = None,
+    out: str | Path | None = None,
 ) -> dict:
     """The checked config that tests the saved agents of ``run_dir`` on its own market, or on
     the ``[market]`` of ``file`` (with its ``[testing]`` and ``[[perturbations]]`` when
-    given), ``episodes`` test episodes each (default: as the run or the file says)."""
+    given), ``episodes`` test episodes each (default: as the run or the file says), into
+    ``out`` (its ``output.dir``; default the run's)."""
     run_dir = Path(run_dir).resolve()
-    raw = _read(run_dir / "config.toml")
-    as_run = parse_config(tomli_w.dumps(raw), source=str(run_dir / "config.toml"), complete=False)
+    text = (run_dir / "config.toml").read_text()
+    as_run = parse_config(text, source=str(run_dir / "config.toml"), complete=False)
+    raw = tomllib.loads(text)
     if as_run["kind"] == "tournament" and as_run["tournament"]["mode"] == "train-in-profile":
         raise UserError(
             f"{run_dir}: its tournament trained the seats in their profiles, so no agent was "
@@ -63,6 +68,8 @@ def evaluation_config(
             raw["kind"] = "robustness"
     if episodes is not None:
         raw.setdefault("testing", {})["episodes"] = episodes
+    if out is not None:
+        raw.setdefault("output", {})["dir"] = str(out)
     source = f"evaluate {run_dir}" + (f" on {file}" if file is not None else "")
     return parse_config(tomli_w.dumps(raw), source=source)
 
@@ -79,9 +86,9 @@ def evaluate_run(
     """Test the saved agents of ``run_dir`` (see `evaluation_config`) into ``out`` (default
     ``RUN_DIR/evaluate``, or ``RUN_DIR/evaluate-<FILE's stem>``); ``resume`` continues an
     interrupted evaluation there."""
-    config = evaluation_config(run_dir, file, episodes)
     name = "evaluate" if file is None else f"evaluate-{Path(file).stem}"
-    return run_config(config, executor, Path(out or Path(run_dir, name)), resume=resume)
+    out = Path(out or Path(run_dir, name))
+    return run_config(evaluation_config(run_dir, file, episodes, out), executor, out, resume=resume)
 
 
 def _read(path: Path) -> dict[str, Any]:
