@@ -2,18 +2,26 @@
 
 ``agents.make("raql", n_states=54, n_actions=3, seed=0)`` builds an agent by registry id;
 ``agents.names()`` lists the ids, ``agents.describe()`` gives one line each, and
-``agents.check_agent(cls_or_instance, env)`` checks the contract.
+``agents.check_agent(cls_or_instance, env)`` checks the contract; ``agent.save(path)`` writes
+an agent and ``agents.load(path)`` reads it back (`agents.saved`).
 """
 
 from agents.base import Agent
 from agents.checks import AgentContractError, check_agent
+from agents.loading import load
 from agents.registry import describe, make, names, resolve
+from agents.saved import MarketMismatchError, SavedAgentError, StateError, VersionError
 
 __all__ = [
     "Agent",
     "AgentContractError",
+    "MarketMismatchError",
+    "SavedAgentError",
+    "StateError",
+    "VersionError",
     "check_agent",
     "describe",
+    "load",
     "make",
     "names",
     "resolve",

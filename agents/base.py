@@ -2,7 +2,8 @@
 
 The user side is as small as Axelrod's ``Player``: `Agent.act` and, for learners,
 `Agent.update`; metadata are class attributes (``name``, ``stochastic``, ``description``).
-State is exchanged as a dict of named numpy arrays and plain values (`Agent.state_dict`).
+State is exchanged as a dict of named numpy arrays and plain values (`Agent.state_dict`);
+`Agent.save` writes it, with what rebuilds the agent, to a directory that `agents.load` reads.
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ import copy
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+
+from agents.saved import save
 
 __all__ = ["STANDARD_KEYWORDS", "Agent", "check_keys", "make_rng"]
 
@@ -144,6 +148,13 @@ class Agent(ABC):
         if isinstance(rng, np.random.Generator):
             state["rng"] = copy.deepcopy(rng.bit_generator.state)
         return state
+
+    def save(
+        self, path: str | Path, *, buffer: bool = True, notes: Mapping[str, Any] | None = None
+    ) -> Path:
+        """Write this agent to the directory ``path`` (see `agents.saving.save`; it must have
+        been built by `agents.make` or `agents.load`); `agents.load` reads it back."""
+        return save(self, path, buffer=buffer, notes=notes)
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restore a `state_dict`; ValueError naming unknown or missing keys or bad shapes."""

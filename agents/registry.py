@@ -7,13 +7,14 @@ Third-party packages register agents under the entry-point group ``tradearena.ag
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
 
 from agents.base import STANDARD_KEYWORDS, Agent
 from envs.errors import UserError
 
-__all__ = ["ENTRY_POINT_GROUP", "describe", "make", "names", "resolve"]
+__all__ = ["ENTRY_POINT_GROUP", "Recipe", "describe", "make", "names", "resolve"]
 
 ENTRY_POINT_GROUP = "tradearena.agents"
 
@@ -80,16 +81,28 @@ def resolve(name: str) -> type[Agent]:
     return cls
 
 
+@dataclass(frozen=True)
+class Recipe:
+    """How `make` built an agent: its id and every keyword given (standard ones included,
+    taken or not), kept as the agent's ``recipe`` so that `Agent.save` can record them."""
+
+    id: str
+    keywords: dict[str, Any]
+
+
 def make(name: str, **params: Any) -> Agent:
-    """A new agent: ``resolve(name)(**params)``. The `STANDARD_KEYWORDS`
-    (``observation_space``, ``action_space``, ``seed``) are passed only to agents that take
-    them (`Agent.takes`); ValueError for an unknown id or parameter."""
+    """A new agent: ``resolve(name)(**params)``, with its `Recipe` as ``agent.recipe``. The
+    `STANDARD_KEYWORDS` (``observation_space``, ``action_space``, ``seed``, ``market_spec``)
+    are passed only to agents that take them (`Agent.takes`); ValueError for an unknown id or
+    parameter."""
     cls = resolve(name)
-    params = {k: v for k, v in params.items() if k not in STANDARD_KEYWORDS or k in cls.takes}
+    taken = {k: v for k, v in params.items() if k not in STANDARD_KEYWORDS or k in cls.takes}
     try:
-        return cls(**params)
+        agent = cls(**taken)
     except TypeError as error:
         raise UserError(f"agent {name!r}: {error}") from None
+    object.__setattr__(agent, "recipe", Recipe(name, dict(params)))  # frozen dataclasses too
+    return agent
 
 
 def describe() -> dict[str, str]:

@@ -112,7 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--resume",
         action="store_true",
-        help="continue an interrupted run in the same directory, skipping finished jobs",
+        help="continue an interrupted run in the same directory: finished jobs are skipped, "
+        "the others continue from their last checkpoint ([training] checkpoint_every)",
     )
     run.add_argument(
         "--dry-run", action="store_true", help="check the file and list the jobs, run nothing"
@@ -137,6 +138,30 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument("--runs", default="runs", help="where the run directories go")
     reproduce.add_argument("--docs", default="docs", help="where results.md goes")
     reproduce.set_defaults(func=reproduce_command)
+
+    evaluate = commands.add_parser(
+        "evaluate",
+        help="test a run's saved agents again, on its own market or another",
+        description="Test every saved agent of RUN_DIR (frozen, as its testing began) on the "
+        "run's own market and test seeds, which reproduces the run's test table, or on the "
+        "[market] of FILE (with FILE's [testing] and [[perturbations]] when it has them), "
+        "into a new run directory with the same tables and figures.",
+    )
+    evaluate.add_argument("run_dir", help="a run directory with saved agents (agents/)")
+    evaluate.add_argument(
+        "--config", default=None, metavar="FILE", help="an experiment file whose market to use"
+    )
+    evaluate.add_argument(
+        "--episodes", type=integer_at_least(1), default=None, help="test episodes per agent"
+    )
+    add_executor_arguments(evaluate)
+    evaluate.add_argument(
+        "--out", default=None, help="where to write (default RUN_DIR/evaluate[-FILE's name])"
+    )
+    evaluate.add_argument(
+        "--resume", action="store_true", help="continue an interrupted evaluation in --out"
+    )
+    evaluate.set_defaults(func=evaluate_command)
 
     plot = commands.add_parser("plot", help="draw every figure a run directory supports")
     plot.add_argument("run_dir", help="a run directory (holds config.toml and results.sqlite)")
@@ -242,6 +267,27 @@ def run_command(args: argparse.Namespace) -> int:
         return 0
     with executor_from(args) as executor:
         outcome = run_experiment(args.config, executor, out=args.out, resume=args.resume)
+    return report(outcome)
+
+
+def evaluate_command(args: argparse.Namespace) -> int:
+    from evaluation.evaluate import evaluate_run
+
+    with executor_from(args) as executor:
+        outcome = evaluate_run(
+            args.run_dir,
+            executor,
+            file=args.config,
+            episodes=args.episodes,
+            out=args.out,
+            resume=args.resume,
+        )
+    return report(outcome)
+
+
+def report(outcome) -> int:
+    """Print what a run did (its payoff or summary table, its directory, its failed jobs);
+    the exit status: 1 if a job failed."""
     if outcome.skipped:
         print(f"resumed: {outcome.skipped} finished jobs skipped")
     payoffs = outcome.directory / "payoffs.csv"

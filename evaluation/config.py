@@ -21,6 +21,8 @@ from typing import Any
 import tomli_w
 
 import agents
+from agents.saved import read_header
+from envs.errors import UserError
 from envs.spec import MarketSpec, SpecError
 from envs.traders import TRADERS
 from evaluation.kinds import KINDS
@@ -36,6 +38,7 @@ from evaluation.schema import (
     one_of,
     positive,
 )
+from evaluation.trained import load_saved, saved_source
 
 __all__ = ["ConfigError", "load_config", "parse_config"]
 
@@ -72,6 +75,8 @@ AGENT = {
     "id": Field(str, REQUIRED),
     "label": Field(str, ""),
     "params": Field(dict, ANY_TABLE),
+    "from": Field(str, ""),  # a saved agent, or a run's agents/<label> (seed-<n> per seed)
+    "train": Field(bool, True),  # false: frozen, only tested
 }
 PERTURBATION = {
     "name": Field(str, REQUIRED),
@@ -101,6 +106,7 @@ TOP = {
             "evaluate_every": Field(int, 0, non_negative, ">= 0 episodes (0: never)"),
             "evaluate_episodes": Field(int, 10, positive, "> 0"),
             "sessions": Field(int, 1, positive, "> 0 sessions played at once"),
+            "checkpoint_every": Field(int, 0, non_negative, ">= 0 episodes (0: never)"),
         },
     ),
     "testing": Field(dict, {"episodes": Field(int, 5, positive, "> 0")}),
@@ -177,10 +183,13 @@ def _check_semantics(config: dict, where: Locator, base: Path) -> None:
             agents.resolve(spec["id"])
         except ValueError as error:
             raise where.error(("agents", i, "id"), str(error)) from None
-        try:
-            build_agent(spec, market, seed=0)
-        except (TypeError, ValueError) as error:
-            raise where.error(("agents", i, "params"), str(error)) from None
+        if spec["from"]:
+            _check_saved(spec, market, config["seeds"], ("agents", i), where, base)
+        else:
+            try:
+                build_agent(spec, market, seed=0)
+            except (TypeError, ValueError) as error:
+                raise where.error(("agents", i, "params"), str(error)) from None
         labels.append(spec["label"])
     for i, label in enumerate(labels):
         if label in labels[:i]:
@@ -195,6 +204,26 @@ def _check_semantics(config: dict, where: Locator, base: Path) -> None:
                 (section, 0), f"{section} belong to kind {owners}, not {config['kind']!r}"
             )
     kind.check(config, where)
+
+
+def _check_saved(
+    spec: dict, market: MarketSpec, seeds: int, path: tuple, where: Locator, base: Path
+) -> None:
+    """An agent table with ``from``: the saved agent of every seed index loads (this build
+    wrote it, it is the table's ``id``, it fits this market); ``from`` made absolute
+    (resolved against ``base``); no ``params`` (the saved ones are kept)."""
+    if spec["params"]:
+        raise where.error(path + ("params",), "an agent loaded with from keeps its saved params")
+    source = Path(spec["from"]).expanduser()
+    spec["from"] = str(source if source.is_absolute() else base / source)
+    for seed in range(seeds):
+        try:
+            saved = read_header(saved_source(spec["from"], seed))["id"]
+            if saved != spec["id"]:
+                raise UserError(f"{saved_source(spec['from'], seed)} holds {saved!r}")
+            load_saved(spec, market, seed)
+        except UserError as error:
+            raise where.error(path + ("from",), str(error)) from None
 
 
 def _check_market(market: dict, where: Locator, base: Path) -> MarketSpec:

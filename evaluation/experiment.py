@@ -1,12 +1,14 @@
 """Run an experiment file: plan its jobs, execute them, store the results, write the tables.
 
 A run directory holds ``config.toml`` (the file as run), ``results.sqlite`` (every finished
-job), ``summary.csv`` (the metrics table) and the figures; everything after the jobs can be
-rebuilt from it alone (`load_run`, `summarize`, ``tradearena plot``).
+job), ``summary.csv`` (the metrics table), the figures, and ``agents/`` (every agent as its
+testing began, with a card; `evaluation.trained`); everything after the jobs can be rebuilt
+from it alone (`load_run`, `summarize`, ``tradearena plot``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,8 +21,16 @@ from evaluation.parallel import Executor
 from evaluation.rollout import Job
 from evaluation.rundir import load_run
 from evaluation.store import Store
+from evaluation.trained import discard_checkpoints, write_cards
 
-__all__ = ["RunOutcome", "plan", "run_experiment", "write_figures", "write_tables"]
+__all__ = [
+    "RunOutcome",
+    "plan",
+    "run_config",
+    "run_experiment",
+    "write_figures",
+    "write_tables",
+]
 
 
 def plan(config: dict) -> list[Job]:
@@ -54,6 +64,20 @@ def run_experiment(
     ``resume``."""
     config = load_config(path, overrides)
     directory = Path(out or config["output"]["dir"])
+    return run_config(config, executor, directory, resume=resume, figures=figures)
+
+
+def run_config(
+    config: dict,
+    executor: Executor,
+    directory: Path,
+    *,
+    resume: bool = False,
+    figures: bool | None = None,
+) -> RunOutcome:
+    """Run a checked experiment ``config`` into ``directory``: its jobs stage by stage (every
+    job stored as it finishes, its checkpoints then dropped), then the tables, the agents'
+    cards and (``figures``, default the config's ``output.figures``) the figures."""
     database = directory / "results.sqlite"
     if database.exists() and not resume:
         raise UserError(
@@ -65,13 +89,20 @@ def run_experiment(
         store.start_run(config["source_text"], resume=resume)
         (directory / "config.toml").write_text(config["source_text"])
         done = store.finished()
-        jobs = [job for job in plan(config) if job.id not in done]
-        for result in executor.run(jobs):
-            store.record(result)
+        where = str(directory.resolve())  # the same folder from a worker of another cwd
+        jobs = [
+            dataclasses.replace(job, directory=where) for job in plan(config) if job.id not in done
+        ]
+        for stage in sorted({job.stage for job in jobs}):
+            for result in executor.run([job for job in jobs if job.stage == stage]):
+                store.record(result)
+                if result.error is None:
+                    discard_checkpoints(directory, result.job_id)
         failed = store.failed()
     as_run, records = load_run(directory)
     kind = KINDS[as_run["kind"]]
     summary = kind.tables(directory, as_run, records)
+    write_cards(directory, as_run, records)
     if config["output"]["figures"] if figures is None else figures:
         kind.figures(directory, as_run, records)
     return RunOutcome(directory, summary, failed, len(done))

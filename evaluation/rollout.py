@@ -1,6 +1,7 @@
 """What every experiment kind shares: the Job, its seeds, its agents, its episodes.
 
-A Job is pure: its config and seed index in, records out. Every random draw comes from one
+A Job is pure: its config and seed index in, records out (and, given a run directory, the
+agents it trained saved there, `evaluation.trained`). Every random draw comes from one
 root ``numpy.random.SeedSequence(root_seed)`` addressed by spawn keys (seed index, then role,
 seat or phase, episode), so a result never depends on which worker ran it, in what order, or
 on how many workers there were. All agents of one seed index meet the same market randomness
@@ -20,13 +21,16 @@ from envs.batch import BatchedMarket
 from envs.seats import SeatedMarket, observation_kind
 from envs.spec import MarketSpec
 from evaluation.store import EpisodeRecord
+from evaluation.trained import Checkpoints, agent_path, episodes_before, load_saved
 
 __all__ = [
     "Job",
     "build_agent",
     "episodes",
+    "keep_agent",
     "market_spec",
     "opening_values",
+    "seat_agent",
     "seed_int",
     "seed_sequence",
     "trained_alone",
@@ -38,12 +42,17 @@ TRAIN, TEST, AGENT, ADVERSARY, SPARRING, EVALUATE = 0, 1, 2, 3, 4, 5  # spawn-ke
 @dataclass(frozen=True)
 class Job:
     """One unit of work: an experiment ``config`` (checked, plain data), the ``seed`` index and
-    the labels of the agents it trains (one for a compare job, all for a robustness job)."""
+    the labels of the agents it trains (one for a compare job, all for a robustness job).
+    Jobs of a ``stage`` run after every job of the stages before (a pretrained tournament's
+    profiles after its strategies' training). ``directory``: the run directory, where the job
+    saves its agents and checkpoints (`evaluation.trained`); "" for none."""
 
     id: str
     seed: int
     labels: tuple[str, ...]
     config: dict
+    stage: int = 0
+    directory: str = ""
 
 
 def seed_sequence(config: dict, *key: int) -> np.random.SeedSequence:
@@ -81,6 +90,26 @@ def build_agent(spec: dict, market: MarketSpec, seed: int, episodes: int = 0) ->
     )
 
 
+def seat_agent(spec: dict, market: MarketSpec, job: Job, seed: int) -> Agent:
+    """The agent of an experiment's agent table in a seat of ``market``: the saved one its
+    ``from`` names (for the job's seed index), or a new one seeded with ``seed``."""
+    if spec["from"]:
+        return load_saved(spec, market, job.seed)
+    return build_agent(spec, market, seed, job.config["training"]["episodes"])
+
+
+def keep_agent(job: Job, spec: dict, agent: Agent, *where: str) -> None:
+    """Save ``agent`` (of agent table ``spec``, trained by this job if ``spec["train"]``) in
+    the job's run directory (`evaluation.trained.agent_path`), noting the training episodes
+    it has had in all; nothing without a run directory."""
+    if not job.directory:
+        return
+    trained = episodes_before(spec, job.seed)
+    trained += job.config["training"]["episodes"] if spec["train"] else 0
+    path = agent_path(job.directory, spec["label"], job.seed, *where)
+    agent.save(path, notes={"episodes_trained": trained})
+
+
 # ----------------------------------------------------------------------------- episodes
 def episodes(
     table: SeatedMarket,
@@ -92,6 +121,7 @@ def episodes(
     condition_name: str,
     labels: Sequence[str],
     recorded: Sequence[int] = (0,),
+    checkpoints: Checkpoints | None = None,
 ) -> list[EpisodeRecord]:
     """All episodes of one phase (train: the table's learners learn; test: greedy) under one
     condition, as records of the ``recorded`` seats, labelled by ``labels`` (one per seat).
@@ -106,7 +136,11 @@ def episodes(
     market (`envs.batch.BatchedMarket`; not under a take-over adversary): each episode keeps
     its seed, and a greedy phase gives the same records as one by one (for agents whose
     greedy actions draw no random numbers), but a learner meets the N sessions' transitions
-    step by step, in session order, rather than one whole episode after another."""
+    step by step, in session order, rather than one whole episode after another.
+
+    ``checkpoints`` (training): every seat's state and the records are kept whenever the
+    episodes played pass a multiple of ``[training] checkpoint_every``, and at the end; a
+    phase that finds one continues from it, to the records an uninterrupted phase gives."""
     training = config["training"]
     n = training["episodes"] if phase == TRAIN else config["testing"]["episodes"]
     every = training.get("evaluate_every", 0) if phase == TRAIN else 0
@@ -143,16 +177,20 @@ def episodes(
         play(seeds, "eval", checkpoint * size, learn=False)
 
     records: list[EpisodeRecord] = []
-    if every:
-        evaluate(0)
     done = 0
-    while done < n:
-        stop = min(n, (done // every + 1) * every) if every else n
+    if checkpoints is not None:
+        done, records = checkpoints.restore(table.policies)
+    if every and done == 0:
+        evaluate(0)
+    while done < n:  # one batch of sessions at a time, none across a greedy checkpoint
+        stop = min(n, (done // every + 1) * every if every else n, done + sessions)
         seeds = [seed_sequence(config, job.seed, phase, condition, e) for e in range(done, stop)]
         play(seeds, name, done, phase == TRAIN)
-        done = stop
+        before, done = done, stop
         if every and done % every == 0:
             evaluate(done // every)
+        if checkpoints is not None and checkpoints.due(before, done, n):
+            checkpoints.save(table.policies, done, records)
     return records
 
 
@@ -171,30 +209,34 @@ def opening_values(table: SeatedMarket, seed: np.random.SeedSequence) -> list[fl
 def trained_alone(
     config: dict, job: Job, spec: dict, index: int
 ) -> tuple[Agent, list[EpisodeRecord]]:
-    """An agent trained alone in the clean market, with its training records. An agent whose
+    """An agent trained alone in the clean market (unless its table says ``train = false``),
+    with its training records, and kept in the run directory (`keep_agent`). An agent whose
     adversary trades (RA3-Q with ``adversary_mode = "trader"``) trains against it, seated
     opposite and learning too."""
     market = market_spec(config)
-    seed = seed_int(config, job.seed, AGENT, index)
-    agent = build_agent(spec, market, seed, config["training"]["episodes"])
-    seats: list[Agent] = [agent]
-    trainer = getattr(agent, "trader_adversary", None)
-    adversary = trainer(seed_int(config, job.seed, SPARRING, index)) if trainer else None
-    if adversary is not None:
-        seats.append(adversary)
-    table = SeatedMarket(
-        market,
-        seats,
-        learners=range(len(seats)),
-        opposes={1: 0} if adversary is not None else None,
-    )
-    records = episodes(
-        table,
-        config,
-        job,
-        phase=TRAIN,
-        condition=0,
-        condition_name="clean",
-        labels=[spec["label"], "adversary"],
-    )
+    agent = seat_agent(spec, market, job, seed_int(config, job.seed, AGENT, index))
+    records: list[EpisodeRecord] = []
+    if spec["train"]:
+        seats: list[Agent] = [agent]
+        trainer = getattr(agent, "trader_adversary", None)
+        adversary = trainer(seed_int(config, job.seed, SPARRING, index)) if trainer else None
+        if adversary is not None:
+            seats.append(adversary)
+        table = SeatedMarket(
+            market,
+            seats,
+            learners=range(len(seats)),
+            opposes={1: 0} if adversary is not None else None,
+        )
+        records = episodes(
+            table,
+            config,
+            job,
+            phase=TRAIN,
+            condition=0,
+            condition_name="clean",
+            labels=[spec["label"], "adversary"],
+            checkpoints=Checkpoints.of(config, job, spec["label"]),
+        )
+    keep_agent(job, spec, agent)
     return agent, records

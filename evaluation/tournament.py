@@ -3,9 +3,11 @@
 A profile (n_1, ..., n_k), sum p, seats n_i agents of strategy i in one market; all
 C(p+k-1, k-1) profiles are played, each ``seeds`` times (repetitions). Modes:
 
-- ``train-in-profile``: the seated learners train together in that profile, then are tested;
+- ``train-in-profile``: the seated learners train together in that profile, then are tested
+  (a strategy with ``train = false`` stays frozen; a profile with no learner is only tested);
 - ``pretrained``: each strategy is trained once per repetition alone in the reference market
-  (the compare setting) and frozen; every profile of that repetition seats copies of it.
+  (the compare setting) by a job of its own, and saved; then every profile of that
+  repetition seats frozen copies of the saved strategies and is only tested.
 
 Each seat's payoff is risk-sensitive by default, the floored Sharpe ratio of its test-episode
 PnL (`evaluation.metrics.floored_sharpe` with ``sharpe_floor`` dollars, so that a seat that
@@ -18,13 +20,15 @@ Tables: ``summary.csv``, ``payoffs.csv`` (the config's payoff), ``payoffs_sharpe
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 import pandas as pd
 
+import agents
 from agents.base import Agent
+from envs.errors import UserError
 from envs.seats import SeatedMarket
+from envs.spec import MarketSpec
 from evaluation.compare import tables as summary_tables
 from evaluation.metrics import floored_sharpe
 from evaluation.payoffs import PayoffTable, profile_key
@@ -34,14 +38,16 @@ from evaluation.rollout import (
     TEST,
     TRAIN,
     Job,
-    build_agent,
     episodes,
+    keep_agent,
     market_spec,
+    seat_agent,
     seed_int,
     trained_alone,
 )
 from evaluation.schema import Locator
 from evaluation.store import EpisodeRecord
+from evaluation.trained import Checkpoints, agent_path
 
 __all__ = ["check", "figures", "payoff_table", "plan", "run", "seat_payoffs", "tables"]
 
@@ -58,61 +64,78 @@ def check(config: dict, where: Locator) -> None:
 
 
 def plan(config: dict) -> list[Job]:
-    """One job per (profile, repetition); a job's labels are its seats' strategies."""
+    """One job per (profile, repetition); a job's labels are its seats' strategies. A
+    pretrained tournament first has one job per (strategy, repetition) training it (stage 0;
+    the profiles are stage 1)."""
     labels = [spec["label"] for spec in config["agents"]]
     p = config["tournament"]["players"]
+    pretrained = config["tournament"]["mode"] == "pretrained"
     jobs = []
+    if pretrained:
+        jobs += [
+            Job(f"train/{label}/rep={rep}", rep, (label,), config)
+            for label in labels
+            for rep in range(config["seeds"])
+        ]
     for counts in PayoffTable.profiles(p, len(labels)):
         seats = tuple(label for label, n in zip(labels, counts) for _ in range(n))
         for rep in range(config["seeds"]):
-            jobs.append(Job(f"profile={profile_key(counts)}/rep={rep}", rep, seats, config))
+            name = f"profile={profile_key(counts)}/rep={rep}"
+            jobs.append(Job(name, rep, seats, config, stage=int(pretrained)))
     return jobs
 
 
-_PRETRAINED: dict[tuple[str, int, int], Agent] = {}  # (config text, strategy, repetition)
-
-
-def _pretrained(config: dict, job: Job, index: int) -> Agent:
-    """Strategy ``index`` trained alone for repetition ``job.seed``, once per process."""
-    key = (config["source_text"], index, job.seed)
-    if key not in _PRETRAINED:
-        _PRETRAINED[key], _ = trained_alone(config, job, config["agents"][index], index)
-    return copy.deepcopy(_PRETRAINED[key])
-
-
 def run(job: Job) -> list[EpisodeRecord]:
-    """Play one profile: seat the strategies, train them in the profile (or load the
-    pretrained ones), test; records of every seat, condition = the profile's key (`profile_key`,
-    e.g. ``"2-1-1"``)."""
+    """A pretrained strategy's training job: train it alone (`trained_alone`, which saves it).
+    A profile: seat the strategies, train them in the profile (or load the pretrained ones),
+    test; records of every seat, condition = the profile's key (`profile_key`, e.g.
+    ``"2-1-1"``)."""
     config = job.config
     index = {spec["label"]: i for i, spec in enumerate(config["agents"])}
+    pretrained = config["tournament"]["mode"] == "pretrained"
+    if pretrained and job.stage == 0:
+        (label,) = job.labels
+        return trained_alone(config, job, config["agents"][index[label]], index[label])[1]
     specs = [config["agents"][index[label]] for label in job.labels]
     market = market_spec(config)
-    pretrained = config["tournament"]["mode"] == "pretrained"
     seat_agents = [
-        _pretrained(config, job, index[spec["label"]])
+        _pretrained(job, spec, market)
         if pretrained
-        else build_agent(
-            spec,
-            market,
-            seed_int(config, job.seed, AGENT, index[spec["label"]], seat),
-            config["training"]["episodes"],
+        else seat_agent(
+            spec, market, job, seed_int(config, job.seed, AGENT, index[spec["label"]], seat)
         )
         for seat, spec in enumerate(specs)
     ]
-    seats = range(len(specs))
-    table = SeatedMarket(market, seat_agents, learners=() if pretrained else seats)
+    learners = () if pretrained else [seat for seat, spec in enumerate(specs) if spec["train"]]
+    table = SeatedMarket(market, seat_agents, learners=learners)
     counts = tuple(job.labels.count(spec["label"]) for spec in config["agents"])
+    key = profile_key(counts)
     common = {
         "condition": 0,
-        "condition_name": profile_key(counts),
+        "condition_name": key,
         "labels": list(job.labels),
-        "recorded": seats,
+        "recorded": range(len(specs)),
     }
     records = []
+    if learners:
+        checkpoints = Checkpoints.of(config, job, "profile")
+        records += episodes(table, config, job, phase=TRAIN, checkpoints=checkpoints, **common)
     if not pretrained:
-        records += episodes(table, config, job, phase=TRAIN, **common)
+        for seat, (spec, agent) in enumerate(zip(specs, seat_agents)):
+            keep_agent(job, spec, agent, f"profile-{key}", f"seat-{seat}")
     return records + episodes(table, config, job, phase=TEST, **common)
+
+
+def _pretrained(job: Job, spec: dict, market: MarketSpec) -> Agent:
+    """A frozen copy of the strategy of ``spec`` that the training job of this repetition
+    saved in the run directory."""
+    if not job.directory:
+        raise UserError(
+            "a pretrained tournament's profiles seat the strategies its training jobs saved "
+            "in the run directory: run it with `tradearena run` (evaluation.experiment)"
+        )
+    path = agent_path(job.directory, spec["label"], job.seed)
+    return agents.load(path, custom=(spec["id"],), market=market)
 
 
 def seat_payoffs(

@@ -37,6 +37,25 @@ id = "momentum"
 """
 
 
+TINY_MAKING = """
+kind = "compare"
+seeds = 1
+[market]
+task = "making"
+population = "light"
+n_steps = 12
+reward_scale = 0.01
+[training]
+episodes = 6
+[testing]
+episodes = 2
+[output]
+figures = false
+[[agents]]
+id = "raql"
+"""
+
+
 @pytest.fixture(scope="module")
 def tournament_run(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("notebook-run")
@@ -46,8 +65,10 @@ def tournament_run(tmp_path_factory) -> Path:
     return outcome.directory
 
 
-def execute(name: str, run_dir: Path, monkeypatch) -> nbformat.NotebookNode:
-    monkeypatch.setenv("TRADEARENA_RUN_DIR", str(run_dir))
+def execute(
+    name: str, run_dir: Path, monkeypatch, variable: str = "TRADEARENA_RUN_DIR"
+) -> nbformat.NotebookNode:
+    monkeypatch.setenv(variable, str(run_dir))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     notebook = nbformat.read(ROOT / "notebooks" / name, as_version=4)
     client = NotebookClient(
@@ -67,6 +88,16 @@ def stream_text(notebook: nbformat.NotebookNode) -> str:
     )
 
 
+def images(notebook: nbformat.NotebookNode) -> list:
+    """The PNG outputs of the executed notebook."""
+    return [
+        out
+        for cell in notebook.cells
+        for out in cell.get("outputs", [])
+        if "image/png" in out.get("data", {})
+    ]
+
+
 def test_evolutionary_dynamics_notebook(tournament_run, monkeypatch):
     """Loads the run's payoff tables (3 seats, 3 strategies: 10 profiles), draws the fields
     and compares Sharpe with PnL payoffs."""
@@ -74,13 +105,7 @@ def test_evolutionary_dynamics_notebook(tournament_run, monkeypatch):
     text = stream_text(notebook)
     assert "p = 3 seats, k = 3 strategies ('raql', 'ra2q', 'momentum'), 10 profiles" in text
     assert "strategy the dynamics favour from the uniform mix" in text
-    images = [
-        out
-        for cell in notebook.cells
-        for out in cell.get("outputs", [])
-        if "image/png" in out.get("data", {})
-    ]
-    assert len(images) == 2  # the flow line and the pair of simplex fields
+    assert len(images(notebook)) == 2  # the flow line and the pair of simplex fields
 
 
 def test_custom_agent_notebook(tournament_run, monkeypatch):
@@ -89,3 +114,17 @@ def test_custom_agent_notebook(tournament_run, monkeypatch):
     text = stream_text(notebook)
     assert "Contrarian meets the contract" in text
     assert "failed jobs: none" in text
+
+
+def test_trained_agent_notebook(tmp_path, monkeypatch):
+    """Loads the RAQL a tiny making run saved, draws its policy map, plays one session."""
+    (tmp_path / "making.toml").write_text(TINY_MAKING)
+    run = run_experiment(
+        tmp_path / "making.toml", LocalExecutor(progress=False), out=tmp_path / "run"
+    )
+    notebook = execute("trained_agent.ipynb", run.directory, monkeypatch, "TRADEARENA_TRAINED_RUN")
+    text = stream_text(notebook)
+    assert "# raql, seed-0" in text  # the card
+    assert "loaded raql: a Q-table of 60 states x 17 actions, 72 updates" in text
+    assert "played one session: PnL $" in text
+    assert len(images(notebook)) == 2  # the policy map and the two inventories

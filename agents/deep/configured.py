@@ -66,5 +66,7 @@ class ConfiguredAgent(Agent):
         self._restore(state)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickle (and deep-copy) through `from_state` and the `state_dict`."""
-        return type(self).from_state, (self.state_dict(),)
+        """Pickle (and deep-copy) through `from_state` and the `state_dict`, keeping the
+        `agents.make` recipe that `Agent.save` needs."""
+        recipe = vars(self).get("recipe")
+        return type(self).from_state, (self.state_dict(),), recipe and {"recipe": recipe}

@@ -255,13 +255,14 @@ def test_defaults_filled(tiny_config, tiny_text):
     assert MarketSpec(**market).action_set == "trade"  # the task's
     assert config["root_seed"] == 0
     training = {"episodes": 2, "evaluate_every": 0, "evaluate_episodes": 10, "sessions": 1}
-    assert config["training"] == training
+    assert config["training"] == {**training, "checkpoint_every": 0}
     assert config["testing"] == {"episodes": 2}
     assert config["perturbations"] == []
     assert config["output"] == {"dir": "runs/tiny", "figures": True}
+    fresh = {"from": "", "train": True}
     assert config["agents"] == [
-        {"id": "q_learning", "label": "q_learning", "params": {}},
-        {"id": "ra2q", "label": "ra2q", "params": {"k": 3}},
+        {"id": "q_learning", "label": "q_learning", "params": {}, **fresh},
+        {"id": "ra2q", "label": "ra2q", "params": {"k": 3}, **fresh},
     ]
     assert config["source_text"] == tiny_text
 

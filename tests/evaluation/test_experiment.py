@@ -87,8 +87,9 @@ class Flaky(Agent):
 
 
 def snapshot(directory: Path) -> dict[str, tuple[bytes, int]]:
-    """Every file of ``directory``: its bytes and modification time."""
-    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(directory.iterdir())}
+    """Every file under ``directory``: its bytes and modification time."""
+    files = sorted(p for p in directory.rglob("*") if p.is_file())
+    return {str(p.relative_to(directory)): (p.read_bytes(), p.stat().st_mtime_ns) for p in files}
 
 
 def done_jobs(database: Path) -> int:

@@ -9,11 +9,15 @@ from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.quiver import Quiver
 
+import agents
+from envs.spec import MarketSpec
 from evaluation.payoffs import PayoffTable
 from evaluation.plots import (
     REST_POINT_COLOURS,
     dynamics_figure,
     flow_line,
+    policy_grid,
+    policy_map,
     simplex_faces,
     simplex_field,
 )
@@ -98,3 +102,42 @@ def test_dynamics_figure_dispatch_and_errors():
         simplex_field(PayoffTable.from_matrix(RPS), kind="contours")
     with pytest.raises(ValueError, match="table: expected a PayoffTable with k >= 4"):
         simplex_faces(PayoffTable.from_matrix(RPS))
+
+
+# ----------------------------------------------------------------------------- policy maps
+MAKING = MarketSpec(task="making", position_limit=500)
+
+
+def test_policy_grid_is_the_greedy_action_at_each_point():
+    """A features agent (Avellaneda-Stoikov) acts on the vector built at each point; a
+    tabular one on the discretizer's state of it; the agent's generator is not touched."""
+    inventory, time_left = np.linspace(-1, 1, 5), np.array([0.1, 0.9])
+    maker = agents.make("avellaneda_stoikov", market_spec=MAKING)
+    grid = policy_grid(maker, MAKING, inventory, time_left)
+    vector = np.zeros(7, np.float32)
+    vector[2] = 1.0  # a one-tick spread
+    for t, left in enumerate(time_left):
+        for i, held in enumerate(inventory):
+            vector[0], vector[-1] = held, left
+            assert grid[t, i] == maker.act(vector)
+    assert grid[0, 0] != grid[0, -1]  # long and short inventories quote apart
+    table = agents.make("q_learning", n_states=60, n_actions=17, seed=0)
+    table.q[:] = np.arange(17)[None, :] == (np.arange(60) % 17)[:, None]
+    before = table.rng.bit_generator.state
+    grid = policy_grid(table, MAKING, inventory, time_left, {"spread": 3.0})
+    discretize = MAKING.state_discretizer()
+    vector[2] = 3.0
+    vector[0], vector[-1] = inventory[1], time_left[1]
+    assert grid[1, 1] == discretize(vector) % 17
+    assert table.rng.bit_generator.state == before
+
+
+def test_policy_map_names_the_actions_taken():
+    maker = agents.make("avellaneda_stoikov", market_spec=MAKING)
+    ax = policy_map(maker, MAKING, _axes())
+    names = [text.get_text() for text in ax.get_legend().get_texts()]
+    taken = sorted(
+        set(policy_grid(maker, MAKING, np.linspace(-1, 1, 41), np.linspace(0, 1, 31)).ravel())
+    )
+    assert len(names) == len(taken) and "bid 0 / ask 0" in names
+    assert ax.get_xlabel() == "inventory (fraction of the position limit)"

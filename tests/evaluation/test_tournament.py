@@ -8,9 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from envs.seats import SeatedMarket
 from evaluation.config import parse_config
-from evaluation.experiment import plan
+from evaluation.experiment import plan, run_experiment
 from evaluation.kinds import run_job
+from evaluation.parallel import LocalExecutor
+from evaluation.rollout import TEST, episodes, market_spec, trained_alone
+from evaluation.rundir import load_run
 from evaluation.tournament import payoff_table, seat_payoffs
 
 TOURNAMENT = """\
@@ -44,14 +48,23 @@ def config(mode: str) -> dict:
 @pytest.mark.parametrize("mode", ["train-in-profile", "pretrained"])
 def test_plan_covers_every_profile_and_repetition(mode):
     """C(p + k - 1, k - 1) = C(5, 2) = 10 profiles of 3 seats over 3 strategies, x 2 reps;
-    a job's seats list each strategy as often as its profile counts it."""
+    a job's seats list each strategy as often as its profile counts it. A pretrained
+    tournament first trains each strategy per repetition (stage 0), then plays the profiles."""
     jobs = plan(config(mode))
-    assert len(jobs) == math.comb(5, 2) * 2 == 20
-    assert len({job.id for job in jobs}) == 20
-    profiles = {job.id.split("/")[0] for job in jobs}
-    assert "profile=3-0-0" in profiles and "profile=1-1-1" in profiles
+    profiles = [job for job in jobs if job.id.startswith("profile=")]
+    assert len(profiles) == math.comb(5, 2) * 2 == 20
+    assert len({job.id for job in jobs}) == len(jobs)
+    assert "profile=3-0-0/rep=0" in {j.id for j in profiles}
     one = next(job for job in jobs if job.id == "profile=2-0-1/rep=1")
     assert one.labels == ("raql", "raql", "hold") and one.seed == 1
+    training = [job for job in jobs if job.stage == 0 and job not in profiles]
+    if mode == "pretrained":
+        assert [j.id for j in training] == [
+            f"train/{s}/rep={r}" for s in ("raql", "ra2q", "hold") for r in (0, 1)
+        ]
+        assert {j.stage for j in profiles} == {1}
+    else:
+        assert training == [] and {j.stage for j in profiles} == {0}
 
 
 def test_train_in_profile_records_every_seat():
@@ -74,21 +87,37 @@ def test_train_in_profile_records_every_seat():
     assert (hold["trades"] == 0).all() and (hold["pnl"] == 0).all()
 
 
-def test_pretrained_strategies_are_the_same_agent_in_every_profile():
-    """In pretrained mode a strategy is trained once per repetition, alone, and frozen: the
-    profiles of one repetition seat identical copies of it; a job has no training records."""
-    from evaluation.tournament import _pretrained
-
+def test_pretrained_profiles_seat_frozen_copies_of_each_strategy(tmp_path):
+    """Pretrained: each strategy is trained once per repetition, alone, and saved; a profile
+    is only tested, and its records are those of a table seating frozen copies of the agents
+    `trained_alone` gives (what the profile loads from the run directory)."""
     cfg = config("pretrained")
-    jobs = {j.id: j for j in plan(cfg)}
-    first = _pretrained(cfg, jobs["profile=3-0-0/rep=0"], 0)
-    other = _pretrained(cfg, jobs["profile=1-1-1/rep=0"], 0)
-    next_rep = _pretrained(cfg, jobs["profile=1-1-1/rep=1"], 0)
-    assert first is not other
-    np.testing.assert_array_equal(first.q, other.q)
-    assert not np.array_equal(first.q, next_rep.q)
-    result = run_job(jobs["profile=3-0-0/rep=0"])
-    assert result.error is None and {r.phase for r in result.records} == {"test"}
+    (tmp_path / "t.toml").write_text(cfg["source_text"])
+    outcome = run_experiment(
+        tmp_path / "t.toml", LocalExecutor(progress=False), out=tmp_path / "run"
+    )
+    assert outcome.failed == {}
+    _, records = load_run(outcome.directory)
+    phases = records.groupby(records["job_id"].str.startswith("train/"))["phase"].unique()
+    assert set(phases[True]) == {"train"} and set(phases[False]) == {"test"}
+    job = next(j for j in plan(cfg) if j.id == "profile=2-1-0/rep=1")
+    copies = [trained_alone(cfg, job, cfg["agents"][i], i)[0] for i in (0, 0, 1)]
+    table = SeatedMarket(market_spec(cfg), copies)
+    expected = episodes(
+        table,
+        cfg,
+        job,
+        phase=TEST,
+        condition=0,
+        condition_name="2-1-0",
+        labels=list(job.labels),
+        recorded=range(3),
+    )
+    got = records[records["job_id"] == job.id].sort_values(["seat", "episode"])
+    assert got["pnl"].tolist() == [r.pnl for r in sorted(expected, key=lambda r: r.seat)]
+    assert (outcome.directory / "agents" / "ra2q" / "seed-1" / "agent.json").exists()
+    alone = run_job(job)  # no run directory: nothing to load the strategies from
+    assert "profiles seat the strategies its training jobs saved" in alone.error
 
 
 def test_seat_payoffs_and_table_by_hand():

@@ -1,0 +1,289 @@
+"""Saved agents' files: `Agent.save` writes them, `agents.load` reads them; reading runs no code.
+
+A saved agent is a directory of two files:
+
+- ``agent.json``: the save format and tradearena versions; the registry id and keywords the
+  agent was built with (`agents.make`: parameters, seed, observation and action spaces, the
+  `MarketSpec` table); the seat's view of that market (`seat_view`: action set, features or
+  tabular bins); the values of `Agent.state_dict` that are not arrays (counters, generator
+  states, configs), with the name, shape and dtype of every array; the ``left_out`` state keys
+  and the saver's ``notes`` (e.g. episodes trained).
+- ``arrays.npz``: the state's numpy arrays by key (tables, network weights, Adam moments, the
+  replay buffer unless left out), read with ``allow_pickle=False``.
+
+`agents.load` (`agents.loading`) builds a fresh agent with `agents.make` and restores the
+state with `Agent.load_state_dict`: the loaded agent acts and trains on exactly as the saved
+one would. Nothing here knows an agent's state keys: whatever `Agent.state_dict` lists is
+saved.
+Problems are `SavedAgentError`\\s naming the file: another version (`VersionError`), state
+that does not fit the agent (`StateError`), a market the agent was not made for
+(`MarketMismatchError`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from collections.abc import Callable, Mapping
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from envs.errors import UserError
+from envs.features import feature_names
+from envs.spec import MarketSpec
+from envs.tapes import Tape
+
+__all__ = [
+    "FORMAT",
+    "MarketMismatchError",
+    "SavedAgentError",
+    "StateError",
+    "VersionError",
+    "project_version",
+    "read_header",
+    "read_state",
+    "save",
+    "seat_view",
+    "write_state",
+]
+
+FORMAT = 1
+"""The layout of ``agent.json`` and ``arrays.npz`` this build writes and reads."""
+HEADER, ARRAYS = "agent.json", "arrays.npz"
+REPLAY = "buffer"
+"""A state key with a part of this name (``"buffer.observations"``,
+``"protagonist.buffer.pos"``) belongs to a replay memory, which ``save(buffer=False)`` leaves
+out."""
+
+
+class SavedAgentError(UserError):
+    """A saved agent that cannot be written or read as asked; the message names the file."""
+
+
+class VersionError(SavedAgentError):
+    """The file was saved by another tradearena version or save format."""
+
+
+class StateError(SavedAgentError):
+    """The saved state does not fit the agent: missing, unknown or mis-shaped arrays or keys."""
+
+
+class MarketMismatchError(SavedAgentError):
+    """The agent was saved from a seat whose actions or observations differ from this one's."""
+
+
+def project_version() -> str:
+    """The installed tradearena version ("unknown" when run from a source tree only)."""
+    try:
+        return version("tradearena")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+# ----------------------------------------------------------------------------- plain values
+def _encode(value: Any, where: str) -> Any:
+    """``value`` as JSON data: tuples, numpy scalars and Discrete / Box spaces tagged so that
+    `_decode` gives them back equal; SavedAgentError naming ``where`` for anything else."""
+    if value is None or isinstance(value, bool | str | int | float):
+        return value
+    if isinstance(value, np.generic):
+        return _encode(value.item(), where)
+    if isinstance(value, tuple):
+        return {"__tuple__": [_encode(v, where) for v in value]}
+    if isinstance(value, list):
+        return [_encode(v, where) for v in value]
+    if isinstance(value, Mapping):
+        if not all(isinstance(k, str) for k in value):
+            raise SavedAgentError(f"{where}: a dict with keys other than strings cannot be saved")
+        return {k: _encode(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, spaces.Discrete):
+        return {"__space__": "Discrete", "n": int(value.n), "start": int(value.start)}
+    if isinstance(value, spaces.Box):
+        low, high = value.low.tolist(), value.high.tolist()
+        return {"__space__": "Box", "low": low, "high": high, "dtype": str(value.dtype)}
+    kind = "an array inside another value" if isinstance(value, np.ndarray) else type(value)
+    raise SavedAgentError(f"{where}: {kind} cannot be saved (arrays, plain values and spaces)")
+
+
+def _decode(data: dict) -> Any:
+    """The `json.loads` object hook undoing `_encode`'s tags."""
+    if "__tuple__" in data:
+        return tuple(data["__tuple__"])
+    if data.get("__space__") == "Discrete":
+        return spaces.Discrete(data["n"], start=data["start"])
+    if data.get("__space__") == "Box":
+        dtype = np.dtype(data["dtype"])
+        low, high = np.array(data["low"], dtype), np.array(data["high"], dtype)
+        return spaces.Box(low, high, dtype=dtype)
+    return data
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(), object_hook=_decode)
+    except FileNotFoundError:
+        raise SavedAgentError(f"{path.parent}: no saved agent here ({path.name} missing)") from None
+    except (ValueError, KeyError, TypeError) as error:
+        raise SavedAgentError(f"{path}: not a saved agent's file: {error}") from None
+
+
+# ----------------------------------------------------------------------------- state files
+def write_state(
+    directory: str | Path, state: Mapping[str, Any], header: Mapping[str, Any] | None = None
+) -> None:
+    """Write ``state`` (an `Agent.state_dict`) into the existing ``directory``: its arrays to
+    ``arrays.npz``, everything else with ``header`` to ``agent.json``."""
+    directory = Path(directory)
+    arrays = {k: v for k, v in state.items() if isinstance(v, np.ndarray)}
+    plain = {k: v for k, v in state.items() if not isinstance(v, np.ndarray)}
+    with zipfile.ZipFile(directory / ARRAYS, "w") as archive:
+        for key, array in arrays.items():
+            if array.dtype.hasobject:
+                raise SavedAgentError(f"state_dict[{key!r}]: arrays of objects cannot be saved")
+            with archive.open(f"{key}.npy", "w", force_zip64=True) as file:
+                np.lib.format.write_array(file, np.ascontiguousarray(array), allow_pickle=False)
+    listing = {k: {"shape": list(v.shape), "dtype": v.dtype.str} for k, v in arrays.items()}
+    data = {**(header or {}), "state": plain, "arrays": listing}
+    text = json.dumps(_encode(data, "state_dict"), indent=1, allow_nan=True)
+    (directory / HEADER).write_text(text + "\n")
+
+
+def read_state(directory: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(header, state) of a directory `write_state` wrote; `StateError` naming the arrays
+    that are missing, unknown or not of the shape and dtype the header lists."""
+    directory = Path(directory)
+    header = _read_json(directory / HEADER)
+    listing = header.pop("arrays", {})
+    state = dict(header.pop("state", {}))
+    path = directory / ARRAYS
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {key: archive[key] for key in archive.files}
+    except FileNotFoundError:
+        raise StateError(f"{path}: missing") from None
+    except (ValueError, OSError, zipfile.BadZipFile) as error:
+        raise StateError(f"{path}: not readable without unpickling: {error}") from None
+    missing, unknown = sorted(set(listing) - set(arrays)), sorted(set(arrays) - set(listing))
+    if missing or unknown:
+        raise StateError(f"{path}: missing arrays {missing}, unknown arrays {unknown}")
+    for key, expected in listing.items():
+        array = arrays[key]
+        if list(array.shape) != expected["shape"] or array.dtype.str != expected["dtype"]:
+            raise StateError(
+                f"{path}: {key!r} is {array.dtype.str} {list(array.shape)}, "
+                f"{HEADER} says {expected['dtype']} {expected['shape']}"
+            )
+    return header, {**state, **arrays}
+
+
+# ----------------------------------------------------------------------------- the market
+def seat_view(spec: MarketSpec, observation: str) -> dict[str, Any]:
+    """What a seat of ``spec`` reading ``observation`` ("features" or "tabular") acts on and
+    sees: the action set and its size, the feature names, and for tabular seats the bins of
+    each feature. Two markets with equal views can seat the same agent."""
+    view: dict[str, Any] = {
+        "actions": spec.action_set,
+        "n_actions": int(spec.action_space.n),
+        "observation": observation,
+        "features": feature_names(spec.windows, spec.signal),
+    }
+    if observation == "tabular":
+        view["bins"] = {k: list(v) for k, v in spec.state_discretizer().bins.items()}
+    return view
+
+
+def _market_table(spec: MarketSpec | None) -> dict[str, Any] | None:
+    """The `MarketSpec` as its plain table, or None when it holds objects (a `Tape`, traders
+    given as objects) rather than data."""
+    if spec is None or isinstance(spec.tape, Tape) or not all(map(_is_table, spec.traders)):
+        return None
+    return spec.to_table()
+
+
+def _is_table(trader: Any) -> bool:
+    return isinstance(trader, Mapping)
+
+
+# ----------------------------------------------------------------------------- save / load
+def save(
+    agent: Any,
+    path: str | Path,
+    *,
+    buffer: bool = True,
+    notes: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write ``agent`` (an `agents.Agent` built by `agents.make` or `agents.load`: its
+    ``recipe`` says how) to the directory ``path``, replacing a saved agent there; returns the
+    path. ``buffer=False`` leaves the replay memory out (the loaded agent acts the same, but
+    learns on from an empty memory). ``notes``: plain data kept in the header (the engine
+    writes ``episodes_trained``)."""
+    recipe = getattr(agent, "recipe", None)  # an agents.registry.Recipe
+    if recipe is None:
+        raise SavedAgentError(
+            f"{type(agent).__name__} was not built by agents.make: build it with "
+            "agents.make(id, ...) (or agents.load) to save it"
+        )
+    keywords = dict(recipe.keywords)
+    market = keywords.pop("market_spec", None)
+    if market is not None and _market_table(market) is None and "market_spec" in type(agent).takes:
+        raise SavedAgentError(
+            f"{recipe.id}: its MarketSpec holds objects (a Tape or traders), not data: give "
+            "the tape as a path and the traders as tables to save it"
+        )
+    observation = agent.observation
+    state = agent.state_dict()
+    left_out = [] if buffer else sorted(k for k in state if REPLAY in k.split("."))
+    header = {
+        "format": FORMAT,
+        "tradearena": project_version(),
+        "id": recipe.id,
+        "observation": observation,
+        "seed": keywords.pop("seed", None),
+        "observation_space": keywords.pop("observation_space", None),
+        "action_space": keywords.pop("action_space", None),
+        "params": keywords,
+        "market_spec": _market_table(market),
+        "view": None if market is None else seat_view(market, observation),
+        "left_out": left_out,
+        "notes": dict(notes or {}),
+    }
+    kept = {k: v for k, v in state.items() if k not in left_out}
+    return _replace_directory(Path(path), lambda tmp: write_state(tmp, kept, header))
+
+
+def _replace_directory(path: Path, write: Callable[[Path], None]) -> Path:
+    """Write a directory through ``write`` into a sibling, then put it in place of ``path``
+    (which must be missing, empty, or a saved agent), so that readers never see half of it."""
+    if path.exists() and any(path.iterdir()) and not (path / HEADER).exists():
+        raise SavedAgentError(f"{path}: exists and is not a saved agent; choose a new directory")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp, old = (path.with_name(f".{path.name}.{part}") for part in ("writing", "replaced"))
+    for stale in (tmp, old):
+        shutil.rmtree(stale, ignore_errors=True)
+    tmp.mkdir()
+    write(tmp)
+    if path.exists():
+        path.rename(old)
+    tmp.rename(path)
+    shutil.rmtree(old, ignore_errors=True)
+    return path
+
+
+def read_header(path: str | Path) -> dict[str, Any]:
+    """The header of the saved agent at ``path`` (``agent.json`` without the state), after
+    checking its versions: `VersionError` unless this build wrote it."""
+    header = _read_json(Path(path) / HEADER)
+    saved = (header.get("format"), header.get("tradearena"))
+    if saved != (FORMAT, project_version()):
+        raise VersionError(
+            f"{Path(path) / HEADER}: saved by tradearena {saved[1]} (format {saved[0]}); this "
+            f"is tradearena {project_version()} (format {FORMAT}): load it with that version"
+        )
+    for key in ("state", "arrays"):
+        header.pop(key, None)
+    return header
