@@ -146,7 +146,8 @@ def write_state(
             if array.dtype.hasobject:
                 raise SavedAgentError(f"state_dict[{key!r}]: arrays of objects cannot be saved")
             with archive.open(f"{key}.npy", "w", force_zip64=True) as file:
-                np.lib.format.write_array(file, np.ascontiguousarray(array), allow_pickle=False)
+                contiguous = np.require(array, requirements="C")  # keeps 0-d arrays 0-d
+                np.lib.format.write_array(file, contiguous, allow_pickle=False)
     listing = {k: {"shape": list(v.shape), "dtype": v.dtype.str} for k, v in arrays.items()}
     data = {**(header or {}), "state": plain, "arrays": listing}
     text = json.dumps(_encode(data, "state_dict"), indent=1, allow_nan=True)

@@ -441,11 +441,16 @@ class DQN(ConfiguredAgent):
         )
 
     def values(self, obs: Any) -> np.ndarray:
-        """What the greedy policy maximises at ``obs`` (*obs_shape), shape (n_actions,)."""
+        """What the greedy policy maximises at ``obs`` (*obs_shape), shape (n_actions,), in
+        the units of the stored rewards (the network's values times the rewards' running
+        standard deviation with ``normalize_rewards``)."""
         self._obs_np[0] = obs
         with torch.no_grad():
             q = self._acting_q(self._obs.to(self._device))
-            return risk_values(q, self.lam, self.seeking)[0].cpu().numpy()
+            values = risk_values(q, self.lam, self.seeking)[0].cpu().numpy()
+        return (
+            values * float(self.reward_moments.std) if self.settings.normalize_rewards else values
+        )
 
     def act(self, obs: Any, explore: bool = True) -> int:
         """Epsilon-greedy (one ``rng.random()`` draw, a second for a random action) or greedy."""

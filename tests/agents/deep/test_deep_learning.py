@@ -35,7 +35,7 @@ def reference() -> tuple[float, float]:
     return scores(agents.make("avellaneda_stoikov", market_spec=SPEC))
 
 
-@pytest.mark.parametrize("agent_id", ["dqn", "averaged_dqn", "deep_raql"])
+@pytest.mark.parametrize("agent_id", ["dqn", "averaged_dqn", "deep_raql", "deep_ra2q"])
 def test_deep_learner_beats_the_calibrated_reference(agent_id, reference, one_thread):
     """240 episodes (14,400 steps) at the defaults: at least 1.2 times the reference's PnL
     (about $12 a session) at a higher Sharpe ratio (about 2.0); random quoting loses."""
