@@ -125,7 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the source text's three experiments and write docs/results.md",
         description="Run configs/paper_sharpe.toml, paper_sharpe_lobster.toml (when its data "
         "file is there), paper_robustness.toml, paper_egta.toml and the risk-sensitive "
-        "paper_risk_making.toml and paper_risk_execution.toml into RUNS/paper_* (resuming "
+        "paper_risk_making.toml and paper_risk_execution.toml, and the deep learners' "
+        "paper_deep_making.toml and paper_deep_execution.toml into RUNS/paper_* (resuming "
         "finished jobs), then write DOCS/results.md and its figures from those runs.",
     )
     reproduce.add_argument(

@@ -6,8 +6,11 @@ With d = y - Q(s, a) the TD error against the target network, Q(s, a) is regress
 
 so the gradient step on the squared error is the RAQL rule ``Q += alpha (u(d) - x0)``
 (ALGORITHMS.md, building block 1). The Huber loss (delta 1) clips the residual u(d) - x0 at
-+-1: choose ``reward_scale`` so that typical |u(d)| stays below 1, or the fixed point drifts
-towards a median. With the identity utility the target is y itself: exactly `DQN`.
++-1: typical |u(d)| should stay below 1, or the fixed point drifts towards a median. With
+``normalize_rewards`` (the default) the TD errors are in units of the rewards' running
+standard deviation, so beta is a risk aversion per standard deviation of a step's reward,
+whatever the market's reward unit; without it, per agent reward unit (choose
+``reward_scale`` then). With the identity utility the target is y itself: exactly `DQN`.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ class DeepRAQL(DQN):
     """`DQN` regressing on ``stopgrad(Q(s, a) + u(d) - x0)``.
 
     :param utility: a `agents.utility.make_utility` spec (default exponential beta = -0.5 per
-        agent reward unit, i.e. per dollar times ``reward_scale``); all other keywords as `DQN`.
+        standard deviation of a step's reward with ``normalize_rewards``, else per agent reward
+        unit); all other keywords as `DQN`.
     """
 
     name = "deep_raql"

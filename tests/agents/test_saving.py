@@ -133,12 +133,13 @@ def test_replay_buffer_left_out_when_asked(tmp_path, one_thread):
     assert (light / ARRAYS).stat().st_size < (full / ARRAYS).stat().st_size
     loaded = agents.load(light)
     state, saved = loaded.state_dict(), agent.state_dict()
-    assert state["buffer.pos"] == 0 and state["buffer.observations"].shape == (0, 7)
+    width = agent.obs_shape[0]
+    assert state["buffer.pos"] == 0 and state["buffer.observations"].shape == (0, width)
     assert same_state(
         {k: v for k, v in state.items() if not k.startswith("buffer.")},
         {k: v for k, v in saved.items() if not k.startswith("buffer.")},
     )
-    obs = np.linspace(-1, 1, 7 * 5, dtype=np.float32).reshape(5, 7)
+    obs = np.linspace(-1, 1, width * 5, dtype=np.float32).reshape(5, width)
     assert loaded.act_batch(obs, explore=False).tolist() == agent.act_batch(obs, False).tolist()
 
 

@@ -58,6 +58,7 @@ def test_quickstart_on_a_two_node_cluster_equals_local(tmp_path):
     got = pd.read_csv(tmp_path / "cluster" / "summary.csv")
     pd.testing.assert_frame_equal(got, pd.read_csv(local.directory / "summary.csv"))
     assert set(got["agent"]) == {
+        "dqn",
         "q_learning",
         "raql",
         "ra2q",

@@ -112,7 +112,7 @@ def test_policy_grid_is_the_greedy_action_at_each_point():
     """A features agent (Avellaneda-Stoikov) acts on the vector built at each point; a
     tabular one on the discretizer's state of it; the agent's generator is not touched."""
     inventory, time_left = np.linspace(-1, 1, 5), np.array([0.1, 0.9])
-    maker = agents.make("avellaneda_stoikov", market_spec=MAKING)
+    maker = agents.make("avellaneda_stoikov", market_spec=MAKING, gamma=0.1, sigma=0.6, kappa=1.5)
     grid = policy_grid(maker, MAKING, inventory, time_left)
     vector = np.zeros(7, np.float32)
     vector[2] = 1.0  # a one-tick spread
@@ -133,7 +133,7 @@ def test_policy_grid_is_the_greedy_action_at_each_point():
 
 
 def test_policy_map_names_the_actions_taken():
-    maker = agents.make("avellaneda_stoikov", market_spec=MAKING)
+    maker = agents.make("avellaneda_stoikov", market_spec=MAKING, gamma=0.1, sigma=0.6, kappa=1.5)
     ax = policy_map(maker, MAKING, _axes())
     names = [text.get_text() for text in ax.get_legend().get_texts()]
     taken = sorted(

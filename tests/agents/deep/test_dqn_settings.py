@@ -91,9 +91,9 @@ def _trained_values(scale: float) -> np.ndarray:
 
 
 def test_normalised_rewards_make_learning_independent_of_the_reward_unit():
-    """The same transitions paid in dollars or in cents x 0.01: the same greedy actions and
-    the same values (up to rounding), since each reward is divided by the stored rewards'
-    standard deviation."""
-    dollars, cents = _trained_values(1.0), _trained_values(0.01)
-    np.testing.assert_array_equal(dollars.argmax(axis=1), cents.argmax(axis=1))
-    np.testing.assert_allclose(dollars, cents, rtol=1e-3, atol=1e-3)
+    """The same transitions paid in dollars or in hundredths: the same greedy actions, and
+    values in the rewards' units 100 times apart (up to rounding), since each reward is
+    divided by the stored rewards' standard deviation before it is learned."""
+    dollars, hundredths = _trained_values(1.0), _trained_values(0.01)
+    np.testing.assert_array_equal(dollars.argmax(axis=1), hundredths.argmax(axis=1))
+    np.testing.assert_allclose(dollars, 100 * hundredths, rtol=1e-3, atol=1e-3)
