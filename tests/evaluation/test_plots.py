@@ -114,11 +114,12 @@ def test_policy_grid_is_the_greedy_action_at_each_point():
     inventory, time_left = np.linspace(-1, 1, 5), np.array([0.1, 0.9])
     maker = agents.make("avellaneda_stoikov", market_spec=MAKING, gamma=0.1, sigma=0.6, kappa=1.5)
     grid = policy_grid(maker, MAKING, inventory, time_left)
-    vector = np.zeros(7, np.float32)
+    vector = np.zeros(len(FEATURE_NAMES), np.float32)
     vector[2] = 1.0  # a one-tick spread
+    left_column = FEATURE_NAMES.index("time_left")
     for t, left in enumerate(time_left):
         for i, held in enumerate(inventory):
-            vector[0], vector[-1] = held, left
+            vector[0], vector[left_column] = held, left
             assert grid[t, i] == maker.act(vector)
     assert grid[0, 0] != grid[0, -1]  # long and short inventories quote apart
     table = agents.make("q_learning", n_states=60, n_actions=17, seed=0)
@@ -127,7 +128,7 @@ def test_policy_grid_is_the_greedy_action_at_each_point():
     grid = policy_grid(table, MAKING, inventory, time_left, {"spread": 3.0})
     discretize = MAKING.state_discretizer()
     vector[2] = 3.0
-    vector[0], vector[-1] = inventory[1], time_left[1]
+    vector[0], vector[left_column] = inventory[1], time_left[1]
     assert grid[1, 1] == discretize(vector) % 17
     assert table.rng.bit_generator.state == before
 
