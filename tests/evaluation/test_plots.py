@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.quiver import Quiver
 
 import agents
+from envs.features import FEATURE_NAMES
 from envs.spec import MarketSpec
 from evaluation.payoffs import PayoffTable
 from evaluation.plots import (
