@@ -22,7 +22,7 @@ __all__ = ["Replayer"]
 cdef class Replayer:
     """The messages of a tape, as int64 columns of shape (n,): ``kind`` (LOBSTER type),
     ``order_id``, ``size`` (shares), ``price`` (ticks), ``direction`` (+1 buy, -1 sell); with
-    ``rows`` (int64, (n, 4 levels): the book after each message, as `envs.tapes.Tape.book`)
+    ``rows`` (int64, (n, 4 levels): the book after each message, as `envs.data.tapes.Tape.book`)
     it reconciles the book to each row. `restart` begins a session as ``owner``, `handle`
     carries out one message. ``added`` / ``removed``: shares reconciliation put in or took
     out; ``skipped``: shares of cancels that found nothing to remove."""

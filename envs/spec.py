@@ -24,8 +24,8 @@ from envs.actions import ACTION_SETS, make_actions
 from envs.errors import UserError
 from envs.features import DEFAULT_WINDOWS, Discretizer, feature_space
 from envs.market import Market
-from envs.recording import synthetic_tape
-from envs.tapes import Tape, load_lobster
+from envs.data.recording import synthetic_tape
+from envs.data.tapes import Tape, load_lobster
 from envs.tasks import TASKS
 from envs.traders import TRADERS, MarketReplay, Trader, ZeroIntelligence, light, rmsc04
 

@@ -12,7 +12,7 @@ import numpy as np
 from envs.market import Market
 from envs.seats import Policy, SeatedMarket
 from envs.spec import MarketSpec
-from envs.tapes import Tape
+from envs.data.tapes import Tape
 
 __all__ = ["TradingEnv", "make_replay_env"]
 

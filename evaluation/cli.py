@@ -18,7 +18,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from envs.errors import UserError
-from envs.tapes import load_lobster
+from envs.data.tapes import load_lobster
 
 PATH_ARGUMENTS = ("config", "out", "run_dir", "messages", "orderbook", "runs", "docs")
 """The arguments that name files or directories (a missing one is the user's mistake)."""

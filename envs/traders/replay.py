@@ -16,7 +16,7 @@ from envs.traders.base import Trader, window
 if TYPE_CHECKING:
     from envs.book import Fill
     from envs.market import Market
-    from envs.tapes import Tape
+    from envs.data.tapes import Tape
 
 
 class MarketReplay(Trader):

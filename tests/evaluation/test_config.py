@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import agents
-from envs.recording import synthetic_tape
+from envs.data.recording import synthetic_tape
 from envs.spec import MarketSpec
-from envs.tapes import write_lobster
+from envs.data.tapes import write_lobster
 from envs.tasks import TASKS
 from evaluation.cli import main
 from evaluation.config import MARKET, ConfigError, load_config, parse_config

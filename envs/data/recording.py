@@ -13,7 +13,7 @@ import numpy as np
 
 from envs.book import OrderBook
 from envs.market import Market
-from envs.tapes import EMPTY_ASK, EMPTY_BID, MESSAGE_DTYPE, Event, Tape
+from envs.data.tapes import EMPTY_ASK, EMPTY_BID, MESSAGE_DTYPE, Event, Tape
 from envs.traders import rmsc04
 
 __all__ = ["book_snapshots", "synthetic_tape"]

@@ -1,0 +1,1 @@
+"""Market data: tapes of order flow and the readers that make them."""
