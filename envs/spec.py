@@ -21,11 +21,11 @@ from typing import Any
 from gymnasium import spaces
 
 from envs.actions import ACTION_SETS, make_actions
+from envs.data.recording import synthetic_tape
+from envs.data.tapes import Tape, load_lobster
 from envs.errors import UserError
 from envs.features import DEFAULT_WINDOWS, Discretizer, feature_space
 from envs.market import Market
-from envs.data.recording import synthetic_tape
-from envs.data.tapes import Tape, load_lobster
 from envs.tasks import TASKS
 from envs.traders import TRADERS, MarketReplay, Trader, ZeroIntelligence, light, rmsc04
 

@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from envs.errors import UserError
 from envs.data.tapes import load_lobster
+from envs.errors import UserError
 
 PATH_ARGUMENTS = ("config", "out", "run_dir", "messages", "orderbook", "runs", "docs")
 """The arguments that name files or directories (a missing one is the user's mistake)."""

@@ -32,13 +32,15 @@ Rules, each counted:
   crossed levels (orders) of the other side, type 3 each: the feed's newest word wins
   (``crossings`` events, ``crossed_lots``); their later events are unknown;
 - ``unknown_order_events``: L3 changes and deletes of orders not in the book (never created,
-  dropped out of band, removed by a crossing); ``trades_unknown``: trades of such makers,
-  which change nothing; ``traded_beyond_book``: lots of trades beyond the volume the book held.
+  dropped out of band, removed by a crossing); ``trades_unknown``: trades of such makers, and
+  L2 trades of no side inside the spread, which change nothing; ``traded_beyond_book``: lots
+  of trades beyond the volume the book held.
 """
 
 import numpy as np
 
 from cython.operator cimport dereference as deref, postincrement as inc, predecrement as dec
+from libc.string cimport memcpy
 from libcpp.list cimport list as clist
 from libcpp.map cimport map as cmap
 from libcpp.unordered_map cimport unordered_map
@@ -84,6 +86,16 @@ ctypedef cmap[i64, i64] Levels  # price -> lots
 ctypedef clist[i64] Queue  # feed order ids at a price, oldest first
 ctypedef cmap[i64, Queue] Queues
 
+cdef extern from *:
+    """
+    template <class M> static inline typename M::mapped_type* slot_of(M* m, long long key) {
+        return &(*m)[key];
+    }
+    """
+    # the value at ``key`` of a map (made when missing), in place
+    i64* volume_at "slot_of"(Levels* levels, i64 price) noexcept
+    Queue* queue_at "slot_of"(Queues* queues, i64 price) noexcept
+
 
 cdef struct Order:
     i64 tape_id
@@ -121,41 +133,49 @@ cdef class _Book:
         return abs(<double>(price - self.reference)) > self.band * self.reference
 
     cdef void emit(self, int kind, i64 order_id, i64 size, i64 price, int side) noexcept:
-        """One tape message at the current time, and the book's top levels after it."""
+        """One tape message at the current time, and the book's top levels after it (the row
+        before, when the message changed only a level deeper than the side's shown ones: any
+        but an execution, which takes from the best level down)."""
         self.time.push_back(self.now)
         self.kind.push_back(kind)
         self.order_id.push_back(order_id)
         self.size.push_back(size)
         self.price.push_back(price)
         self.direction.push_back(side)
+        cdef size_t width = 4 * self.n_levels, at = self.rows.size()
+        self.rows.resize(at + width)
+        cdef i64* row = &self.rows[at]
+        cdef i64* before = row - width
+        cdef size_t last = width - 4 + (0 if side < 0 else 2)  # the side's deepest level
+        cdef bint deep
+        deep = at and kind != EXECUTE and before[last + 1] > 0 and side * price < side * before[last]
+        if deep:
+            memcpy(row, before, width * sizeof(i64))
+            return
         cdef Levels.iterator ask = self.asks.begin()
         cdef Levels.iterator bid = self.bids.end()
         cdef int i
         for i in range(self.n_levels):
             if ask != self.asks.end():
-                self.rows.push_back(deref(ask).first)
-                self.rows.push_back(deref(ask).second)
+                row[4 * i], row[4 * i + 1] = deref(ask).first, deref(ask).second
                 inc(ask)
             else:
-                self.rows.push_back(EMPTY_ASK)
-                self.rows.push_back(0)
+                row[4 * i], row[4 * i + 1] = EMPTY_ASK, 0
             if bid != self.bids.begin():
                 dec(bid)
-                self.rows.push_back(deref(bid).first)
-                self.rows.push_back(deref(bid).second)
+                row[4 * i + 2], row[4 * i + 3] = deref(bid).first, deref(bid).second
             else:
-                self.rows.push_back(EMPTY_BID)
-                self.rows.push_back(0)
+                row[4 * i + 2], row[4 * i + 3] = EMPTY_BID, 0
 
     cdef void add_volume(self, int side, i64 price, i64 qty) noexcept:
-        deref(self.levels(side))[price] += qty
+        volume_at(self.levels(side), price)[0] += qty
 
     cdef void take_volume(self, int side, i64 price, i64 qty) noexcept:
         cdef Levels* levels = self.levels(side)
-        cdef Levels.iterator it = levels.find(price)
-        deref(it).second -= qty
-        if deref(it).second <= 0:
-            levels.erase(it)
+        cdef i64* volume = volume_at(levels, price)
+        volume[0] -= qty
+        if volume[0] <= 0:
+            levels.erase(price)
 
     cdef bint crosses(self, int side, i64 price) noexcept:
         """Whether volume added at (side, price) crosses the other side's best."""
@@ -174,6 +194,7 @@ cdef class _Book:
         cdef Queues* queues = self.queues(other)
         cdef Levels.iterator it
         cdef i64 level_price, volume
+        cdef Queue* queue
         self.crossings += 1
         while self.crosses(side, price):
             if other < 0:
@@ -185,7 +206,8 @@ cdef class _Book:
             self.crossed_lots += volume
             levels.erase(it)
             if queues.count(level_price):
-                for feed_id in deref(queues)[level_price]:
+                queue = queue_at(queues, level_price)
+                for feed_id in deref(queue):
                     self.emit(DELETE_ORDER, self.orders[feed_id].tape_id,
                               self.orders[feed_id].qty, level_price, other)
                     self.orders.erase(feed_id)
@@ -247,7 +269,18 @@ cdef class _Book:
 
     cdef void trade_levels(self, int side, i64 price, i64 qty) noexcept:
         """An execution on the maker's ``side``: ``qty`` from its levels at ``price`` or
-        better, best first, as the replay's execution takes them."""
+        better, best first, as the replay's execution takes them. A trade whose side the feed
+        does not give (``side`` 0) takes the side its price reaches (at or above the best ask:
+        the asks; at or below the best bid: the bids); inside the spread it changes nothing
+        (``trades_unknown``)."""
+        if side == 0:
+            if not self.asks.empty() and price >= deref(self.asks.begin()).first:
+                side = -1
+            elif self.crosses(-1, price):  # at or below the best bid
+                side = 1
+            else:
+                self.trades_unknown += 1
+                return
         cdef Levels* levels = self.levels(side)
         cdef Levels.iterator best
         cdef i64 left = qty, take
@@ -274,7 +307,7 @@ cdef class _Book:
             return
         if self.crosses(side, price):
             self.uncross(side, price)
-        cdef Queue* queue = &deref(self.queues(side))[price]
+        cdef Queue* queue = queue_at(self.queues(side), price)
         queue.push_back(feed_id)
         cdef Queue.iterator at = queue.end()
         dec(at)
@@ -290,11 +323,13 @@ cdef class _Book:
         cdef i64 price = order.price, tape_id = order.tape_id
         cdef int side = order.side
         cdef Queues* queues
+        cdef Queue* queue
         self.take_volume(side, price, qty)
         if qty >= order.qty:
             queues = self.queues(side)
-            deref(queues)[price].erase(order.at)
-            if deref(queues)[price].empty():
+            queue = queue_at(queues, price)
+            queue.erase(order.at)
+            if queue.empty():
                 queues.erase(price)
             self.orders.erase(feed_id)
         else:
@@ -333,7 +368,7 @@ cdef class _Book:
             dec(best)
         else:
             best = levels.begin()
-        cdef bint first = deref(self.queues(order.side))[order.price].front() == maker
+        cdef bint first = queue_at(self.queues(order.side), order.price).front() == maker
         if first and deref(best).first == order.price:
             self.remove(maker, take, EXECUTE)
         else:
@@ -351,13 +386,14 @@ def build(
     int levels,
     double band,
     i64 reference,
+    bint by_order,
 ):
     """Carry out the events (see the module docstring) -> (messages, rows, counts):
     ``messages`` a dict of the tape's columns (``time`` ns, ``type``, ``order_id``, ``size``
     lots, ``price`` ticks, ``direction``), ``rows`` int64 (n, 4 x ``levels``) in
     `envs.data.tapes.Tape.book`'s layout, ``counts`` the rules' counts. ``band``: a fraction
     (0 or inf: no band); ``reference``: the band's price (ticks) before the first trade (0:
-    none)."""
+    none); ``by_order``: the feed's trades name their makers (L3)."""
     cdef Py_ssize_t n = kind.shape[0], i
     if not (side.shape[0] == price.shape[0] == qty.shape[0] == order.shape[0] == time.shape[0] == n):
         raise ValueError("the event columns must be of one length")
@@ -365,6 +401,7 @@ def build(
         raise ValueError(f"levels must be >= 1, got {levels}")
     cdef _Book book = _Book()
     book.n_levels, book.band, book.reference = levels, band, reference
+    book.rows.reserve(n * 4 * levels)
     cdef bint in_snapshot = False
     cdef int k
     cdef Levels* pending
@@ -375,7 +412,7 @@ def build(
             if in_snapshot:
                 if qty[i] > 0:
                     pending = &book.pending_bids if side[i] > 0 else &book.pending_asks
-                    deref(pending)[price[i]] = qty[i]
+                    volume_at(pending, price[i])[0] = qty[i]
             else:
                 book.set_level(side[i], price[i], qty[i])
         elif k == E_SNAPSHOT_BEGIN:
@@ -386,7 +423,7 @@ def build(
             in_snapshot = False
             book.snapshot_end()
         elif k == E_TRADE:
-            if order[i]:
+            if by_order:
                 book.trade_order(order[i], qty[i])
             else:
                 book.trade_levels(side[i], price[i], qty[i])

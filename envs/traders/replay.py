@@ -15,8 +15,8 @@ from envs.traders.base import Trader, window
 
 if TYPE_CHECKING:
     from envs.book import Fill
-    from envs.market import Market
     from envs.data.tapes import Tape
+    from envs.market import Market
 
 
 class MarketReplay(Trader):

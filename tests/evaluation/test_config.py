@@ -12,8 +12,8 @@ import pytest
 
 import agents
 from envs.data.recording import synthetic_tape
-from envs.spec import MarketSpec
 from envs.data.tapes import write_lobster
+from envs.spec import MarketSpec
 from envs.tasks import TASKS
 from evaluation.cli import main
 from evaluation.config import MARKET, ConfigError, load_config, parse_config
