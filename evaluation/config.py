@@ -42,8 +42,11 @@ __all__ = ["ConfigError", "load_config", "parse_config"]
 _MARKET_TYPES: dict[str, type | tuple[type, ...]] = {
     "population": str,
     "traders": list,  # explicit background tables {type = "ZeroIntelligence", ...}
-    "tape": str,  # a LOBSTER message file, or "synthetic"
+    "tape": str,  # a LOBSTER message file, a converted directory, or "synthetic"
+    "tape_format": str,
     "tape_seed": int,
+    "queue": str,
+    "queue_power": (int, float),
     "extra_zi": int,
     "n_steps": int,
     "day_steps": int,
