@@ -78,7 +78,7 @@ cdef const char* DEC_REASONS[4]
 DEC_REASONS[0] = b""
 DEC_REASONS[1] = b"is not a decimal number"
 DEC_REASONS[2] = b"is negative"
-DEC_REASONS[3] = b"has more digits than 18"
+DEC_REASONS[3] = b"is out of range (more than 18 digits)"
 
 
 cdef int parse_decimal(const char* s, Py_ssize_t n, i64* mantissa, int* decimals) noexcept:
