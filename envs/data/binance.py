@@ -66,6 +66,7 @@ def read(
     m = _join(scans)
     ops, counts, gaps = _synchronise(m, sources)
     trades = np.flatnonzero(m["kind"] == text.BINANCE_TRADE)
+    counts["depth_levels"] = len(m["side"]) - len(trades)
     counts["trades"] = len(trades)
     counts["tickers"] = int(np.count_nonzero(m["kind"] == text.BINANCE_TICKER))
     counts["other_messages"] = int(np.count_nonzero(m["kind"] == text.BINANCE_OTHER))
