@@ -18,6 +18,7 @@ from envs.data.load import load_tape
 from envs.spec import MarketSpec, SpecError
 from envs.trading_env import TradingEnv
 from evaluation.cli import main
+from evaluation.config import load_config
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +101,20 @@ def test_sessions_are_the_same_converted_first_or_on_the_fly(recording, tmp_path
         runs.append([env.step(action)[1] for action in [2, 1, 1, 0, 1, 2, 2, 1, 0, 1, 1, 0]])
     assert runs[0] == runs[1]
     assert any(r != 0 for r in runs[0])  # the seat bought and sold 100 lots at market
+
+
+def test_the_crypto_config_replays_a_converted_recording(recording, tmp_path):
+    """configs/crypto_btc.toml, pointed at a converted recording, loads and builds its market."""
+    write_converted(convert("binance", [recording]), tmp_path / "btcusdt")
+    shipped = Path(__file__).resolve().parents[3] / "configs" / "crypto_btc.toml"
+    config = tmp_path / "configs" / "crypto_btc.toml"
+    config.parent.mkdir()
+    config.write_text(shipped.read_text())  # its tape: ../runs/btcusdt/message.csv
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "btcusdt").symlink_to(tmp_path / "btcusdt")
+    spec = MarketSpec(**load_config(config)["market"])
+    assert (spec.task, spec.queue, spec.order_size) == ("making", "power", 1000)
+    market = spec.market(1)
+    market.reset(0)
+    assert market.traders[0].replayer.queue == ("power", 2.0)
+    assert market.step_seconds == 10.0 and market.n_steps == 12
