@@ -87,7 +87,7 @@ COUNTS = {
     "snapshots": 2,
     "snapshots_skipped": 0,
     "gaps": 1,
-    "depth_levels": 16,
+    "depth_levels": 18,  # in the updates and the snapshots
     "trades": 3,
     "tickers": 1,
     "other_messages": 0,
