@@ -237,9 +237,12 @@ def main() -> None:
         (directory / "l3").mkdir()
         write_l3(directory / "l3")
         report("l3", sorted((directory / "l3").iterdir()), source="synthetic")
-        if args.binance:
-            report("binance", [Path(args.binance)], source=args.binance)
+        real = (
+            report("binance", [Path(args.binance)], source=args.binance) if args.binance else None
+        )
         replay_rate(converted, "converted_binance", source="synthetic Binance recording")
+        if real is not None:
+            replay_rate(real, "converted_binance", source=args.binance)
         day = synthetic_tape(0)
         write_lobster(day, directory / "m.csv", directory / "o.csv")
         replay_rate(
