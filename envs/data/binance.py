@@ -39,11 +39,11 @@ from envs.data.feed import (
     Feed,
     FeedError,
     Source,
-    check_lots,
     interleave,
     level_events,
     read_sources,
     receive_order,
+    to_steps,
 )
 
 __all__ = ["read"]
@@ -80,15 +80,9 @@ def read(
 
     prices = Decimals(m["price_m"], m["price_d"], m["level_source"], m["level_row"])
     quantities = Decimals(m["qty_m"], m["qty_d"], m["level_source"], m["level_row"])
-    price, tick, off_grid = prices.steps(tick, "price", "tick", sources)
-    qty, lot, off_lot = quantities.steps(lot, "quantity", "lot", sources)
-    quantities.fail_at(off_lot, sources, f"quantity {{value}} is not a multiple of the lot {lot}")
-    check_lots(qty, quantities, lot, sources)
-    traded = np.zeros(len(price), bool)
+    traded = np.zeros(len(prices), bool)
     traded[m["start"][trades]] = True
-    prices.fail_at(
-        traded & off_grid, sources, f"trade price {{value}} is not a multiple of the tick {tick}"
-    )
+    steps = to_steps(prices, quantities, traded, tick, lot, sources)
     kind = m["kind"][messages]
     events = level_events(
         m["start"][messages],
@@ -97,15 +91,14 @@ def read(
         kind == text.BINANCE_TRADE,
         receive_order(m["recv"][messages]),
         m["side"],
-        price,
-        qty,
-        off_grid,
+        steps.price,
+        steps.qty,
+        steps.off_grid,
     )
-    counts["off_grid_quotes"] = int(np.count_nonzero(off_grid))
+    counts["off_grid_quotes"] = int(np.count_nonzero(steps.off_grid))
     symbol = symbols.pop().decode() if symbols else None
-    return Feed(
-        "binance", tuple(s.path for s in sources), symbol, tick, lot, events, False, counts, gaps
-    )
+    inputs = tuple(s.path for s in sources)
+    return Feed("binance", inputs, symbol, steps.tick, steps.lot, events, False, counts, gaps)
 
 
 def _join(scans: list[dict]) -> dict[str, np.ndarray]:

@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -22,7 +22,17 @@ from envs.data import builder, text
 from envs.data.text import ScanError
 from envs.errors import UserError
 
-__all__ = ["Decimals", "Feed", "FeedError", "MAX_LOTS", "Source", "event_columns", "read_sources"]
+__all__ = [
+    "MAX_LOTS",
+    "Decimals",
+    "Feed",
+    "FeedError",
+    "Source",
+    "Steps",
+    "event_columns",
+    "read_sources",
+    "to_steps",
+]
 
 MAX_LOTS = 2**31 - 1
 """The most lots one order of the book holds."""
@@ -94,7 +104,8 @@ def scan_tables(
 ) -> tuple[list[Source], dict[str, list[tuple[Source, dict[str, Any]]]]]:
     """The files of a CSV recording, and each by the first of ``tables`` its header matches:
     table name -> [(its source, column name -> what `envs.data.text.scan_csv` read)], in the
-    order given. A file that matches none, or a row that does not scan, is a `FeedError`."""
+    order given. A file that matches none, a row that does not scan, or no file of the first
+    table (the book's) is a `FeedError`."""
     out: dict[str, list] = {table.name: [] for table in tables}
     sources = read_sources(paths, header=True)
     for source in sources:
@@ -118,6 +129,8 @@ def scan_tables(
             raise source.error(error, header) from None
         columns = {name: scanned[header.index(name)] for name in table.columns}
         out[table.name].append((source, columns))
+    if not out[tables[0].name]:
+        raise FeedError(f"{', '.join(s.path for s in sources)}: no {tables[0].name} file")
     return sources, out
 
 
@@ -234,17 +247,52 @@ class Decimals:
             raise FeedError(f"{where}: {message.format(value=self.text(i))}")
 
 
-def check_lots(
-    qty: np.ndarray, quantities: Decimals, lot: Decimal, sources: Sequence[Source], column=None
-) -> None:
-    """Every quantity fits one order of the book (at most `MAX_LOTS` lots)."""
+class Steps(NamedTuple):
+    """A recording's prices and quantities in whole steps: ``price`` (ticks) and ``qty``
+    (lots), int64; the ``tick`` and ``lot``; ``off_grid``, the prices not on the tick's grid
+    (quotes a reader drops: no order of the instrument can rest there)."""
+
+    price: np.ndarray
+    qty: np.ndarray
+    tick: Decimal
+    lot: Decimal
+    off_grid: np.ndarray
+
+
+def to_steps(
+    prices: Decimals,
+    quantities: Decimals,
+    traded: np.ndarray,
+    tick: Decimal | None,
+    lot: Decimal | None,
+    sources: Sequence[Source],
+    columns: tuple[str | None, str | None] = (None, None),
+) -> Steps:
+    """``prices`` and ``quantities`` in ticks and lots (given, or inferred: see
+    `Decimals.steps`). A quantity that is not a whole number of lots or more than an order of
+    the book holds (`MAX_LOTS`), or a trade price (where ``traded`` holds) off the tick's grid,
+    is a `FeedError` naming its file, line and column (``columns``: of the prices, of the
+    quantities)."""
+    price_column, qty_column = columns
+    price, tick, off_grid = prices.steps(tick, "price", "tick", sources, price_column)
+    qty, lot, off_lot = quantities.steps(lot, "quantity", "lot", sources, qty_column)
+    quantities.fail_at(
+        off_lot, sources, f"quantity {{value}} is not a multiple of the lot {lot}", qty_column
+    )
     quantities.fail_at(
         qty > MAX_LOTS,
         sources,
         f"quantity {{value}} is more than {MAX_LOTS:,} lots of {lot}, the most one order of "
         "the book holds (give a larger --lot)",
-        column,
+        qty_column,
     )
+    prices.fail_at(
+        traded & off_grid,
+        sources,
+        f"trade price {{value}} is not a multiple of the tick {tick}",
+        price_column,
+    )
+    return Steps(price, qty, tick, lot, off_grid)
 
 
 def event_columns(n: int) -> dict[str, np.ndarray]:

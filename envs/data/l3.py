@@ -25,16 +25,16 @@ import numpy as np
 
 from envs.data import builder, text
 from envs.data.feed import (
+    Decimals,
     Feed,
-    FeedError,
     Table,
-    check_lots,
     event_columns,
     interleave,
     receive_order,
     scan_tables,
     table_column,
     table_decimals,
+    to_steps,
 )
 
 __all__ = ["read"]
@@ -74,28 +74,18 @@ def read(
     """The `Feed` of an L3 capture's orders and trades CSV files."""
     sources, files = scan_tables(paths, [ORDERS, TRADES])
     orders, trades = files[ORDERS.name], files[TRADES.name]
-    if not orders:
-        raise FeedError(f"{', '.join(s.path for s in sources)}: no orders file")
     n_orders = sum(len(columns["id"]) for _, columns in orders)
     prices = table_decimals(orders + trades, "price", sources)
-    volume = table_decimals(orders, "volume", sources)
-    amount = table_decimals(trades, "amount", sources)
-    price, tick, off_grid = prices.steps(tick, "price", "tick", sources, "price")
-    quantities = type(volume).join([volume, amount])
-    qty, lot, off_lot = quantities.steps(lot, "quantity", "lot", sources)
-    quantities.fail_at(off_lot, sources, f"quantity {{value}} is not a multiple of the lot {lot}")
-    check_lots(qty, quantities, lot, sources)
-    prices.fail_at(
-        off_grid & (np.arange(len(price)) >= n_orders),
-        sources,
-        f"trade price {{value}} is not a multiple of the tick {tick}",
-        "price",
+    quantities = Decimals.join(
+        [table_decimals(orders, "volume", sources), table_decimals(trades, "amount", sources)]
     )
+    traded = np.arange(len(prices)) >= n_orders
+    steps = to_steps(prices, quantities, traded, tick, lot, sources, ("price", None))
 
     stamp = table_column(orders, "exchange_timestamp")
     trade_stamp = table_column(trades, "exchange_timestamp") if trades else stamp[:0]
     action = _ACTIONS[table_column(orders, "action")]
-    dropped = off_grid[:n_orders] & (action != builder.DELETE)  # a delete's price is not used
+    dropped = steps.off_grid[:n_orders] & (action != builder.DELETE)  # a delete's price is not used
     order = interleave(stamp, trade_stamp)
     order = order[~np.append(dropped, np.zeros(len(trade_stamp), bool))[order]]
     events = event_columns(len(order))
@@ -114,12 +104,13 @@ def read(
     sides = np.concatenate([direction, maker_side])
     events["order"][:] = ids[order]
     events["side"][:] = sides[order]
-    events["price"][:] = price[order]
-    events["qty"][:] = qty[order]
+    events["price"][:] = steps.price[order]
+    events["qty"][:] = steps.qty[order]
     events["time"][:] = receive_order(np.concatenate([stamp, trade_stamp])[order]) * _MS
     counts = {
         "order_events": n_orders,
         "trades": len(trade_stamp),
         "off_grid_quotes": int(np.count_nonzero(dropped)),
     }
-    return Feed("l3", tuple(s.path for s in sources), None, tick, lot, events, True, counts)
+    inputs = tuple(s.path for s in sources)
+    return Feed("l3", inputs, None, steps.tick, steps.lot, events, True, counts)

@@ -28,13 +28,13 @@ from envs.data.feed import (
     Feed,
     FeedError,
     Table,
-    check_lots,
     interleave,
     level_events,
     receive_order,
     scan_tables,
     table_column,
     table_decimals,
+    to_steps,
 )
 
 __all__ = ["read"]
@@ -75,27 +75,15 @@ def read(
     """The `Feed` of Tardis ``incremental_book_L2`` and ``trades`` CSV files."""
     sources, files = scan_tables(paths, [BOOK, TRADES])
     book, trades = files[BOOK.name], files[TRADES.name]
-    if not book:
-        raise FeedError(f"{', '.join(s.path for s in sources)}: no incremental_book_L2 file")
     symbols = {columns["symbol"] for _, columns in book + trades} - {None}
     if len(symbols) > 1:
         raise FeedError(f"{', '.join(sorted(symbols))}: one symbol per tape")
 
+    n_book = sum(len(columns["timestamp"]) for _, columns in book)
     prices = table_decimals(book + trades, "price", sources)
     quantities = table_decimals(book + trades, "amount", sources)
-    price, tick, off_grid = prices.steps(tick, "price", "tick", sources, "price")
-    qty, lot, off_lot = quantities.steps(lot, "quantity", "lot", sources, "amount")
-    quantities.fail_at(
-        off_lot, sources, f"quantity {{value}} is not a multiple of the lot {lot}", "amount"
-    )
-    check_lots(qty, quantities, lot, sources, "amount")
-    n_book = sum(len(columns["timestamp"]) for _, columns in book)
-    prices.fail_at(
-        off_grid & (np.arange(len(price)) >= n_book),
-        sources,
-        f"trade price {{value}} is not a multiple of the tick {tick}",
-        "price",
-    )
+    traded = np.arange(len(prices)) >= n_book
+    steps = to_steps(prices, quantities, traded, tick, lot, sources, ("price", "amount"))
 
     stamp, local = table_column(book, "timestamp"), table_column(book, "local_timestamp")
     snapshot = table_column(book, "is_snapshot").astype(bool)
@@ -128,17 +116,17 @@ def read(
         is_trade,
         receive_order(times) * _US,
         np.concatenate([side, maker]).astype(np.int8),
-        price,
-        qty,
-        off_grid,
+        steps.price,
+        steps.qty,
+        steps.off_grid,
     )
     counts = {
         "book_rows": n_book,
         "snapshots": int(np.count_nonzero(snapshot[start])),
         "trades": len(trade_stamp),
         "trades_before_book": int(np.count_nonzero(before)),
-        "off_grid_quotes": int(np.count_nonzero(off_grid)),
+        "off_grid_quotes": int(np.count_nonzero(steps.off_grid)),
     }
     symbol = symbols.pop() if symbols else None
     inputs = tuple(s.path for s in sources)
-    return Feed("tardis", inputs, symbol, tick, lot, events, False, counts)
+    return Feed("tardis", inputs, symbol, steps.tick, steps.lot, events, False, counts)

@@ -54,6 +54,35 @@ cdef enum:
 BINANCE_DEPTH, BINANCE_TRADE, BINANCE_TICKER, BINANCE_SNAPSHOT, BINANCE_OTHER = (
     DEPTH, TRADE, TICKER, SNAPSHOT, OTHER
 )
+_KIND_NAMES = {SNAPSHOT: "a depth snapshot", DEPTH: "a depthUpdate", TRADE: "a trade"}
+_KIND_NAMES[TICKER] = "a bookTicker"
+
+cdef enum:
+    # the keys a line of a Binance recording has, one bit each (Line.fields)
+    F_STREAM = 1 << 0
+    F_DATA = 1 << 1
+    F_LAST = 1 << 2
+    F_BIDS = 1 << 3
+    F_ASKS = 1 << 4
+    F_e = 1 << 5
+    F_E = 1 << 6
+    F_U = 1 << 7
+    F_u = 1 << 8
+    F_T = 1 << 9
+    F_m = 1 << 10
+    F_b_levels = 1 << 11  # "b" and "a" as lists of levels (a depth update)
+    F_a_levels = 1 << 12
+    F_b = 1 << 13  # "b" and "a" as prices (a book ticker)
+    F_a = 1 << 14
+    F_B = 1 << 15
+    F_A = 1 << 16
+    F_p = 1 << 17
+    F_q = 1 << 18
+
+_FIELD_NAMES = (
+    "stream", "data", "lastUpdateId", "bids", "asks", "e", "E", "U", "u", "T", "m", "b", "a", "b",
+    "a", "B", "A", "p", "q",
+)
 # column kinds of a CSV schema
 CSV_SKIP, CSV_INT, CSV_DECIMAL, CSV_ENUM, CSV_BOOL, CSV_SAME = 0, 1, 2, 3, 4, 5
 
@@ -297,9 +326,7 @@ cdef inline bint is_key(Cursor* c, Py_ssize_t a, Py_ssize_t n, const char* key) 
 
 cdef struct Line:
     # what one line of a Binance recording holds
-    bint has_stream, has_data, has_last, has_e, has_E, has_U, has_u, has_T, has_m
-    bint has_b_levels, has_a_levels, has_b, has_B, has_a, has_A, has_p, has_q
-    bint has_bids, has_asks
+    int fields  # the F_ bits of the keys it has
     Py_ssize_t stream_at, stream_n, e_at, e_n, s_at, s_n
     i64 last, E, U, u, T
     bint m
@@ -360,12 +387,18 @@ cdef class _Levels:
         self.qty_d.resize(n)
 
 
-cdef int data_object(Cursor* c, Line* line, _Levels levels, const char** why) noexcept:
-    """The ``data`` object of a combined-stream message (or a bare stream message)."""
+ctypedef int (*KeyReader)(
+    Cursor* c, Py_ssize_t a, Py_ssize_t n, Line* line, _Levels levels, const char** why
+) noexcept
+
+
+cdef int read_object(
+    Cursor* c, KeyReader read_key, Line* line, _Levels levels, const char** why,
+    const char* not_an_object,
+) noexcept:
+    """A JSON object, each key [a, a + n) and its value read by ``read_key``."""
     cdef Py_ssize_t a, n
-    cdef i64 size_m  # a ticker's sizes: read to check them, not kept
-    cdef int size_d
-    if expect(c, b'{', b'"data" is not a JSON object'):
+    if expect(c, b'{', not_an_object):
         return -1
     ws(c)
     if c.i < c.end and c.s[c.i] == b'}':
@@ -374,56 +407,7 @@ cdef int data_object(Cursor* c, Line* line, _Levels levels, const char** why) no
     while True:
         if string_span(c, &a, &n) or expect(c, b':', b"not valid JSON (expected ':')"):
             return -1
-        if is_key(c, a, n, b"e"):
-            if string_span(c, &line.e_at, &line.e_n):
-                return -1
-            line.has_e = True
-        elif is_key(c, a, n, b"E"):
-            line.has_E = not int_value(c, &line.E, b'"E" is not an integer (ms)')
-        elif is_key(c, a, n, b"U"):
-            line.has_U = not int_value(c, &line.U, b'"U" is not an integer')
-        elif is_key(c, a, n, b"u"):
-            line.has_u = not int_value(c, &line.u, b'"u" is not an integer')
-        elif is_key(c, a, n, b"T"):
-            line.has_T = not int_value(c, &line.T, b'"T" is not an integer (ms)')
-        elif is_key(c, a, n, b"s"):
-            if string_span(c, &line.s_at, &line.s_n):
-                return -1
-        elif is_key(c, a, n, b"m"):
-            ws(c)
-            if c.i < c.end and c.s[c.i] == b't':
-                line.m = True
-                if literal(c, b"true"):
-                    return -1
-            elif literal(c, b"false"):
-                c.error = NULL
-                return fail(c, b'"m" is not true or false')
-            line.has_m = True
-        elif is_key(c, a, n, b"b") or is_key(c, a, n, b"a"):
-            ws(c)
-            if c.i < c.end and c.s[c.i] == b'[':
-                if levels.pairs(c, 1 if c.s[a] == b'b' else -1, why):
-                    return -1
-                if c.s[a] == b'b':
-                    line.has_b_levels = True
-                else:
-                    line.has_a_levels = True
-            elif c.s[a] == b'b':
-                line.has_b = not decimal_value(c, &line.p_m, &line.p_d, why)
-            else:
-                line.has_a = not decimal_value(c, &line.q_m, &line.q_d, why)
-        elif is_key(c, a, n, b"B") or is_key(c, a, n, b"A"):
-            if decimal_value(c, &size_m, &size_d, why):
-                return -1
-            line.has_B = line.has_B or c.s[a] == b'B'
-            line.has_A = line.has_A or c.s[a] == b'A'
-        elif is_key(c, a, n, b"p"):
-            line.has_p = not decimal_value(c, &line.p_m, &line.p_d, why)
-        elif is_key(c, a, n, b"q"):
-            line.has_q = not decimal_value(c, &line.q_m, &line.q_d, why)
-        elif skip_value(c, 1):
-            return -1
-        if c.error != NULL:
+        if read_key(c, a, n, line, levels, why) or c.error != NULL:
             return -1
         ws(c)
         if c.i < c.end and c.s[c.i] == b',':
@@ -432,49 +416,107 @@ cdef int data_object(Cursor* c, Line* line, _Levels levels, const char** why) no
         return expect(c, b'}', b"not valid JSON (expected ',' or '}')")
 
 
-cdef int top_object(Cursor* c, Line* line, _Levels levels, const char** why) noexcept:
-    cdef Py_ssize_t a, n
-    if expect(c, b'{', b"the message is not a JSON object"):
+cdef int data_key(
+    Cursor* c, Py_ssize_t a, Py_ssize_t n, Line* line, _Levels levels, const char** why
+) noexcept:
+    """A key of the ``data`` object of a combined-stream message; unknown keys are skipped."""
+    cdef i64 size_m  # a ticker's sizes: read to check them, not kept
+    cdef int size_d
+    if is_key(c, a, n, b"e"):
+        if string_span(c, &line.e_at, &line.e_n):
+            return -1
+        line.fields |= F_e
+    elif is_key(c, a, n, b"E"):
+        int_value(c, &line.E, b'"E" is not an integer (ms)')
+        line.fields |= F_E
+    elif is_key(c, a, n, b"U"):
+        int_value(c, &line.U, b'"U" is not an integer')
+        line.fields |= F_U
+    elif is_key(c, a, n, b"u"):
+        int_value(c, &line.u, b'"u" is not an integer')
+        line.fields |= F_u
+    elif is_key(c, a, n, b"T"):
+        int_value(c, &line.T, b'"T" is not an integer (ms)')
+        line.fields |= F_T
+    elif is_key(c, a, n, b"s"):
+        if string_span(c, &line.s_at, &line.s_n):
+            return -1
+    elif is_key(c, a, n, b"m"):
+        ws(c)
+        if c.i < c.end and c.s[c.i] == b't':
+            line.m = True
+            if literal(c, b"true"):
+                return -1
+        elif literal(c, b"false"):
+            c.error = NULL
+            return fail(c, b'"m" is not true or false')
+        line.fields |= F_m
+    elif is_key(c, a, n, b"b") or is_key(c, a, n, b"a"):
+        ws(c)
+        if c.i < c.end and c.s[c.i] == b'[':
+            if levels.pairs(c, 1 if c.s[a] == b'b' else -1, why):
+                return -1
+            if c.s[a] == b'b':
+                line.fields |= F_b_levels
+            else:
+                line.fields |= F_a_levels
+        elif c.s[a] == b'b':
+            decimal_value(c, &line.p_m, &line.p_d, why)
+            line.fields |= F_b
+        else:
+            decimal_value(c, &line.q_m, &line.q_d, why)
+            line.fields |= F_a
+    elif is_key(c, a, n, b"B") or is_key(c, a, n, b"A"):
+        if decimal_value(c, &size_m, &size_d, why):
+            return -1
+        line.fields |= F_B if c.s[a] == b'B' else F_A
+    elif is_key(c, a, n, b"p"):
+        decimal_value(c, &line.p_m, &line.p_d, why)
+        line.fields |= F_p
+    elif is_key(c, a, n, b"q"):
+        decimal_value(c, &line.q_m, &line.q_d, why)
+        line.fields |= F_q
+    elif skip_value(c, 1):
+        return -1
+    return 0
+
+
+cdef int top_key(
+    Cursor* c, Py_ssize_t a, Py_ssize_t n, Line* line, _Levels levels, const char** why
+) noexcept:
+    """A key of a line's message; unknown keys are skipped."""
+    if is_key(c, a, n, b"stream"):
+        if string_span(c, &line.stream_at, &line.stream_n):
+            return -1
+        line.fields |= F_STREAM
+    elif is_key(c, a, n, b"data"):
+        if read_object(c, data_key, line, levels, why, b'"data" is not a JSON object'):
+            return -1
+        line.fields |= F_DATA
+    elif is_key(c, a, n, b"lastUpdateId"):
+        int_value(c, &line.last, b'"lastUpdateId" is not an integer')
+        line.fields |= F_LAST
+    elif is_key(c, a, n, b"bids"):
+        if levels.pairs(c, 1, why):
+            return -1
+        line.fields |= F_BIDS
+    elif is_key(c, a, n, b"asks"):
+        if levels.pairs(c, -1, why):
+            return -1
+        line.fields |= F_ASKS
+    elif skip_value(c, 1):
+        return -1
+    return 0
+
+
+cdef int read_message(Cursor* c, Line* line, _Levels levels, const char** why) noexcept:
+    """The JSON message of a line, nothing after it."""
+    if read_object(c, top_key, line, levels, why, b"the message is not a JSON object"):
         return -1
     ws(c)
-    if c.i < c.end and c.s[c.i] == b'}':
-        c.i += 1
-        return 0
-    while True:
-        if string_span(c, &a, &n) or expect(c, b':', b"not valid JSON (expected ':')"):
-            return -1
-        if is_key(c, a, n, b"stream"):
-            if string_span(c, &line.stream_at, &line.stream_n):
-                return -1
-            line.has_stream = True
-        elif is_key(c, a, n, b"data"):
-            if data_object(c, line, levels, why):
-                return -1
-            line.has_data = True
-        elif is_key(c, a, n, b"lastUpdateId"):
-            line.has_last = not int_value(c, &line.last, b'"lastUpdateId" is not an integer')
-        elif is_key(c, a, n, b"bids"):
-            if levels.pairs(c, 1, why):
-                return -1
-            line.has_bids = True
-        elif is_key(c, a, n, b"asks"):
-            if levels.pairs(c, -1, why):
-                return -1
-            line.has_asks = True
-        elif skip_value(c, 1):
-            return -1
-        if c.error != NULL:
-            return -1
-        ws(c)
-        if c.i < c.end and c.s[c.i] == b',':
-            c.i += 1
-            continue
-        if expect(c, b'}', b"not valid JSON (expected ',' or '}')"):
-            return -1
-        ws(c)
-        if c.i != c.end:
-            return fail(c, b"text after the JSON message")
-        return 0
+    if c.i != c.end:
+        return fail(c, b"text after the JSON message")
+    return 0
 
 
 cdef inline bint span_is(const char* s, Py_ssize_t a, Py_ssize_t n, const char* word) noexcept:
@@ -489,51 +531,39 @@ cdef inline bint span_ends(const char* s, Py_ssize_t a, Py_ssize_t n, const char
 cdef int _message_kind(const char* s, Line* line) noexcept:
     """A snapshot has "lastUpdateId"; a stream message's "data" says depthUpdate or trade by
     its "e", a bookTicker by its stream name (or "b" and "a" prices without "e")."""
-    if line.has_last:
+    cdef bint has_e = line.fields & F_e
+    if line.fields & F_LAST:
         return SNAPSHOT
-    if not line.has_data:
+    if not line.fields & F_DATA:
         return OTHER
-    if line.has_e and span_is(s, line.e_at, line.e_n, b"depthUpdate"):
+    if has_e and span_is(s, line.e_at, line.e_n, b"depthUpdate"):
         return DEPTH
-    if line.has_e and span_is(s, line.e_at, line.e_n, b"trade"):
+    if has_e and span_is(s, line.e_at, line.e_n, b"trade"):
         return TRADE
     if span_ends(s, line.stream_at, line.stream_n, b"@bookTicker") or (
-        not line.has_e and line.has_b and line.has_a
+        not has_e and line.fields & F_b and line.fields & F_a
     ):
         return TICKER
     return OTHER
 
 
-cdef const char* _missing(Line* line, int kind) noexcept:
-    """What a message of ``kind`` lacks, or NULL."""
-    if kind == SNAPSHOT and not (line.has_bids and line.has_asks):
-        return b'a depth snapshot without "bids" and "asks"'
+cdef int _required(int kind) noexcept:
+    """The F_ bits a message of ``kind`` must have."""
+    if kind == SNAPSHOT:
+        return F_LAST | F_BIDS | F_ASKS
     if kind == DEPTH:
-        if not line.has_E:
-            return b'a depthUpdate without "E"'
-        if not line.has_U:
-            return b'a depthUpdate without "U"'
-        if not line.has_u:
-            return b'a depthUpdate without "u"'
-        if not line.has_b_levels:
-            return b'a depthUpdate without "b"'
-        if not line.has_a_levels:
-            return b'a depthUpdate without "a"'
+        return F_E | F_U | F_u | F_b_levels | F_a_levels
     if kind == TRADE:
-        if not line.has_p:
-            return b'a trade without "p"'
-        if not line.has_q:
-            return b'a trade without "q"'
-        if not line.has_T:
-            return b'a trade without "T"'
-        if not line.has_m:
-            return b'a trade without "m"'
+        return F_p | F_q | F_T | F_m
     if kind == TICKER:
-        if not line.has_u:
-            return b'a bookTicker without "u"'
-        if not (line.has_b and line.has_B and line.has_a and line.has_A):
-            return b'a bookTicker without "b", "B", "a" and "A"'
-    return NULL
+        return F_u | F_b | F_B | F_a | F_A
+    return 0
+
+
+def _missing(int kind, int lacks) -> str:
+    """What a message of ``kind`` that lacks the F_ bits ``lacks`` is missing."""
+    name = _FIELD_NAMES[(lacks & -lacks).bit_length() - 1]
+    return f'{_KIND_NAMES[kind]} without "{name}"'
 
 
 def scan_binance(bytes text not None):
@@ -556,7 +586,6 @@ def scan_binance(bytes text not None):
     cdef i64 received
     cdef size_t level0
     cdef int k
-    cdef const char* missing
     cdef Py_ssize_t sym_at = -1, sym_n = 0
     while at < size:
         stop = at
@@ -576,7 +605,7 @@ def scan_binance(bytes text not None):
         c.i += 1
         memset(&line, 0, sizeof(Line))
         level0 = levels.side.size()
-        top_object(&c, &line, levels, &why)
+        read_message(&c, &line, levels, &why)
         if c.error != NULL:
             reason = (<bytes>c.error).decode()
             if why[0]:
@@ -584,16 +613,15 @@ def scan_binance(bytes text not None):
                 reason = f"{reason} {bad!r} {(<bytes>why).decode()}"
             raise ScanError(row, -1, f"{reason} (at column {c.i - at + 1})")
         k = _message_kind(s, &line)
-        missing = _missing(&line, k)
-        if missing != NULL:
-            raise ScanError(row, -1, (<bytes>missing).decode())
+        if line.fields & _required(k) != _required(k):
+            raise ScanError(row, -1, _missing(k, _required(k) & ~line.fields))
         if k == DEPTH and line.U > line.u:
             raise ScanError(row, -1, f'a depthUpdate with "U" {line.U} after "u" {line.u}')
         if k != DEPTH and k != SNAPSHOT:
             levels.truncate(level0)
         if k == TRADE:
             levels.add(1 if line.m else -1, line.p_m, line.p_d, line.q_m, line.q_d)
-        if line.has_data and line.s_n and k != OTHER:
+        if line.fields & F_DATA and line.s_n and k != OTHER:
             if sym_at < 0:
                 sym_at, sym_n = line.s_at, line.s_n
             elif line.s_n != sym_n or memcmp(s + line.s_at, s + sym_at, sym_n) != 0:

@@ -8,6 +8,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from envs.data.tapes import Tape
+from envs.traders.replay import replay_fidelity
+
 MIDNIGHT_NS = 1_723_075_200 * 10**9
 """2024-08-08 00:00:00 UTC, in ns since the epoch."""
 
@@ -52,3 +55,16 @@ def write(path: Path, lines: Sequence[str], compress: bool = False) -> Path:
 
 def write_csv(path: Path, header: str, rows: Sequence[Sequence], compress: bool = False) -> Path:
     return write(path, [header, *(",".join(map(str, row)) for row in rows)], compress)
+
+
+def rows_of(tape: Tape) -> list[tuple]:
+    """The tape's messages as (type, order id, size, price, direction) tuples."""
+    names = tape.messages.dtype.names[1:]
+    return list(zip(*(tape.messages[name].tolist() for name in names)))
+
+
+def replays_exactly(tape: Tape) -> bool:
+    """Whether a replay of the tape, from its messages alone and reconciled, shows every book
+    row, changing nothing to do so."""
+    reports = [replay_fidelity(tape, reconcile=reconcile) for reconcile in (False, True)]
+    return all((r.fidelity, r.added, r.removed, r.skipped) == (1.0, 0, 0, 0) for r in reports)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from recordings import MIDNIGHT_NS, write_csv
+from recordings import MIDNIGHT_NS, replays_exactly, rows_of, write_csv
 
 from envs import OrderBook
 from envs.data.convert import convert
@@ -17,7 +17,6 @@ from envs.data.feed import FeedError
 from envs.data.tapes import EMPTY_ASK
 from envs.replayer import QUEUE_MODELS
 from envs.traders import MarketReplay
-from envs.traders.replay import replay_fidelity
 
 ORDERS_HEADER = "id,timestamp,exchange_timestamp,price,volume,action,direction"
 TRADES_HEADER = "trade_id,timestamp,exchange_timestamp,price,amount,buy_order_id,sell_order_id,side"
@@ -94,15 +93,13 @@ def files(tmp_path: Path) -> list[Path]:
 def test_every_message_of_the_capture(files: list[Path]):
     conversion = convert("l3", files, levels=2)
     messages, meta = conversion.tape.messages, conversion.meta
-    got = list(zip(*(messages[c].tolist() for c in messages.dtype.names[1:])))
-    assert got == [row[1:] for row in EXPECTED]
+    assert rows_of(conversion.tape) == [row[1:] for row in EXPECTED]
     times = [(M + row[0]) * 1_000_000 - MIDNIGHT_NS for row in EXPECTED]
     assert messages["time"].tolist() == [t / 1e9 for t in times]
     assert meta["counts"] == COUNTS
     assert (meta["tick_size"], meta["lot_size"], meta["by_order"]) == ("0.1", "0.1", True)
     assert conversion.tape.book[-1].tolist() == [1010, 15, 1006, 4, EMPTY_ASK, 0, 1002, 7]
-    for reconcile in (False, True):
-        assert replay_fidelity(conversion.tape, reconcile=reconcile).fidelity == 1.0
+    assert replays_exactly(conversion.tape)
 
 
 @pytest.mark.parametrize("queue", QUEUE_MODELS)

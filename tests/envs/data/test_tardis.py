@@ -8,12 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from recordings import MIDNIGHT_NS, write_csv
+from recordings import MIDNIGHT_NS, replays_exactly, rows_of, write_csv
 
 from envs.data.convert import convert
 from envs.data.feed import FeedError
 from envs.data.tapes import EMPTY_BID
-from envs.traders.replay import replay_fidelity
 
 BOOK_HEADER = "exchange,symbol,timestamp,local_timestamp,is_snapshot,side,price,amount"
 TRADES_HEADER = "exchange,symbol,timestamp,local_timestamp,id,side,price,amount"
@@ -93,15 +92,13 @@ def files(tmp_path: Path) -> list[Path]:
 def test_every_message_of_the_export(files: list[Path]):
     conversion = convert("tardis", files, levels=2)
     messages, meta = conversion.tape.messages, conversion.meta
-    got = list(zip(*(messages[c].tolist() for c in messages.dtype.names[1:])))
-    assert got == [row[1:] for row in EXPECTED]
+    assert rows_of(conversion.tape) == [row[1:] for row in EXPECTED]
     times = [(S + row[0] + LATE) * 1000 for row in EXPECTED]
     assert messages["time"].tolist() == [(t - MIDNIGHT_NS) / 1e9 for t in times]
     assert meta["counts"] == COUNTS
     assert (meta["symbol"], meta["tick_size"], meta["lot_size"]) == ("BTCUSDT", "0.05", "0.5")
     assert conversion.tape.book[-1].tolist() == [1000, 1, 998, 1, 1004, 2, EMPTY_BID, 0]
-    for reconcile in (False, True):
-        assert replay_fidelity(conversion.tape, reconcile=reconcile).fidelity == 1.0
+    assert replays_exactly(conversion.tape)
 
 
 @pytest.mark.parametrize(
