@@ -192,10 +192,11 @@ def build_parser() -> argparse.ArgumentParser:
     check = data_commands.add_parser(
         "check",
         help="validate LOBSTER files; with the orderbook file, measure replay fidelity",
-        description="Validate a LOBSTER message file (and orderbook file). With the orderbook "
-        "file, replay the messages through the book and print the fraction of events after "
-        "which the best bid and ask (price and size) equal the file's row: from the messages "
-        "alone, and with reconciliation to the file's levels.",
+        description="Validate a LOBSTER message file (and orderbook file), or a converted "
+        "recording's (meta.json beside them: prices in ticks, sizes in lots). With the "
+        "orderbook file, replay the messages through the book and print the fraction of events "
+        "after which the best bid and ask (price and size) equal the file's row: from the "
+        "messages alone, and with reconciliation to the file's levels.",
     )
     check.add_argument("messages", help="LOBSTER message file")
     check.add_argument("orderbook", nargs="?", help="LOBSTER orderbook file (optional)")

@@ -1,9 +1,9 @@
 """Market data tapes: LOBSTER message and order-book files as numpy arrays.
 
-Units: time in seconds after midnight, sizes in shares, prices in integer ticks of ``tick_size``
-dollars. LOBSTER writes prices as dollars x 10000, so a tick is ``round(tick_size * 10000)`` of
-LOBSTER's units and ``ticks = lobster_price // that``. Directions are +1 (buy) and -1 (sell),
-as in ``envs.book``.
+Units: time in seconds after midnight, sizes in shares (lots of ``lot_size`` for a converted
+recording), prices in integer ticks of ``tick_size`` dollars. LOBSTER writes prices as
+dollars x 10000, so a tick is ``round(tick_size * 10000)`` of LOBSTER's units and ``ticks =
+lobster_price // that``. Directions are +1 (buy) and -1 (sell), as in ``envs.book``.
 
 Two kinds of price are not converted to ticks:
 
