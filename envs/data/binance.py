@@ -34,17 +34,9 @@ from decimal import Decimal
 import numpy as np
 
 from envs.data import text
-from envs.data.feed import (
-    Decimals,
-    Feed,
-    FeedError,
-    Source,
-    interleave,
-    level_events,
-    read_sources,
-    receive_order,
-    to_steps,
-)
+from envs.data.decimals import Decimals, to_steps
+from envs.data.feed import Feed, interleave, level_events, receive_order
+from envs.data.files import FeedError, Source, read_sources
 
 __all__ = ["read"]
 

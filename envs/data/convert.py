@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from envs.data import binance, builder, l3, tardis
-from envs.data.feed import Feed, FeedError
+from envs.data.feed import Feed
+from envs.data.files import FeedError
 from envs.data.tapes import MESSAGE_DTYPE, Tape, TapeError, load_lobster
 from envs.data.text import format_csv
 

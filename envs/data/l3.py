@@ -24,18 +24,9 @@ from decimal import Decimal
 import numpy as np
 
 from envs.data import builder, text
-from envs.data.feed import (
-    Decimals,
-    Feed,
-    Table,
-    event_columns,
-    interleave,
-    receive_order,
-    scan_tables,
-    table_column,
-    table_decimals,
-    to_steps,
-)
+from envs.data.decimals import Decimals, to_steps
+from envs.data.feed import Feed, event_columns, interleave, receive_order
+from envs.data.files import Table, scan_tables, table_column
 
 __all__ = ["read"]
 
@@ -75,9 +66,12 @@ def read(
     sources, files = scan_tables(paths, [ORDERS, TRADES])
     orders, trades = files[ORDERS.name], files[TRADES.name]
     n_orders = sum(len(columns["id"]) for _, columns in orders)
-    prices = table_decimals(orders + trades, "price", sources)
+    prices = Decimals.of_tables(orders + trades, "price", sources)
     quantities = Decimals.join(
-        [table_decimals(orders, "volume", sources), table_decimals(trades, "amount", sources)]
+        [
+            Decimals.of_tables(orders, "volume", sources),
+            Decimals.of_tables(trades, "amount", sources),
+        ]
     )
     traded = np.arange(len(prices)) >= n_orders
     steps = to_steps(prices, quantities, traded, tick, lot, sources, ("price", None))

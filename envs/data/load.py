@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from envs.data.convert import FORMATS, META, convert, load_converted
-from envs.data.feed import FeedError
+from envs.data.files import FeedError
 from envs.data.tapes import Tape, load_lobster
 
 __all__ = ["TAPE_FORMATS", "load_tape"]

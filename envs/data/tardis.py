@@ -24,18 +24,9 @@ from decimal import Decimal
 import numpy as np
 
 from envs.data import text
-from envs.data.feed import (
-    Feed,
-    FeedError,
-    Table,
-    interleave,
-    level_events,
-    receive_order,
-    scan_tables,
-    table_column,
-    table_decimals,
-    to_steps,
-)
+from envs.data.decimals import Decimals, to_steps
+from envs.data.feed import Feed, interleave, level_events, receive_order
+from envs.data.files import FeedError, Table, scan_tables, table_column
 
 __all__ = ["read"]
 
@@ -80,8 +71,8 @@ def read(
         raise FeedError(f"{', '.join(sorted(symbols))}: one symbol per tape")
 
     n_book = sum(len(columns["timestamp"]) for _, columns in book)
-    prices = table_decimals(book + trades, "price", sources)
-    quantities = table_decimals(book + trades, "amount", sources)
+    prices = Decimals.of_tables(book + trades, "price", sources)
+    quantities = Decimals.of_tables(book + trades, "amount", sources)
     traded = np.arange(len(prices)) >= n_book
     steps = to_steps(prices, quantities, traded, tick, lot, sources, ("price", "amount"))
 

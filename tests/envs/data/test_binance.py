@@ -23,7 +23,7 @@ from recordings import (
 )
 
 from envs.data.convert import convert, load_converted, write_converted
-from envs.data.feed import FeedError
+from envs.data.files import FeedError
 from envs.data.tapes import EMPTY_ASK, EMPTY_BID
 
 

@@ -13,7 +13,7 @@ import pytest
 from recordings import at, depth, snapshot, trade, write
 
 from envs.data.convert import convert, write_converted
-from envs.data.feed import FeedError
+from envs.data.files import FeedError
 from envs.data.load import load_tape
 from envs.spec import MarketSpec, SpecError
 from envs.trading_env import TradingEnv

@@ -13,7 +13,7 @@ from recordings import MIDNIGHT_NS, replays_exactly, rows_of, write_csv
 
 from envs import OrderBook
 from envs.data.convert import convert
-from envs.data.feed import FeedError
+from envs.data.files import FeedError
 from envs.data.tapes import EMPTY_ASK
 from envs.replayer import QUEUE_MODELS
 from envs.traders import MarketReplay

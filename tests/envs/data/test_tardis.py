@@ -11,7 +11,7 @@ import pytest
 from recordings import MIDNIGHT_NS, replays_exactly, rows_of, write_csv
 
 from envs.data.convert import convert
-from envs.data.feed import FeedError
+from envs.data.files import FeedError
 from envs.data.tapes import EMPTY_BID
 
 BOOK_HEADER = "exchange,symbol,timestamp,local_timestamp,is_snapshot,side,price,amount"
