@@ -1,8 +1,9 @@
 """Builds the compiled order book (envs/book.pyx), the market's step and background flow
 (envs/flow.pyx), a replay's messages (envs/replayer.pyx), the seats' features
 (envs/observation.pyx), the traders' random draws
-(envs/draws.pyx) and the tabular learners' kernels (agents/_kernels.pyx); everything else is
-in pyproject.toml."""
+(envs/draws.pyx), the data readers' text scanning and tape building (envs/data/text.pyx,
+envs/data/builder.pyx) and the tabular learners' kernels (agents/_kernels.pyx); everything
+else is in pyproject.toml."""
 
 import numpy
 from Cython.Build import cythonize
@@ -27,6 +28,8 @@ extensions = [
     compiled("envs.flow"),
     compiled("envs.observation"),
     compiled("envs.replayer"),
+    compiled("envs.data.text"),
+    compiled("envs.data.builder"),
     compiled("envs.draws", language="c"),
     compiled("agents._kernels", language="c"),
 ]

@@ -35,9 +35,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from agents.base import Agent
+from envs.data.tapes import Event
 from envs.seats import SeatedMarket
 from envs.spec import MarketSpec
-from envs.tapes import Event
 
 __all__ = [
     "CALIBRATION_SEED",

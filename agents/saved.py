@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from envs.data.tapes import Tape
 from envs.errors import UserError
 from envs.features import feature_names
 from envs.spec import MarketSpec
-from envs.tapes import Tape
 
 __all__ = [
     "FORMAT",

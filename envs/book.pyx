@@ -477,10 +477,11 @@ cdef class OrderBook:
         if qty <= 0 or it == self._half(side).end():
             return 0
         cdef vector[i64] ids
-        cdef i64 slot = deref(it).second.tail
-        while slot:
+        cdef i64 slot = deref(it).second.tail, enough = 0
+        while slot and enough < qty:  # the newest orders that hold qty
             if any_owner or self._orders[slot].owner == owner:
                 ids.push_back(self._id(slot))
+                enough += self._orders[slot].qty
             slot = self._orders[slot].prev
         cdef i64 oid
         cdef i64 done = 0

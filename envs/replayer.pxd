@@ -13,7 +13,11 @@ cdef class Replayer:
     cdef tuple _arrays  # what the views above show, for pickling
     cdef unordered_map[i64, i64] _ids  # tape order id -> book order id
     cdef public i64 owner, added, removed, skipped
+    cdef int _queue  # index into QUEUE_MODELS
+    cdef double _queue_power
 
     cdef int _handle(self, OrderBook book, Py_ssize_t ref, list fills) except -1
+    cdef i64 _cancel_unnamed(self, OrderBook book, int side, i64 price, i64 qty) except -1
+    cdef double _weight(self, i64 lots) noexcept
     cdef int _match_row(self, OrderBook book, const i64* row, list fills) except -1
     cdef int _trim(self, OrderBook book, int side, const i64* target) except -1

@@ -8,6 +8,7 @@ flow (`envs.flow.Flow`)."""
 import numpy as np
 
 from cython.operator cimport dereference as deref, predecrement as dec
+from libc.math cimport floor, log1p, pow
 from libcpp.pair cimport pair
 from libcpp.vector cimport vector
 
@@ -16,18 +17,47 @@ from envs.book cimport (
     check_side, i64, level_volume,
 )
 
-__all__ = ["Replayer"]
+__all__ = ["QUEUE_MODELS", "Replayer"]
+
+QUEUE_MODELS = ("risk_averse", "power", "log")
+"""How a cancel that names no order of the replay's (an L2 feed's, or one placed before the
+tape starts) is shared out at a level where another owner's order (a seat's) rests, between
+the replay's volume ahead of that order and behind it:
+
+- ``risk_averse``: from behind first, newest first, so only trades (and a level shrinking below
+  what is ahead) advance the order (hftbacktest's RiskAverseQueueModel);
+- ``power``: a share f(ahead) / (f(ahead) + f(behind)) of the cancel from ahead, the rest
+  from behind, with f(x) = x ** ``queue_power`` (x in lots), rounded to the nearest lot;
+- ``log``: the same with f(x) = log(1 + x).
+
+The probabilistic models take the expected share of each cancel, as hftbacktest's
+ProbQueueModel does with its PowerProbQueueFunc and LogProbQueueFunc."""
+
+cdef enum:
+    RISK_AVERSE = 0
+    POWER = 1
+    LOG = 2
 
 
 cdef class Replayer:
     """The messages of a tape, as int64 columns of shape (n,): ``kind`` (LOBSTER type),
     ``order_id``, ``size`` (shares), ``price`` (ticks), ``direction`` (+1 buy, -1 sell); with
-    ``rows`` (int64, (n, 4 levels): the book after each message, as `envs.tapes.Tape.book`)
+    ``rows`` (int64, (n, 4 levels): the book after each message, as `envs.data.tapes.Tape.book`)
     it reconciles the book to each row. `restart` begins a session as ``owner``, `handle`
     carries out one message. ``added`` / ``removed``: shares reconciliation put in or took
-    out; ``skipped``: shares of cancels that found nothing to remove."""
+    out; ``skipped``: shares of cancels that found nothing to remove. ``queue`` (one of
+    `QUEUE_MODELS`, with ``queue_power`` for "power") shares out the cancels that name no
+    order of the replay's at a level where another owner's order rests."""
 
-    def __init__(self, kind, order_id, size, price, direction, rows=None):
+    def __init__(
+        self, kind, order_id, size, price, direction, rows=None, str queue="risk_averse",
+        double queue_power=2.0,
+    ):
+        if queue not in QUEUE_MODELS:
+            raise ValueError(f"queue must be one of {list(QUEUE_MODELS)}, got {queue!r}")
+        if not queue_power > 0:
+            raise ValueError(f"queue_power must be > 0, got {queue_power}")
+        self._queue, self._queue_power = QUEUE_MODELS.index(queue), queue_power
         columns = [
             np.ascontiguousarray(c, dtype=np.int64) for c in (kind, order_id, size, price, direction)
         ]
@@ -72,6 +102,7 @@ cdef class Replayer:
         new._kind, new._order_id, new._size = self._kind, self._order_id, self._size
         new._price, new._direction, new._rows = self._price, self._direction, self._rows
         new._arrays, new._ids = self._arrays, self._ids
+        new._queue, new._queue_power = self._queue, self._queue_power
         new.owner, new.added, new.removed, new.skipped = (
             self.owner, self.added, self.removed, self.skipped
         )
@@ -87,6 +118,11 @@ cdef class Replayer:
             other.owner, other.added, other.removed, other.skipped
         )
 
+    @property
+    def queue(self) -> tuple[str, float]:
+        """The queue model's name and power."""
+        return QUEUE_MODELS[self._queue], self._queue_power
+
     def __len__(self) -> int:
         """The tape's messages."""
         return self._kind.shape[0]
@@ -101,7 +137,7 @@ cdef class Replayer:
 
     def __reduce__(self):
         state = (self.owner, self.added, self.removed, self.skipped, self.ids)
-        return _restore, (self._arrays, state)
+        return _restore, (self._arrays, self.queue, state)
 
     cdef int _handle(self, OrderBook book, Py_ssize_t ref, list fills) except -1:
         cdef i64 kind = self._kind[ref], tape_id = self._order_id[ref], size = self._size[ref]
@@ -121,7 +157,7 @@ cdef class Replayer:
             if done < size:  # what the book no longer holds under that id
                 left = size - done
                 check_side(side)
-                self.skipped += left - book._reduce(<int>side, price, left, self.owner, False)
+                self.skipped += left - self._cancel_unnamed(book, <int>side, price, left)
         elif kind == M_EXECUTE:  # the other side takes the resting volume in time priority
             check_side(side)
             check_qty(size)
@@ -134,6 +170,45 @@ cdef class Replayer:
         if self._rows is not None:
             self._match_row(book, &self._rows[ref, 0], fills)
         return 0
+
+    cdef i64 _cancel_unnamed(self, OrderBook book, int side, i64 price, i64 qty) except -1:
+        """Cancel up to ``qty`` shares of the replay's at (side, price), shared out by the
+        queue model around the level's first order of another owner (see `QUEUE_MODELS`);
+        the shares cancelled."""
+        cdef Half* half = book._half(side)
+        cdef LevelIter it = half.find(side * price)
+        if self._queue == RISK_AVERSE or qty <= 0 or it == half.end():
+            return book._reduce(side, price, qty, self.owner, False)
+        cdef i64 slot = deref(it).second.head, other = 0, ahead = 0, behind = 0
+        while slot:  # the replay's volume ahead of the first order of another owner
+            if book._orders[slot].owner != self.owner:
+                other = slot
+                break
+            ahead += book._orders[slot].qty
+            slot = book._orders[slot].next
+        if not other:
+            return book._reduce(side, price, qty, self.owner, False)
+        slot = book._orders[other].next
+        while slot:
+            if book._orders[slot].owner == self.owner:
+                behind += book._orders[slot].qty
+            slot = book._orders[slot].next
+        cdef i64 total = min(qty, ahead + behind)
+        cdef double f_ahead = self._weight(ahead), f_behind = self._weight(behind)
+        cdef i64 front = 0
+        if f_ahead + f_behind > 0:
+            front = <i64>floor(total * f_ahead / (f_ahead + f_behind) + 0.5)
+        front = max(min(front, ahead, total), total - behind)
+        return (
+            _cancel_newest(book, book._orders[other].prev, front, self.owner)
+            + _cancel_newest(book, deref(it).second.tail, total - front, self.owner)
+        )
+
+    cdef double _weight(self, i64 lots) noexcept:
+        """The queue model's f of a volume."""
+        if self._queue == POWER:
+            return pow(<double>lots, self._queue_power)
+        return log1p(<double>lots)
 
     cdef int _match_row(self, OrderBook book, const i64* row, list fills) except -1:
         """Adjust the replay's own volume so that the book's top levels equal ``row`` (ask
@@ -192,6 +267,22 @@ cdef class Replayer:
         return 0
 
 
+cdef i64 _cancel_newest(OrderBook book, i64 slot, i64 qty, i64 owner) except -1:
+    """Cancel up to ``qty`` shares of ``owner``'s orders from ``slot`` towards the level's
+    head (newest first); the shares cancelled."""
+    cdef vector[i64] ids
+    while slot and qty > 0:
+        if book._orders[slot].owner == owner:
+            ids.push_back(book._id(slot))
+        slot = book._orders[slot].prev
+    cdef i64 done = 0, oid
+    for oid in ids:
+        if done == qty:
+            break
+        done += book._cancel(oid, qty - done)
+    return done
+
+
 cdef bint _shows(OrderBook book, int side, const i64* target, Py_ssize_t levels) noexcept:
     """Whether ``side``'s best ``levels`` levels are exactly ``target``'s (price, size) pairs,
     4 apart."""
@@ -207,10 +298,11 @@ cdef bint _shows(OrderBook book, int side, const i64* target, Py_ssize_t levels)
     return True
 
 
-def _restore(tuple arrays, tuple state):
-    """Unpickle: a replayer of ``arrays`` (the five columns and the rows or None) in the
-    session ``state`` (owner, added, removed, skipped, ids)."""
-    cdef Replayer replayer = Replayer(*arrays)
+def _restore(tuple arrays, tuple queue, tuple state):
+    """Unpickle: a replayer of ``arrays`` (the five columns and the rows or None) with the
+    ``queue`` model (name, power) in the session ``state`` (owner, added, removed, skipped,
+    ids)."""
+    cdef Replayer replayer = Replayer(*arrays, *queue)
     replayer.owner, replayer.added, replayer.removed, replayer.skipped = state[:4]
     for tape_id, oid in state[4].items():
         replayer._ids[tape_id] = oid

@@ -21,11 +21,13 @@ from typing import Any
 from gymnasium import spaces
 
 from envs.actions import ACTION_SETS, make_actions
+from envs.data.load import TAPE_FORMATS, load_tape
+from envs.data.recording import synthetic_tape
+from envs.data.tapes import Tape
 from envs.errors import UserError
 from envs.features import DEFAULT_WINDOWS, Discretizer, feature_space
 from envs.market import Market
-from envs.recording import synthetic_tape
-from envs.tapes import Tape, load_lobster
+from envs.replayer import QUEUE_MODELS
 from envs.tasks import TASKS
 from envs.traders import TRADERS, MarketReplay, Trader, ZeroIntelligence, light, rmsc04
 
@@ -34,7 +36,6 @@ __all__ = [
     "POPULATIONS",
     "MarketSpec",
     "SpecError",
-    "load_tape",
     "observation_kinds",
 ]
 
@@ -66,18 +67,27 @@ class MarketSpec:
     Background: ``population`` ("rmsc04", "light" or "none"; see `envs.traders`) or explicit
     ``traders`` (`Trader` objects, or tables ``{"type": "ZeroIntelligence", ...}`` naming one
     of `envs.traders.TRADERS`), which replace it; ``tape``: a `Tape`, the path of a LOBSTER
-    message file (its orderbook file beside it is used when present), or "synthetic": a day
-    recorded from the background population with ``tape_seed``, which is then replayed instead
-    of the population; ``extra_zi`` zero-intelligence traders are added (the ZI perturbation).
+    message file (its orderbook file beside it is used when present) or of a converted
+    recording's directory (``tradearena data convert``), or "synthetic": a day recorded from
+    the background population with ``tape_seed``, which is then replayed instead of the
+    population; with ``tape_format`` "binance", "tardis" or "l3", ``tape`` is a recording of
+    that format (a file, or a directory of its files), converted when loaded (see
+    `envs.data.load.load_tape`). ``queue`` ("risk_averse", the default, "power" with
+    ``queue_power``, or "log"; see `envs.replayer.QUEUE_MODELS`): how the seats' orders
+    move up a replayed level's queue when the tape cancels volume there without naming whose
+    (an L2 feed). ``extra_zi`` zero-intelligence traders are added (the ZI perturbation).
 
     Session: ``n_steps`` decisions ``step_seconds`` apart (default 390, or a tape's whole
     day); with ``day_steps`` (> n_steps)
     every session is a window of a longer day (see `Market`). A tape fixes its own day (as
     many steps as cover its messages), open time, tick size and opening price, and has no
-    warm-up; a recorded synthetic day has ``day_steps`` steps (default 390, at least
-    ``n_steps``). Otherwise ``open_time`` defaults to 09:30 (34,200 s), ``warmup_seconds`` to
-    300, ``tick_size`` to $0.01 and ``initial_price`` to 10,000 ticks. ``position_limit``
-    (shares, either side) clips orders; ``fee_per_share`` (dollars) is charged on every fill.
+    warm-up (sizes are the tape's lots, a share on LOBSTER files: ``order_size``,
+    ``position_limit`` and ``fee_per_share`` count lots, and a tick of one lot is worth the
+    tape's tick times its lot); a recorded synthetic day has ``day_steps`` steps (default
+    390, at least ``n_steps``). Otherwise ``open_time`` defaults to 09:30 (34,200 s),
+    ``warmup_seconds`` to 300, ``tick_size`` to $0.01 and ``initial_price`` to 10,000 ticks.
+    ``position_limit`` (shares, either side) clips orders; ``fee_per_share`` (dollars) is
+    charged on every fill.
 
     Seats' view: ``task`` (see `envs.tasks`: "taker" or "making") gives the defaults of
     ``actions`` (an action set of `envs.actions`: "trade", "quote" or "make"; None: the
@@ -97,7 +107,10 @@ class MarketSpec:
     population: str = "rmsc04"
     traders: tuple = ()
     tape: Tape | str | Path | None = None
+    tape_format: str = "lobster"
     tape_seed: int = 0
+    queue: str = "risk_averse"
+    queue_power: float = 2.0
     extra_zi: int = 0
     n_steps: int | None = None
     day_steps: int | None = None
@@ -158,7 +171,8 @@ class MarketSpec:
         clock["initial_price"] = 10_000
         tape = self.replayed_tape()
         if tape is not None:
-            background = [MarketReplay(tape)] + (background if self.tape != SYNTHETIC else [])
+            replay = MarketReplay(tape, queue=self.queue, queue_power=self.queue_power)
+            background = [replay] + (background if self.tape != SYNTHETIC else [])
             clock |= _tape_clock(tape, self.n_steps, self.step_seconds)
         given = {
             "open_time": self.open_time,
@@ -196,7 +210,7 @@ class MarketSpec:
         if self.tape == SYNTHETIC:
             steps = max(self.day_steps or SYNTHETIC_DAY_STEPS, self.n_steps or 0)
             return _recorded_day(self._population_key(), self.tape_seed, steps, self.step_seconds)
-        return _file_tape(str(self.tape))
+        return _file_tape(str(self.tape), self.tape_format)
 
     def _population_key(self) -> str:
         if any(isinstance(t, Trader) for t in self.traders):
@@ -241,19 +255,9 @@ class MarketSpec:
         return table
 
 
-def load_tape(tape: Tape | str | Path) -> Tape:
-    """A `Tape` as is, or loaded from a LOBSTER message file (its orderbook file beside it,
-    named as LOBSTER names it, is used when present)."""
-    if isinstance(tape, Tape):
-        return tape
-    path = Path(tape)
-    book = path.with_name(path.name.replace("_message_", "_orderbook_"))
-    return load_lobster(path, book if book != path and book.exists() else None)
-
-
 @lru_cache(maxsize=8)
-def _file_tape(path: str) -> Tape:
-    return load_tape(path)
+def _file_tape(path: str, format: str) -> Tape:
+    return load_tape(path, format=format)
 
 
 @lru_cache(maxsize=8)
@@ -271,13 +275,15 @@ def _tape_clock(tape: Tape, n_steps: int | None, step_seconds: float) -> dict[st
     clock = {
         "open_time": float(math.floor(first)),
         "warmup_seconds": 0.0,
-        "tick_size": tape.tick_size,
+        "tick_size": tape.tick_size * tape.lot_size,  # dollars per tick of one lot
         "n_steps": min(n_steps or day, day),
         "day_steps": day if (n_steps or day) < day else None,
     }
     bids, asks = tape.initial_book()
     if bids and asks:
         clock["initial_price"] = (bids[0][0] + asks[0][0]) // 2
+    elif tape.opening_price is not None:
+        clock["initial_price"] = tape.opening_price
     return clock
 
 
@@ -305,7 +311,10 @@ def _check(spec: MarketSpec) -> None:
             raise SpecError(
                 ("traders", i, "type"), f"must be one of {sorted(TRADERS)}, got {kind!r}"
             )
+    need(spec.tape_format in TAPE_FORMATS, "tape_format", f"one of {list(TAPE_FORMATS)}")
     need(spec.tape_seed >= 0, "tape_seed", ">= 0")
+    need(spec.queue in QUEUE_MODELS, "queue", f"one of {list(QUEUE_MODELS)}")
+    need(_positive(spec.queue_power), "queue_power", "> 0")
     need(spec.extra_zi >= 0, "extra_zi", ">= 0")
     need(spec.n_steps is None or spec.n_steps >= 1, "n_steps", ">= 1 steps")
     need(spec.day_steps is None or spec.day_steps >= 1, "day_steps", ">= 1 steps")

@@ -9,10 +9,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from envs.data.tapes import Tape
 from envs.market import Market
 from envs.seats import Policy, SeatedMarket
 from envs.spec import MarketSpec
-from envs.tapes import Tape
 
 __all__ = ["TradingEnv", "make_replay_env"]
 

@@ -17,10 +17,19 @@ from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+from envs.data.convert import (
+    DEFAULT_BAND,
+    FORMATS,
+    META,
+    ORDERBOOK,
+    convert,
+    load_converted,
+    write_converted,
+)
+from envs.data.tapes import load_lobster
 from envs.errors import UserError
-from envs.tapes import load_lobster
 
-PATH_ARGUMENTS = ("config", "out", "run_dir", "messages", "orderbook", "runs", "docs")
+PATH_ARGUMENTS = ("config", "out", "run_dir", "messages", "orderbook", "runs", "docs", "inputs")
 """The arguments that name files or directories (a missing one is the user's mistake)."""
 
 
@@ -78,6 +87,17 @@ def positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """An argparse type: a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
     return value
 
 
@@ -205,10 +225,11 @@ def build_parser() -> argparse.ArgumentParser:
     check = data_commands.add_parser(
         "check",
         help="validate LOBSTER files; with the orderbook file, measure replay fidelity",
-        description="Validate a LOBSTER message file (and orderbook file). With the orderbook "
-        "file, replay the messages through the book and print the fraction of events after "
-        "which the best bid and ask (price and size) equal the file's row: from the messages "
-        "alone, and with reconciliation to the file's levels.",
+        description="Validate a LOBSTER message file (and orderbook file), or a converted "
+        "recording's (meta.json beside them: prices in ticks, sizes in lots). With the "
+        "orderbook file, replay the messages through the book and print the fraction of events "
+        "after which the best bid and ask (price and size) equal the file's row: from the "
+        "messages alone, and with reconciliation to the file's levels.",
     )
     check.add_argument("messages", help="LOBSTER message file")
     check.add_argument("orderbook", nargs="?", help="LOBSTER orderbook file (optional)")
@@ -216,6 +237,31 @@ def build_parser() -> argparse.ArgumentParser:
         "--tick-size", type=tick_size, default=0.01, help="dollars per tick (default 0.01)"
     )
     check.set_defaults(func=data_check)
+    convert = data_commands.add_parser(
+        "convert",
+        help="convert an exchange recording into a tape (LOBSTER-style files and meta.json)",
+        description="Convert a recording (binance: combined-stream lines; tardis: "
+        "incremental_book_L2 and trades CSVs; l3: orders and trades CSVs; gzip or plain) into "
+        "OUT/message.csv and OUT/orderbook.csv in LOBSTER's columns (prices in ticks, sizes in "
+        "lots) and OUT/meta.json (the tick, the lot and what was dropped or found). Nothing is "
+        "written when the recording has a bad line.",
+    )
+    convert.add_argument("format", choices=sorted(FORMATS), help="the recording's format")
+    convert.add_argument("inputs", nargs="+", metavar="INPUT", help="the recording's files")
+    convert.add_argument("--out", required=True, help="directory to write the tape into")
+    convert.add_argument(
+        "--levels", type=integer_at_least(1), default=10, help="orderbook levels (default 10)"
+    )
+    convert.add_argument("--tick", help="price step (default: the largest dividing every price)")
+    convert.add_argument("--lot", help="size step (default: the largest dividing every size)")
+    convert.add_argument(
+        "--band",
+        type=non_negative_float,
+        default=DEFAULT_BAND,
+        help="drop new quotes more than this fraction away from the last trade price "
+        f"(default {DEFAULT_BAND}; 0: keep all)",
+    )
+    convert.set_defaults(func=data_convert)
     return parser
 
 
@@ -464,15 +510,22 @@ def data_check(args: argparse.Namespace) -> int:
     from envs.traders.replay import replay_fidelity
 
     start = time.perf_counter()
-    tape = load_lobster(args.messages, args.orderbook, tick_size=args.tick_size)
+    if Path(args.messages).with_name(META).exists():  # a converted recording
+        tape = load_converted(args.messages, args.orderbook)
+        units = f"tick {tape.tick_size:g}, lot {tape.lot_size:g}; "
+    else:
+        tape = load_lobster(args.messages, args.orderbook, tick_size=args.tick_size)
+        units = ""
     times = tape.messages["time"]
     print(
         f"{args.messages}: {len(tape):,} messages, {times[0]:.3f} s to {times[-1]:.3f} s, "
-        f"valid (read in {time.perf_counter() - start:.2f} s)"
+        f"{units}valid (read in {time.perf_counter() - start:.2f} s)"
     )
     if tape.book is None:
         return 0
-    print(f"{args.orderbook}: {len(tape.book):,} rows of {tape.levels} level(s), valid")
+    print(
+        f"{args.orderbook or 'orderbook'}: {len(tape.book):,} rows of {tape.levels} level(s), valid"
+    )
     for reconcile in (False, True):
         start = time.perf_counter()
         report = replay_fidelity(tape, reconcile=reconcile)
@@ -483,6 +536,29 @@ def data_check(args: argparse.Namespace) -> int:
             f"added {report.added:,} shares, removed {report.removed:,}, "
             f"unmatched cancels {report.skipped:,})"
         )
+    return 0
+
+
+def data_convert(args: argparse.Namespace) -> int:
+    start = time.perf_counter()
+    conversion = convert(
+        args.format, args.inputs, levels=args.levels, tick=args.tick, lot=args.lot, band=args.band
+    )
+    seconds = time.perf_counter() - start
+    path = write_converted(conversion, args.out)
+    meta = conversion.meta
+    times = conversion.tape.messages["time"]
+    print(
+        f"{meta['format']} {meta['symbol'] or ''} {meta['date']}: {meta['messages']:,} messages, "
+        f"{times[0]:.3f} s to {times[-1]:.3f} s after midnight UTC, tick {meta['tick_size']}, "
+        f"lot {meta['lot_size']} (converted in {seconds:.2f} s)"
+    )
+    book, meta_file = path.with_name(ORDERBOOK), path.with_name(META)
+    print(f"  wrote {path}, {book} ({args.levels} levels), {meta_file}")
+    counts = ", ".join(f"{name} {value:,}" for name, value in meta["counts"].items())
+    print(f"  counts: {counts}")
+    for gap in meta["gaps"]:
+        print(f"  gap: {gap}")
     return 0
 
 

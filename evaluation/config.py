@@ -45,8 +45,11 @@ __all__ = ["ConfigError", "load_config", "parse_config"]
 _MARKET_TYPES: dict[str, type | tuple[type, ...]] = {
     "population": str,
     "traders": list,  # explicit background tables {type = "ZeroIntelligence", ...}
-    "tape": str,  # a LOBSTER message file, or "synthetic"
+    "tape": str,  # a LOBSTER message file, a converted directory, or "synthetic"
+    "tape_format": str,
     "tape_seed": int,
+    "queue": str,
+    "queue_power": (int, float),
     "extra_zi": int,
     "n_steps": int,
     "day_steps": int,
@@ -227,8 +230,9 @@ def _check_saved(
 
 
 def _check_market(market: dict, where: Locator, base: Path) -> MarketSpec:
-    """The market table as a `MarketSpec`: traders take their parameters, the tape file
-    exists (resolved against ``base``), every value is one the spec accepts."""
+    """The market table as a `MarketSpec`: traders take their parameters, the tape file (or
+    a converted directory, or a recording's directory) exists (resolved against ``base``),
+    every value is one the spec accepts."""
     for i, spec in enumerate(market["traders"]):
         if not isinstance(spec, dict) or spec.get("type") not in TRADERS:
             got = spec.get("type") if isinstance(spec, dict) else spec
@@ -240,8 +244,8 @@ def _check_market(market: dict, where: Locator, base: Path) -> MarketSpec:
     if market["tape"] and market["tape"] != "synthetic":
         tape = Path(market["tape"]).expanduser()
         tape = tape if tape.is_absolute() else base / tape
-        if not tape.is_file():
-            raise where.error(("market", "tape"), f"no such message file: {tape}")
+        if not tape.exists():
+            raise where.error(("market", "tape"), f"no such file or directory: {tape}")
         market["tape"] = str(tape)
     try:
         return MarketSpec(**market)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from envs.data.recording import synthetic_tape
+from envs.data.tapes import Tape, write_lobster
 from envs.market import Market
-from envs.recording import synthetic_tape
-from envs.tapes import Tape, write_lobster
 from envs.tasks import TASKS
 from envs.traders import rmsc04
 from evaluation.cli import main

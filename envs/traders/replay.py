@@ -15,8 +15,8 @@ from envs.traders.base import Trader, window
 
 if TYPE_CHECKING:
     from envs.book import Fill
+    from envs.data.tapes import Tape
     from envs.market import Market
-    from envs.tapes import Tape
 
 
 class MarketReplay(Trader):
@@ -45,16 +45,31 @@ class MarketReplay(Trader):
     are unknown then), then adds what is missing. ``added`` and ``removed`` count the shares
     this took. The messages are carried out by a compiled `envs.replayer.Replayer`, through
     the book's C methods.
+
+    A cancel that names no order of the replay's (an L2 feed's, where the feed does not say
+    whose volume left a level, or an order placed before the tape starts) is shared out at a
+    level where another participant's order rests by the ``queue`` model (one of
+    `envs.replayer.QUEUE_MODELS`, with ``queue_power`` for "power"): "risk_averse" (the
+    default) takes it from behind that order first, so only trades advance it. Orders the
+    tape names (L3 and LOBSTER) keep their exact queue.
     """
 
-    def __init__(self, tape: Tape, *, reconcile: bool | None = None) -> None:
+    def __init__(
+        self,
+        tape: Tape,
+        *,
+        reconcile: bool | None = None,
+        queue: str = "risk_averse",
+        queue_power: float = 2.0,
+    ) -> None:
         if reconcile and tape.book is None:
             raise ValueError(f"reconcile=True needs a tape with orderbook rows ({tape.source})")
         self.tape = tape
         if reconcile is None:  # needed where the messages cannot explain the book's levels
             reconcile = tape.book is not None and not tape.complete
         self.time = tape.messages["time"]
-        self.replayer = Replayer(*tape.columns, tape.book_rows if reconcile else None)
+        rows = tape.book_rows if reconcile else None
+        self.replayer = Replayer(*tape.columns, rows, queue, queue_power)
 
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
@@ -94,7 +109,7 @@ class MarketReplay(Trader):
         if flow is None or not plain or not self._compiled_handle:
             return False
         snapshots = _WARM_UPS.setdefault(self.tape, {})
-        key = (self.reconcile, self.owner, t0, t1)
+        key = (self.reconcile, self.replayer.queue, self.owner, t0, t1)
         if key not in snapshots:
             market._flow(t0, t1)
             state = (market.n_orders, market.n_cancels, flow.cursors())

@@ -16,9 +16,9 @@ from agents.calibration import (
     fill_intensity,
     trade_reach,
 )
+from envs.data.tapes import Event
 from envs.seats import SeatedMarket
 from envs.spec import MarketSpec
-from envs.tapes import Event
 
 LIGHT = MarketSpec(
     task="making", population="light", n_steps=60, position_limit=500, reward_scale=0.01

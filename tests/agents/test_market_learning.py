@@ -12,7 +12,7 @@ import pytest
 
 import agents
 import envs  # noqa: F401 (registers the tradearena/... ids)
-from envs.recording import synthetic_tape
+from envs.data.recording import synthetic_tape
 from envs.traders import MarketMaker, Noise, ZeroIntelligence
 
 N_STEPS, DRIFT_TICKS = 30, 30

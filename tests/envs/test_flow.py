@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from envs.data.recording import synthetic_tape
+from envs.data.tapes import Tape
 from envs.market import Market
 from envs.orders import Kind, Orders
-from envs.recording import synthetic_tape
-from envs.tapes import Tape
 from envs.traders import MarketReplay, ZeroIntelligence, light, rmsc04
 from envs.traders.base import Trader
 

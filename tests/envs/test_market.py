@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from envs import OrderBook
+from envs.data.recording import synthetic_tape
 from envs.market import Account, Market
 from envs.orders import Kind
-from envs.recording import synthetic_tape
 from envs.spec import MarketSpec
 from envs.traders import MarketMaker, Momentum, Noise, ZeroIntelligence, light, rmsc04
 

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from envs import OrderBook
+from envs.data.recording import synthetic_tape
+from envs.data.tapes import EMPTY_ASK, EMPTY_BID, Tape, load_lobster
 from envs.flow import Flow
 from envs.market import Market
 from envs.orders import Kind, Rule
-from envs.recording import synthetic_tape
 from envs.replayer import Replayer
 from envs.spec import MarketSpec
-from envs.tapes import EMPTY_ASK, EMPTY_BID, Tape, load_lobster
 from envs.traders import MarketReplay
 from envs.traders.base import Trader
 from envs.traders.replay import _WARM_UPS, replay_fidelity

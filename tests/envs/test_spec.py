@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import envs  # noqa: F401 (registers the ids)
+from envs.data.recording import synthetic_tape
 from envs.multi_agent import MarketParallelEnv
-from envs.recording import synthetic_tape
 from envs.spec import MarketSpec, SpecError
 from envs.traders import MarketMaker, Noise, light
 from envs.trading_env import TradingEnv

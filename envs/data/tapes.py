@@ -1,9 +1,9 @@
 """Market data tapes: LOBSTER message and order-book files as numpy arrays.
 
-Units: time in seconds after midnight, sizes in shares, prices in integer ticks of ``tick_size``
-dollars. LOBSTER writes prices as dollars x 10000, so a tick is ``round(tick_size * 10000)`` of
-LOBSTER's units and ``ticks = lobster_price // that``. Directions are +1 (buy) and -1 (sell),
-as in ``envs.book``.
+Units: time in seconds after midnight, sizes in shares (lots of ``lot_size`` for a converted
+recording), prices in integer ticks of ``tick_size`` dollars. LOBSTER writes prices as
+dollars x 10000, so a tick is ``round(tick_size * 10000)`` of LOBSTER's units and ``ticks =
+lobster_price // that``. Directions are +1 (buy) and -1 (sell), as in ``envs.book``.
 
 Two kinds of price are not converted to ticks:
 
@@ -92,7 +92,11 @@ class Tape:
     price ``EMPTY_ASK`` / ``EMPTY_BID`` and size 0.
     tick_size: dollars per tick. source: where the tape came from (the message file's path).
     complete: the messages explain the whole book from an empty one (a recorded synthetic
-    session), so a replay of the messages alone is exact and needs no reconciliation.
+    session, a converted recording), so a replay of the messages alone is exact and needs no
+    reconciliation. lot_size: what one unit of size is, in the instrument's units (1: a share;
+    a converted recording's lot, e.g. 0.00001 BTC). opening_price: the price (ticks) a
+    market replaying the tape opens at, when its initial book does not show both sides (None:
+    the initial book's mid).
 
     Tapes compare by identity (arrays have no single ``==``); compare their fields.
     """
@@ -102,9 +106,14 @@ class Tape:
     tick_size: float = 0.01
     source: str = "memory"
     complete: bool = False
+    lot_size: float = 1.0
+    opening_price: int | None = None
 
     def __post_init__(self) -> None:
-        _tick_factor(self.tick_size)
+        for name in ("tick_size", "lot_size"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be > 0, got {value}")
         if self.messages.dtype != MESSAGE_DTYPE or self.messages.ndim != 1:
             raise ValueError(
                 f"messages must be a 1-D MESSAGE_DTYPE array, got {self.messages.dtype} "
@@ -194,14 +203,16 @@ def load_lobster(
     tick_size: float = 0.01,
     start: float | None = None,
     end: float | None = None,
+    in_ticks: bool = False,
 ) -> Tape:
     """Read a LOBSTER message file (and its order-book file) into a ``Tape``.
 
     ``start``/``end`` (seconds after midnight) keep the messages with ``start <= time < end``
-    and their book rows; the whole file is validated regardless. Raises ``TapeError`` naming
-    the file, line and column of the first problem found.
+    and their book rows; the whole file is validated regardless. ``in_ticks``: the files'
+    prices are ticks already (a converted recording's), not dollars x 10000. Raises
+    ``TapeError`` naming the file, line and column of the first problem found.
     """
-    factor = _tick_factor(tick_size)
+    factor = 1 if in_ticks else _tick_factor(tick_size)
     table = _read_csv(messages, MESSAGE_COLUMNS)
     _check_messages(messages, table, factor, tick_size)
     kind = table[1].to_numpy()

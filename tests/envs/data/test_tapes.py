@@ -1,4 +1,5 @@
-"""Tests for envs.tapes: LOBSTER round trips, the initial book, bad files and time slicing.
+"""Tests for envs.data.tapes: LOBSTER round trips, the initial book, bad files and time
+slicing.
 
 Fixtures are small tapes built here and written to tmp_path; no real market data is used.
 """
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs.tapes import (
+from envs.data.tapes import (
     EMPTY_ASK,
     EMPTY_BID,
     MESSAGE_DTYPE,

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from envs.book import OrderBook
+from envs.data.tapes import EMPTY_ASK, EMPTY_BID, MESSAGE_DTYPE, Event, Tape
 from envs.market import Market
-from envs.tapes import EMPTY_ASK, EMPTY_BID, MESSAGE_DTYPE, Event, Tape
 from envs.traders import rmsc04
 
 __all__ = ["book_snapshots", "synthetic_tape"]

@@ -1,0 +1,49 @@
+"""A tape from what a user names: a `Tape`, a LOBSTER message file, a converted directory, or
+a recording of one of `envs.data.convert.FORMATS` converted on the fly."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from envs.data.convert import FORMATS, META, convert, load_converted
+from envs.data.files import FeedError
+from envs.data.tapes import Tape, load_lobster
+
+__all__ = ["TAPE_FORMATS", "load_tape"]
+
+TAPE_FORMATS = ("lobster", *FORMATS)
+"""What a tape's files can be: LOBSTER's (or a converted directory), or a recording format."""
+
+
+def load_tape(
+    tape: Tape | str | os.PathLike,
+    *,
+    format: str = "lobster",
+    orderbook: str | os.PathLike | None = None,
+    tick_size: float = 0.01,
+) -> Tape:
+    """``tape`` as is when a `Tape`; else the tape of the path ``tape``:
+
+    - ``format`` "lobster": a converted directory (``message.csv``, ``orderbook.csv``,
+      ``meta.json``), or a message file with a ``meta.json`` beside it (prices in ticks, sizes
+      in lots, the tick and lot from the meta); otherwise a LOBSTER message file (prices in
+      dollars x 10000, ``tick_size`` dollars per tick) with ``orderbook`` or, when not given,
+      the orderbook file beside it named as LOBSTER names it, when present;
+    - a recording format ("binance", "tardis", "l3"): the recording (one file, or a directory
+      of its files in name order) converted with `envs.data.convert.convert`'s defaults.
+    """
+    if isinstance(tape, Tape):
+        return tape
+    path = Path(tape)
+    if format != "lobster":
+        if format not in FORMATS:
+            raise FeedError(f"unknown tape format {format!r}; known: {list(TAPE_FORMATS)}")
+        files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+        return convert(format, files).tape
+    if path.is_dir() or path.with_name(META).exists():
+        return load_converted(path, orderbook)
+    if orderbook is None:
+        book = path.with_name(path.name.replace("_message_", "_orderbook_"))
+        orderbook = book if book != path and book.exists() else None
+    return load_lobster(path, orderbook, tick_size=tick_size)

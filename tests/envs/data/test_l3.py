@@ -1,0 +1,143 @@
+"""Order-by-order captures converted to tapes: a hand-built orders and trades pair (a snapshot
+with bogus quotes at price 0 and 1,000x the market, a change that re-queues an order, a trade
+of a maker not first in its queue, a created order crossing the book for a moment, late deletes
+and unknown orders) converted message by message, its replay fidelity, the seat's exact queue
+whatever the queue model, and bad rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from recordings import MIDNIGHT_NS, replays_exactly, rows_of, write_csv
+
+from envs import OrderBook
+from envs.data.convert import convert
+from envs.data.files import FeedError
+from envs.data.tapes import EMPTY_ASK
+from envs.replayer import QUEUE_MODELS
+from envs.traders import MarketReplay
+
+ORDERS_HEADER = "id,timestamp,exchange_timestamp,price,volume,action,direction"
+TRADES_HEADER = "trade_id,timestamp,exchange_timestamp,price,amount,buy_order_id,sell_order_id,side"
+M = MIDNIGHT_NS // 1_000_000 + 36_000_000  # 10:00 UTC, ms
+
+
+def order(t: int, oid: int, price: str, volume: str, action: str, direction: str) -> tuple:
+    return (oid, M + t + 3, M + t, price, volume, action, direction)
+
+
+def trade(t: int, price: str, amount: str, buyer: int, seller: int, side: str) -> tuple:
+    return (1, M + t + 3, M + t, price, amount, buyer, seller, side)
+
+
+ORDERS = [
+    order(0, 11, "100.00", "1.0", "created", "bid"),
+    order(0, 12, "99.50", "2.0", "created", "bid"),
+    order(0, 13, "0.00", "5.0", "created", "bid"),  # bogus: price 0
+    order(0, 14, "100.50", "1.5", "created", "ask"),
+    order(0, 15, "100000.00", "1.0", "created", "ask"),  # bogus: 1,000x the market
+    order(0, 16, "100.00", "0.5", "created", "bid"),  # behind 11 at 100.00
+    order(1000, 17, "101.00", "2.0", "created", "ask"),
+    order(2000, 16, "100.00", "0.2", "changed", "bid"),  # after its trade (same ms)
+    order(3000, 11, "100.20", "1.0", "changed", "bid"),  # moves: re-queued
+    order(4000, 13, "0.00", "5.0", "deleted", "bid"),  # was dropped: unknown
+    order(5000, 18, "100.60", "0.4", "created", "bid"),  # crosses the ask 100.50
+    order(6000, 14, "100.50", "1.5", "deleted", "ask"),  # removed by that crossing: unknown
+    order(7000, 99, "100.00", "1.0", "changed", "bid"),  # never seen
+]
+TRADES = [
+    trade(2000, "100.00", "0.1", 16, 500, "sell"),  # maker 16 is behind 11: a cancel
+    trade(3500, "100.20", "0.3", 11, 501, "sell"),  # maker 11, first at the best bid
+    trade(6500, "101.00", "0.5", 502, 17, "buy"),  # maker 17, first at the best ask
+    trade(8000, "100.60", "0.1", 777, 503, "sell"),  # an unknown maker
+]
+# (time ms after M, type, tape order id, size lots of 0.1, price ticks of 0.1, direction)
+EXPECTED = [
+    (0, 1, 1, 10, 1000, 1),
+    (0, 1, 2, 20, 995, 1),
+    (0, 1, 3, 15, 1005, -1),
+    (0, 1, 4, 5, 1000, 1),
+    (1000, 1, 5, 20, 1010, -1),
+    (2000, 2, 4, 1, 1000, 1),  # the trade of 16, second in its queue
+    (2000, 2, 4, 2, 1000, 1),  # 16 changed to 0.2
+    (3000, 3, 1, 10, 1000, 1),  # 11 moves to 100.20
+    (3000, 1, 6, 10, 1002, 1),
+    (3500, 4, 6, 3, 1002, 1),
+    (5000, 3, 3, 15, 1005, -1),  # 18 crosses the ask 14
+    (5000, 1, 7, 4, 1006, 1),
+    (6500, 4, 5, 5, 1010, -1),
+]
+COUNTS = {
+    "order_events": 13,
+    "trades": 4,
+    "off_grid_quotes": 0,
+    "crossings": 1,
+    "crossed_lots": 15,
+    "out_of_band": 2,
+    "unknown_order_events": 3,
+    "trades_unknown": 1,
+    "trades_out_of_queue": 1,
+    "traded_beyond_book": 0,
+}
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> list[Path]:
+    return [
+        write_csv(tmp_path / "orders.csv", ORDERS_HEADER, ORDERS),
+        write_csv(tmp_path / "trades.csv", TRADES_HEADER, TRADES),
+    ]
+
+
+def test_every_message_of_the_capture(files: list[Path]):
+    conversion = convert("l3", files, levels=2)
+    messages, meta = conversion.tape.messages, conversion.meta
+    assert rows_of(conversion.tape) == [row[1:] for row in EXPECTED]
+    times = [(M + row[0]) * 1_000_000 - MIDNIGHT_NS for row in EXPECTED]
+    assert messages["time"].tolist() == [t / 1e9 for t in times]
+    assert meta["counts"] == COUNTS
+    assert (meta["tick_size"], meta["lot_size"], meta["by_order"]) == ("0.1", "0.1", True)
+    assert conversion.tape.book[-1].tolist() == [1010, 15, 1006, 4, EMPTY_ASK, 0, 1002, 7]
+    assert replays_exactly(conversion.tape)
+
+
+@pytest.mark.parametrize("queue", QUEUE_MODELS)
+def test_the_seat_moves_up_exactly_as_named_orders_leave(files: list[Path], queue: str):
+    tape = convert("l3", files).tape
+    replay = MarketReplay(tape, queue=queue)
+    book = OrderBook()
+    replay.start(book, 1)
+    for i in range(4):  # the snapshot
+        replay.handle(book, i)
+    book.limit(1, 1000, 1, 0)  # the seat joins 100.00 behind 11 (10 lots) and 16 (5 lots)
+    queues = []
+    for i in range(4, 8):  # 17 arrives; 16 trades 1 and is cut to 2; 11 leaves the level
+        replay.handle(book, i)
+        queues.append([(owner, qty) for _, qty, owner in book.orders_at(1, 1000)])
+    assert queues == [
+        [(1, 10), (1, 5), (0, 1)],
+        [(1, 10), (1, 4), (0, 1)],
+        [(1, 10), (1, 2), (0, 1)],
+        [(1, 2), (0, 1)],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ([order(0, 1, "1.0", "1", "moved", "bid")], "line 2, column action: 'moved' is not"),
+        ([order(0, 1, "1.0", "1", "created", "up")], "line 2, column direction: 'up' is not"),
+        ([order(0, "x", "1.0", "1", "created", "bid")], "line 2, column id: 'x' is not an int"),
+        ([(1, 2, 3)], "line 2: 3 field"),
+    ],
+)
+def test_a_bad_row_is_named(tmp_path: Path, rows: list, message: str):
+    path = write_csv(tmp_path / "orders.csv", ORDERS_HEADER, rows)
+    with pytest.raises(FeedError, match=f"orders.csv, {message}"):
+        convert("l3", [path])
+
+
+def test_a_capture_without_orders_is_named(files: list[Path]):
+    with pytest.raises(FeedError, match="trades.csv: no orders file"):
+        convert("l3", files[1:])
