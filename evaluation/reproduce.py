@@ -30,6 +30,7 @@ __all__ = [
     "deep_section",
     "reproduce",
     "risk_section",
+    "value_variance",
     "write_report",
 ]
 
@@ -462,6 +463,20 @@ DEEP_MAKING_CLAIMS = (
         "dqn",
         " $^2",
     ),
+    (
+        "Averaged-DQN (K = 5): its value estimates vary less over seeds than DQN's",
+        "value_variance",
+        "averaged_dqn_k5",
+        "dqn",
+        " $^2",
+    ),
+    (
+        "Averaged-DQN (K = 10): likewise",
+        "value_variance",
+        "averaged_dqn_k10",
+        "dqn",
+        " $^2",
+    ),
     ("deep RAQL's exposure below DQN's", "exposure", "deep_raql", "dqn", " shares"),
     ("deep RAQL's Sharpe ratio above DQN's", "sharpe", "dqn", "deep_raql"),
 )
@@ -480,6 +495,15 @@ def curve_variance(records: pd.DataFrame, training: dict) -> pd.Series:
     curves = evals[checkpoint > 0].assign(checkpoint=checkpoint)
     per_seed = curves.groupby(["agent", "checkpoint", "seed"])["pnl"].mean()
     return per_seed.groupby(["agent", "checkpoint"]).var(ddof=1).groupby("agent").mean()
+
+
+def value_variance(records: pd.DataFrame, reward_scale: float) -> pd.Series:
+    """Per agent, the variance over seeds (ddof 1) of its mean value estimate at the opening
+    observations of its test episodes, in dollars^2 (estimates are in reward units, dollars x
+    ``reward_scale``); agents without estimates are left out."""
+    tests = records[(records["phase"] == "test") & (records["condition"] == "clean")]
+    per_seed = tests.dropna(subset=["value"]).groupby(["agent", "seed"])["value"].mean()
+    return (per_seed / reward_scale).groupby("agent").var(ddof=1)
 
 
 def deep_section(making: Path, execution: Path, figures: Path) -> str:
@@ -521,7 +545,10 @@ def _risk_block(
     """One result: its run's clean-market table, its claims, its figure."""
     config, records, summary = _summary(directory)
     frame = summary[summary["condition"] == "clean"].set_index("agent", drop=False)
-    frame = frame.assign(curve_variance=curve_variance(records, config["training"]))
+    frame = frame.assign(
+        curve_variance=curve_variance(records, config["training"]),
+        value_variance=value_variance(records, MarketSpec(**config["market"]).reward_scale),
+    )
     return "\n".join(
         [
             f"### {title}\n",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from evaluation.parallel import LocalExecutor
-from evaluation.reproduce import EXPERIMENTS, curve_variance, reproduce
+from evaluation.reproduce import EXPERIMENTS, curve_variance, reproduce, value_variance
 
 SMOKE = {
     "seeds": 2,
@@ -43,7 +43,7 @@ def test_paper_configs_run_and_the_report_quotes_the_runs(tmp_path):
     robustness = pd.read_csv(tmp_path / "runs" / "paper_robustness" / "summary.csv")
     assert set(robustness["condition"]) == {"clean", "adversary", "takeover", "zi"}
     assert "| adversary |" in text and "0.5269" in text and "1.0692" in text
-    assert text.count("held** here") + text.count("did not hold** here") == 3 + 6 + 6
+    assert text.count("held** here") + text.count("did not hold** here") == 3 + 6 + 8
     risk = pd.read_csv(tmp_path / "runs" / "paper_risk_making" / "summary.csv")
     exposure = risk.set_index("agent")["exposure"]
     assert f"(raql {exposure['raql']:.0f}, q_learning {exposure['q_learning']:.0f} shares)" in text
@@ -63,3 +63,19 @@ def test_curve_variance_is_the_mean_over_checkpoints_of_the_variance_over_seeds(
                 rows.append(("a", seed, "eval", "clean", episode, mean + offset))
     records = pd.DataFrame(rows, columns=["agent", "seed", "phase", "condition", "episode", "pnl"])
     assert curve_variance(records, {"evaluate_episodes": 2}).to_dict() == {"a": 5.0}
+
+
+def test_value_variance_is_the_variance_over_seeds_of_the_mean_test_estimate():
+    """Seeds' mean estimates 0.02 and 0.06 (reward units, dollars x 0.01): $2 and $6,
+    variance 8; an agent without estimates is left out."""
+    rows = [
+        ("a", 0, "test", "clean", 0, 0.01),
+        ("a", 0, "test", "clean", 1, 0.03),
+        ("a", 1, "test", "clean", 0, 0.06),
+        ("a", 1, "eval", "clean", 0, 9.0),
+        ("b", 0, "test", "clean", 0, None),
+    ]
+    records = pd.DataFrame(
+        rows, columns=["agent", "seed", "phase", "condition", "episode", "value"]
+    )
+    assert value_variance(records, 0.01).round(9).to_dict() == {"a": 8.0}
