@@ -8,12 +8,16 @@ from pathlib import Path
 
 import pytest
 
+import agents
+from agents.calibration import calibrate_market
 from envs.data.recording import synthetic_tape
 from envs.data.tapes import Tape, write_lobster
 from envs.market import Market
 from envs.tasks import TASKS
 from envs.traders import rmsc04
 from evaluation.cli import main
+from evaluation.config import load_config
+from evaluation.rollout import market_spec
 
 
 @pytest.fixture(scope="module")
@@ -255,3 +259,28 @@ def test_tasks_lists_every_task_with_its_id_and_reference(capsys):
     out = capsys.readouterr().out
     for task in TASKS.values():
         assert task.gym_id in out and f"reference={task.reference or '-'}" in out
+
+
+def test_calibrate_prints_the_estimates_and_the_tuned_risk_aversion(capsys):
+    """The quickstart's market: the estimates and the chosen gamma are the reference's own
+    (what an experiment of this config seats), with the tuning Sharpe of every gamma."""
+    path = Path(__file__).resolve().parents[1] / "configs" / "quickstart.toml"
+    assert main(["calibrate", str(path)]) == 0
+    out = capsys.readouterr().out
+    spec = market_spec(load_config(path))
+    estimate = calibrate_market(spec)
+    maker = agents.make("avellaneda_stoikov", market_spec=spec)
+    assert f"sigma {estimate.sigma:.3f} ticks/step" in out
+    assert f"{estimate.A:.3f} exp(-{estimate.kappa:.3f} delta)" in out
+    assert f"avellaneda_stoikov: gamma {maker.gamma:.4g}," in out
+    assert out.count(": ") >= len(maker.GAMMAS)
+
+
+def test_calibrate_says_when_a_task_has_no_reference(tmp_path, capsys):
+    config = tmp_path / "taker.toml"
+    config.write_text(
+        'kind = "compare"\nname = "t"\nseeds = 1\n[market]\ntask = "taker"\n'
+        '[training]\nepisodes = 1\n[testing]\nepisodes = 2\n[[agents]]\nid = "hold"\n'
+    )
+    assert main(["calibrate", str(config)]) == 0
+    assert "has no reference policy" in capsys.readouterr().out
