@@ -148,13 +148,19 @@ earned and inventory is the risk, so risk attitudes have something to act on; th
 are trained until their greedy checkpoints stop moving by more than their 95% width (the
 "plateau" column), with the budgets the files state.
 
-Chosen before these runs, from small trials: the Avellaneda-Stoikov defaults (risk aversion
-0.1, sigma 0.6 ticks, kappa 1.5 per tick: the best Sharpe ratio of a 5 x 3 grid over 20
-sessions of the light population); its sigma of 10 ticks on the AMZN day (the scale of that
-day's one-minute moves, not tuned); the execution file's beta = -2 at a reward scale of 0.1
-(at 0.01, beta = -1 left the learner practically risk-neutral: its variance penalty was far
-below one lot's spread); training budgets from the quickstart's learning curves. Nothing was
-changed after seeing these runs' results.
+Chosen before these runs, from small trials: the Avellaneda-Stoikov reference calibrates
+itself to each market (sigma from the mid's moves and kappa from the fills against the
+distance to the mid, on calibration sessions; its risk aversion by Sharpe ratio over 64
+tuning sessions, `agents/calibration.py`), except where a file sets a value (its sigma of 10
+ticks on the AMZN day, the scale of that day's one-minute moves; the two fixed risk
+aversions of the risk-sensitive section); on the AMZN day the estimated fills decay so
+slowly with the distance (kappa about 0.1 per tick) that its quotes mostly fall beyond the
+action set's two levels behind the touch, and it barely trades. The execution file's beta =
+-2 at a reward scale of 0.1 (at 0.01, beta = -1 left the learner practically risk-neutral:
+its variance penalty was far below one lot's spread); the deep files' inventory penalty
+(2e-5 $/share^2) and the deep learners' settings, chosen on tuning seeds (`root_seed =
+1000`) that no file here uses (see the `DQNSettings` docstring); training budgets from the
+quickstart's learning curves. Nothing was changed after seeing these runs' results.
 
 The mechanisms are also tested where their answers are known (`tests/agents`): the
 exponential utility's fixed point, risk-averse choices in a safe/risky bandit, RA3-Q's higher
@@ -514,13 +520,18 @@ def deep_section(making: Path, execution: Path, figures: Path) -> str:
             "The card's claims about its deep learners, each against DQN with the same "
             'network, budget and market randomness. The "curve variance" is the variance '
             "over seeds of the greedy learning curve (mean PnL of a checkpoint's greedy "
-            "episodes), averaged over the checkpoints after the first. Run directories "
+            'episodes), averaged over the checkpoints after the first; the "value variance" '
+            "is the variance over seeds of the learner's own estimate of a session's value at "
+            "its opening (its greedy Q-value there, in dollars, averaged over the test "
+            "sessions). Both are dollars^2. Run directories "
             f"`{making}` and `{execution}`.\n",
             _risk_block(
                 "Market making: Averaged-DQN and deep RAQL against DQN",
                 "Anschel et al. (2017): averaging the last K target networks lowers the variance "
                 "of the target and so of learning. A risk-averse utility on the TD error should "
-                "carry less inventory at a steadier PnL.",
+                "carry less inventory at a steadier PnL. `alpha_as`, a DQN adjusting the "
+                "reference's risk aversion and skew (Falces Marin et al. 2022), is listed apart: "
+                "it is not a pure learner.",
                 making,
                 DEEP_MAKING_CLAIMS,
                 figures,
