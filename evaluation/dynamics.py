@@ -32,6 +32,7 @@ from scipy import integrate, optimize, special, stats
 from scipy.linalg import null_space
 from scipy.sparse.csgraph import connected_components
 
+from envs.errors import not_one_of
 from evaluation.payoffs import PayoffTable
 
 __all__ = [
@@ -91,7 +92,7 @@ _POLYNOMIALS: weakref.WeakKeyDictionary[PayoffTable, dict[str, _Polynomial]] = (
 def _polynomial(table: PayoffTable, weighting: str) -> _Polynomial:
     """Check ``table`` and ``weighting`` and return (cached) coefficients of the payoffs."""
     if weighting not in WEIGHTINGS:
-        raise ValueError(f"weighting: expected one of {WEIGHTINGS}, got {weighting!r}")
+        raise ValueError(f"weighting: {not_one_of(weighting, WEIGHTINGS)}")
     if not isinstance(table, PayoffTable):
         raise ValueError(f"table: expected a PayoffTable, got {type(table).__name__}")
     cached = _POLYNOMIALS.setdefault(table, {})

@@ -4,6 +4,7 @@ raises inside Ray (or kills its worker) comes back as a failed JobResult, not an
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -105,6 +106,35 @@ def test_ray_worker_death_is_a_failed_result(ray_session):
     assert results["job-1"].records == ()
     assert "WorkerCrashedError" in results["job-1"].error
     assert results["job-0"].error is None and results["job-2"].error is None
+
+
+def test_no_jobs_start_no_ray(monkeypatch):
+    """A finished run resumed has no jobs left: RayExecutor yields nothing, starting nothing."""
+    monkeypatch.setattr(RayExecutor, "start", lambda self: pytest.fail("Ray was started"))
+    assert list(RayExecutor(progress=False, job=echo).run([])) == []
+
+
+def test_local_ray_keeps_token_authentication_without_a_warning():
+    """The local Ray a run starts (in a fresh process, as the command does) authenticates by
+    token, as Ray 2.59+ makes new local clusters do, and says nothing of it: the mode is
+    stated (RAY_AUTH_MODE=token) rather than left to Ray's default, which warns."""
+    code = (
+        "from evaluation.parallel import RayExecutor\n"
+        "executor = RayExecutor(workers=1, progress=False)\n"
+        "executor.start()\n"
+        "from ray._raylet import get_authentication_mode\n"
+        "print('mode', int(get_authentication_mode()))\n"
+        "executor.close()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_AUTH_MODE", "RAY_ADDRESS")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    from ray._raylet import AuthenticationMode
+
+    assert f"mode {int(AuthenticationMode.TOKEN)}" in done.stdout
+    assert "authentication" not in done.stderr.lower()
 
 
 def test_make_executor():
