@@ -337,11 +337,12 @@ def format_payoffs(path) -> str:
         f"heuristic payoff table ({path.name}: {table.p} seats, {len(table)} profiles)",
         frame[shown].round(3).to_string(index=False),
         "",
-        "rest points of the replicator dynamics:",
+        "rest points of the replicator dynamics (stability in the whole simplex):",
     ]
     for point in rest_points(table):
         mix = ", ".join(f"{s} {x:.2f}" for s, x in zip(table.strategies, point.x))
-        lines.append(f"  {point.kind:<8} ({mix})")
+        invaders = ", ".join(table.strategies[j] for j in point.invaders)
+        lines.append(f"  {point.kind:<8} ({mix})" + (f" invaded by {invaders}" if invaders else ""))
     return "\n".join(lines)
 
 

@@ -118,7 +118,8 @@ BAD = {
         "",
         16,
         "agents[0].id",
-        r"unknown agent 'raq'; known ids: " + re.escape(str(agents.names())),
+        r"unknown agent 'raq' \(did you mean 'raql'\?\); known ids: "
+        + re.escape(str(agents.names())),
     ),
     "unknown agent parameter": (
         [("params = { k = 3 }", "params = { kk = 5 }")],
@@ -241,16 +242,19 @@ def test_unreadable_file(tmp_path):
 
 def test_defaults_filled(tiny_config, tiny_text):
     """A valid file gets its defaults filled in (market, output, seeds), labels = the ids; the
-    market's defaults are `MarketSpec`'s."""
+    market's defaults are `MarketSpec`'s: None for those the task gives (configs/taker.toml's
+    reward scale and position limit)."""
     config = load_config(tiny_config)
     market = config["market"]
     assert (market["population"], market["n_steps"]) == ("light", 15)  # as given
-    assert (market["reward_scale"], market["tick_size"]) == (1.0, None)
+    assert (market["reward_scale"], market["tick_size"]) == (None, None)
     assert MarketSpec(**market) == MarketSpec(
         population="light", n_steps=15
     )  # every other field is the spec's default
     assert market["traders"] == () and market["tape"] is None and market["tape_seed"] == 0
-    assert market["step_seconds"] == 60.0 and market["position_limit"] == 1000
+    assert market["step_seconds"] == 60.0 and market["position_limit"] is None
+    spec = MarketSpec(**market)
+    assert (spec.reward_scale, spec.position_limit, spec.parent_order) == (0.01, 500, 0)
     assert (market["task"], market["actions"], market["order_size"]) == ("taker", None, 100)
     assert MarketSpec(**market).action_set == "trade"  # the task's
     assert config["root_seed"] == 0
@@ -275,7 +279,7 @@ def test_defaults_of_a_robustness_perturbation(tmp_path, tiny_text):
         '\n[[perturbations]]\nname = "adv"\ntype = "adversary"\n',
     )
     config = load_config(_write(tmp_path, text))
-    assert [a["label"] for a in config["agents"]] == ["Hold", "ra3q"]
+    assert [a["label"] for a in config["agents"]] == ["hold", "ra3q"]  # the class's name
     assert config["perturbations"] == [
         {
             "name": "adv",
