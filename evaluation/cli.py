@@ -416,7 +416,7 @@ def agents_command(args: argparse.Namespace) -> int:
         report = agents.check_agent(
             cls, env, **{k: v for k, v in standard.items() if k in cls.takes}
         )
-        print(f"{args.check}: {report}")
+        print(report)
         return 0
     print(aligned(list(agents.describe().items())))
     return 0

@@ -256,9 +256,7 @@ def test_agent_check_reports_a_builtin_and_names_a_broken_agent(
     line naming the agent and the check; a module found nowhere names the folders searched."""
     assert main(["agents", "--check", "ra2q"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert (
-        out[0] == "ra2q: RA2Q (name 'ra2q') keeps the agent contract in TradingEnv (task 'taker'):"
-    )
+    assert out[0] == "RA2Q (name 'ra2q') keeps the agent contract in TradingEnv (task 'taker'):"
     assert [line.split()[0] for line in out[1:]] == ["actions", "seeding", "pickle", "state_dict"]
     assert out[2] == "  seeding    two copies built alike took the same 30 actions"
     (tmp_path / "unseeded_agent.py").write_text(UNSEEDED_AGENT)
