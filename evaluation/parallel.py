@@ -130,9 +130,9 @@ class RayExecutor:
     def run(self, jobs: Sequence[Job]) -> Iterator[JobResult]:
         if not jobs:
             return
+        self.start()
         import ray
 
-        self.start()
         remote = ray.remote(num_cpus=1, max_retries=self.max_retries)(self.job)
         pending = {remote.remote(job): job for job in jobs}
         bar = Progress(len(jobs), self.progress)

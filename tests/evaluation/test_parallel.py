@@ -114,26 +114,27 @@ def test_no_jobs_start_no_ray(monkeypatch):
     assert list(RayExecutor(progress=False, job=echo).run([])) == []
 
 
-def test_local_ray_keeps_token_authentication_without_a_warning():
-    """The local Ray a run starts (in a fresh process, as the command does) authenticates by
-    token, as Ray 2.59+ makes new local clusters do, and says nothing of it: the mode is
+def test_local_ray_keeps_token_authentication_without_a_warning(tiny_config, tmp_path):
+    """`tradearena run` on a local Ray (in a fresh process, as from the shell) authenticates
+    by token, as Ray 2.59+ makes new local clusters do, and says nothing of it: the mode is
     stated (RAY_AUTH_MODE=token) rather than left to Ray's default, which warns."""
     code = (
-        "from evaluation.parallel import RayExecutor\n"
-        "executor = RayExecutor(workers=1, progress=False)\n"
-        "executor.start()\n"
+        "import sys\n"
+        "from evaluation.cli import main\n"
+        f"status = main(['run', {str(tiny_config)!r}, '--out', {str(tmp_path / 'run')!r}, "
+        "'--workers', '1', '--no-progress'])\n"
         "from ray._raylet import get_authentication_mode\n"
-        "print('mode', int(get_authentication_mode()))\n"
-        "executor.close()\n"
+        "print('mode', int(get_authentication_mode()), 'status', status)\n"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_AUTH_MODE", "RAY_ADDRESS")}
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
     )
     assert done.returncode == 0, done.stderr
     from ray._raylet import AuthenticationMode
 
-    assert f"mode {int(AuthenticationMode.TOKEN)}" in done.stdout
+    assert f"mode {int(AuthenticationMode.TOKEN)} status 0" in done.stdout
+    assert "run directory:" in done.stdout
     assert "authentication" not in done.stderr.lower()
 
 
