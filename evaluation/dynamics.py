@@ -334,7 +334,7 @@ def rest_points(
     grid: int = 6,
     tol: float = 1e-8,
     eig_tol: float = 1e-6,
-    same: float = 1e-3,
+    same: float = 0.01,
 ) -> list[RestPoint]:
     """Rest points of the replicator field on the simplex, each once, with its stability in
     the whole simplex.
@@ -355,7 +355,9 @@ def rest_points(
         Real or imaginary parts with ``|.| <= eig_tol`` count as zero in the classification.
     same : float
         Points closer than ``same`` in every share are one rest point: the one on the
-        smallest face (found first) is kept.
+        smallest face (found first) is kept. An empirical table's payoffs are estimates, and
+        near-degenerate ones give, beside a rest point on a face, another a fraction of a
+        percent inside it: one point to a reader of shares to two decimals.
 
     Returns
     -------
