@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from agents import registry
 from envs.market import Market
 from envs.recording import synthetic_tape
 from envs.tapes import Tape, write_lobster
@@ -237,15 +236,6 @@ class Unseeded(Agent):
     def act(self, obs, explore=False):
         return int(self.rng.integers(self.action_space.n))
 '''
-
-
-@pytest.fixture
-def own_folders(monkeypatch):
-    """sys.path and the registry's folders as they were, after the test."""
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    monkeypatch.setattr(registry, "_FOLDERS", [])
-    yield
-    sys.modules.pop("unseeded_agent", None)
 
 
 def test_agent_check_reports_a_builtin_and_names_a_broken_agent(

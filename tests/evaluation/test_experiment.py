@@ -15,7 +15,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from agents import registry
 from evaluation.cli import main
 from evaluation.config import load_config
 from evaluation.experiment import plan, run_experiment
@@ -149,15 +148,6 @@ def flaky_module(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     yield tmp_path
     sys.modules.pop("flaky_agent", None)
-
-
-@pytest.fixture
-def own_folders(monkeypatch):
-    """sys.path, the registry's folders and the module ``contrarian`` as they were, after."""
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    monkeypatch.setattr(registry, "_FOLDERS", [])
-    yield
-    sys.modules.pop("contrarian", None)
 
 
 # ----------------------------------------------------------------------------- executors
