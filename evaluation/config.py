@@ -4,7 +4,7 @@ Every mistake a user can make in a file (an unknown key, a wrong type, a value o
 an unknown agent or trader, a missing data file) raises `ConfigError` naming the file, the
 line and the field, before any work is done::
 
-    configs/x.toml, line 14: agents[1].id: unknown agent 'raq'; known ids: [...]
+    configs/x.toml, line 14: agents[1].id: unknown agent 'raq' (did you mean 'raql'?); ...
 
 The ``[market]`` table holds the fields of `envs.spec.MarketSpec`, with its defaults (its
 task's market for the fields the task defaults). An agent is labelled in the tables by its

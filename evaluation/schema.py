@@ -3,7 +3,7 @@
 `Field` describes one key; `check_table` fills defaults and checks types, ranges and unknown
 keys of a parsed TOML table; `Locator` finds the line of a field in the text for the message::
 
-    configs/x.toml, line 14: agents[1].id: unknown agent 'raq'; known ids: [...]
+    configs/x.toml, line 14: agents[1].id: unknown agent 'raq' (did you mean 'raql'?); ...
 """
 
 from __future__ import annotations
