@@ -7,7 +7,8 @@ BIN := $(VENV)/bin
 CONFIG ?= configs/quickstart.toml
 # A local CPU wheel on these machines; any other torch spec pulls the CUDA build.
 TORCH := torch==2.13.0
-PIP := $(BIN)/pip install --quiet --disable-pip-version-check
+# pip prints its errors only
+PIP := $(BIN)/pip install --quiet --quiet --disable-pip-version-check
 EXTRAS := test deep dev
 EXTENSIONS := $(wildcard envs/*.pyx envs/*.pxd agents/*.pyx agents/*.pxd)
 MAKEFLAGS += --jobs=2 --output-sync=line
