@@ -8,9 +8,11 @@ import re
 import tomllib
 from pathlib import Path
 
+import gymnasium
 import pytest
 
 import agents
+import envs  # noqa: F401 (registers the ids)
 from envs.recording import synthetic_tape
 from envs.spec import MarketSpec
 from envs.tapes import write_lobster
@@ -369,14 +371,35 @@ def test_every_market_spec_field_can_be_set_in_a_file():
 SHIPPED = sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.toml"))
 
 
+@pytest.fixture(scope="module")
+def lobster_day(tmp_path_factory) -> Path:
+    """A small recorded day written as a LOBSTER message file (its orderbook file beside)."""
+    folder = tmp_path_factory.mktemp("lobster")
+    messages = folder / "DAY_34200000_57600000_message_1.csv"
+    orderbook = folder / "DAY_34200000_57600000_orderbook_1.csv"
+    write_lobster(synthetic_tape(0, n_steps=10, levels=1), messages, orderbook)
+    return messages
+
+
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.name for p in SHIPPED])
-def test_every_shipped_config_is_valid(path):
-    """Every file in configs/ loads (one replaying a LOBSTER file needs that file)."""
+def test_every_shipped_config_is_valid(path, lobster_day, monkeypatch):
+    """Every file in configs/ loads; one that takes its tape from the environment
+    ($LOBSTER_MESSAGES) loads with a LOBSTER file given there."""
     tape = tomllib.loads(path.read_text())["market"].get("tape", "synthetic")
-    if tape != "synthetic" and not (path.parent / tape).exists():
-        pytest.skip(f"{path.name} replays {tape}, not on this machine")
+    if tape.startswith("$"):
+        monkeypatch.setenv(tape.strip("${}"), str(lobster_day))
     config = load_config(path)
     assert config["agents"] and MarketSpec(**config["market"]).task in TASKS
+
+
+def test_every_task_config_runs_the_market_of_its_gymnasium_id():
+    """configs/TASK.toml (quickstart.toml for making) and gymnasium.make(the task's id) are
+    one market: the task defaults it in both."""
+    configs = {"making": "quickstart.toml"}
+    for task in TASKS.values():
+        path = SHIPPED[0].parent / configs.get(task.name, f"{task.name}.toml")
+        from_config = MarketSpec(**load_config(path)["market"])
+        assert from_config == gymnasium.make(task.gym_id).unwrapped.market_spec, task.name
 
 
 def test_every_task_has_a_config_with_its_reference_policy():
