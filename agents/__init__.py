@@ -2,14 +2,15 @@
 
 ``agents.make("raql", n_states=54, n_actions=3, seed=0)`` builds an agent by registry id;
 ``agents.names()`` lists the ids, ``agents.describe()`` gives one line each, and
-``agents.check_agent(cls_or_instance, env)`` checks the contract; ``agent.save(path)`` writes
-an agent and ``agents.load(path)`` reads it back (`agents.saved`).
+``agents.check_agent(cls_or_instance, env)`` checks the contract and returns its report;
+``agent.save(path)`` writes an agent and ``agents.load(path)`` reads it back (`agents.saved`);
+``agents.add_folders(path)`` lets ``"module:ClassName"`` ids import from a folder of one's own.
 """
 
 from agents.base import Agent
 from agents.checks import AgentContractError, check_agent
 from agents.loading import load
-from agents.registry import describe, make, names, resolve
+from agents.registry import add_folders, describe, make, names, resolve
 from agents.saved import MarketMismatchError, SavedAgentError, StateError, VersionError
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "SavedAgentError",
     "StateError",
     "VersionError",
+    "add_folders",
     "check_agent",
     "describe",
     "load",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import pickle
+from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -12,7 +14,7 @@ import numpy as np
 from agents.base import Agent
 from envs.errors import UserError
 
-__all__ = ["AgentContractError", "check_agent"]
+__all__ = ["AgentContractError", "ContractReport", "check_agent"]
 
 
 class AgentContractError(UserError):
@@ -48,8 +50,48 @@ def _same_state(a: dict[str, Any], b: dict[str, Any]) -> bool:
     )
 
 
-def check_agent(agent: type[Agent] | Agent, env: gym.Env, steps: int = 30, **params: Any) -> None:
-    """Raise `AgentContractError` saying what fails, or return None.
+@dataclass(frozen=True)
+class ContractReport:
+    """What `check_agent` checked and saw: the agent's class and ``name``, the environment,
+    the steps per rollout and the actions taken in the first one (action -> count)."""
+
+    agent: str
+    name: str
+    environment: str
+    steps: int
+    actions: dict[int, int]
+    state_keys: tuple[str, ...]
+
+    def __str__(self) -> str:
+        taken = ", ".join(f"{a}: {n}" for a, n in sorted(self.actions.items()))
+        keys = ", ".join(self.state_keys) or "none"
+        return "\n".join(
+            [
+                f"{self.agent} (name {self.name!r}) keeps the agent contract "
+                f"in {self.environment}:",
+                f"  actions    {self.steps} steps, every action in the action space "
+                f"(taken: {taken})",
+                f"  seeding    two copies built alike took the same {self.steps} actions",
+                "  pickle     a round trip continues with the same actions and training",
+                f"  state_dict a round trip (keys: {keys}) continues with the same actions and "
+                "training",
+            ]
+        )
+
+
+def _describe(env: gym.Env) -> str:
+    """The environment's Gymnasium id, else its class, with its task when it has one."""
+    if env.spec is not None:
+        return env.spec.id
+    task = getattr(getattr(env.unwrapped, "market_spec", None), "task", None)
+    return type(env.unwrapped).__name__ + (f" (task {task!r})" if task else "")
+
+
+def check_agent(
+    agent: type[Agent] | Agent, env: gym.Env, steps: int = 30, **params: Any
+) -> ContractReport:
+    """Raise `AgentContractError` saying what fails, or return a `ContractReport` of what
+    was checked (its text says it line by line).
 
     ``agent``: a class (instantiated twice with ``params``) or an instance (deep-copied
     before use). Checks, each over ``steps`` environment steps of ``env``:
@@ -65,7 +107,8 @@ def check_agent(agent: type[Agent] | Agent, env: gym.Env, steps: int = 30, **par
         first, second = copy.deepcopy(agent), copy.deepcopy(agent)
     name = type(first).__name__
     fresh = copy.deepcopy(first)
-    if _rollout(first, env, 0, steps) != _rollout(second, env, 0, steps):
+    taken = _rollout(first, env, 0, steps)
+    if taken != _rollout(second, env, 0, steps):
         raise AgentContractError(
             f"{name}: two copies built alike (same seed) took different actions; draw every "
             "random number from a Generator the agent owns"
@@ -84,3 +127,11 @@ def check_agent(agent: type[Agent] | Agent, env: gym.Env, steps: int = 30, **par
             raise AgentContractError(
                 f"{name}: after a {label} round trip continued training differs"
             )
+    return ContractReport(
+        agent=name,
+        name=first.name,
+        environment=_describe(env),
+        steps=steps,
+        actions=dict(Counter(taken)),
+        state_keys=tuple(first.state_dict()),
+    )

@@ -1,20 +1,25 @@
 """Agent ids -> classes: the built-ins, ``"package.module:ClassName"`` and entry points.
 
 Third-party packages register agents under the entry-point group ``tradearena.agents``
-(``name = "package.module:ClassName"``).
+(``name = "package.module:ClassName"``). A ``"module:ClassName"`` of the user's own is
+imported from the installed packages or from the folders `add_folders` named (the command
+names the current folder and an experiment file's folder, and a run's workers get the same
+folders).
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 from agents.base import STANDARD_KEYWORDS, Agent
-from envs.errors import UserError
+from envs.errors import UserError, did_you_mean
 
-__all__ = ["ENTRY_POINT_GROUP", "Recipe", "describe", "make", "names", "resolve"]
+__all__ = ["ENTRY_POINT_GROUP", "Recipe", "add_folders", "describe", "make", "names", "resolve"]
 
 ENTRY_POINT_GROUP = "tradearena.agents"
 
@@ -55,12 +60,41 @@ def names() -> list[str]:
     return list(BUILTIN) + sorted(set(_plugins()) - set(BUILTIN))
 
 
+_FOLDERS: list[str] = []
+"""The folders `add_folders` added to ``sys.path``, in order."""
+
+
+def add_folders(*paths: str | Path) -> None:
+    """Let ``"module:ClassName"`` ids import modules from the folders ``paths`` too (each
+    made absolute and appended to ``sys.path`` once)."""
+    for path in paths:
+        folder = str(Path(path).resolve())
+        if folder not in _FOLDERS:
+            _FOLDERS.append(folder)
+        if folder not in sys.path:
+            sys.path.append(folder)
+
+
 def _load_path(path: str) -> Any:
     module_name, _, attr = path.partition(":")
     try:
-        return getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as error:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if not (module_name + ".").startswith(f"{error.name}."):
+            raise UserError(f"cannot load agent {path!r}: {error}") from None
+        searched = ", ".join(_FOLDERS) or "no folder of your own"
+        raise UserError(
+            f"cannot load agent {path!r}: no module {module_name!r} among the installed "
+            f"packages or in the folders searched ({searched}); save it as {module_name}.py "
+            "in the folder you run from or beside the experiment file"
+        ) from None
+    except ImportError as error:
         raise UserError(f"cannot load agent {path!r}: {error}") from None
+    if not hasattr(module, attr):
+        public = [n for n in dir(module) if not n.startswith("_")]
+        hint = did_you_mean(attr, public)
+        raise UserError(f"cannot load agent {path!r}: {module_name} has no {attr!r}{hint}")
+    return getattr(module, attr)
 
 
 def resolve(name: str) -> type[Agent]:
@@ -73,7 +107,8 @@ def resolve(name: str) -> type[Agent]:
         plugins = _plugins()
         if name not in plugins:
             raise UserError(
-                f"unknown agent {name!r}; known ids: {names()}, or 'package.module:ClassName'"
+                f"unknown agent {name!r}{did_you_mean(name, names())}; known ids: {names()}, "
+                "or 'package.module:ClassName'"
             )
         cls = plugins[name].load()
     if not (isinstance(cls, type) and issubclass(cls, Agent)):

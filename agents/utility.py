@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from agents._kernels import UtilityKind
+from envs.errors import did_you_mean
 
 __all__ = [
     "RISK_AVERSE",
@@ -143,7 +144,9 @@ def make_utility(spec: str | Mapping[str, Any] | Utility | None = "identity") ->
     if isinstance(spec, str):
         spec = {"name": spec}
     if not isinstance(spec, Mapping) or spec.get("name") not in _KINDS:
-        raise ValueError(f"utility must name one of {sorted(_KINDS)}, got {spec!r}")
+        name = spec.get("name") if isinstance(spec, Mapping) else None
+        hint = did_you_mean(name, _KINDS)
+        raise ValueError(f"utility must name one of {sorted(_KINDS)}, got {spec!r}{hint}")
     params = {key: value for key, value in spec.items() if key != "name"}
     try:
         return _KINDS[spec["name"]](**params)

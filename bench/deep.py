@@ -1,6 +1,6 @@
 """Training throughput of our DQN against Stable-Baselines3's DQN on the synthetic market.
 
-Both train on ``gymnasium.make("tradearena/SyntheticMarket-v0", n_steps=390)`` (390-step
+Both train on ``gymnasium.make("tradearena/SyntheticMarket-v0", n_steps=390, **RMSC04)`` (390-step
 sessions) for ``--steps`` environment steps with the same Q-network (two hidden layers of 64,
 ReLU), buffer size, batch size, learning_starts, train_freq, gradient_steps, target update
 interval, learning rate, gamma and epsilon schedule, one torch thread each. Prints JSON lines:
@@ -45,10 +45,12 @@ SHARED = {
     "max_grad_norm": 10.0,
 }
 """Hyperparameters given to both (SB3's names)."""
+RMSC04 = {"population": "rmsc04", "position_limit": 1000, "reward_scale": 1.0}
+"""The synthetic market both train in: the rmsc04 population, rewards in dollars."""
 
 
 def make_env(n_steps: int) -> gym.Env:
-    return gym.make(ENV_ID, n_steps=n_steps)
+    return gym.make(ENV_ID, n_steps=n_steps, **RMSC04)
 
 
 def test_pnl(policy: Any, n_steps: int, episodes: int) -> float:

@@ -17,6 +17,9 @@ from envs.market import Market
 from envs.traders import rmsc04
 from envs.trading_env import TradingEnv
 
+DAY = {"population": "rmsc04", "n_steps": 390, "position_limit": 1000, "reward_scale": 1.0}
+"""The `TradingEnv` of the figure: whole rmsc04 days, not the taker task's default hour."""
+
 
 def day_seconds(days: int = 5) -> tuple[float, dict]:
     """Best wall time of ``days`` seeded days, and the last day's summary."""
@@ -33,7 +36,7 @@ def day_seconds(days: int = 5) -> tuple[float, dict]:
 
 def env_steps_per_second(days: int = 3) -> float:
     """TradingEnv steps per second with uniformly random actions, resets included."""
-    env = TradingEnv()
+    env = TradingEnv(**DAY)
     rng = np.random.default_rng(0)
     steps = 0
     start = time.perf_counter()

@@ -54,7 +54,7 @@ def main() -> None:
     envs.batch.advance = timed("compiled_step", envs.batch.advance)
     envs.batch.observe = timed("features", envs.batch.observe)
     SeatedMarket.reset = timed("resets", SeatedMarket.reset)  # one session's reset
-    env = MarketVectorEnv(n, population="rmsc04", step_seconds=60)
+    env = MarketVectorEnv(n, population="rmsc04", n_steps=390, position_limit=1000)
     rng = np.random.default_rng(0)
     length = env.market_spec.market(1).n_steps
     actions = [rng.integers(env.single_action_space.n, size=n) for _ in range(days * length)]

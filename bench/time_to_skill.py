@@ -9,7 +9,9 @@ sessions). Prints one JSON line per learner: ``{"name": "time_to_skill_s", "agen
 "value": seconds of training (greedy checks not counted), "steps": environment steps,
 "episodes": ..., "level": greedy PnL reached, "target": ...}``; a learner that has not reached
 it after ``--episodes`` episodes reports ``"reached": false``, its best level and ``value``
-null. ``python bench/time_to_skill.py [--learners dqn averaged_dqn ...]``.
+null. The first learner's clock includes the process's first torch calls (a warm-up learner
+runs first, untimed, so that it does not). ``python bench/time_to_skill.py [--learners
+averaged_dqn deep_raql ...]``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from envs.batch import BatchedMarket
 from envs.seats import SeatedMarket
@@ -51,6 +54,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=1200, help="the most trained")
     parser.add_argument("--fraction", type=float, default=0.9)
     args = parser.parse_args()
+    torch.set_num_threads(1)  # small networks: one thread is fastest (as bench/deep.py)
     config = load_config(QUICKSTART)
     market = market_spec(config)
     tests = [seed_sequence(config, 0, TEST, 0, e) for e in range(config["testing"]["episodes"])]
@@ -58,6 +62,8 @@ def main() -> None:
     specs += [{"id": name, "label": name, "params": {}} for name in args.learners]
     reference = build_agent({"id": "avellaneda_stoikov", "params": {}}, market, 0)
     target = args.fraction * greedy_pnl(SeatedMarket(market, [reference]), tests)
+    warm_up = build_agent({"id": "dqn", "params": {"learning_starts": 8}}, market, 0, 1)
+    SeatedMarket(market, [warm_up], learners=(0,)).play(0, learn=True)
     for index, spec in enumerate(specs):
         seed = seed_int(config, 0, AGENT, index)
         agent = build_agent(spec, market, seed, args.episodes)

@@ -35,6 +35,8 @@ SAMPLE = (
 
 
 REPLAY = {"tape": str(SAMPLE) if SAMPLE.exists() else "synthetic", "n_steps": 60}
+DAY = {"population": "rmsc04", "n_steps": 390, "position_limit": 1000, "reward_scale": 1.0}
+"""Whole rmsc04 days of one-minute steps (not the taker task's default hour)."""
 
 
 def resident_bytes() -> int:
@@ -110,7 +112,7 @@ def report(
 def memory(n: int, replay: bool) -> None:
     """One rmsc04 day (or one replayed window) in ``n`` sessions: bytes per session and the
     peak resident memory."""
-    market = REPLAY if replay else {"population": "rmsc04", "step_seconds": 60}
+    market = REPLAY if replay else DAY
     rate, per_session = vector_rate(n, market, n, 1)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
     line = {
@@ -130,7 +132,7 @@ def main() -> None:
         return
     report(
         "vector_env_steps_per_s",
-        {},
+        DAY,
         (1, 16, 64, 128, 256, 1024),
         100_000,
         population="rmsc04",

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from envs.errors import not_one_of
 from envs.flow import make_orders
 from envs.orders import Kind
 
@@ -229,7 +230,7 @@ def make_actions(name: str, size: int, parent_order: int = 0) -> ActionSet:
     """The action set called ``name`` ("trade", "quote", "make" or "execute") with orders of
     ``size`` shares (and, for "execute", the ``parent_order``)."""
     if name not in ACTION_SETS:
-        raise ValueError(f"actions must be one of {sorted(ACTION_SETS)}, got {name!r}")
+        raise ValueError(f"actions {not_one_of(name, sorted(ACTION_SETS))}")
     if name == "execute":
         return ExecuteActions(size, parent_order)
     return ACTION_SETS[name](size)

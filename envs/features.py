@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from gymnasium import spaces
 
+from envs.errors import did_you_mean
 from envs.observation import discretize, fill_features
 
 if TYPE_CHECKING:
@@ -146,7 +147,8 @@ class Discretizer:
         bins = {} if bins is None else bins
         unknown = [name for name in bins if name not in names]
         if unknown:
-            raise ValueError(f"unknown features {unknown}; allowed: {list(names)}")
+            hint = did_you_mean(unknown[0], names)
+            raise ValueError(f"unknown features {unknown}{hint}; allowed: {list(names)}")
         self.names = names
         self.bins: dict[str, tuple[float, ...]] = {}
         for name in names:

@@ -10,6 +10,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
+from envs.errors import did_you_mean
 from envs.market import Market
 from envs.seats import SeatedMarket
 from envs.spec import MarketSpec, observation_kinds
@@ -35,7 +36,8 @@ def opposing_seats(opposes: dict[str, str] | None, seats: Sequence[str]) -> dict
 def seat_index(name: str, seats: Sequence[str], role: str) -> int:
     """The seat named ``name``; ValueError saying which ``role`` named an unknown seat."""
     if name not in seats:
-        raise ValueError(f"{role} names unknown seat {name!r}; seats are {list(seats)}")
+        hint = did_you_mean(name, seats)
+        raise ValueError(f"{role} names unknown seat {name!r}{hint}; seats are {list(seats)}")
     return list(seats).index(name)
 
 

@@ -11,6 +11,7 @@ Needs stable-baselines3 (not a dependency of tradearena itself)::
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +29,12 @@ class MarketVecEnv(VecEnv):
     `envs.vector.MarketVectorEnv` takes them. As SB3 expects, a session that ends restarts in
     the same step, its last observation in ``infos[i]["terminal_observation"]``; `seed`
     seeds session i with seed + i at the next `reset`.
+
+    A session that ends also reports its episode as SB3's ``VecMonitor`` does, in
+    ``infos[i]["episode"]``: ``r`` the sum of its rewards (as returned, after
+    ``reward_scale``), ``l`` its steps, ``t`` seconds since the env was made; so SB3 logs
+    ``rollout/ep_rew_mean`` and ``ep_len_mean`` with no wrapper (a ``VecMonitor`` around it
+    reports the same).
     """
 
     def __init__(self, num_envs: int = 16, **keywords: Any) -> None:
@@ -36,11 +43,16 @@ class MarketVecEnv(VecEnv):
             num_envs, self.venv.single_observation_space, self.venv.single_action_space
         )
         self._actions: np.ndarray | None = None
+        self._returns = np.zeros(num_envs, np.float32)
+        self._lengths = np.zeros(num_envs, np.int64)
+        self._made = time.time()
 
     def reset(self) -> np.ndarray:
         obs, _ = self.venv.reset(seed=list(self._seeds))
         self._reset_seeds()
         self._reset_options()
+        self._returns[:] = 0
+        self._lengths[:] = 0
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -48,12 +60,21 @@ class MarketVecEnv(VecEnv):
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
         obs, rewards, terminated, truncated, infos = self.venv.step(self._actions)
+        rewards = rewards.astype(np.float32)
         dones = terminated | truncated
+        self._returns += rewards
+        self._lengths += 1
         out: list[dict] = [{} for _ in range(self.num_envs)]
         for i in np.flatnonzero(dones):
             out[i]["terminal_observation"] = infos["final_obs"][i]
             out[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
-        return obs, rewards.astype(np.float32), dones, out
+            out[i]["episode"] = {
+                "r": float(self._returns[i]),
+                "l": int(self._lengths[i]),
+                "t": round(time.time() - self._made, 6),
+            }
+            self._returns[i], self._lengths[i] = 0, 0
+        return obs, rewards, dones, out
 
     def close(self) -> None:
         self.venv.close()

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from envs.actions import make_actions
+from envs.errors import not_one_of
 from envs.features import RETURN_CAP, SPREAD_CAP, feature_names, features
 from envs.observation import observe
 from envs.spec import OBSERVATIONS, MarketSpec, SpecError
@@ -38,7 +39,7 @@ def observation_kind(policy: Policy, default: str = "features") -> str:
 
 def _checked_kind(kind: str, who: Any) -> str:
     if kind not in OBSERVATIONS:
-        raise SpecError("observation", f"{who!r} reads {kind!r}; must be one of {OBSERVATIONS}")
+        raise SpecError("observation", f"{who!r} reads {kind!r}; {not_one_of(kind, OBSERVATIONS)}")
     return kind
 
 

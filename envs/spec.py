@@ -13,7 +13,6 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from difflib import get_close_matches
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from envs.actions import ACTION_SETS, make_actions
 from envs.data.load import TAPE_FORMATS, load_tape
 from envs.data.recording import synthetic_tape
 from envs.data.tapes import Tape
-from envs.errors import UserError
+from envs.errors import UserError, did_you_mean, not_one_of
 from envs.features import DEFAULT_WINDOWS, Discretizer, feature_space
 from envs.market import Market
 from envs.replayer import QUEUE_MODELS
@@ -35,6 +34,7 @@ __all__ = [
     "OBSERVATIONS",
     "POPULATIONS",
     "MarketSpec",
+    "SYNTHETIC",
     "SpecError",
     "observation_kinds",
 ]
@@ -77,8 +77,15 @@ class MarketSpec:
     move up a replayed level's queue when the tape cancels volume there without naming whose
     (an L2 feed). ``extra_zi`` zero-intelligence traders are added (the ZI perturbation).
 
-    Session: ``n_steps`` decisions ``step_seconds`` apart (default 390, or a tape's whole
-    day); with ``day_steps`` (> n_steps)
+    The task (``task``, see `envs.tasks`) defaults the fields left None: ``population``,
+    ``n_steps``, ``position_limit``, ``reward_scale``, ``inventory_penalty`` and
+    ``parent_order`` (every task: the light population, 60 steps, 500 shares, x 0.01, no
+    penalty; making: a penalty of 2e-5 $/share^2; an execution: 30 steps, 1,000 shares, x 0.1,
+    a parent order of 1,000), so that a task's spec is the market of its config and of its
+    Gymnasium id.
+
+    Session: ``n_steps`` decisions ``step_seconds`` apart (None: the task's; with a tape, the
+    tape's whole day); with ``day_steps`` (> n_steps)
     every session is a window of a longer day (see `Market`). A tape fixes its own day (as
     many steps as cover its messages), open time, tick size and opening price, and has no
     warm-up (sizes are the tape's lots, a share on LOBSTER files: ``order_size``,
@@ -89,7 +96,7 @@ class MarketSpec:
     ``position_limit`` (shares, either side) clips orders; ``fee_per_share`` (dollars) is
     charged on every fill.
 
-    Seats' view: ``task`` (see `envs.tasks`: "taker" or "making") gives the defaults of
+    Seats' view: ``task`` (see `envs.tasks`) gives the defaults of
     ``actions`` (an action set of `envs.actions`: "trade", "quote" or "make"; None: the
     task's, see `action_set`) with orders of ``order_size`` shares, and of ``discretizer``;
     ``parent_order`` (shares, negative to sell; the "execution" task): what a seat must
@@ -104,7 +111,7 @@ class MarketSpec:
     ``record`` logs the book's changes as LOBSTER messages.
     """
 
-    population: str = "rmsc04"
+    population: str | None = None
     traders: tuple = ()
     tape: Tape | str | Path | None = None
     tape_format: str = "lobster"
@@ -119,14 +126,14 @@ class MarketSpec:
     warmup_seconds: float | None = None
     tick_size: float | None = None
     initial_price: int | None = None
-    position_limit: int = 1_000
+    position_limit: int | None = None
     fee_per_share: float = 0.0
     task: str = "taker"
     actions: str | None = None
     order_size: int = 100
-    reward_scale: float = 1.0
-    inventory_penalty: float = 0.0
-    parent_order: int = 0
+    reward_scale: float | None = None
+    inventory_penalty: float | None = None
+    parent_order: int | None = None
     signal_noise: float = 1.0
     windows: tuple[int, ...] = DEFAULT_WINDOWS
     depth_levels: int = 5
@@ -142,7 +149,10 @@ class MarketSpec:
         if isinstance(self.tape, Path):
             set_(self, "tape", str(self.tape))
         if self.task not in TASKS:
-            raise SpecError("task", f"must be one of {list(TASKS)}, got {self.task!r}")
+            raise SpecError("task", not_one_of(self.task, TASKS))
+        for name, value in TASKS[self.task].market.items():
+            if getattr(self, name) is None and not (name == "n_steps" and self.tape is not None):
+                set_(self, name, value)
         _check(self)
 
     # ---------------------------------------------------------------------------- building
@@ -150,16 +160,15 @@ class MarketSpec:
     def from_keywords(
         cls, owner: str, base: MarketSpec | None = None, /, **keywords: Any
     ) -> MarketSpec:
-        """``base`` (default: the defaults) with ``keywords`` replaced; a keyword that is not
-        a field is a `SpecError` naming it and ``owner`` (who was given it), with the
-        nearest field name."""
+        """``base`` with ``keywords`` replaced, or (no base) the spec of ``keywords``, its task
+        defaulting the rest; a keyword that is not a field is a `SpecError` naming it and
+        ``owner`` (who was given it), with the nearest field name."""
         names = [f.name for f in dataclasses.fields(cls)]
         for key in keywords:
             if key not in names:
-                near = get_close_matches(key, names, n=1)
-                hint = f" (did you mean {near[0]!r}?)" if near else ""
+                hint = did_you_mean(key, names)
                 raise SpecError(key, f"{owner} takes no market keyword {key!r}{hint}; {names}")
-        return dataclasses.replace(base or cls(), **keywords)
+        return cls(**keywords) if base is None else dataclasses.replace(base, **keywords)
 
     def market(self, n_seats: int, *, extra_zi: int = 0) -> Market:
         """A new `Market` of this spec with ``n_seats`` seats (and ``extra_zi`` more
@@ -239,7 +248,7 @@ class MarketSpec:
             return feature_space(self.windows, self.depth_levels, self.signal)
         if kind == "tabular":
             return spaces.Discrete(self.state_discretizer().n_states)
-        raise SpecError("observation", f"must be one of {list(OBSERVATIONS)}, got {kind!r}")
+        raise SpecError("observation", not_one_of(kind, OBSERVATIONS))
 
     def state_discretizer(self) -> Discretizer:
         """The discretizer of tabular observations (``discretizer`` or the task's)."""
@@ -302,15 +311,14 @@ def _check(spec: MarketSpec) -> None:
         if not ok:
             raise SpecError(name, f"must be {rule}, got {getattr(spec, name)!r}")
 
-    need(spec.population in POPULATIONS, "population", f"one of {list(POPULATIONS)}")
+    if spec.population not in POPULATIONS:
+        raise SpecError("population", not_one_of(spec.population, POPULATIONS))
     for i, trader in enumerate(spec.traders):
         if isinstance(trader, Trader):
             continue
         kind = trader.get("type") if isinstance(trader, Mapping) else None
         if kind not in TRADERS:
-            raise SpecError(
-                ("traders", i, "type"), f"must be one of {sorted(TRADERS)}, got {kind!r}"
-            )
+            raise SpecError(("traders", i, "type"), not_one_of(kind, sorted(TRADERS)))
     need(spec.tape_format in TAPE_FORMATS, "tape_format", f"one of {list(TAPE_FORMATS)}")
     need(spec.tape_seed >= 0, "tape_seed", ">= 0")
     need(spec.queue in QUEUE_MODELS, "queue", f"one of {list(QUEUE_MODELS)}")
@@ -324,7 +332,8 @@ def _check(spec: MarketSpec) -> None:
     need(spec.initial_price is None or spec.initial_price > 0, "initial_price", "> 0 ticks")
     need(spec.position_limit > 0, "position_limit", "> 0 shares")
     need(math.isfinite(spec.fee_per_share) and spec.fee_per_share >= 0, "fee_per_share", ">= 0")
-    need(spec.actions in (None, *ACTION_SETS), "actions", f"one of {sorted(ACTION_SETS)}")
+    if spec.actions not in (None, *ACTION_SETS):
+        raise SpecError("actions", not_one_of(spec.actions, sorted(ACTION_SETS)))
     need(spec.order_size > 0, "order_size", "> 0 shares")
     need(_positive(spec.reward_scale), "reward_scale", "a positive number")
     executing = spec.action_set == "execute"
@@ -351,6 +360,6 @@ def observation_kinds(kinds: str | Sequence[str], n_seats: int) -> list[str]:
         raise SpecError(
             "observation",
             f"must be one of {list(OBSERVATIONS)}, or one per seat ({n_seats} seats), "
-            f"got {kinds!r}",
+            f"got {kinds!r}{did_you_mean(kinds, OBSERVATIONS)}",
         )
     return out

@@ -1,8 +1,13 @@
-"""Named trading tasks: what a seat may do, how its states are binned and its reference policy.
+"""Named trading tasks: their market, what a seat may do, how its states are binned and their
+reference policy.
 
 A task is chosen by `MarketSpec.task` (an experiment file's ``[market] task``, or
-``gymnasium.make(TASKS[name].gym_id)``); it supplies the defaults of the action set and of the
-tabular states, which a spec may still override.
+``gymnasium.make(TASKS[name].gym_id)``); it supplies the defaults of the market (``market``:
+the background population, the session's steps, the position limit, the reward scale and the
+parent order), of the action set and of the tabular states, which a spec may still override.
+Every task's market is the one its config (``configs/TASK.toml``; ``quickstart.toml`` for
+``making``) runs: the light population, 60 one-minute steps, 500 shares either side, rewards
+in dollars x 0.01; an execution buys 1,000 shares in 30 steps, rewards x 0.1.
 
 - ``taker`` (``tradearena/SyntheticMarket-v0``): market orders that pay the spread (action set
   ``trade``). The hard task: with no signal worth the spread, holding is close to optimal,
@@ -29,14 +34,28 @@ from typing import Any
 
 from envs.features import Discretizer, feature_names
 
-__all__ = ["TASKS", "Task"]
+__all__ = ["SESSION", "TASKS", "Task"]
+
+
+SESSION: dict[str, Any] = {
+    "population": "light",
+    "n_steps": 60,
+    "position_limit": 500,
+    "reward_scale": 0.01,
+    "inventory_penalty": 0.0,
+    "parent_order": 0,
+}
+"""The market of the taker and informed tasks: the `MarketSpec` fields a task defaults
+(population, one-minute steps per session, shares either side, reward multiplier, the
+running inventory cost in the rewards ($/share^2/step), shares to acquire)."""
 
 
 @dataclass(frozen=True)
 class Task:
     """A task: ``actions`` (an `envs.actions` set name), ``states`` (windows -> the default
     `Discretizer`), ``reference`` (the agent id of its reference policy, "" for none), the
-    Gymnasium id that opens it and the market keywords that id adds (``keywords``)."""
+    Gymnasium id that opens it and ``market``, the `MarketSpec` fields it defaults (every
+    key of `SESSION`)."""
 
     name: str
     gym_id: str
@@ -44,12 +63,12 @@ class Task:
     states: Callable[[Sequence[int]], Discretizer]
     reference: str
     summary: str
-    keywords: dict[str, Any] = field(default_factory=dict)
+    market: dict[str, Any] = field(default_factory=lambda: dict(SESSION))
     signal: bool = False  # seats observe a signal of the fundamental
 
     def gym_keywords(self) -> dict[str, Any]:
         """The keywords its Gymnasium id passes to `envs.trading_env.TradingEnv`."""
-        return {"task": self.name, **self.keywords}
+        return {"task": self.name}
 
 
 def making_states(windows: Sequence[int]) -> Discretizer:
@@ -109,6 +128,7 @@ TASKS = {
             making_states,
             "avellaneda_stoikov",
             "resting quotes with levels and skew; earn the spread, carry the inventory risk",
+            {**SESSION, "inventory_penalty": 2e-5},  # the learners' inventory-aware reward
         ),
         Task(
             "execution",
@@ -117,7 +137,13 @@ TASKS = {
             execution_states,
             "twap",
             "acquire a parent order by the close; minus the implementation shortfall",
-            {"parent_order": 1_000, "position_limit": 1_000},
+            {
+                **SESSION,
+                "n_steps": 30,
+                "position_limit": 1_000,
+                "reward_scale": 0.1,
+                "parent_order": 1_000,
+            },
         ),
         Task(
             "informed",

@@ -21,12 +21,13 @@ class TradingEnv(gym.Env):
     """Trade one stock in a limit-order-book market against background traders.
 
     ## Description
-    A trading session of ``n_steps`` decisions ``step_seconds`` apart (default 390 one-minute
-    steps, 09:30 to 16:00). The learner holds seat 0. Between its decisions the background
-    traders (zero-intelligence, noise, momentum traders and market makers by default, the
-    population size of ABIDES' rmsc04; or a replay of a recorded tape) send their order flow
-    to the book. Other seats, if any, are played by ``opponents``; an ``adversary`` may take
-    over the learner's action or trade against it.
+    A trading session of ``n_steps`` decisions ``step_seconds`` apart (by default the task's
+    market, `envs.tasks`: 60 one-minute steps from 09:30, position limit 500 shares, rewards
+    in dollars x 0.01). The learner holds seat 0. Between its decisions the background traders
+    (zero-intelligence, noise, momentum traders and market makers: the light population by
+    default, ``population="rmsc04"`` for the population size of ABIDES' rmsc04; or a replay
+    of a recorded tape) send their order flow to the book. Other seats, if any, are played by
+    ``opponents``; an ``adversary`` may take over the learner's action or trade against it.
 
     ## Action Space
     ``Discrete(3)`` by default (``actions="trade"``): 0 sell ``order_size`` shares at market,

@@ -9,13 +9,16 @@ traceback (exit status 1).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
+import tomllib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import Any
 
 from envs.data.convert import (
     DEFAULT_BAND,
@@ -27,7 +30,7 @@ from envs.data.convert import (
     write_converted,
 )
 from envs.data.tapes import load_lobster
-from envs.errors import UserError
+from envs.errors import UserError, did_you_mean
 
 PATH_ARGUMENTS = ("config", "out", "run_dir", "messages", "orderbook", "runs", "docs", "inputs")
 """The arguments that name files or directories (a missing one is the user's mistake)."""
@@ -112,12 +115,43 @@ def tick_size(text: str) -> float:
     return float(value)
 
 
+class Parser(argparse.ArgumentParser):
+    """An `argparse.ArgumentParser` whose "invalid choice" names the nearest choice (what
+    Python 3.14's ``suggest_on_error`` does)."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        if action.choices is not None and value not in action.choices:
+            choices = ", ".join(map(repr, action.choices))
+            hint = did_you_mean(value, action.choices)
+            raise argparse.ArgumentError(
+                action, f"invalid choice: {value!r}{hint} (choose from {choices})"
+            )
+
+
+def override(text: str) -> dict:
+    """An argparse type: ``KEY=VALUE`` with a dotted key (``market.tape=day.csv``) as nested
+    overrides; the value is read as TOML (``seeds=2``, ``output.figures=false``), else as a
+    string."""
+    key, sep, value = text.partition("=")
+    if not sep or not key or any(not part for part in key.split(".")):
+        raise argparse.ArgumentTypeError(
+            f"expected KEY=VALUE (e.g. market.tape=day.csv), got {text!r}"
+        )
+    try:
+        parsed: Any = tomllib.loads(f"value = {value}")["value"]
+    except tomllib.TOMLDecodeError:
+        parsed = value
+    for part in reversed(key.split(".")):
+        parsed = {part: parsed}
+    return parsed
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="tradearena",
         description="Risk-sensitive trading agents in a limit-order-book market.",
     )
-    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(required=True, metavar="COMMAND", parser_class=Parser)
 
     run = commands.add_parser(
         "run",
@@ -138,16 +172,25 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--dry-run", action="store_true", help="check the file and list the jobs, run nothing"
     )
+    run.add_argument(
+        "--set",
+        metavar="KEY=VALUE",
+        type=override,
+        action="append",
+        default=[],
+        help="replace a value of the file (repeatable): --set market.tape=DAY_message_1.csv "
+        "(a path from the current folder), --set seeds=2",
+    )
     run.set_defaults(func=run_command)
 
     reproduce = commands.add_parser(
         "reproduce",
         help="run the source text's three experiments and write docs/results.md",
-        description="Run configs/paper_sharpe.toml, paper_sharpe_lobster.toml (when its data "
-        "file is there), paper_robustness.toml, paper_egta.toml and the risk-sensitive "
-        "paper_risk_making.toml and paper_risk_execution.toml, and the deep learners' "
-        "paper_deep_making.toml and paper_deep_execution.toml into RUNS/paper_* (resuming "
-        "finished jobs), then write DOCS/results.md and its figures from those runs.",
+        description="Run configs/paper_sharpe.toml, paper_sharpe_lobster.toml (when "
+        "$LOBSTER_MESSAGES names its data file), paper_robustness.toml, paper_egta.toml, "
+        "the risk-sensitive paper_risk_making.toml and paper_risk_execution.toml, and the deep "
+        "learners' paper_deep_making.toml and paper_deep_execution.toml into RUNS/paper_* "
+        "(resuming finished jobs), then write DOCS/results.md and its figures from those runs.",
     )
     reproduce.add_argument(
         "--scale",
@@ -220,8 +263,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     session.set_defaults(func=run_session)
 
-    data = commands.add_parser("data", help="market data files")
-    data_commands = data.add_subparsers(required=True, metavar="ACTION")
+    data = commands.add_parser(
+        "data",
+        help="market data files: where they come from, checking them",
+        description=DATA_SOURCES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    data.set_defaults(func=lambda args: data.print_help() or 0)
+    data_commands = data.add_subparsers(metavar="ACTION")
     check = data_commands.add_parser(
         "check",
         help="validate LOBSTER files; with the orderbook file, measure replay fidelity",
@@ -265,6 +314,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+DATA_SOURCES = """\
+Replay needs a tape of order-book messages; none ships with tradearena.
+
+Without data: `tape = "synthetic"` in an experiment's [market] table (or
+envs.recording.synthetic_tape() in Python) records a day of the synthetic
+market and replays it.
+
+LOBSTER (lobsterdata.com): free sample days of NASDAQ stocks (e.g. AMZN,
+2012-06-21, levels 1 to 10) on its website, any stock and day with an
+academic subscription. A day is two CSV files, SYMBOL_DATE_..._message_N.csv
+and ..._orderbook_N.csv; `tradearena data check` reads them. A config replays
+one with `tape = "PATH/..._message_N.csv"` (the orderbook file beside it is
+used for reconciliation); `tradearena run CONFIG --set market.tape=PATH` gives
+a config its tape on the command line, and `tape = "$NAME"` reads it from the
+environment variable NAME (configs/paper_sharpe_lobster.toml:
+LOBSTER_MESSAGES=PATH tradearena run configs/paper_sharpe_lobster.toml).
+
+Exchange recordings: crypto exchanges publish their order books as public
+streams (e.g. Binance's diff-depth, book-ticker and trade streams); recorders
+such as hftbacktest's collector save them. They replay once converted to
+LOBSTER's message format (time, type, order id, size, price x 10000,
+direction)."""
+
+
 def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
     """--executor, --workers, --address and --no-progress, for the commands that run jobs."""
     parser.add_argument(
@@ -302,18 +375,21 @@ def executor_from(args: argparse.Namespace) -> Iterator:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from evaluation.config import load_config
+    from evaluation.config import load_config, merge
     from evaluation.experiment import plan, run_experiment
 
+    overrides = functools.reduce(merge, args.set, {})
     if args.dry_run:
-        config = load_config(args.config)
+        config = load_config(args.config, overrides)
         jobs = plan(config)
         print(f"{args.config}: {config['kind']} experiment, {len(jobs)} jobs, valid")
         for job in jobs:
             print(f"  {job.id}")
         return 0
     with executor_from(args) as executor:
-        outcome = run_experiment(args.config, executor, out=args.out, resume=args.resume)
+        outcome = run_experiment(
+            args.config, executor, out=args.out, resume=args.resume, overrides=overrides
+        )
     return report(outcome)
 
 
@@ -360,11 +436,12 @@ def format_payoffs(path) -> str:
         f"heuristic payoff table ({path.name}: {table.p} seats, {len(table)} profiles)",
         frame[shown].round(3).to_string(index=False),
         "",
-        "rest points of the replicator dynamics:",
+        "rest points of the replicator dynamics (stability in the whole simplex):",
     ]
     for point in rest_points(table):
         mix = ", ".join(f"{s} {x:.2f}" for s, x in zip(table.strategies, point.x))
-        lines.append(f"  {point.kind:<8} ({mix})")
+        invaders = ", ".join(table.strategies[j] for j in point.invaders)
+        lines.append(f"  {point.kind:<8} ({mix})" + (f" invaded by {invaders}" if invaders else ""))
     return "\n".join(lines)
 
 
@@ -428,29 +505,40 @@ def agents_command(args: argparse.Namespace) -> int:
     from envs.trading_env import TradingEnv
 
     if args.check:
+        agents.add_folders(os.getcwd())
         cls = agents.resolve(args.check)
         kind = getattr(cls, "observation", "features")
         task = TASKS[getattr(cls, "task", "taker")]
         env = TradingEnv(observation=kind, **task.gym_keywords())
         standard = {"observation_space": env.observation_space, "action_space": env.action_space}
         standard |= {"seed": 0, "market_spec": env.market_spec}
-        agents.check_agent(cls, env, **{k: v for k, v in standard.items() if k in cls.takes})
-        print(f"{args.check}: keeps the agent contract (actions, seeding, pickle, state_dict)")
+        report = agents.check_agent(
+            cls, env, **{k: v for k, v in standard.items() if k in cls.takes}
+        )
+        print(report)
         return 0
-    descriptions = agents.describe()
-    width = max(map(len, descriptions))
-    for name, text in descriptions.items():
-        print(f"{name:<{width}}  {text}")
+    print(aligned(list(agents.describe().items())))
     return 0
 
 
 def tasks_command(args: argparse.Namespace) -> int:
+    from envs.spec import MarketSpec
     from envs.tasks import TASKS
 
+    rows = [("task", "Gymnasium id", "actions", "market", "reference")]
     for task in TASKS.values():
-        reference = task.reference or "-"
-        print(f"{task.name:<8} {task.gym_id:<32} actions={task.actions:<6} reference={reference}")
-        print(f"{'':<8} {task.summary}")
+        spec = MarketSpec(task=task.name)
+        market = (
+            f"{spec.population}, {spec.n_steps} steps, limit {spec.position_limit:,}, "
+            f"reward x {spec.reward_scale:g}"
+            + (f", buys {spec.parent_order:,}" if spec.parent_order else "")
+        )
+        rows.append((task.name, task.gym_id, spec.action_set, market, task.reference or "-"))
+    print(aligned(rows))
+    print()
+    width = max(map(len, TASKS))
+    for task in TASKS.values():
+        print(f"{task.name:<{width}}  {task.summary}")
     return 0
 
 
@@ -484,6 +572,14 @@ def calibrate_command(args: argparse.Namespace) -> int:
             grid = ", ".join(f"{g:g}: {s:.2f}" for g, s in sharpes.items())
             print(f"  tuning Sharpe by {key.removesuffix('_sharpes')}: {grid}")
     return 0
+
+
+def aligned(rows: Sequence[Sequence[str]]) -> str:
+    """Rows of text as columns, each as wide as its widest cell, two spaces apart."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows
+    )
 
 
 def run_session(args: argparse.Namespace) -> int:

@@ -4,16 +4,22 @@ Every mistake a user can make in a file (an unknown key, a wrong type, a value o
 an unknown agent or trader, a missing data file) raises `ConfigError` naming the file, the
 line and the field, before any work is done::
 
-    configs/x.toml, line 14: agents[1].id: unknown agent 'raq'; known ids: [...]
+    configs/x.toml, line 14: agents[1].id: unknown agent 'raq' (did you mean 'raql'?); ...
 
-The ``[market]`` table holds the fields of `envs.spec.MarketSpec`, with its defaults. The
-checked config is plain data (dicts, lists, numbers, strings): jobs carry it to workers.
+The ``[market]`` table holds the fields of `envs.spec.MarketSpec`, with its defaults (its
+task's market for the fields the task defaults). An agent is labelled in the tables by its
+``label``, else by its class's ``name`` (a registry id's own). A ``"module:ClassName"`` agent
+is imported from the folder the command runs in or the file's folder (``agent_folders``, which
+the jobs carry to the workers). The checked config is plain data (dicts, lists, numbers,
+strings): jobs carry it to workers.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -21,9 +27,10 @@ from typing import Any
 import tomli_w
 
 import agents
+from agents.base import Agent
 from agents.saved import read_header
-from envs.errors import UserError
-from envs.spec import MarketSpec, SpecError
+from envs.errors import UserError, not_one_of
+from envs.spec import SYNTHETIC, MarketSpec, SpecError
 from envs.traders import TRADERS
 from evaluation.kinds import KINDS
 from evaluation.rollout import build_agent
@@ -40,7 +47,7 @@ from evaluation.schema import (
 )
 from evaluation.trained import load_saved, saved_source
 
-__all__ = ["ConfigError", "load_config", "parse_config"]
+__all__ = ["ConfigError", "load_config", "merge", "parse_config"]
 
 _MARKET_TYPES: dict[str, type | tuple[type, ...]] = {
     "population": str,
@@ -127,26 +134,30 @@ def load_config(path: str | Path, overrides: dict | None = None) -> dict[str, An
 
     ``overrides`` (nested like the file, e.g. ``{"seeds": 1, "training": {"episodes": 2}}``)
     replace values of the file before it is checked; the config then records the merged file
-    (comments dropped) as its text."""
+    (comments dropped) as its text. A tape file among them (``{"market": {"tape": ...}}``) is
+    the caller's: relative to the current folder, not to the file's."""
     path = Path(path)
     try:
         text = path.read_text()
     except OSError as error:
         raise ConfigError(f"{path}: cannot read the experiment file: {error.strerror}") from None
+    tape = (overrides or {}).get("market", {}).get("tape")
+    if tape and tape != SYNTHETIC and "$" not in tape:
+        overrides = merge(overrides, {"market": {"tape": os.path.abspath(Path(tape).expanduser())}})
     if overrides:
         try:
-            text = tomli_w.dumps(_merge(tomllib.loads(text), overrides))
+            text = tomli_w.dumps(merge(tomllib.loads(text), overrides))
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"{path}: not valid TOML: {error}") from None
     return parse_config(text, source=str(path), base=path.parent)
 
 
-def _merge(base: dict, overrides: dict) -> dict:
+def merge(base: dict, overrides: dict) -> dict:
     """``base`` with ``overrides`` applied, tables merged key by key."""
     out = dict(base)
     for key, value in overrides.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
+            out[key] = merge(out[key], value)
         else:
             out[key] = value
     return out
@@ -165,27 +176,39 @@ def parse_config(
         raise ConfigError(f"{source}: not valid TOML: {error}") from None
     where = Locator(text, source)
     config = check_table(raw, TOP, (), where)
-    for spec in config["agents"]:
-        spec["label"] = spec["label"] or spec["id"].rpartition(":")[2]
     config["output"]["dir"] = config["output"]["dir"] or f"runs/{config['name'] or config['kind']}"
     if complete:
-        _check_semantics(config, where, base or Path.cwd())
+        base = base or Path.cwd()
+        config["agent_folders"] = list(dict.fromkeys([os.getcwd(), str(base.resolve())]))
+        agents.add_folders(*config["agent_folders"])
+        named = _check_semantics(config, where, base)
+        if named:  # labels the text must carry, so that a finished run reads as it ran
+            for i, label in named.items():
+                raw["agents"][i]["label"] = label
+            text = tomli_w.dumps(raw)
+    for spec in config["agents"]:
+        spec["label"] = spec["label"] or spec["id"].rpartition(":")[2]
     config["source_text"] = text
     return config
 
 
-def _check_semantics(config: dict, where: Locator, base: Path) -> None:
+def _check_semantics(config: dict, where: Locator, base: Path) -> dict[int, str]:
     """What the schema cannot say: the market is usable, agents resolve and build in it, data
-    files exist, the parts fit the kind."""
+    files exist, the parts fit the kind. Labels the agents given none; returns those labels
+    (by index) that differ from the id's last part, the label a finished run's file gives."""
     if not config["agents"]:
         raise where.error(("kind",), "an experiment needs at least one [[agents]] table")
     market = _check_market(config["market"], where, base)
-    labels = []
+    labels, named = [], {}
     for i, spec in enumerate(config["agents"]):
         try:
-            agents.resolve(spec["id"])
+            cls = agents.resolve(spec["id"])
         except ValueError as error:
             raise where.error(("agents", i, "id"), str(error)) from None
+        if not spec["label"]:
+            spec["label"] = cls.name if cls.name != Agent.name else cls.__name__
+            if spec["label"] != spec["id"].rpartition(":")[2]:
+                named[i] = spec["label"]
         if spec["from"]:
             _check_saved(spec, market, config["seeds"], ("agents", i), where, base)
         else:
@@ -207,6 +230,7 @@ def _check_semantics(config: dict, where: Locator, base: Path) -> None:
                 (section, 0), f"{section} belong to kind {owners}, not {config['kind']!r}"
             )
     kind.check(config, where)
+    return named
 
 
 def _check_saved(
@@ -236,13 +260,11 @@ def _check_market(market: dict, where: Locator, base: Path) -> MarketSpec:
     for i, spec in enumerate(market["traders"]):
         if not isinstance(spec, dict) or spec.get("type") not in TRADERS:
             got = spec.get("type") if isinstance(spec, dict) else spec
-            raise where.error(
-                ("market", "traders", i, "type"), f"must be one of {sorted(TRADERS)}, got {got!r}"
-            )
+            raise where.error(("market", "traders", i, "type"), not_one_of(got, sorted(TRADERS)))
         params = {k: v for k, v in spec.items() if k != "type"}
         _check_params(TRADERS[spec["type"]], params, ("market", "traders", i), where)
-    if market["tape"] and market["tape"] != "synthetic":
-        tape = Path(market["tape"]).expanduser()
+    if market["tape"] and market["tape"] != SYNTHETIC:
+        tape = Path(_expanded(market["tape"], where)).expanduser()
         tape = tape if tape.is_absolute() else base / tape
         if not tape.exists():
             raise where.error(("market", "tape"), f"no such file or directory: {tape}")
@@ -251,6 +273,21 @@ def _check_market(market: dict, where: Locator, base: Path) -> MarketSpec:
         return MarketSpec(**market)
     except SpecError as error:
         raise where.error(("market", *error.path), error.reason) from None
+
+
+def _expanded(tape: str, where: Locator) -> str:
+    """``tape`` with its environment variables (``$NAME`` or ``${NAME}``) replaced; one that
+    is not set is a `ConfigError` saying how to give the file."""
+    expanded = os.path.expandvars(tape)
+    unset = re.search(r"\$\{?(\w+)", expanded)
+    if unset:
+        raise where.error(
+            ("market", "tape"),
+            f"{tape!r} names the environment variable {unset.group(1)}, which is not set: set "
+            "it to a LOBSTER message file, or give the file with --set market.tape=FILE "
+            "(`tradearena data` says where such files come from)",
+        )
+    return expanded
 
 
 def _check_params(cls: type, params: dict, path: tuple, where: Locator) -> None:

@@ -17,12 +17,15 @@ Omidshafiei, S., Papadimitriou, C., Piliouras, G., et al. (2019). alpha-Rank: mu
 evaluation by evolution. Scientific Reports 9, 9937.
 Traulsen, A., Nowak, M. A. and Pacheco, J. M. (2006). Stochastic dynamics of invasion and
 fixation. Physical Review E 74, 011909.
+Hofbauer, J. and Sigmund, K. (1998). Evolutionary Games and Population Dynamics. Cambridge
+University Press (rest points on the boundary: the transversal eigenvalues, Section 7.2).
 """
 
 from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -32,6 +35,7 @@ from scipy import integrate, optimize, special, stats
 from scipy.linalg import null_space
 from scipy.sparse.csgraph import connected_components
 
+from envs.errors import not_one_of
 from evaluation.payoffs import PayoffTable
 
 __all__ = [
@@ -60,7 +64,6 @@ _CHUNK_BYTES = 1 << 20
 _JACOBIAN_STEP = 1e-6
 """Central-difference step for the Jacobian of the field (error ~ step**2)."""
 
-_SAME_POINT = 1e-6
 """Rest points closer than this (max norm) are one point."""
 
 
@@ -91,7 +94,7 @@ _POLYNOMIALS: weakref.WeakKeyDictionary[PayoffTable, dict[str, _Polynomial]] = (
 def _polynomial(table: PayoffTable, weighting: str) -> _Polynomial:
     """Check ``table`` and ``weighting`` and return (cached) coefficients of the payoffs."""
     if weighting not in WEIGHTINGS:
-        raise ValueError(f"weighting: expected one of {WEIGHTINGS}, got {weighting!r}")
+        raise ValueError(f"weighting: {not_one_of(weighting, WEIGHTINGS)}")
     if not isinstance(table, PayoffTable):
         raise ValueError(f"table: expected a PayoffTable, got {type(table).__name__}")
     cached = _POLYNOMIALS.setdefault(table, {})
@@ -265,17 +268,24 @@ class RestPoint:
     x : numpy.ndarray, shape (k,)
         The mix.
     kind : str
-        "stable", "unstable", "saddle", "center" or "neutral" (see `rest_points`).
+        "stable", "unstable", "saddle", "center" or "neutral", judged in the whole simplex
+        (see `rest_points`).
     eigenvalues : numpy.ndarray, shape (k - 1,), complex
-        Eigenvalues of the Jacobian restricted to the simplex's tangent space.
+        Eigenvalues of the field's Jacobian on the simplex: the ``|support| - 1`` within the
+        point's face, then one transversal eigenvalue ``f_j(x) - x . f(x)`` per absent
+        strategy ``j`` (in order).
     support : tuple of int
         Strategies with ``x_i > 0``.
+    invaders : tuple of int
+        Absent strategies whose transversal eigenvalue is above ``eig_tol``: they earn more
+        than the mix and invade it.
     """
 
     x: np.ndarray
     kind: str
     eigenvalues: np.ndarray
     support: tuple[int, ...]
+    invaders: tuple[int, ...] = ()
 
 
 def _tangent_basis(k: int) -> np.ndarray:
@@ -283,15 +293,19 @@ def _tangent_basis(k: int) -> np.ndarray:
     return null_space(np.ones((1, k)))
 
 
-def _jacobian(polynomial: _Polynomial, x: np.ndarray) -> np.ndarray:
-    """Jacobian (k - 1, k - 1) of the field on the simplex at ``x``, in `_tangent_basis`.
+def _jacobian(
+    polynomial: _Polynomial, x: np.ndarray, support: Sequence[int] | None = None
+) -> np.ndarray:
+    """Jacobian (s - 1, s - 1) of the field at ``x`` within the face ``support`` (default:
+    the whole simplex; ``s`` strategies), in the face's `_tangent_basis`.
 
-    Central differences along the basis vectors, all ``2 (k - 1)`` points in one call. The
-    field maps the plane ``sum(x) = 1`` into the tangent space, so ``B^T J B`` is its
-    restriction there; at a point of a face ``x_i = 0`` the transversal eigenvalue
-    ``f_i - x . f`` is one of its eigenvalues.
+    Central differences along the basis vectors, all ``2 (s - 1)`` points in one call. The
+    field maps the face's plane (its strategies summing to 1, the others 0) into the face's
+    tangent space, so ``B^T J B`` is its restriction there.
     """
-    basis = _tangent_basis(x.size)
+    support = range(x.size) if support is None else support
+    basis = np.zeros((x.size, len(support) - 1))
+    basis[list(support)] = _tangent_basis(len(support))
     h = _JACOBIAN_STEP
     points = np.concatenate([x + h * basis.T, x - h * basis.T])
     values = _field(polynomial, points)
@@ -320,8 +334,10 @@ def rest_points(
     grid: int = 6,
     tol: float = 1e-8,
     eig_tol: float = 1e-6,
+    same: float = 0.01,
 ) -> list[RestPoint]:
-    """Rest points of the replicator field on the simplex, with their stability.
+    """Rest points of the replicator field on the simplex, each once, with its stability in
+    the whole simplex.
 
     Parameters
     ----------
@@ -337,6 +353,11 @@ def rest_points(
         (payoff units).
     eig_tol : float
         Real or imaginary parts with ``|.| <= eig_tol`` count as zero in the classification.
+    same : float
+        Points closer than ``same`` in every share are one rest point: the one on the
+        smallest face (found first) is kept. An empirical table's payoffs are estimates, and
+        near-degenerate ones give, beside a rest point on a face, another a fraction of a
+        percent inside it: one point to a reader of shares to two decimals.
 
     Returns
     -------
@@ -349,20 +370,27 @@ def rest_points(
     vanishes iff the payoffs of the strategies in ``S`` are equal, so for each face the
     ``|S| - 1`` equations ``f_i(x) = f_last(x)`` (``i in S``) are solved in the face's reduced
     coordinates with ``scipy.optimize.least_squares`` (bounded to ``[0, 1]``) from each start;
-    solutions on the face's boundary are left to the smaller face. Points within ``1e-6`` are
-    merged. Classification from the eigenvalues ``lambda`` of the Jacobian restricted to the
-    tangent space of the simplex (transversal directions of a face included): "stable" if all
-    ``Re lambda < -eig_tol``, "unstable" if all ``> eig_tol``, "saddle" if both signs occur,
+    solutions on the face's boundary are left to the smaller face.
+
+    Stability is judged in the whole simplex, as Hofbauer and Sigmund (1998, Section 7.2)
+    do: at a rest point on a face the Jacobian is block-triangular, its eigenvalues those
+    within the face (the Jacobian restricted to the face's tangent space, by central
+    differences) and one transversal eigenvalue ``f_j(x) - x . f(x)`` per absent strategy
+    ``j``, exact: a strategy that earns more than the mix invades it. So a point is
+    "stable" only if it is stable within its face and no absent strategy can invade (all
+    ``Re lambda < -eig_tol``), "unstable" if all ``> eig_tol``, "saddle" if both signs occur,
     "center" if all ``|Re lambda| <= eig_tol`` with some ``|Im lambda| > eig_tol`` (e.g. the
     centre of rock-paper-scissors, neutrally stable), otherwise "neutral" (non-hyperbolic:
     the linearisation does not decide). A game with a continuum of rest points gives one
-    point per start that converges.
+    point per start that converges, ``same`` apart at least.
     """
     polynomial = _polynomial(table, weighting)
     if int(grid) != grid or grid < 1:
         raise ValueError(f"grid: expected an integer >= 1, got {grid!r}")
+    if not 0 < same < 1:
+        raise ValueError(f"same: expected a share in (0, 1), got {same!r}")
     k = table.k
-    found: list[np.ndarray] = [np.eye(k)[i] for i in range(k)]
+    found: list[tuple[np.ndarray, tuple[int, ...]]] = [((np.eye(k)[i]), (i,)) for i in range(k)]
     for size in range(2, k + 1):
         starts = [np.full(size, 1.0 / size)]
         if grid >= size:
@@ -370,14 +398,23 @@ def rest_points(
         for support in combinations(range(k), size):
             for start in starts:
                 x = _solve_face(polynomial, list(support), start, tol)
-                if x is not None and not any(np.abs(x - y).max() < _SAME_POINT for y in found):
-                    found.append(x)
-    result = []
-    for x in found:
-        eigenvalues = np.linalg.eigvals(_jacobian(polynomial, x))
-        kind = _classify(eigenvalues, eig_tol)
-        result.append(RestPoint(x, kind, eigenvalues, tuple(np.flatnonzero(x > 0).tolist())))
-    return result
+                if x is not None and not any(np.abs(x - y).max() < same for y, _ in found):
+                    found.append((x, support))
+    return [_judged(polynomial, x, support, eig_tol) for x, support in found]
+
+
+def _judged(
+    polynomial: _Polynomial, x: np.ndarray, support: tuple[int, ...], eig_tol: float
+) -> RestPoint:
+    """The rest point ``x`` of face ``support`` with its eigenvalues within the face, then
+    transversal (``f_j - x . f`` per absent ``j``), and the kind they give."""
+    within = np.linalg.eigvals(_jacobian(polynomial, x, support)) if len(support) > 1 else []
+    fitness = _evaluate(polynomial, x[None, :])[0]
+    absent = [j for j in range(x.size) if j not in support]
+    transversal = fitness[absent] - x @ fitness
+    eigenvalues = np.concatenate([np.asarray(within, complex), transversal.astype(complex)])
+    invaders = tuple(j for j, value in zip(absent, transversal) if value > eig_tol)
+    return RestPoint(x, _classify(eigenvalues, eig_tol), eigenvalues, support, invaders)
 
 
 def _solve_face(

@@ -13,6 +13,7 @@ import time
 import traceback
 from types import ModuleType
 
+import agents
 from evaluation import compare, robustness, tournament
 from evaluation.rollout import Job
 from evaluation.store import JobResult
@@ -28,9 +29,11 @@ KINDS: dict[str, ModuleType] = {
 
 
 def run_job(job: Job) -> JobResult:
-    """Run a job with its kind's ``run``; an exception (a custom agent's bug, say) becomes a
-    failed result with its traceback instead of propagating."""
+    """Run a job with its kind's ``run``, its agents' modules looked for in the config's
+    ``agent_folders`` as where the config was read; an exception (a custom agent's bug, say)
+    becomes a failed result with its traceback instead of propagating."""
     start = time.perf_counter()
+    agents.add_folders(*job.config.get("agent_folders", ()))
     try:
         records = KINDS[job.config["kind"]].run(job)
     except Exception:  # noqa: BLE001 - recorded with its traceback; the other jobs go on

@@ -1,7 +1,12 @@
 """Executors: run Jobs and stream their results back as they finish, with a progress bar.
 
 `RayExecutor` (the default) starts a local Ray for the run, or joins a cluster given by
-``address`` or ``RAY_ADDRESS``; a task whose worker dies is retried (``max_retries``). A job
+``address`` or ``RAY_ADDRESS``; a task whose worker dies is retried (``max_retries``). Ray is
+started only when there are jobs to run (a finished run's tables need none). A local Ray
+keeps the token authentication Ray gives new local clusters (``RAY_AUTH_MODE=token``, the
+token in ``~/.ray/auth_token``, made on first use), stated rather than left to Ray's default
+so that Ray does not warn of it on every run (when this process has not imported Ray before:
+Ray reads the mode on import); a ``RAY_AUTH_MODE`` of the user's is kept. A job
 that raises is not retried: `evaluation.kinds.run_job` turns the exception into a failed
 result. `LocalExecutor` runs jobs one after the other in this process (tests, debugging).
 Both give bit-identical results: a job's randomness depends only on its config and seed.
@@ -10,6 +15,7 @@ Both give bit-identical results: a job's randomness depends only on its config a
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
@@ -98,6 +104,9 @@ class RayExecutor:
         """Connect to Ray (or start it locally) if not connected yet, and warm its workers:
         one process per CPU, each with the simulator imported, so the first jobs do not pay
         for it (start-up is then all in this call)."""
+        if not self.address and "ray" not in sys.modules:
+            # Ray reads the mode once, on import: state its default for local clusters
+            os.environ.setdefault("RAY_AUTH_MODE", "token")
         import ray
 
         if self._warm:
@@ -119,9 +128,11 @@ class RayExecutor:
         self._warm = True
 
     def run(self, jobs: Sequence[Job]) -> Iterator[JobResult]:
+        if not jobs:
+            return
+        self.start()
         import ray
 
-        self.start()
         remote = ray.remote(num_cpus=1, max_retries=self.max_retries)(self.job)
         pending = {remote.remote(job): job for job in jobs}
         bar = Progress(len(jobs), self.progress)

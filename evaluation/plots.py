@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -238,12 +238,12 @@ def _check_k(table: PayoffTable, low: int, high: float = math.inf) -> None:
 
 
 def _mark_rest_points(
-    ax: Axes, table: PayoffTable, weighting: str, to_xy: Callable[[np.ndarray], np.ndarray]
+    ax: Axes, points: Sequence[tuple[np.ndarray, str]], to_xy: Callable[[np.ndarray], np.ndarray]
 ) -> None:
-    """One scatter per kind of rest point (gid ``rest-points``), labelled for the legend."""
-    points = rest_points(table, weighting)
+    """One scatter per kind of rest point (gid ``rest-points``), labelled for the legend;
+    ``points`` are (mix, kind) pairs."""
     for kind, colour in REST_POINT_COLOURS.items():
-        xs = np.array([r.x for r in points if r.kind == kind])
+        xs = np.array([x for x, of_kind in points if of_kind == kind])
         if xs.size:
             xy = to_xy(xs)
             ax.scatter(
@@ -292,7 +292,8 @@ def flow_line(
         pivot="mid",
         width=0.006,
     )
-    _mark_rest_points(ax, table, weighting, lambda x: np.column_stack([x[:, 0], 0.0 * x[:, 0]]))
+    on_line = lambda x: np.column_stack([x[:, 0], 0.0 * x[:, 0]])  # noqa: E731
+    _mark_rest_points(ax, [(r.x, r.kind) for r in rest_points(table, weighting)], on_line)
     first, second = table.strategies
     ax.set_xlim(-0.03, 1.03)
     ax.set_xlabel(f"share of {first} (1 - share of {second})")
@@ -309,6 +310,7 @@ def simplex_field(
     weighting: str = "tuyls",
     kind: str = "arrows",
     resolution: int = 15,
+    rest: Sequence[tuple[np.ndarray, str]] | None = None,
 ) -> Axes:
     """Replicator field of a 3-strategy game on the simplex (a triangle, strategies at the
     corners).
@@ -317,7 +319,8 @@ def simplex_field(
     points of ``simplex_grid(3, resolution)``; ``kind="streamlines"``: streamlines on a
     Cartesian grid of ``4 * resolution`` points per side. Either way the colour is the speed
     ``|xdot|`` (Euclidean, in the plane of the triangle) with a colorbar. Rest points are
-    marked by kind (`REST_POINT_COLOURS`) with a legend.
+    marked by kind (`REST_POINT_COLOURS`) with a legend: ``rest``, (mix over the three
+    strategies, kind) pairs, by default those of `rest_points` of ``table``.
     """
     _check_k(table, 3, 3)
     if kind not in ("arrows", "streamlines"):
@@ -367,7 +370,9 @@ def simplex_field(
             va="center",
             gid="corner-label",
         )
-    _mark_rest_points(ax, table, weighting, lambda x: x @ _CORNERS)
+    if rest is None:
+        rest = [(r.x, r.kind) for r in rest_points(table, weighting)]
+    _mark_rest_points(ax, rest, lambda x: x @ _CORNERS)
     ax.set_xlim(-0.12, 1.12)
     ax.set_ylim(-0.1, _CORNERS[2, 1] + 0.1)
     ax.set_aspect("equal")
@@ -388,9 +393,10 @@ def simplex_faces(
     """`simplex_field` on every 3-strategy face of a game with ``k >= 4`` strategies.
 
     Each face is the sub-table of the profiles that use only its three strategies
-    (`PayoffTable.restrict`: complete when ``table`` is); rest points and their stability are
-    those of the dynamics restricted to the face. One panel per face, in a grid; returns the
-    Figure.
+    (`PayoffTable.restrict`: complete when ``table`` is), whose dynamics are the whole game's
+    on that face; its rest points are the whole game's that lie on it, marked with their
+    stability in the whole simplex (a point stable within the face that another strategy
+    invades is a saddle). One panel per face, in a grid; returns the Figure.
     """
     _check_k(table, 4)
     faces = list(table.faces(3))
@@ -399,8 +405,14 @@ def simplex_faces(
     if fig is None:
         fig = Figure(figsize=(5.0 * columns, 4.2 * rows), layout="constrained")
     axes = fig.subplots(rows, columns, squeeze=False).ravel()
-    for ax, (_, face) in zip(axes, faces):
-        simplex_field(face, ax, weighting=weighting, kind=kind, resolution=resolution)
+    whole = rest_points(table, weighting)
+    for ax, (strategies, face) in zip(axes, faces):
+        on_face = [
+            (point.x[list(strategies)], point.kind)
+            for point in whole
+            if set(point.support) <= set(strategies)
+        ]
+        simplex_field(face, ax, weighting=weighting, kind=kind, resolution=resolution, rest=on_face)
         ax.set_title(f"face {', '.join(face.strategies)}")
     for ax in axes[len(faces) :]:
         ax.set_axis_off()

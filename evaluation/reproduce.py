@@ -361,8 +361,8 @@ def egta_section(directory: Path, figures: Path) -> str:
         f"training and {config['testing']['episodes']} test episodes); weighting "
         f"{config['tournament']['weighting']}; run directory `{directory}`.\n",
         _agents_table(config),
-        "| payoff | stable rest points | shares after t = 100 from the uniform mix | "
-        "alpha-rank (alpha = 10) |",
+        "| payoff | stable rest points (in the whole simplex) | shares after t = 100 from the "
+        "uniform mix | alpha-rank (alpha = 10) |",
         "|---|---|---|---|",
     ]
     favoured = {}

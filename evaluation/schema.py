@@ -3,7 +3,7 @@
 `Field` describes one key; `check_table` fills defaults and checks types, ranges and unknown
 keys of a parsed TOML table; `Locator` finds the line of a field in the text for the message::
 
-    configs/x.toml, line 14: agents[1].id: unknown agent 'raq'; known ids: [...]
+    configs/x.toml, line 14: agents[1].id: unknown agent 'raq' (did you mean 'raql'?); ...
 """
 
 from __future__ import annotations
@@ -12,10 +12,9 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from difflib import get_close_matches
 from typing import Any
 
-from envs.errors import UserError
+from envs.errors import UserError, did_you_mean
 
 __all__ = [
     "ANY_TABLE",
@@ -56,8 +55,18 @@ def non_negative(x: Any) -> bool:
     return x >= 0
 
 
+class _OneOf:
+    """A check that a value is one of ``choices`` (which it keeps, for "did you mean")."""
+
+    def __init__(self, choices: tuple[str, ...]) -> None:
+        self.choices = choices
+
+    def __call__(self, x: Any) -> bool:
+        return x in self.choices
+
+
 def one_of(*choices: str) -> tuple[Callable[[Any], bool], str]:
-    return (lambda x: x in choices), f"one of {list(choices)}"
+    return _OneOf(choices), f"one of {list(choices)}"
 
 
 def check_table(raw: dict, schema: dict[str, Field], path: tuple, where: Locator) -> dict:
@@ -65,7 +74,7 @@ def check_table(raw: dict, schema: dict[str, Field], path: tuple, where: Locator
     ``where``) for an unknown or missing key or a bad value."""
     unknown = sorted(set(raw) - set(schema))
     if unknown:
-        near = _close(unknown[0], schema)
+        near = did_you_mean(unknown[0], schema)
         raise where.error(path + (unknown[0],), f"unknown key{near}; allowed: {sorted(schema)}")
     out = {}
     for key, field in schema.items():
@@ -92,7 +101,8 @@ def _value(value: Any, field: Field, path: tuple, where: Locator) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         raise where.error(path, f"expected a finite number, got {value!r}")
     if field.check is not None and not field.check(value):
-        raise where.error(path, f"must be {field.rule}, got {value!r}")
+        hint = did_you_mean(value, getattr(field.check, "choices", ()))
+        raise where.error(path, f"must be {field.rule}, got {value!r}{hint}")
     if isinstance(field.default, dict):  # a table, or an array of tables
         if field.type is dict:
             return check_table(value, field.default, path, where)
@@ -103,11 +113,6 @@ def _value(value: Any, field: Field, path: tuple, where: Locator) -> Any:
             check_table(item, field.default, path + (i,), where) for i, item in enumerate(value)
         ]
     return value
-
-
-def _close(key: str, schema: dict) -> str:
-    match = get_close_matches(key, list(schema), n=1)
-    return f" (did you mean {match[0]!r}?)" if match else ""
 
 
 _TYPE_NAMES = {

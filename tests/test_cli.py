@@ -242,23 +242,107 @@ class Unseeded(Agent):
 '''
 
 
-def test_agent_check_passes_a_builtin_and_names_a_broken_agent(tmp_path, monkeypatch, capsys):
-    """`agents --check`: a built-in keeps the contract (exit 0); an agent that breaks it is a
-    user error, exit 2 with one line naming the agent and the check."""
+def test_agent_check_reports_a_builtin_and_names_a_broken_agent(
+    tmp_path, monkeypatch, capsys, own_folders
+):
+    """`agents --check`: a built-in keeps the contract (exit 0) and the report says what was
+    checked; an agent in the current folder that breaks it is a user error, exit 2 with one
+    line naming the agent and the check; a module found nowhere names the folders searched."""
     assert main(["agents", "--check", "ra2q"]) == 0
-    assert "ra2q: keeps the agent contract" in capsys.readouterr().out
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "RA2Q (name 'ra2q') keeps the agent contract in TradingEnv (task 'taker'):"
+    assert [line.split()[0] for line in out[1:]] == ["actions", "seeding", "pickle", "state_dict"]
+    assert out[2] == "  seeding    two copies built alike took the same 30 actions"
     (tmp_path / "unseeded_agent.py").write_text(UNSEEDED_AGENT)
-    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
     assert main(["agents", "--check", "unseeded_agent:Unseeded"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("tradearena: error: Unseeded: two copies")
+    assert main(["agents", "--check", "nowhere:Agent"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "tradearena: error: cannot load agent 'nowhere:Agent': no module 'nowhere'"
+    )
+    assert "folders searched (" in err and f"{tmp_path.resolve()})" in err
 
 
-def test_tasks_lists_every_task_with_its_id_and_reference(capsys):
+def test_tasks_are_an_aligned_table_with_each_task_market(capsys):
+    """Every task's row: its id, actions, market and reference, each column at the header's
+    place (the execution row included)."""
     assert main(["tasks"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = lines[0]
+    columns = [header.index(name) for name in ("Gymnasium id", "actions", "market", "reference")]
+    for task, line in zip(TASKS.values(), lines[1:]):
+        cells = (task.gym_id, task.actions, "light,", task.reference or "-")
+        assert line.startswith(task.name + " ")
+        for column, cell in zip(columns, cells):
+            assert line[column - 2 : column] == "  " and line[column:].startswith(cell)
+    assert "light, 30 steps, limit 1,000, reward x 0.1, buys 1,000" in lines[3]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["rnu"], "invalid choice: 'rnu' (did you mean 'run'?)"),
+        (["run", "x.toml", "--executor", "rey"], "invalid choice: 'rey' (did you mean 'ray'?)"),
+        (["run", "x.toml", "--set", "seeds"], "expected KEY=VALUE"),
+    ],
+)
+def test_a_mistyped_choice_names_the_nearest(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_data_says_where_data_comes_from(capsys):
+    """`tradearena data` with no action: where tapes come from (synthetic, LOBSTER, exchange
+    recordings) and how a config is given one; exit 0."""
+    assert main(["data"]) == 0
     out = capsys.readouterr().out
-    for task in TASKS.values():
-        assert task.gym_id in out and f"reference={task.reference or '-'}" in out
+    for text in ("synthetic_tape()", "lobsterdata.com", "Binance", "--set market.tape=PATH"):
+        assert text in out
+
+
+REPLAY = """\
+kind = "compare"
+seeds = 1
+
+[market]
+task = "making"
+tape = "$TRADEARENA_TEST_TAPE"
+n_steps = 3
+
+[training]
+episodes = 1
+
+[[agents]]
+id = "hold"
+"""
+
+
+def test_a_replay_config_takes_its_tape_from_the_command_line_or_the_environment(
+    files, tmp_path, monkeypatch, capsys
+):
+    """A config whose tape names an environment variable: unset, exit 2 saying how to give the
+    file; set, or overridden with --set market.tape=PATH (a path from the current folder),
+    the run plans its jobs."""
+    messages, _ = files
+    config = tmp_path / "configs" / "replay.toml"
+    config.parent.mkdir()
+    config.write_text(REPLAY)
+    monkeypatch.delenv("TRADEARENA_TEST_TAPE", raising=False)
+    assert main(["run", str(config), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "market.tape: '$TRADEARENA_TEST_TAPE' names the environment variable" in err
+    assert "--set market.tape=FILE" in err
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(config), "--dry-run", "--set", f"market.tape={messages.name}"]) == 0
+    assert "1 jobs, valid" in capsys.readouterr().out
+    monkeypatch.setenv("TRADEARENA_TEST_TAPE", str(messages))
+    assert main(["run", str(config), "--dry-run", "--set", "seeds=2"]) == 0
+    assert "2 jobs, valid" in capsys.readouterr().out
 
 
 def test_calibrate_prints_the_estimates_and_the_tuned_risk_aversion(capsys):

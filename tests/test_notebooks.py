@@ -112,7 +112,7 @@ def test_custom_agent_notebook(tournament_run, monkeypatch):
     """Writes an agent, passes the contract check, plays a tournament with no failed job."""
     notebook = execute("custom_agent.ipynb", tournament_run, monkeypatch)
     text = stream_text(notebook)
-    assert "Contrarian meets the contract" in text
+    assert "Contrarian (name 'contrarian') keeps the agent contract" in text
     assert "failed jobs: none" in text
 
 

@@ -60,6 +60,8 @@ def test_make_utility_specs():
     assert (u.beta, u.clip) == (-0.5, 10.0)
     with pytest.raises(ValueError, match="utility must name one of"):
         make_utility("cubic")
+    with pytest.raises(ValueError, match=r"\(did you mean 'exponential'\?\)"):
+        make_utility({"name": "exponentail", "beta": -0.5})
     with pytest.raises(ValueError, match="utility"):
         make_utility({"name": "exponential", "gamma": 1})
 

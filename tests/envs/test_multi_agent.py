@@ -60,12 +60,12 @@ def test_parallel_api_full_population():
 
 
 def test_defaults():
-    """No arguments: two learner seats in a 390-step synthetic market with the rmsc04
-    population, feature observations and trade actions."""
+    """No arguments: two learner seats in the taker task's market (60 one-minute steps of
+    the light population), feature observations and trade actions."""
     env = MarketParallelEnv()
     assert env.possible_agents == ["seat_0", "seat_1"]
     assert env.agents == []
-    assert env.market.n_seats == 2 and env.market.n_steps == 390
+    assert env.market.n_seats == 2 and env.market.n_steps == 60
     assert len(env.market.traders) == 4
     assert env.action_space("seat_0").n == 3
     assert env.observation_space("seat_1").shape == (8,)

@@ -8,10 +8,19 @@ import pytest
 
 sb3 = pytest.importorskip("stable_baselines3")
 
+from stable_baselines3.common.logger import KVWriter, Logger  # noqa: E402
+from stable_baselines3.common.vec_env import VecMonitor  # noqa: E402
+
 from envs.sb3 import MarketVecEnv  # noqa: E402
 from envs.trading_env import TradingEnv  # noqa: E402
 
-MAKING = {"task": "making", "population": "light", "n_steps": 30}
+MAKING = {
+    "task": "making",
+    "population": "light",
+    "n_steps": 30,
+    "reward_scale": 1.0,
+    "position_limit": 1000,
+}
 
 
 def test_steps_terminal_observations_and_seeds_follow_the_single_env():
@@ -28,6 +37,57 @@ def test_steps_terminal_observations_and_seeds_follow_the_single_env():
     assert infos[1]["TimeLimit.truncated"] is False
     assert np.array_equal(obs[1], single.reset()[0])  # restarted in the same step
     assert venv.get_attr("num_envs") == [2, 2] and venv.env_is_wrapped(object) == [False] * 2
+
+
+def test_an_ended_session_reports_its_episode_as_vec_monitor_does():
+    """infos[i]["episode"] at a session's end: its summed rewards and its steps, what SB3's
+    VecMonitor reports around it (over two episodes of 3 sessions, restarts included)."""
+    venv = MarketVecEnv(3, **{**MAKING, "n_steps": 5})
+    monitored = VecMonitor(MarketVecEnv(3, **{**MAKING, "n_steps": 5}))
+    venv.seed(1)
+    monitored.seed(1)
+    venv.reset()
+    monitored.reset()
+    sums, seen = np.zeros(3), []
+    for t in range(10):
+        actions = np.array([t % 17, 5, 16])
+        _, rewards, dones, infos = venv.step(actions)
+        _, _, _, watched = monitored.step(actions)
+        sums += rewards
+        for i in np.flatnonzero(dones):
+            episode = infos[i]["episode"]
+            assert episode["r"] == pytest.approx(sums[i], rel=1e-6) and episode["l"] == 5
+            assert (episode["r"], episode["l"]) == (watched[i]["episode"]["r"], 5)
+            seen.append(i)
+            sums[i] = 0.0
+        assert all("episode" not in infos[i] for i in np.flatnonzero(~dones))
+    assert sorted(seen) == [0, 0, 1, 1, 2, 2]
+
+
+class Recorded(KVWriter):
+    """An SB3 logger output that keeps every value written."""
+
+    def __init__(self) -> None:
+        self.values: list[dict] = []
+
+    def write(self, key_values, key_excluded, step=0) -> None:
+        self.values.append(dict(key_values))
+
+
+def test_sb3_logs_episode_returns_without_a_wrapper():
+    """PPO on MarketVecEnv as it is: SB3's logger writes rollout/ep_rew_mean, the mean of the
+    episodes' summed rewards, and rollout/ep_len_mean, the session's steps."""
+    venv = MarketVecEnv(2, **{**MAKING, "n_steps": 4})
+    venv.seed(0)
+    model = sb3.PPO("MlpPolicy", venv, n_steps=8, batch_size=16, n_epochs=1, seed=0)
+    recorded = Recorded()
+    model.set_logger(Logger(folder=None, output_formats=[recorded]))
+    model.learn(16)
+    rollout = [v for v in recorded.values if "rollout/ep_rew_mean" in v]
+    assert rollout and rollout[-1]["rollout/ep_len_mean"] == 4
+    returns = [episode["r"] for episode in model.ep_info_buffer]
+    assert len(returns) == 4  # 16 steps in all: 2 sessions x 8 steps / 4 steps an episode
+    assert rollout[-1]["rollout/ep_rew_mean"] == pytest.approx(np.mean(returns))
 
 
 def greedy_pnl(model, sessions: int = 16) -> float:

@@ -58,6 +58,25 @@ def test_bad_values_name_their_field(keywords, path):
     assert error.value.path == path
 
 
+@pytest.mark.parametrize(
+    "make, hint",
+    [
+        (lambda: MarketSpec(task="makeing"), "task: must be one of ['taker', 'making', "),
+        (lambda: MarketSpec(population="ligth"), "(did you mean 'light'?)"),
+        (lambda: MarketSpec(actions="mkae"), "(did you mean 'make'?)"),
+        (lambda: MarketSpec(traders=({"type": "ZeroInteligence"},)), "'ZeroIntelligence'?)"),
+        (lambda: MarketSpec().observation_space("tabluar"), "(did you mean 'tabular'?)"),
+        (lambda: TradingEnv(observation="featrues"), "(did you mean 'features'?)"),
+        (lambda: MarketParallelEnv(2, opposes={"seat_3": "seat_0"}), "(did you mean 'seat_"),
+    ],
+)
+def test_a_mistyped_choice_names_the_nearest(make, hint):
+    with pytest.raises(ValueError) as error:
+        make()
+    assert hint in str(error.value)
+    assert "did you mean" in str(error.value)
+
+
 def test_trader_objects_are_copied_per_market():
     """Two markets of one spec never share a trader's state."""
     spec = MarketSpec(traders=(MarketMaker(1, levels=3), Noise(10)), n_steps=5)

@@ -126,7 +126,8 @@ def test_the_inventory_penalty_is_subtracted_from_the_reward_not_the_pnl():
         _, change, _ = plain.step()
         inventory = market.market.account(0).inventory
         held += inventory != 0
-        assert reward[0] == pytest.approx((change[0] - phi * inventory**2) * scale, abs=1e-12)
+        dollars = change[0] / MAKING.reward_scale
+        assert reward[0] == pytest.approx((dollars - phi * inventory**2) * scale, abs=1e-12)
     assert held > 0
     assert market.market.value(0) == plain.market.value(0)
 
@@ -141,14 +142,13 @@ def test_the_pettingzoo_variant_takes_the_task():
     assert all(env.action_space(a).n == 17 for a in env.possible_agents)
 
 
-EXECUTION = MarketSpec(
-    task="execution", population="light", n_steps=20, parent_order=1000, position_limit=1000
-)
+EXECUTION = MarketSpec(task="execution", n_steps=20, reward_scale=1.0)
 
 
 def test_execution_needs_a_parent_order_within_the_limit():
+    assert (EXECUTION.parent_order, EXECUTION.position_limit) == (1000, 1000)  # the task's
     with pytest.raises(SpecError, match="^parent_order: must be non-zero"):
-        MarketSpec(task="execution")
+        MarketSpec(task="execution", parent_order=0)
     with pytest.raises(SpecError, match="^parent_order: must be within position_limit"):
         MarketSpec(task="execution", parent_order=-2000, position_limit=1000)
     env = gymnasium.make("tradearena/Execution-v0", population="light", n_steps=5)

@@ -62,11 +62,12 @@ def test_check_env(env_id, observation, actions):
 
 
 def test_make_without_arguments():
-    """The synthetic id with no arguments is a full 390-step rmsc04 session with features and
-    trade actions; its first steps return in-space observations."""
+    """The synthetic id with no arguments is the taker task's market (configs/taker.toml):
+    60 one-minute steps of the light population, features and trade actions; its first steps
+    return in-space observations."""
     env = gymnasium.make("tradearena/SyntheticMarket-v0")
     inner = env.unwrapped
-    assert inner.market.n_steps == 390 and inner.market.n_seats == 1
+    assert inner.market.n_steps == 60 and inner.market.n_seats == 1
     assert len(inner.market.traders) == 4
     assert inner.action_space == gymnasium.spaces.Discrete(3)
     obs, info = env.reset(seed=0)
@@ -78,7 +79,7 @@ def test_make_without_arguments():
         obs, reward, terminated, truncated, info = env.step(2)
         assert inner.observation_space.contains(obs)
         assert not terminated and not truncated
-        assert obs[time_left] == pytest.approx(1 - k / 390)
+        assert obs[time_left] == pytest.approx(1 - k / 60)
     assert info["inventory"] == 300
 
 
@@ -190,7 +191,7 @@ def test_takeover_with_p_one_executes_the_adversary():
         traders=small_traders(), n_steps=12, adversary=lambda obs: 2, adversary_p=0.0
     )
     steps = rollout(control, 4, [0] * 12)
-    assert steps[-1][4]["inventory"] == -1000  # the default position limit
+    assert steps[-1][4]["inventory"] == -500  # the default position limit (the task's)
     assert not any(s[4]["taken_over"] for s in steps)
 
 
@@ -239,7 +240,9 @@ def test_opponents_play_their_own_seats():
     """Each opponent policy acts on its own seat's observation: a buying opponent accumulates
     inventory (and sees it in its observation) while the holding learner stays flat."""
     buyer, seller = Recorder(2), Recorder(0)
-    env = TradingEnv(traders=small_traders(), n_steps=8, opponents=[buyer, seller])
+    env = TradingEnv(
+        traders=small_traders(), n_steps=8, position_limit=1000, opponents=[buyer, seller]
+    )
     assert env.market.n_seats == 3
     steps = rollout(env, 0, [1] * 8)
     accounts = env.market.accounts

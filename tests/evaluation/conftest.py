@@ -53,6 +53,14 @@ def tiny_config(tmp_path: Path) -> Path:
     return path
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that use the Ray session share one pytest-xdist worker (``--dist
+    loadgroup``), so that one Ray starts, not one per worker."""
+    for item in items:
+        if "ray_session" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("ray"))
+
+
 @pytest.fixture(scope="session")
 def ray_session():
     """One local Ray of 2 CPUs for every Ray test (starting Ray costs seconds); executors

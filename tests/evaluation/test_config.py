@@ -8,9 +8,11 @@ import re
 import tomllib
 from pathlib import Path
 
+import gymnasium
 import pytest
 
 import agents
+import envs  # noqa: F401 (registers the ids)
 from envs.data.recording import synthetic_tape
 from envs.data.tapes import write_lobster
 from envs.spec import MarketSpec
@@ -118,7 +120,8 @@ BAD = {
         "",
         16,
         "agents[0].id",
-        r"unknown agent 'raq'; known ids: " + re.escape(str(agents.names())),
+        r"unknown agent 'raq' \(did you mean 'raql'\?\); known ids: "
+        + re.escape(str(agents.names())),
     ),
     "unknown agent parameter": (
         [("params = { k = 3 }", "params = { kk = 5 }")],
@@ -241,16 +244,19 @@ def test_unreadable_file(tmp_path):
 
 def test_defaults_filled(tiny_config, tiny_text):
     """A valid file gets its defaults filled in (market, output, seeds), labels = the ids; the
-    market's defaults are `MarketSpec`'s."""
+    market's defaults are `MarketSpec`'s: None for those the task gives (configs/taker.toml's
+    reward scale and position limit)."""
     config = load_config(tiny_config)
     market = config["market"]
     assert (market["population"], market["n_steps"]) == ("light", 15)  # as given
-    assert (market["reward_scale"], market["tick_size"]) == (1.0, None)
+    assert (market["reward_scale"], market["tick_size"]) == (None, None)
     assert MarketSpec(**market) == MarketSpec(
         population="light", n_steps=15
     )  # every other field is the spec's default
     assert market["traders"] == () and market["tape"] is None and market["tape_seed"] == 0
-    assert market["step_seconds"] == 60.0 and market["position_limit"] == 1000
+    assert market["step_seconds"] == 60.0 and market["position_limit"] is None
+    spec = MarketSpec(**market)
+    assert (spec.reward_scale, spec.position_limit, spec.parent_order) == (0.01, 500, 0)
     assert (market["task"], market["actions"], market["order_size"]) == ("taker", None, 100)
     assert MarketSpec(**market).action_set == "trade"  # the task's
     assert config["root_seed"] == 0
@@ -276,7 +282,7 @@ def test_defaults_of_a_robustness_perturbation(tmp_path, tiny_text):
         '\n[[perturbations]]\nname = "adv"\ntype = "adversary"\n',
     )
     config = load_config(_write(tmp_path, text))
-    assert [a["label"] for a in config["agents"]] == ["Hold", "ra3q"]
+    assert [a["label"] for a in config["agents"]] == ["hold", "ra3q"]  # the class's name
     assert config["perturbations"] == [
         {
             "name": "adv",
@@ -368,23 +374,39 @@ def test_every_market_spec_field_can_be_set_in_a_file():
 SHIPPED = sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.toml"))
 
 
-def replayed_file(path: Path) -> str | None:
-    """The file a shipped config replays when it is not on this machine, else None."""
-    tape = tomllib.loads(path.read_text())["market"].get("tape", "synthetic")
-    return None if tape == "synthetic" or (path.parent / tape).exists() else tape
+@pytest.fixture(scope="module")
+def lobster_day(tmp_path_factory) -> Path:
+    """A small recorded day written as a LOBSTER message file (its orderbook file beside)."""
+    folder = tmp_path_factory.mktemp("lobster")
+    messages = folder / "DAY_34200000_57600000_message_1.csv"
+    orderbook = folder / "DAY_34200000_57600000_orderbook_1.csv"
+    write_lobster(synthetic_tape(0, n_steps=10, levels=1), messages, orderbook)
+    return messages
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.name for p in SHIPPED])
-def test_every_shipped_config_is_valid(path):
-    """Every file in configs/ loads (one replaying a data file needs that file)."""
-    if replayed_file(path):
-        pytest.skip(f"{path.name} replays {replayed_file(path)}, not on this machine")
+def test_every_shipped_config_is_valid(path, lobster_day, monkeypatch):
+    """Every file in configs/ loads; one that takes its tape from the environment
+    ($LOBSTER_MESSAGES) loads with a LOBSTER file given there."""
+    tape = tomllib.loads(path.read_text())["market"].get("tape", "synthetic")
+    if tape.startswith("$"):
+        monkeypatch.setenv(tape.strip("${}"), str(lobster_day))
     config = load_config(path)
     assert config["agents"] and MarketSpec(**config["market"]).task in TASKS
 
 
+def test_every_task_config_runs_the_market_of_its_gymnasium_id():
+    """configs/TASK.toml (quickstart.toml for making) and gymnasium.make(the task's id) are
+    one market: the task defaults it in both."""
+    configs = {"making": "quickstart.toml"}
+    for task in TASKS.values():
+        path = SHIPPED[0].parent / configs.get(task.name, f"{task.name}.toml")
+        from_config = MarketSpec(**load_config(path)["market"])
+        assert from_config == gymnasium.make(task.gym_id).unwrapped.market_spec, task.name
+
+
 def test_every_task_has_a_config_with_its_reference_policy():
-    shipped = [load_config(p) for p in SHIPPED if "lobster" not in p.name and not replayed_file(p)]
+    shipped = [load_config(p) for p in SHIPPED if "$" not in p.read_text()]  # no tape needed
     for task in TASKS.values():
         ids = [
             {spec["id"] for spec in config["agents"]}

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from evaluation.dynamics import (
     WEIGHTINGS,
+    _jacobian,
+    _polynomial,
     alpharank,
     expected_payoffs,
     field,
@@ -183,6 +185,54 @@ def test_rest_points_of_a_dominant_strategy_and_on_faces():
         rest_points(PayoffTable.from_matrix(a), grid=0)
 
 
+@pytest.mark.parametrize(
+    ("outsider", "kind", "invaders"), [(2.0, "saddle", (2,)), (0.0, "stable", ())]
+)
+def test_a_rest_point_on_an_edge_is_stable_only_if_no_absent_strategy_invades(
+    outsider, kind, invaders
+):
+    """Anti-coordination between 0 and 1 (f = A x): the edge's midpoint is stable within the
+    edge (eigenvalue -1: xdot_0 = 2 p (1 - p) (1 - 2 p)) and the mix earns 1; strategy 2 earns
+    ``outsider`` against it, so its transversal eigenvalue is ``outsider - 1``: +1 invades
+    (a saddle of the simplex), -1 does not (stable)."""
+    a = [[0.0, 2.0, 0.0], [2.0, 0.0, 0.0], [outsider, outsider, 0.0]]
+    points = rest_points(PayoffTable.from_matrix(a), "focal")
+    (edge,) = [r for r in points if r.support == (0, 1)]
+    np.testing.assert_allclose(edge.x, [0.5, 0.5, 0.0], atol=1e-10)
+    np.testing.assert_allclose(edge.eigenvalues.real, [-1.0, outsider - 1.0], atol=1e-6)
+    assert (edge.kind, edge.invaders) == (kind, invaders)
+
+
+def test_eigenvalues_within_the_face_and_transversal_are_the_simplex_jacobians():
+    """The face's eigenvalues with the exact transversal ones are the spectrum of the whole
+    simplex's Jacobian (by central differences) at every rest point of a 4-strategy game;
+    no two rest points lie closer than ``same``."""
+    table = _random_table(p=3, k=4, seed=5)
+    polynomial = _polynomial(table, "tuyls")
+    points = rest_points(table)
+    assert len(points) > table.k  # some on edges, faces or inside
+    for point in points:
+        whole = np.linalg.eigvals(_jacobian(polynomial, point.x))
+        np.testing.assert_allclose(
+            np.sort_complex(point.eigenvalues), np.sort_complex(whole), atol=1e-5
+        )
+    for i, first in enumerate(points):
+        for second in points[i + 1 :]:
+            assert np.abs(first.x - second.x).max() >= 0.01
+
+
+def test_a_continuum_of_rest_points_is_listed_a_tolerance_apart():
+    """Strategy 2 a copy of strategy 1: the whole edge {1, 2} rests (f_1 = f_2 there); every
+    point listed is a rest point, no two closer than ``same`` in every share."""
+    a = np.array([[1.0, 0.0, 0.0], [2.0, 1.0, 1.0], [2.0, 1.0, 1.0]])
+    for same in (1e-3, 0.2):
+        points = rest_points(PayoffTable.from_matrix(a), "focal", same=same)
+        xs = np.array([r.x for r in points])
+        np.testing.assert_allclose(field(PayoffTable.from_matrix(a), xs, "focal"), 0.0, atol=1e-8)
+        gaps = np.abs(xs[:, None, :] - xs[None, :, :]).max(axis=-1)
+        assert (gaps[np.triu_indices(len(xs), 1)] >= same).all()
+
+
 def test_trajectory_stays_on_the_simplex_and_conserves_rps_invariant():
     table = PayoffTable.from_matrix(RPS)
     path = trajectory(table, [0.5, 0.3, 0.2], 30.0, weighting="focal", n_points=301)
@@ -202,7 +252,8 @@ def test_trajectory_stays_on_the_simplex_and_conserves_rps_invariant():
         (lambda t: expected_payoffs(t, [0.5, 0.5]), "x: expected shape"),
         (lambda t: expected_payoffs(t, [0.5, 0.6, -0.1]), "x: expected finite, non-negative"),
         (lambda t: expected_payoffs(t, [0.5, 0.6, 0.1]), "x: each mix must sum to 1"),
-        (lambda t: expected_payoffs(t, [1, 0, 0], "nash"), "weighting: expected one of"),
+        (lambda t: expected_payoffs(t, [1, 0, 0], "nash"), "weighting: must be one of"),
+        (lambda t: expected_payoffs(t, [1, 0, 0], "focl"), "did you mean 'focal'"),
         (lambda t: replicator([1, 0, 0], [1, 2]), "fitness: shape"),
         (lambda t: trajectory(t, [1, 0, 0], -1.0), "t_max"),
         (lambda t: trajectory(t, [[1, 0, 0]], 1.0), "x0: expected one mix"),

@@ -86,6 +86,22 @@ class Flaky(Agent):
 '''
 
 
+CONTRARIAN = """\
+from agents import Agent
+
+
+class Contrarian(Agent):
+    name = "contrarian"
+
+    def __init__(self, *, threshold: float = 1.0, seed=None):
+        self.threshold = threshold
+
+    def act(self, obs, explore=True):
+        ret = obs[3]
+        return 0 if ret > self.threshold else 2 if ret < -self.threshold else 1
+"""
+
+
 def snapshot(directory: Path) -> dict[str, tuple[bytes, int]]:
     """Every file under ``directory``: its bytes and modification time."""
     files = sorted(p for p in directory.rglob("*") if p.is_file())
@@ -151,6 +167,47 @@ def test_ray_equals_local(reference, ray_session, tmp_path):
     summary = (outcome.directory / "summary.csv").read_bytes()
     assert summary == (local / "summary.csv").read_bytes()
     assert ray_session.is_initialized()  # the executor joined the session, did not end it
+
+
+def test_an_agent_beside_the_config_runs_locally_and_on_ray(
+    ray_session, own_folders, tmp_path, monkeypatch, tiny_text
+):
+    """A "module:Class" agent saved beside the experiment file, run from another folder,
+    loads in this process and in the Ray workers (which get the file's folder); the tables
+    label it by its ``name``, and the run directory's config.toml says so, so that the run
+    reads back alike without the module."""
+    folder = tmp_path / "experiment"
+    folder.mkdir()
+    (folder / "contrarian.py").write_text(CONTRARIAN)
+    custom = tiny_text.replace('id = "ra2q"\nparams = { k = 3 }', 'id = "contrarian:Contrarian"')
+    path = folder / "custom.toml"
+    path.write_text(custom + "\n[output]\nfigures = false\n")
+    monkeypatch.chdir(tmp_path)
+    local = run_experiment(path, LocalExecutor(progress=False), out=tmp_path / "local")
+    remote = run_experiment(path, RayExecutor(workers=2, progress=False), out=tmp_path / "ray")
+    assert local.failed == remote.failed == {}
+    assert sorted(local.summary["agent"]) == ["contrarian", "q_learning"]
+    config, records = load_run(remote.directory)
+    pd.testing.assert_frame_equal(records, load_run(local.directory)[1], check_exact=True)
+    assert [a["label"] for a in config["agents"]] == ["q_learning", "contrarian"]
+    assert sorted(set(records["job_id"])) == [
+        "contrarian/seed=0",
+        "contrarian/seed=1",
+        "q_learning/seed=0",
+        "q_learning/seed=1",
+    ]
+
+
+def test_a_finished_run_resumed_prints_its_tables_without_ray(reference, tmp_path, monkeypatch):
+    """Every job stored: --resume with the Ray executor skips them all and writes the same
+    summary.csv from the store, without starting Ray."""
+    path, local = reference
+    run = tmp_path / "run"
+    shutil.copytree(local, run)
+    monkeypatch.setattr(RayExecutor, "start", lambda self: pytest.fail("Ray was started"))
+    outcome = run_experiment(path, RayExecutor(progress=False), out=run, resume=True)
+    assert outcome.skipped == 4 and outcome.failed == {}
+    assert (run / "summary.csv").read_bytes() == (local / "summary.csv").read_bytes()
 
 
 # ----------------------------------------------------------------------------- resuming

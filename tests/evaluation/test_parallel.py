@@ -4,6 +4,7 @@ raises inside Ray (or kills its worker) comes back as a failed JobResult, not an
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -105,6 +106,36 @@ def test_ray_worker_death_is_a_failed_result(ray_session):
     assert results["job-1"].records == ()
     assert "WorkerCrashedError" in results["job-1"].error
     assert results["job-0"].error is None and results["job-2"].error is None
+
+
+def test_no_jobs_start_no_ray(monkeypatch):
+    """A finished run resumed has no jobs left: RayExecutor yields nothing, starting nothing."""
+    monkeypatch.setattr(RayExecutor, "start", lambda self: pytest.fail("Ray was started"))
+    assert list(RayExecutor(progress=False, job=echo).run([])) == []
+
+
+def test_local_ray_keeps_token_authentication_without_a_warning(tiny_config, tmp_path):
+    """`tradearena run` on a local Ray (in a fresh process, as from the shell) authenticates
+    by token, as Ray 2.59+ makes new local clusters do, and says nothing of it: the mode is
+    stated (RAY_AUTH_MODE=token) rather than left to Ray's default, which warns."""
+    code = (
+        "import sys\n"
+        "from evaluation.cli import main\n"
+        f"status = main(['run', {str(tiny_config)!r}, '--out', {str(tmp_path / 'run')!r}, "
+        "'--workers', '1', '--no-progress'])\n"
+        "from ray._raylet import get_authentication_mode\n"
+        "print('mode', int(get_authentication_mode()), 'status', status)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_AUTH_MODE", "RAY_ADDRESS")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    from ray._raylet import AuthenticationMode
+
+    assert f"mode {int(AuthenticationMode.TOKEN)} status 0" in done.stdout
+    assert "run directory:" in done.stdout
+    assert "authentication" not in done.stderr.lower()
 
 
 def test_make_executor():

@@ -90,7 +90,9 @@ def test_simplex_faces_grid_of_faces():
     assert [ax.get_title() for ax in panels] == titles
     for ax in panels:
         assert len(_quivers(ax)[0].U) == math.comb(5, 2)
-        assert _rest_markers(ax) == {"stable": 3, "saddle": 3, "unstable": 1}
+        # stability in the whole simplex: the face's centre, unstable within the face, is
+        # no mix the fourth strategy invades (it earns 0 < 1/3), so a saddle
+        assert _rest_markers(ax) == {"stable": 3, "saddle": 4}
 
 
 def test_dynamics_figure_dispatch_and_errors():

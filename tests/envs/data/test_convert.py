@@ -103,15 +103,11 @@ def test_sessions_are_the_same_converted_first_or_on_the_fly(recording, tmp_path
     assert any(r != 0 for r in runs[0])  # the seat bought and sold 100 lots at market
 
 
-def test_the_crypto_config_replays_a_converted_recording(recording, tmp_path):
-    """configs/crypto_btc.toml, pointed at a converted recording, loads and builds its market."""
+def test_the_crypto_config_replays_a_converted_recording(recording, tmp_path, monkeypatch):
+    """configs/crypto_btc.toml, its tape given by $BTC_MESSAGES, loads and builds its market."""
     write_converted(convert("binance", [recording]), tmp_path / "btcusdt")
-    shipped = Path(__file__).resolve().parents[3] / "configs" / "crypto_btc.toml"
-    config = tmp_path / "configs" / "crypto_btc.toml"
-    config.parent.mkdir()
-    config.write_text(shipped.read_text())  # its tape: ../runs/btcusdt/message.csv
-    (tmp_path / "runs").mkdir()
-    (tmp_path / "runs" / "btcusdt").symlink_to(tmp_path / "btcusdt")
+    monkeypatch.setenv("BTC_MESSAGES", str(tmp_path / "btcusdt" / "message.csv"))
+    config = Path(__file__).resolve().parents[3] / "configs" / "crypto_btc.toml"
     spec = MarketSpec(**load_config(config)["market"])
     assert (spec.task, spec.queue, spec.order_size) == ("making", "power", 1000)
     market = spec.market(1)
