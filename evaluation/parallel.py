@@ -114,8 +114,9 @@ class RayExecutor:
         if not ray.is_initialized():
             if self.address:
                 ray.init(address=self.address, logging_level="WARNING")
-            else:
+            else:  # a Ray of its own, even beside another local one (a `ray start`)
                 ray.init(
+                    address="local",
                     num_cpus=self.workers or os.cpu_count(),
                     include_dashboard=False,
                     logging_level="WARNING",

@@ -16,7 +16,9 @@ from envs.seats import SeatedMarket
 from envs.spec import MarketSpec, SpecError
 from envs.tasks import TASKS
 
-MAKING = MarketSpec(task="making", population="light", n_steps=20, position_limit=500)
+MAKING = MarketSpec(
+    task="making", population="light", n_steps=20, position_limit=500, inventory_penalty=0.0
+)
 ACTIONS = MakeActions(100)
 BID_0_ASK_0 = ACTIONS.quotes.index((0, 0))
 BID_2_ASK_1 = ACTIONS.quotes.index((2, 1))

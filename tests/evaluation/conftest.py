@@ -66,6 +66,12 @@ def ray_session():
     """One local Ray of 2 CPUs for every Ray test (starting Ray costs seconds); executors
     created while it is up join it and leave it running."""
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        logging_level="WARNING",
+        log_to_driver=False,
+    )
     yield ray
     ray.shutdown()
