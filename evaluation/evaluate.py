@@ -101,12 +101,14 @@ def _read(path: Path) -> dict[str, Any]:
 
 def _tables_of(file: Path) -> dict[str, Any]:
     """The tables of ``file`` that an evaluation takes, a tape path made absolute (resolved
-    against the file's directory, as a run resolves it); ConfigError without a [market]."""
+    against the file's directory, as a run resolves it; one naming an environment variable
+    is left for the config's check to expand); ConfigError without a [market]."""
     raw = _read(file)
     if "market" not in raw:
         raise ConfigError(f"{file}: no [market] table to evaluate on")
     market = raw["market"]
     tape = market.get("tape", "")
-    if tape and tape != "synthetic" and not Path(tape).expanduser().is_absolute():
+    relative = not Path(tape).expanduser().is_absolute()
+    if tape and tape != "synthetic" and "$" not in tape and relative:
         market["tape"] = str(file.resolve().parent / Path(tape).expanduser())
     return {name: raw[name] for name in FROM_FILE if name in raw}

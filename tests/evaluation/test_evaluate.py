@@ -12,6 +12,7 @@ import pytest
 
 import agents
 from evaluation.cli import main
+from evaluation.evaluate import _tables_of
 from evaluation.experiment import run_experiment
 from evaluation.parallel import LocalExecutor
 from evaluation.rundir import load_run
@@ -214,3 +215,13 @@ def test_bad_from_tables_are_named(making_run, tmp_path, table, message):
     path.write_text(MAKING.split("[[agents]]")[0] + "[[agents]]\n" + table.format(saved=saved))
     with pytest.raises(ConfigError, match=message):
         load_config(path)
+
+
+def test_a_tape_from_the_environment_is_left_for_the_config_to_expand(tmp_path):
+    """A relative tape is resolved against the file's folder; one naming an environment
+    variable is kept as written (the config's check expands it, and names it when unset)."""
+    file = tmp_path / "other.toml"
+    file.write_text('[market]\ntask = "making"\ntape = "$SOME_MESSAGES"\n')
+    assert _tables_of(file)["market"]["tape"] == "$SOME_MESSAGES"
+    file.write_text('[market]\ntask = "making"\ntape = "day_message_1.csv"\n')
+    assert _tables_of(file)["market"]["tape"] == str(tmp_path.resolve() / "day_message_1.csv")
