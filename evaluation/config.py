@@ -255,8 +255,9 @@ def _check_saved(
 
 def _check_market(market: dict, where: Locator, base: Path) -> MarketSpec:
     """The market table as a `MarketSpec`: traders take their parameters, the tape file (or
-    a converted directory, or a recording's directory) exists (resolved against ``base``),
-    every value is one the spec accepts."""
+    a converted directory, or a recording's directory) exists (resolved against ``base``,
+    or against the current folder when an environment variable gave it, as ``--set``
+    does), every value is one the spec accepts."""
     for i, spec in enumerate(market["traders"]):
         if not isinstance(spec, dict) or spec.get("type") not in TRADERS:
             got = spec.get("type") if isinstance(spec, dict) else spec
@@ -265,7 +266,8 @@ def _check_market(market: dict, where: Locator, base: Path) -> MarketSpec:
         _check_params(TRADERS[spec["type"]], params, ("market", "traders", i), where)
     if market["tape"] and market["tape"] != SYNTHETIC:
         tape = Path(_expanded(market["tape"], where)).expanduser()
-        tape = tape if tape.is_absolute() else base / tape
+        given = Path.cwd() if "$" in market["tape"] else base  # a variable's: from here
+        tape = tape if tape.is_absolute() else given / tape
         if not tape.exists():
             raise where.error(("market", "tape"), f"no such file or directory: {tape}")
         market["tape"] = str(tape)

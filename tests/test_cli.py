@@ -326,8 +326,8 @@ def test_a_replay_config_takes_its_tape_from_the_command_line_or_the_environment
     files, tmp_path, monkeypatch, capsys
 ):
     """A config whose tape names an environment variable: unset, exit 2 saying how to give the
-    file; set, or overridden with --set market.tape=PATH (a path from the current folder),
-    the run plans its jobs."""
+    file; set (a relative path from the current folder), or overridden with --set
+    market.tape=PATH (a path from the current folder too), the run plans its jobs."""
     messages, _ = files
     config = tmp_path / "configs" / "replay.toml"
     config.parent.mkdir()
@@ -343,6 +343,9 @@ def test_a_replay_config_takes_its_tape_from_the_command_line_or_the_environment
     monkeypatch.setenv("TRADEARENA_TEST_TAPE", str(messages))
     assert main(["run", str(config), "--dry-run", "--set", "seeds=2"]) == 0
     assert "2 jobs, valid" in capsys.readouterr().out
+    monkeypatch.chdir(messages.parent)  # a relative path in the variable: from here
+    monkeypatch.setenv("TRADEARENA_TEST_TAPE", messages.name)
+    assert main(["run", str(config), "--dry-run"]) == 0
 
 
 def test_calibrate_prints_the_estimates_and_the_tuned_risk_aversion(capsys):
