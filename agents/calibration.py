@@ -13,9 +13,9 @@ scored on.
   been reached in a step when a buyer- (seller-) initiated execution of that step printed at
   least delta ticks above (below) the mid at the step's start; with P(delta) the fraction
   of (step, side) pairs where it was, ``lambda = -ln(1 - P)`` and ``ln A - kappa delta`` is
-  the least-squares line through ``ln lambda`` (the trade-through estimator of Gueant's
-  *The Financial Mathematics of Market Liquidity*, ch. 10, on the market's own flow; it
-  ignores the queue ahead of a quote, so it is an upper bound on a seat's fills). Replayed
+  the least-squares line through ``ln lambda`` (a trade-through estimator on the market's
+  own flow; it ignores the queue ahead of a quote, so it is an upper bound on a seat's
+  fills). Replayed
   days and synthetic populations alike: the sessions run with ``record`` on and the book's
   log gives the executions.
 - `best_parameter`: the value of a grid under which an agent's test Sharpe ratio (mean PnL
