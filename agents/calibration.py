@@ -49,6 +49,7 @@ __all__ = [
     "fill_intensity",
     "once",
     "trade_reach",
+    "tuned",
 ]
 
 T = TypeVar("T")
@@ -207,3 +208,19 @@ def best_parameter(
     finite = [s if math.isfinite(s) else -math.inf for s in sharpes]
     best = int(np.argmax(finite))
     return Tuning(float(grid[best]), tuple(float(g) for g in grid), tuple(sharpes), sessions)
+
+
+def tuned(
+    key: tuple,
+    spec: MarketSpec,
+    make_agent: Callable[[float], Agent],
+    grid: Sequence[float],
+    record: dict[str, Any],
+    name: str,
+) -> float:
+    """The `best_parameter` of ``grid`` on ``spec``'s market, computed once per process for
+    ``key`` (`once`); the Sharpe ratio of every grid value goes into ``record[name +
+    "_sharpes"]``."""
+    tuning = once((*key, spec), lambda: best_parameter(spec, make_agent, grid))
+    record[f"{name}_sharpes"] = dict(zip(tuning.grid, tuning.sharpes))
+    return tuning.best

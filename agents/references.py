@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from agents.base import Agent
-from agents.calibration import best_parameter, calibrate_market, once
+from agents.calibration import calibrate_market, tuned
 from envs.actions import MakeActions
 from envs.features import feature_names
 from envs.spec import MarketSpec
@@ -66,18 +66,16 @@ class AvellanedaStoikov(Agent):
             sigma = estimate.sigma if sigma is None else sigma
             kappa = estimate.kappa if kappa is None else kappa
         if gamma is None:
-            tuning = once(
-                ("avellaneda_stoikov", market_spec, sigma, kappa),
-                lambda: best_parameter(
-                    market_spec,
-                    lambda g: AvellanedaStoikov(
-                        market_spec=market_spec, gamma=g, sigma=sigma, kappa=kappa
-                    ),
-                    self.GAMMAS,
+            gamma = tuned(
+                (self.name, sigma, kappa),
+                market_spec,
+                lambda g: AvellanedaStoikov(
+                    market_spec=market_spec, gamma=g, sigma=sigma, kappa=kappa
                 ),
+                self.GAMMAS,
+                self.calibration,
+                "gamma",
             )
-            self.calibration["gamma_sharpes"] = dict(zip(tuning.grid, tuning.sharpes))
-            gamma = tuning.best
         if not (gamma > 0 and sigma >= 0 and kappa > 0):
             raise ValueError(
                 f"need gamma > 0, sigma >= 0, kappa > 0; got {gamma}, {sigma}, {kappa}"
@@ -164,7 +162,7 @@ class ValueAgent(Agent):
     ``signal``, bp over the mid) exceeds the mid by more than ``threshold`` bp, sell when it
     is below by more, else hold; one lot at market on the ``trade`` action set. ``threshold``
     left None is the value of `THRESHOLDS` with the best Sharpe ratio over tuning sessions of
-    its market (`agents.calibration.best_parameter`); ``calibration`` holds it."""
+    its market (`agents.calibration.tuned`); ``calibration`` holds it."""
 
     name = "value_agent"
     description = "Buys below, sells above its forecast (reference of the informed task)"
@@ -178,16 +176,14 @@ class ValueAgent(Agent):
             raise ValueError(f"{self.name} needs a signal and the 'trade' action set")
         self.calibration: dict[str, Any] = {}
         if threshold is None:
-            tuning = once(
-                ("value_agent", market_spec),
-                lambda: best_parameter(
-                    market_spec,
-                    lambda t: ValueAgent(market_spec=market_spec, threshold=t),
-                    self.THRESHOLDS,
-                ),
+            threshold = tuned(
+                (self.name,),
+                market_spec,
+                lambda t: ValueAgent(market_spec=market_spec, threshold=t),
+                self.THRESHOLDS,
+                self.calibration,
+                "threshold",
             )
-            self.calibration["threshold_sharpes"] = dict(zip(tuning.grid, tuning.sharpes))
-            threshold = tuning.best
         if threshold < 0:
             raise ValueError(f"threshold must be >= 0 bp, got {threshold}")
         self.threshold = float(threshold)
