@@ -11,7 +11,7 @@ TORCH := torch==2.13.0
 # compiles the modules it imports when it first imports them): the install takes 40% of the time
 PIP := $(BIN)/pip install --quiet --quiet --disable-pip-version-check --no-compile
 EXTRAS := test deep dev
-EXTENSIONS := $(wildcard envs/*.pyx envs/*.pxd envs/data/*.pyx agents/*.pyx agents/*.pxd)
+EXTENSIONS := $(wildcard envs/simulator/*.pyx envs/simulator/*.pxd envs/data/*.pyx envs/data/*.pxd agents/*.pyx agents/*.pxd)
 MAKEFLAGS += --jobs=2 --output-sync=line
 
 .PHONY: run test bench lint reproduce clean

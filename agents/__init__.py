@@ -7,11 +7,14 @@
 ``agents.add_folders(path)`` lets ``"module:ClassName"`` ids import from a folder of one's own.
 """
 
-from agents.base import Agent
-from agents.checks import AgentContractError, check_agent
-from agents.loading import load
-from agents.registry import add_folders, describe, make, names, resolve
-from agents.saved import MarketMismatchError, SavedAgentError, StateError, VersionError
+if __name__ != "tradearena.agents":  # the folder imported by its bare name, from the project's root
+    raise ImportError(f"{__name__} is installed as tradearena.agents: import tradearena.agents")
+
+from tradearena.agents.base import Agent
+from tradearena.agents.checks import AgentContractError, check_agent
+from tradearena.agents.loading import load
+from tradearena.agents.registry import add_folders, describe, make, names, resolve
+from tradearena.agents.saved import MarketMismatchError, SavedAgentError, StateError, VersionError
 
 __all__ = [
     "Agent",

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from agents.saved import save
+from tradearena.agents.saved import save
 
 __all__ = ["STANDARD_KEYWORDS", "Agent", "check_keys", "make_rng"]
 
@@ -86,7 +86,8 @@ class Agent(ABC):
     description: ClassVar[str] = ""
     """One line for `agents.describe()`."""
     observation: ClassVar[str] = "features"
-    """The observation it reads from the market: "features" (the Box of `envs.features`) or
+    """The observation it reads from the market: "features" (the Box of `envs.simulator.features`)
+    or
     "tabular" (one Discrete state)."""
     takes: ClassVar[frozenset[str]] = frozenset()
     """The `STANDARD_KEYWORDS` its constructor accepts: `agents.make` passes it those only.

@@ -3,7 +3,7 @@
 Observation each expects: `Random`, `Hold` and `ZeroIntelligenceAgent` take any
 observation; `BuyAndHold`, `MomentumAgent` and `MeanReversion` read the Box feature vector of
 `TradingEnv` (``observation="features"``), by the indices of
-`envs.features.feature_names(windows)`: ``inventory`` (fraction of the position limit) and
+`envs.simulator.features.feature_names(windows)`: ``inventory`` (fraction of the position limit) and
 ``return_w`` (basis points).
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, make_rng
-from envs.features import DEFAULT_WINDOWS, feature_names
+from tradearena.agents.base import Agent, make_rng
+from tradearena.envs.simulator.features import DEFAULT_WINDOWS, feature_names
 
 __all__ = [
     "BUY",
@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 SELL, HOLD, BUY = 0, 1, 2
-"""The ``trade`` action set of `envs.actions.TradeActions`."""
+"""The ``trade`` action set of `envs.simulator.actions.TradeActions`."""
 
 
 def check_trade_actions(name: str, action_space: Any) -> None:

@@ -34,10 +34,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from agents.base import Agent
-from envs.data.tapes import Event
-from envs.seats import SeatedMarket
-from envs.spec import MarketSpec
+from tradearena.agents.base import Agent
+from tradearena.envs.data.tapes import Event
+from tradearena.envs.seats import SeatedMarket
+from tradearena.envs.spec import MarketSpec
 
 __all__ = [
     "CALIBRATION_SEED",

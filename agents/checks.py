@@ -11,8 +11,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from agents.base import Agent
-from envs.errors import UserError
+from tradearena.agents.base import Agent
+from tradearena.envs.errors import UserError
 
 __all__ = ["AgentContractError", "ContractReport", "check_agent"]
 

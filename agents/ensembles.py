@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from agents._kernels import risk_update, risk_update_batch
-from agents.base import Agent, make_rng
-from agents.schedules import StepSize
-from agents.utility import Utility
+from tradearena.agents._kernels import risk_update, risk_update_batch
+from tradearena.agents.base import Agent, make_rng
+from tradearena.agents.schedules import StepSize
+from tradearena.agents.utility import Utility
 
 __all__ = [
     "AdversarialPair",

@@ -18,10 +18,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from agents.base import Agent
-from agents.references import AvellanedaStoikov
-from agents.registry import make, resolve
-from envs.spec import MarketSpec
+from tradearena.agents.base import Agent
+from tradearena.agents.references import AvellanedaStoikov
+from tradearena.agents.registry import make, resolve
+from tradearena.envs.spec import MarketSpec
 
 __all__ = ["AlphaAS"]
 

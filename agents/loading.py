@@ -6,9 +6,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agents.base import Agent
-from agents.registry import make, names
-from agents.saved import (
+from tradearena.agents.base import Agent
+from tradearena.agents.registry import make, names
+from tradearena.agents.saved import (
     MarketMismatchError,
     SavedAgentError,
     StateError,
@@ -16,7 +16,7 @@ from agents.saved import (
     read_state,
     seat_view,
 )
-from envs.spec import MarketSpec
+from tradearena.envs.spec import MarketSpec
 
 __all__ = ["load"]
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from agents.base import Agent
-from agents.calibration import calibrate_market, tuned
-from envs.actions import MakeActions
-from envs.features import feature_names
-from envs.spec import MarketSpec
+from tradearena.agents.base import Agent
+from tradearena.agents.calibration import calibrate_market, tuned
+from tradearena.envs.simulator.actions import MakeActions
+from tradearena.envs.simulator.features import feature_names
+from tradearena.envs.spec import MarketSpec
 
 __all__ = ["TWAP", "AvellanedaStoikov", "ValueAgent"]
 

@@ -1,6 +1,6 @@
 """Agent ids -> classes: the built-ins, ``"package.module:ClassName"`` and entry points.
 
-Third-party packages register agents under the entry-point group ``tradearena.agents``
+Third-party packages register agents under the entry-point group ``agents``
 (``name = "package.module:ClassName"``). A ``"module:ClassName"`` of the user's own is
 imported from the installed packages or from the folders `add_folders` named (the command
 names the current folder and an experiment file's folder, and a run's workers get the same
@@ -16,37 +16,37 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from agents.base import STANDARD_KEYWORDS, Agent
-from envs.errors import UserError, did_you_mean
+from tradearena.agents.base import STANDARD_KEYWORDS, Agent
+from tradearena.envs.errors import UserError, did_you_mean
 
 __all__ = ["ENTRY_POINT_GROUP", "Recipe", "add_folders", "describe", "make", "names", "resolve"]
 
 ENTRY_POINT_GROUP = "tradearena.agents"
 
 BUILTIN = {
-    "random": "agents.baselines:Random",
-    "hold": "agents.baselines:Hold",
-    "buy_and_hold": "agents.baselines:BuyAndHold",
-    "momentum": "agents.baselines:MomentumAgent",
-    "mean_reversion": "agents.baselines:MeanReversion",
-    "zero_intelligence": "agents.baselines:ZeroIntelligenceAgent",
-    "avellaneda_stoikov": "agents.references:AvellanedaStoikov",
-    "twap": "agents.references:TWAP",
-    "value_agent": "agents.references:ValueAgent",
-    "alpha_as": "agents.hybrid:AlphaAS",
-    "q_learning": "agents.tabular.q_learning:QLearning",
-    "raql": "agents.tabular.raql:RAQL",
-    "averaged_q": "agents.tabular.averaged_q:AveragedQ",
-    "vql": "agents.tabular.vql:VQL",
-    "ra2q": "agents.tabular.ra2q:RA2Q",
-    "ra21q": "agents.tabular.ra21q:RA21Q",
-    "ra3q": "agents.tabular.ra3q:RA3Q",
-    "ra3q_minimax": "agents.tabular.ra3q_minimax:RA3QMinimax",
-    "dqn": "agents.deep.dqn:DQN",
-    "averaged_dqn": "agents.deep.averaged_dqn:AveragedDQN",
-    "deep_raql": "agents.deep.raql:DeepRAQL",
-    "deep_ra2q": "agents.deep.ra2q:DeepRA2Q",
-    "deep_ra3q": "agents.deep.ra3q:DeepRA3Q",
+    "random": "tradearena.agents.baselines:Random",
+    "hold": "tradearena.agents.baselines:Hold",
+    "buy_and_hold": "tradearena.agents.baselines:BuyAndHold",
+    "momentum": "tradearena.agents.baselines:MomentumAgent",
+    "mean_reversion": "tradearena.agents.baselines:MeanReversion",
+    "zero_intelligence": "tradearena.agents.baselines:ZeroIntelligenceAgent",
+    "avellaneda_stoikov": "tradearena.agents.references:AvellanedaStoikov",
+    "twap": "tradearena.agents.references:TWAP",
+    "value_agent": "tradearena.agents.references:ValueAgent",
+    "alpha_as": "tradearena.agents.hybrid:AlphaAS",
+    "q_learning": "tradearena.agents.tabular.q_learning:QLearning",
+    "raql": "tradearena.agents.tabular.raql:RAQL",
+    "averaged_q": "tradearena.agents.tabular.averaged_q:AveragedQ",
+    "vql": "tradearena.agents.tabular.vql:VQL",
+    "ra2q": "tradearena.agents.tabular.ra2q:RA2Q",
+    "ra21q": "tradearena.agents.tabular.ra21q:RA21Q",
+    "ra3q": "tradearena.agents.tabular.ra3q:RA3Q",
+    "ra3q_minimax": "tradearena.agents.tabular.ra3q_minimax:RA3QMinimax",
+    "dqn": "tradearena.agents.deep.dqn:DQN",
+    "averaged_dqn": "tradearena.agents.deep.averaged_dqn:AveragedDQN",
+    "deep_raql": "tradearena.agents.deep.raql:DeepRAQL",
+    "deep_ra2q": "tradearena.agents.deep.ra2q:DeepRA2Q",
+    "deep_ra3q": "tradearena.agents.deep.ra3q:DeepRA3Q",
 }
 """Built-in registry ids and where their classes live."""
 
@@ -56,7 +56,7 @@ def _plugins() -> dict[str, Any]:
 
 
 def names() -> list[str]:
-    """Registry ids: the built-ins, then installed ``tradearena.agents`` entry points."""
+    """Registry ids: the built-ins, then installed ``agents`` entry points."""
     return list(BUILTIN) + sorted(set(_plugins()) - set(BUILTIN))
 
 

@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from envs.data.tapes import Tape
-from envs.errors import UserError
-from envs.features import feature_names
-from envs.spec import MarketSpec
+from tradearena.envs.data.tapes import Tape
+from tradearena.envs.errors import UserError
+from tradearena.envs.simulator.features import feature_names
+from tradearena.envs.spec import MarketSpec
 
 __all__ = [
     "FORMAT",
@@ -223,7 +223,7 @@ def save(
     path. ``buffer=False`` leaves the replay memory out (the loaded agent acts the same, but
     learns on from an empty memory). ``notes``: plain data kept in the header (the engine
     writes ``episodes_trained``)."""
-    recipe = getattr(agent, "recipe", None)  # an agents.registry.Recipe
+    recipe = getattr(agent, "recipe", None)  # an tradearena.agents.registry.Recipe
     if recipe is None:
         raise SavedAgentError(
             f"{type(agent).__name__} was not built by agents.make: build it with "

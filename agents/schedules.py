@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from agents._kernels import StepKind
+from tradearena.agents._kernels import StepKind
 
 __all__ = [
     "EpsilonGreedy",

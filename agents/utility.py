@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from agents._kernels import UtilityKind
-from envs.errors import did_you_mean
+from tradearena.agents._kernels import UtilityKind
+from tradearena.envs.errors import did_you_mean
 
 __all__ = [
     "RISK_AVERSE",

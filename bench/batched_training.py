@@ -4,7 +4,7 @@ another and ``sessions`` episodes at once, to the same plateau in less wall time
 Prints one JSON line per learner of ``configs/quickstart.toml`` (`{"name":
 "batched_training_s", "agent": ..., ...}`): the wall time of its training (greedy checkpoints
 included) summed over seeds, serial and batched, and their ratio; for each, where the
-learning curve stopped moving (`evaluation.metrics.plateau`) and the level it reached (mean
+learning curve stopped moving (`evaluation.analysis.metrics.plateau`) and the level it reached (mean
 greedy PnL of the last three checkpoints, dollars per episode, with a 95% bootstrap interval
 over seeds); and the difference of the levels, batched less serial, paired by seed (the same
 market randomness). ``python bench/batched_training.py --seeds 16 --sessions 4 16`` (the
@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evaluation.compare import plan
-from evaluation.config import load_config
-from evaluation.metrics import bootstrap_ci, plateau
-from evaluation.rollout import trained_alone
+from tradearena.evaluation.analysis.metrics import bootstrap_ci, plateau
+from tradearena.evaluation.compare import plan
+from tradearena.evaluation.config import load_config
+from tradearena.evaluation.rollout import trained_alone
 
 QUICKSTART = Path(__file__).resolve().parents[1] / "configs/quickstart.toml"
 LEARNERS = ("q_learning", "raql", "ra2q")

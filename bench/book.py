@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from envs.book import CANCEL_ALL, LIMIT, MARKET, OrderBook
+from tradearena.envs.simulator.book import CANCEL_ALL, LIMIT, MARKET, OrderBook
 
 
 def workload(n: int, seed: int = 0) -> list[tuple[int, int, int, int]]:

@@ -23,11 +23,13 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-import agents
-import envs  # noqa: F401 (registers the market ids)
-from envs.batch import BatchedMarket
-from envs.seats import SeatedMarket
-from envs.spec import MarketSpec
+from tradearena import (
+    agents,
+    envs,  # noqa: F401 (registers the market ids)
+)
+from tradearena.envs.batch import BatchedMarket
+from tradearena.envs.seats import SeatedMarket
+from tradearena.envs.spec import MarketSpec
 
 ENV_ID = "tradearena/SyntheticMarket-v0"
 SHARED = {

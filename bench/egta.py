@@ -10,8 +10,8 @@ import time
 
 import numpy as np
 
-from evaluation.dynamics import WEIGHTINGS, expected_payoffs
-from evaluation.payoffs import PayoffTable
+from tradearena.evaluation.analysis.dynamics import WEIGHTINGS, expected_payoffs
+from tradearena.evaluation.analysis.payoffs import PayoffTable
 
 
 def game(p: int = 8, k: int = 4, seed: int = 0) -> PayoffTable:

@@ -13,9 +13,9 @@ import time
 
 import numpy as np
 
-from envs.market import Market
-from envs.traders import rmsc04
-from envs.trading_env import TradingEnv
+from tradearena.envs.simulator.market import Market
+from tradearena.envs.simulator.traders import rmsc04
+from tradearena.envs.trading_env import TradingEnv
 
 DAY = {"population": "rmsc04", "n_steps": 390, "position_limit": 1000, "reward_scale": 1.0}
 """The `TradingEnv` of the figure: whole rmsc04 days, not the taker task's default hour."""

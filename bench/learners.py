@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-import agents
+from tradearena import agents
 
 N_STATES, N_ACTIONS = 54, 3
 PARAMS = {"ra2q": {"k": 10}, "ra21q": {"k": 10}, "ra3q": {"k": 10}}

@@ -26,12 +26,12 @@ import time
 
 import ray
 
-from evaluation.config import parse_config
-from evaluation.experiment import plan
-from evaluation.kinds import run_job
-from evaluation.parallel import RayExecutor
-from evaluation.rollout import Job
-from evaluation.store import JobResult
+from tradearena.evaluation.config import parse_config
+from tradearena.evaluation.experiment import plan
+from tradearena.evaluation.kinds import run_job
+from tradearena.evaluation.parallel import RayExecutor
+from tradearena.evaluation.rollout import Job
+from tradearena.evaluation.store import JobResult
 
 CONFIG = """\
 kind = "compare"

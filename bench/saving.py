@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-import agents
-from agents.base import Agent
-from envs.spec import MarketSpec
+from tradearena import agents
+from tradearena.agents.base import Agent
+from tradearena.envs.spec import MarketSpec
 
 MARKET = MarketSpec(task="making", population="light", n_steps=60, position_limit=500)
 CASES: dict[str, tuple[str, dict, bool]] = {

@@ -1,7 +1,7 @@
 """Where a batched step's time goes: `MarketVectorEnv` over N rmsc04-sized sessions (one
 process, 1-minute steps, random actions, whole days with their resets), split into the
-compiled step (`envs.flow.advance`), the sessions' resets, the seats' features
-(`envs.observation.observe`) and the Python around them.
+compiled step (`envs.simulator.flow.advance`), the sessions' resets, the seats' features
+(`envs.simulator.observation.observe`) and the Python around them.
 
 Prints one JSON line, vector_step_us: microseconds per agent step, in all and by part.
 ``python bench/step_cost.py [N] [days]`` (default 64 sessions, 2 days). Under valgrind,
@@ -21,9 +21,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-import envs.batch
-from envs.seats import SeatedMarket
-from envs.vector import MarketVectorEnv
+import tradearena.envs.batch
+from tradearena.envs.seats import SeatedMarket
+from tradearena.envs.vector import MarketVectorEnv
 
 SPENT: Counter[str] = Counter()
 
@@ -51,8 +51,8 @@ def main() -> None:
     words = [w for w in sys.argv[1:] if not w.startswith("--")]
     n, days = (int(words[0]) if words else 64), (int(words[1]) if len(words) > 1 else 2)
     count = "--callgrind" in sys.argv
-    envs.batch.advance = timed("compiled_step", envs.batch.advance)
-    envs.batch.observe = timed("features", envs.batch.observe)
+    tradearena.envs.batch.advance = timed("compiled_step", tradearena.envs.batch.advance)
+    tradearena.envs.batch.observe = timed("features", tradearena.envs.batch.observe)
     SeatedMarket.reset = timed("resets", SeatedMarket.reset)  # one session's reset
     env = MarketVectorEnv(n, population="rmsc04", n_steps=390, position_limit=1000)
     rng = np.random.default_rng(0)

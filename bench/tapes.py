@@ -24,11 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from envs.data.convert import convert
-from envs.data.load import load_tape
-from envs.data.recording import synthetic_tape
-from envs.data.tapes import Tape, write_lobster
-from envs.spec import MarketSpec
+from tradearena.envs.data.convert import convert
+from tradearena.envs.data.load import load_tape
+from tradearena.envs.data.tapes import Tape, write_lobster
+from tradearena.envs.simulator.recording import synthetic_tape
+from tradearena.envs.spec import MarketSpec
 
 START_NS = 1_723_161_600 * 10**9  # 2024-08-09 00:00 UTC
 

@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from envs.batch import BatchedMarket
-from envs.seats import SeatedMarket
-from evaluation.config import load_config
-from evaluation.rollout import (
+from tradearena.envs.batch import BatchedMarket
+from tradearena.envs.seats import SeatedMarket
+from tradearena.evaluation.config import load_config
+from tradearena.evaluation.rollout import (
     AGENT,
     TEST,
     TRAIN,

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from envs.trading_env import TradingEnv
-from envs.vector import MarketVectorEnv
+from tradearena.envs.trading_env import TradingEnv
+from tradearena.envs.vector import MarketVectorEnv
 
 SAMPLE = (
     Path(__file__).resolve().parents[2]

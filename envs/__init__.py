@@ -8,24 +8,35 @@ taker task), ``tradearena/ReplayMarket-v0`` (a replayed day),
 market id gives the batched `envs.vector.MarketVectorEnv`.
 """
 
+if __name__ != "tradearena.envs":  # the folder imported by its bare name, from the project's root
+    raise ImportError(f"{__name__} is installed as tradearena.envs: import tradearena.envs")
+
 from gymnasium.envs.registration import register, registry
 
-from envs.book import Fill, OrderBook, Side
-from envs.tasks import TASKS
+from tradearena.envs.simulator.book import Fill, OrderBook, Side
+from tradearena.envs.tasks import TASKS
 
 __all__ = ["Fill", "OrderBook", "Side"]
 
-_VECTOR = "envs.vector:MarketVectorEnv"
+_VECTOR = "tradearena.envs.vector:MarketVectorEnv"
 for _id, _entry, _vector, _kwargs in (
-    ("tradearena/SyntheticMarket-v0", "envs.trading_env:TradingEnv", _VECTOR, {}),
+    ("tradearena/SyntheticMarket-v0", "tradearena.envs.trading_env:TradingEnv", _VECTOR, {}),
     (
         "tradearena/ReplayMarket-v0",
-        "envs.trading_env:make_replay_env",
+        "tradearena.envs.trading_env:make_replay_env",
         _VECTOR,
         {"tape": "synthetic"},
     ),
-    ("tradearena/AlmgrenChriss-v0", "envs.execution_model:AlmgrenChrissMarket", None, {}),
-    *((t.gym_id, "envs.trading_env:TradingEnv", _VECTOR, t.gym_keywords()) for t in TASKS.values()),
+    (
+        "tradearena/AlmgrenChriss-v0",
+        "tradearena.envs.execution_model:AlmgrenChrissMarket",
+        None,
+        {},
+    ),
+    *(
+        (t.gym_id, "tradearena.envs.trading_env:TradingEnv", _VECTOR, t.gym_keywords())
+        for t in TASKS.values()
+    ),
 ):
     if _id not in registry:
         register(

@@ -3,8 +3,8 @@ restarts them as Gymnasium's autoreset modes say.
 
 `BatchedMarket` holds N independent sessions of a `MarketSpec` (each its own seed, background
 population or replay window, and seats) and advances all of them with one call into compiled
-code per decision step (`envs.flow.advance`), computing every seat's features with another
-(`envs.observation.observe`); it returns arrays. Its faces are in `envs.vector`.
+code per decision step (`envs.simulator.flow.advance`), computing every seat's features with another
+(`envs.simulator.observation.observe`); it returns arrays. Its faces are in `envs.vector`.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from collections.abc import Sequence
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from envs.features import RETURN_CAP, SPREAD_CAP
-from envs.flow import advance
-from envs.observation import observe
-from envs.seats import Policy, SeatedMarket, seat_rewards
-from envs.spec import MarketSpec
+from tradearena.envs.seats import Policy, SeatedMarket, seat_rewards
+from tradearena.envs.simulator.features import RETURN_CAP, SPREAD_CAP
+from tradearena.envs.simulator.flow import advance
+from tradearena.envs.simulator.observation import observe
+from tradearena.envs.spec import MarketSpec
 
 __all__ = ["BatchedMarket", "Restarting", "session_seeds"]
 

@@ -10,10 +10,10 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from envs.errors import did_you_mean
-from envs.market import Market
-from envs.seats import SeatedMarket
-from envs.spec import MarketSpec, observation_kinds
+from tradearena.envs.errors import did_you_mean
+from tradearena.envs.seats import SeatedMarket
+from tradearena.envs.simulator.market import Market
+from tradearena.envs.spec import MarketSpec, observation_kinds
 
 __all__ = ["MarketParallelEnv", "opposing_seats", "seat_index", "seat_names"]
 
@@ -95,7 +95,7 @@ class MarketParallelEnv(ParallelEnv):
 
     @property
     def market(self) -> Market:
-        """The underlying `envs.market.Market`."""
+        """The underlying `envs.simulator.market.Market`."""
         return self.core.market
 
     @functools.cache  # noqa: B019 - one space object per agent, as PettingZoo asks

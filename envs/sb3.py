@@ -4,7 +4,7 @@
 Needs stable-baselines3 (not a dependency of tradearena itself)::
 
     from stable_baselines3 import PPO
-    from envs.sb3 import MarketVecEnv
+    from tradearena.envs.sb3 import MarketVecEnv
 
     model = PPO("MlpPolicy", MarketVecEnv(16, task="making", population="light"))
 """
@@ -19,7 +19,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv
 
-from envs.vector import MarketVectorEnv
+from tradearena.envs.vector import MarketVectorEnv
 
 __all__ = ["MarketVecEnv"]
 

@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from envs.actions import make_actions
-from envs.errors import not_one_of
-from envs.features import RETURN_CAP, SPREAD_CAP, feature_names, features
-from envs.observation import observe
-from envs.spec import OBSERVATIONS, MarketSpec, SpecError
-from envs.traders import ZeroIntelligence
+from tradearena.envs.errors import not_one_of
+from tradearena.envs.simulator.actions import make_actions
+from tradearena.envs.simulator.features import RETURN_CAP, SPREAD_CAP, feature_names, features
+from tradearena.envs.simulator.observation import observe
+from tradearena.envs.simulator.traders import ZeroIntelligence
+from tradearena.envs.spec import OBSERVATIONS, MarketSpec, SpecError
 
 __all__ = ["Policy", "SeatedMarket", "observation_kind", "seat_rewards"]
 

@@ -19,16 +19,23 @@ from typing import Any
 
 from gymnasium import spaces
 
-from envs.actions import ACTION_SETS, make_actions
-from envs.data.load import TAPE_FORMATS, load_tape
-from envs.data.recording import synthetic_tape
-from envs.data.tapes import Tape
-from envs.errors import UserError, did_you_mean, not_one_of
-from envs.features import DEFAULT_WINDOWS, Discretizer, feature_space
-from envs.market import Market
-from envs.replayer import QUEUE_MODELS
-from envs.tasks import TASKS
-from envs.traders import TRADERS, MarketReplay, Trader, ZeroIntelligence, light, rmsc04
+from tradearena.envs.data.load import TAPE_FORMATS, load_tape
+from tradearena.envs.data.tapes import Tape
+from tradearena.envs.errors import UserError, did_you_mean, not_one_of
+from tradearena.envs.simulator.actions import ACTION_SETS, make_actions
+from tradearena.envs.simulator.features import DEFAULT_WINDOWS, Discretizer, feature_space
+from tradearena.envs.simulator.market import Market
+from tradearena.envs.simulator.recording import synthetic_tape
+from tradearena.envs.simulator.replayer import QUEUE_MODELS
+from tradearena.envs.simulator.traders import (
+    TRADERS,
+    MarketReplay,
+    Trader,
+    ZeroIntelligence,
+    light,
+    rmsc04,
+)
+from tradearena.envs.tasks import TASKS
 
 __all__ = [
     "OBSERVATIONS",
@@ -64,18 +71,18 @@ class SpecError(UserError):
 class MarketSpec:
     """One market task: the background, the session's clock and rules, and the seats' view.
 
-    Background: ``population`` ("rmsc04", "light" or "none"; see `envs.traders`) or explicit
-    ``traders`` (`Trader` objects, or tables ``{"type": "ZeroIntelligence", ...}`` naming one
-    of `envs.traders.TRADERS`), which replace it; ``tape``: a `Tape`, the path of a LOBSTER
-    message file (its orderbook file beside it is used when present) or of a converted
-    recording's directory (``tradearena data convert``), or "synthetic": a day recorded from
-    the background population with ``tape_seed``, which is then replayed instead of the
-    population; with ``tape_format`` "binance", "tardis" or "l3", ``tape`` is a recording of
-    that format (a file, or a directory of its files), converted when loaded (see
-    `envs.data.load.load_tape`). ``queue`` ("risk_averse", the default, "power" with
-    ``queue_power``, or "log"; see `envs.replayer.QUEUE_MODELS`): how the seats' orders
-    move up a replayed level's queue when the tape cancels volume there without naming whose
-    (an L2 feed). ``extra_zi`` zero-intelligence traders are added (the ZI perturbation).
+    Background: ``population`` ("rmsc04", "light" or "none"; see `envs.simulator.traders`) or
+    explicit ``traders`` (`Trader` objects, or tables ``{"type": "ZeroIntelligence", ...}`` naming
+    one of `envs.simulator.traders.TRADERS`), which replace it; ``tape``: a `Tape`, the path of a
+    LOBSTER message file (its orderbook file beside it is used when present) or of a converted
+    recording's directory (``tradearena data convert``), or "synthetic": a day recorded from the
+    background population with ``tape_seed``, which is then replayed instead of the population; with
+    ``tape_format`` "binance", "tardis" or "l3", ``tape`` is a recording of that format (a file, or
+    a directory of its files), converted when loaded (see `envs.data.load.load_tape`). ``queue``
+    ("risk_averse", the default, "power" with ``queue_power``, or "log"; see
+    `envs.simulator.replayer.QUEUE_MODELS`): how the seats' orders move up a replayed level's queue
+    when the tape cancels volume there without naming whose (an L2 feed). ``extra_zi``
+    zero-intelligence traders are added (the ZI perturbation).
 
     The task (``task``, see `envs.tasks`) defaults the fields left None: ``population``,
     ``n_steps``, ``position_limit``, ``reward_scale``, ``inventory_penalty`` and
@@ -97,7 +104,7 @@ class MarketSpec:
     charged on every fill.
 
     Seats' view: ``task`` (see `envs.tasks`) gives the defaults of
-    ``actions`` (an action set of `envs.actions`: "trade", "quote" or "make"; None: the
+    ``actions`` (an action set of `envs.simulator.actions`: "trade", "quote" or "make"; None: the
     task's, see `action_set`) with orders of ``order_size`` shares, and of ``discretizer``;
     ``parent_order`` (shares, negative to sell; the "execution" task): what a seat must
     acquire by the close; its rewards and score are then measured against holding the parent
@@ -106,7 +113,7 @@ class MarketSpec:
     deviation of a seat's look at the fundamental. Otherwise
     rewards are changes of marked-to-market value in dollars, less ``inventory_penalty`` x
     inventory^2 (dollars per share^2 per step; the score, PnL, is not penalised), times
-    ``reward_scale``; observations are the features of `envs.features` over return
+    ``reward_scale``; observations are the features of `envs.simulator.features` over return
     ``windows`` (steps) and ``depth_levels`` book levels, or their ``discretizer`` state.
     ``record`` logs the book's changes as LOBSTER messages.
     """

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from envs.features import Discretizer, feature_names
+from tradearena.envs.simulator.features import Discretizer, feature_names
 
 __all__ = ["SESSION", "TASKS", "Task"]
 
@@ -52,7 +52,8 @@ running inventory cost in the rewards ($/share^2/step), shares to acquire)."""
 
 @dataclass(frozen=True)
 class Task:
-    """A task: ``actions`` (an `envs.actions` set name), ``states`` (windows -> the default
+    """A task: ``actions`` (an `envs.simulator.actions` set name), ``states`` (windows -> the
+    default
     `Discretizer`), ``reference`` (the agent id of its reference policy, "" for none), the
     Gymnasium id that opens it and ``market``, the `MarketSpec` fields it defaults (every
     key of `SESSION`)."""

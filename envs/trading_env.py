@@ -9,10 +9,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from envs.data.tapes import Tape
-from envs.market import Market
-from envs.seats import Policy, SeatedMarket
-from envs.spec import MarketSpec
+from tradearena.envs.data.tapes import Tape
+from tradearena.envs.seats import Policy, SeatedMarket
+from tradearena.envs.simulator.market import Market
+from tradearena.envs.spec import MarketSpec
 
 __all__ = ["TradingEnv", "make_replay_env"]
 
@@ -32,7 +32,7 @@ class TradingEnv(gym.Env):
     ## Action Space
     ``Discrete(3)`` by default (``actions="trade"``): 0 sell ``order_size`` shares at market,
     1 hold, 2 buy ``order_size`` at market. ``actions="quote"`` gives ``Discrete(7)``: keep
-    quotes, cancel, bid, ask, bid+ask at the best prices, sell, buy (see `envs.actions`).
+    quotes, cancel, bid, ask, bid+ask at the best prices, sell, buy (see `envs.simulator.actions`).
     Orders are clipped to the position limit (``position_limit`` shares).
 
     ## Observation Space
@@ -113,7 +113,7 @@ class TradingEnv(gym.Env):
 
     @property
     def market(self) -> Market:
-        """The underlying `envs.market.Market`."""
+        """The underlying `envs.simulator.market.Market`."""
         return self.core.market
 
     def reset(

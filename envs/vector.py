@@ -15,10 +15,10 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from envs.batch import Restarting
-from envs.multi_agent import opposing_seats, seat_index, seat_names
-from envs.spec import MarketSpec, observation_kinds
-from envs.workers import Sharded
+from tradearena.envs.batch import Restarting
+from tradearena.envs.multi_agent import opposing_seats, seat_index, seat_names
+from tradearena.envs.spec import MarketSpec, observation_kinds
+from tradearena.envs.workers import Sharded
 
 __all__ = ["BatchedParallelEnv", "MarketVectorEnv", "sessions"]
 

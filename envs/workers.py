@@ -21,8 +21,8 @@ from multiprocessing.connection import Connection
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from envs.batch import Restarting, session_seeds
-from envs.spec import MarketSpec
+from tradearena.envs.batch import Restarting, session_seeds
+from tradearena.envs.spec import MarketSpec
 
 __all__ = ["Board", "Link", "Sharded"]
 

@@ -20,7 +20,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from envs.data.convert import (
+from tradearena.envs.data.convert import (
     DEFAULT_BAND,
     FORMATS,
     META,
@@ -29,8 +29,8 @@ from envs.data.convert import (
     load_converted,
     write_converted,
 )
-from envs.data.tapes import load_lobster
-from envs.errors import UserError, did_you_mean
+from tradearena.envs.data.tapes import load_lobster
+from tradearena.envs.errors import UserError, did_you_mean
 
 PATH_ARGUMENTS = ("config", "out", "run_dir", "messages", "orderbook", "runs", "docs", "inputs")
 """The arguments that name files or directories (a missing one is the user's mistake)."""
@@ -318,7 +318,7 @@ DATA_SOURCES = """\
 Replay needs a tape of order-book messages; none ships with tradearena.
 
 Without data: `tape = "synthetic"` in an experiment's [market] table (or
-envs.recording.synthetic_tape() in Python) records a day of the synthetic
+tradearena.envs.simulator.recording.synthetic_tape() in Python) records a day of the synthetic
 market and replays it.
 
 LOBSTER (lobsterdata.com): free sample days of NASDAQ stocks (e.g. AMZN,
@@ -363,7 +363,7 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
 @contextmanager
 def executor_from(args: argparse.Namespace) -> Iterator:
     """The executor the arguments ask for, closed (Ray shut down if it started it) after."""
-    from evaluation.parallel import make_executor
+    from tradearena.evaluation.parallel import make_executor
 
     executor = make_executor(
         args.executor, workers=args.workers, address=args.address, progress=not args.no_progress
@@ -375,8 +375,8 @@ def executor_from(args: argparse.Namespace) -> Iterator:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from evaluation.config import load_config, merge
-    from evaluation.experiment import plan, run_experiment
+    from tradearena.evaluation.config import load_config, merge
+    from tradearena.evaluation.experiment import plan, run_experiment
 
     overrides = functools.reduce(merge, args.set, {})
     if args.dry_run:
@@ -394,7 +394,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
-    from evaluation.evaluate import evaluate_run
+    from tradearena.evaluation.evaluate import evaluate_run
 
     with executor_from(args) as executor:
         outcome = evaluate_run(
@@ -426,8 +426,8 @@ def report(outcome) -> int:
 
 def format_payoffs(path) -> str:
     """A tournament's payoff table and the rest points of its replicator dynamics, as text."""
-    from evaluation.dynamics import rest_points
-    from evaluation.payoffs import PayoffTable
+    from tradearena.evaluation.analysis.dynamics import rest_points
+    from tradearena.evaluation.analysis.payoffs import PayoffTable
 
     table = PayoffTable.read_csv(path)
     frame = table.to_frame()
@@ -483,7 +483,7 @@ def _plateau_text(row) -> str:
 
 
 def reproduce_command(args: argparse.Namespace) -> int:
-    from evaluation.reproduce import reproduce
+    from tradearena.evaluation.reproduce import reproduce
 
     with executor_from(args) as executor:
         report = reproduce(executor, runs=Path(args.runs), docs=Path(args.docs), scale=args.scale)
@@ -492,7 +492,7 @@ def reproduce_command(args: argparse.Namespace) -> int:
 
 
 def plot_command(args: argparse.Namespace) -> int:
-    from evaluation.experiment import write_figures
+    from tradearena.evaluation.experiment import write_figures
 
     for path in write_figures(args.run_dir):
         print(path)
@@ -500,9 +500,9 @@ def plot_command(args: argparse.Namespace) -> int:
 
 
 def agents_command(args: argparse.Namespace) -> int:
-    import agents
-    from envs.tasks import TASKS
-    from envs.trading_env import TradingEnv
+    from tradearena import agents
+    from tradearena.envs.tasks import TASKS
+    from tradearena.envs.trading_env import TradingEnv
 
     if args.check:
         agents.add_folders(os.getcwd())
@@ -522,8 +522,8 @@ def agents_command(args: argparse.Namespace) -> int:
 
 
 def tasks_command(args: argparse.Namespace) -> int:
-    from envs.spec import MarketSpec
-    from envs.tasks import TASKS
+    from tradearena.envs.spec import MarketSpec
+    from tradearena.envs.tasks import TASKS
 
     rows = [("task", "Gymnasium id", "actions", "market", "reference")]
     for task in TASKS.values():
@@ -543,9 +543,9 @@ def tasks_command(args: argparse.Namespace) -> int:
 
 
 def calibrate_command(args: argparse.Namespace) -> int:
-    from envs.tasks import TASKS
-    from evaluation.config import load_config
-    from evaluation.rollout import build_agent, market_spec
+    from tradearena.envs.tasks import TASKS
+    from tradearena.evaluation.config import load_config
+    from tradearena.evaluation.rollout import build_agent, market_spec
 
     config = load_config(args.config)
     market = market_spec(config)
@@ -583,8 +583,8 @@ def aligned(rows: Sequence[Sequence[str]]) -> str:
 
 
 def run_session(args: argparse.Namespace) -> int:
-    from envs.market import Market
-    from envs.traders import rmsc04
+    from tradearena.envs.simulator.market import Market
+    from tradearena.envs.simulator.traders import rmsc04
 
     market = Market(rmsc04(), n_seats=0, n_steps=args.steps)
     start = time.perf_counter()
@@ -603,7 +603,7 @@ def run_session(args: argparse.Namespace) -> int:
 
 
 def data_check(args: argparse.Namespace) -> int:
-    from envs.traders.replay import replay_fidelity
+    from tradearena.envs.simulator.traders.replay import replay_fidelity
 
     start = time.perf_counter()
     if Path(args.messages).with_name(META).exists():  # a converted recording

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from envs.seats import SeatedMarket
-from evaluation.metrics import run_summary
-from evaluation.plots import save_learning_curves, save_sharpe_bars
-from evaluation.rollout import TEST, Job, episodes, market_spec, trained_alone
-from evaluation.store import EpisodeRecord
+from tradearena.envs.seats import SeatedMarket
+from tradearena.evaluation.analysis.metrics import run_summary
+from tradearena.evaluation.analysis.plots import save_learning_curves, save_sharpe_bars
+from tradearena.evaluation.rollout import TEST, Job, episodes, market_spec, trained_alone
+from tradearena.evaluation.store import EpisodeRecord
 
 __all__ = ["check", "figures", "plan", "run", "tables"]
 

@@ -26,15 +26,15 @@ from typing import Any
 
 import tomli_w
 
-import agents
-from agents.base import Agent
-from agents.saved import read_header
-from envs.errors import UserError, not_one_of
-from envs.spec import SYNTHETIC, MarketSpec, SpecError
-from envs.traders import TRADERS
-from evaluation.kinds import KINDS
-from evaluation.rollout import build_agent
-from evaluation.schema import (
+from tradearena import agents
+from tradearena.agents.base import Agent
+from tradearena.agents.saved import read_header
+from tradearena.envs.errors import UserError, not_one_of
+from tradearena.envs.simulator.traders import TRADERS
+from tradearena.envs.spec import SYNTHETIC, MarketSpec, SpecError
+from tradearena.evaluation.kinds import KINDS
+from tradearena.evaluation.rollout import build_agent
+from tradearena.evaluation.schema import (
     ANY_TABLE,
     REQUIRED,
     ConfigError,
@@ -45,7 +45,7 @@ from evaluation.schema import (
     one_of,
     positive,
 )
-from evaluation.trained import load_saved, saved_source
+from tradearena.evaluation.trained import load_saved, saved_source
 
 __all__ = ["ConfigError", "load_config", "merge", "parse_config"]
 

@@ -18,11 +18,11 @@ from typing import Any
 
 import tomli_w
 
-from envs.errors import UserError
-from evaluation.config import ConfigError, parse_config
-from evaluation.experiment import RunOutcome, run_config
-from evaluation.parallel import Executor
-from evaluation.trained import AGENTS, check_saved_agents
+from tradearena.envs.errors import UserError
+from tradearena.evaluation.config import ConfigError, parse_config
+from tradearena.evaluation.experiment import RunOutcome, run_config
+from tradearena.evaluation.parallel import Executor
+from tradearena.evaluation.trained import AGENTS, check_saved_agents
 
 __all__ = ["evaluate_run", "evaluation_config"]
 

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from envs.errors import UserError
-from evaluation.config import load_config
-from evaluation.kinds import KINDS
-from evaluation.parallel import Executor
-from evaluation.rollout import Job
-from evaluation.rundir import load_run
-from evaluation.store import Store
-from evaluation.trained import discard_checkpoints, write_cards
+from tradearena.envs.errors import UserError
+from tradearena.evaluation.config import load_config
+from tradearena.evaluation.kinds import KINDS
+from tradearena.evaluation.parallel import Executor
+from tradearena.evaluation.rollout import Job
+from tradearena.evaluation.rundir import load_run
+from tradearena.evaluation.store import Store
+from tradearena.evaluation.trained import discard_checkpoints, write_cards
 
 __all__ = [
     "RunOutcome",

@@ -13,10 +13,10 @@ import time
 import traceback
 from types import ModuleType
 
-import agents
-from evaluation import compare, robustness, tournament
-from evaluation.rollout import Job
-from evaluation.store import JobResult
+from tradearena import agents
+from tradearena.evaluation import compare, robustness, tournament
+from tradearena.evaluation.rollout import Job
+from tradearena.evaluation.store import JobResult
 
 __all__ = ["KINDS", "run_job"]
 

@@ -21,9 +21,9 @@ from typing import Protocol
 
 from tqdm import tqdm
 
-from evaluation.kinds import run_job
-from evaluation.rollout import Job
-from evaluation.store import JobResult
+from tradearena.evaluation.kinds import run_job
+from tradearena.evaluation.rollout import Job
+from tradearena.evaluation.store import JobResult
 
 __all__ = ["Executor", "LocalExecutor", "RayExecutor", "make_executor"]
 
@@ -167,7 +167,7 @@ def _warm_worker(concurrent: int) -> None:
     on as many worker processes."""
     import time
 
-    import evaluation.kinds  # noqa: F401 (the import is the point)
+    import tradearena.evaluation.kinds  # noqa: F401 (the import is the point)
 
     time.sleep(0.2 if concurrent > 1 else 0.0)
 

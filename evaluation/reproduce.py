@@ -15,14 +15,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from envs.spec import MarketSpec
-from evaluation.config import load_config
-from evaluation.dynamics import alpharank, rest_points, trajectory
-from evaluation.experiment import run_experiment
-from evaluation.metrics import DegenerateMetricWarning
-from evaluation.parallel import Executor
-from evaluation.payoffs import PayoffTable
-from evaluation.rundir import load_run
+from tradearena.envs.spec import MarketSpec
+from tradearena.evaluation.analysis.dynamics import alpharank, rest_points, trajectory
+from tradearena.evaluation.analysis.metrics import DegenerateMetricWarning
+from tradearena.evaluation.analysis.payoffs import PayoffTable
+from tradearena.evaluation.config import load_config
+from tradearena.evaluation.experiment import run_experiment
+from tradearena.evaluation.parallel import Executor
+from tradearena.evaluation.rundir import load_run
 
 __all__ = [
     "EXPERIMENTS",

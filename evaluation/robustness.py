@@ -11,13 +11,24 @@ Tables and figures as for ``compare``, one row and one chart per condition.
 
 from __future__ import annotations
 
-import agents
-from agents.base import Agent
-from envs.seats import SeatedMarket
-from evaluation.compare import figures, tables  # the same summary and charts, per condition
-from evaluation.rollout import ADVERSARY, TEST, Job, episodes, market_spec, seed_int, trained_alone
-from evaluation.schema import Locator
-from evaluation.store import EpisodeRecord
+from tradearena import agents
+from tradearena.agents.base import Agent
+from tradearena.envs.seats import SeatedMarket
+from tradearena.evaluation.compare import (  # the same summary and charts, per condition
+    figures,
+    tables,
+)
+from tradearena.evaluation.rollout import (
+    ADVERSARY,
+    TEST,
+    Job,
+    episodes,
+    market_spec,
+    seed_int,
+    trained_alone,
+)
+from tradearena.evaluation.schema import Locator
+from tradearena.evaluation.store import EpisodeRecord
 
 __all__ = ["check", "figures", "plan", "run", "tables"]
 

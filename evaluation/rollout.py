@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import agents
-from agents.base import Agent
-from envs.batch import BatchedMarket
-from envs.seats import SeatedMarket, observation_kind
-from envs.spec import MarketSpec
-from evaluation.store import EpisodeRecord
-from evaluation.trained import Checkpoints, agent_path, episodes_before, load_saved
+from tradearena import agents
+from tradearena.agents.base import Agent
+from tradearena.envs.batch import BatchedMarket
+from tradearena.envs.seats import SeatedMarket, observation_kind
+from tradearena.envs.spec import MarketSpec
+from tradearena.evaluation.store import EpisodeRecord
+from tradearena.evaluation.trained import Checkpoints, agent_path, episodes_before, load_saved
 
 __all__ = [
     "Job",

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from evaluation.config import parse_config
-from evaluation.store import Store
+from tradearena.evaluation.config import parse_config
+from tradearena.evaluation.store import Store
 
 __all__ = ["load_run"]
 

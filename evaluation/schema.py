@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from envs.errors import UserError, did_you_mean
+from tradearena.envs.errors import UserError, did_you_mean
 
 __all__ = [
     "ANY_TABLE",

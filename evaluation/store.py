@@ -17,7 +17,7 @@ from types import TracebackType
 
 import pandas as pd
 
-from envs.errors import UserError
+from tradearena.envs.errors import UserError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

@@ -10,7 +10,7 @@ C(p+k-1, k-1) profiles are played, each ``seeds`` times (repetitions). Modes:
   repetition seats frozen copies of the saved strategies and is only tested.
 
 Each seat's payoff is risk-sensitive by default, the floored Sharpe ratio of its test-episode
-PnL (`evaluation.metrics.floored_sharpe` with ``sharpe_floor`` dollars, so that a seat that
+PnL (`evaluation.analysis.metrics.floored_sharpe` with ``sharpe_floor`` dollars, so that a seat that
 never trades scores 0 and no payoff is infinite), or its mean test PnL (``payoff = "pnl"``).
 The heuristic payoff table (N | U) averages the payoffs of a strategy's seats over repetitions.
 
@@ -24,16 +24,16 @@ from pathlib import Path
 
 import pandas as pd
 
-import agents
-from agents.base import Agent
-from envs.errors import UserError
-from envs.seats import SeatedMarket
-from envs.spec import MarketSpec
-from evaluation.compare import tables as summary_tables
-from evaluation.metrics import floored_sharpe
-from evaluation.payoffs import PayoffTable, profile_key
-from evaluation.plots import save_dynamics, save_learning_curves
-from evaluation.rollout import (
+from tradearena import agents
+from tradearena.agents.base import Agent
+from tradearena.envs.errors import UserError
+from tradearena.envs.seats import SeatedMarket
+from tradearena.envs.spec import MarketSpec
+from tradearena.evaluation.analysis.metrics import floored_sharpe
+from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
+from tradearena.evaluation.analysis.plots import save_dynamics, save_learning_curves
+from tradearena.evaluation.compare import tables as summary_tables
+from tradearena.evaluation.rollout import (
     AGENT,
     TEST,
     TRAIN,
@@ -45,9 +45,9 @@ from evaluation.rollout import (
     seed_int,
     trained_alone,
 )
-from evaluation.schema import Locator
-from evaluation.store import EpisodeRecord
-from evaluation.trained import Checkpoints, agent_path
+from tradearena.evaluation.schema import Locator
+from tradearena.evaluation.store import EpisodeRecord
+from tradearena.evaluation.trained import Checkpoints, agent_path
 
 __all__ = ["check", "figures", "payoff_table", "plan", "run", "seat_payoffs", "tables"]
 
@@ -132,7 +132,7 @@ def _pretrained(job: Job, spec: dict, market: MarketSpec) -> Agent:
     if not job.directory:
         raise UserError(
             "a pretrained tournament's profiles seat the strategies its training jobs saved "
-            "in the run directory: run it with `tradearena run` (evaluation.experiment)"
+            "in the run directory: run it with `tradearena run` (tradearena.evaluation.experiment)"
         )
     path = agent_path(job.directory, spec["label"], job.seed)
     return agents.load(path, custom=(spec["id"],), market=market)

@@ -29,13 +29,13 @@ from typing import Any
 import pandas as pd
 import tomli_w
 
-import agents
-from agents.base import Agent
-from agents.saved import HEADER, read_header, read_state, write_state
-from envs.errors import UserError
-from envs.spec import MarketSpec
-from evaluation.metrics import DegenerateMetricWarning, sharpe
-from evaluation.store import EpisodeRecord
+from tradearena import agents
+from tradearena.agents.base import Agent
+from tradearena.agents.saved import HEADER, read_header, read_state, write_state
+from tradearena.envs.errors import UserError
+from tradearena.envs.spec import MarketSpec
+from tradearena.evaluation.analysis.metrics import DegenerateMetricWarning, sharpe
+from tradearena.evaluation.store import EpisodeRecord
 
 __all__ = [
     "Checkpoints",

@@ -15,7 +15,7 @@ import sys  # noqa: E402 (after the thread setting, which must precede numpy's i
 
 import pytest  # noqa: E402
 
-from agents import registry  # noqa: E402
+from tradearena.agents import registry  # noqa: E402
 
 
 @pytest.fixture

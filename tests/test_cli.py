@@ -1,4 +1,4 @@
-"""Tests for the tradearena command (evaluation.cli.main): data check, session, and which
+"""Tests for the tradearena command (tradearena.evaluation.cli.main): data check, session, and which
 errors are the user's (one line, exit 2) and which are bugs (a traceback, exit 1)."""
 
 import re
@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-import agents
-from agents.calibration import calibrate_market
-from envs.data.recording import synthetic_tape
-from envs.data.tapes import Tape, write_lobster
-from envs.market import Market
-from envs.tasks import TASKS
-from envs.traders import rmsc04
-from evaluation.cli import main
-from evaluation.config import load_config
-from evaluation.rollout import market_spec
+from tradearena import agents
+from tradearena.agents.calibration import calibrate_market
+from tradearena.envs.data.tapes import Tape, write_lobster
+from tradearena.envs.simulator.market import Market
+from tradearena.envs.simulator.recording import synthetic_tape
+from tradearena.envs.simulator.traders import rmsc04
+from tradearena.envs.tasks import TASKS
+from tradearena.evaluation.cli import main
+from tradearena.evaluation.config import load_config
+from tradearena.evaluation.rollout import market_spec
 
 
 @pytest.fixture(scope="module")
@@ -198,7 +198,7 @@ def test_internal_errors_propagate(error, monkeypatch, capsys):
     def broken(*args, **kwargs):
         raise error
 
-    monkeypatch.setattr("evaluation.config.load_config", broken)
+    monkeypatch.setattr("tradearena.evaluation.config.load_config", broken)
     with pytest.raises(type(error), match="internal"):
         main(["run", "configs/quickstart.toml", "--dry-run"])
     assert "tradearena: error" not in capsys.readouterr().err
@@ -208,11 +208,11 @@ def test_internal_error_exits_1_with_a_traceback():
     """Run as a program, an internal error exits with status 1 and prints its traceback."""
     program = (
         "import sys\n"
-        "import evaluation.config\n"
+        "import tradearena.evaluation.config\n"
         "def broken(*args, **kwargs):\n"
         "    raise ValueError('internal bug')\n"
-        "evaluation.config.load_config = broken\n"
-        "from evaluation.cli import main\n"
+        "tradearena.evaluation.config.load_config = broken\n"
+        "from tradearena.evaluation.cli import main\n"
         "sys.exit(main(['run', 'configs/quickstart.toml', '--dry-run']))\n"
     )
     root = Path(__file__).resolve().parents[1]
@@ -227,7 +227,7 @@ def test_internal_error_exits_1_with_a_traceback():
 
 UNSEEDED_AGENT = '''
 import numpy as np
-from agents.base import Agent
+from tradearena.agents.base import Agent
 
 
 class Unseeded(Agent):

@@ -113,4 +113,6 @@ def test_the_graph_sees_function_local_and_relative_imports():
     """The counting itself: a circle through a function-local import is found."""
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert circles(edges) == [["a", "b", "c"]]
-    assert "envs.traders.base" in graph()["envs.traders"]  # a package's own imports count
+    assert (
+        "tradearena.envs.simulator.traders.base" in graph()["tradearena.envs.simulator.traders"]
+    )  # a package's own imports count

@@ -9,8 +9,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from evaluation.experiment import run_experiment
-from evaluation.parallel import LocalExecutor
+from tradearena.evaluation.experiment import run_experiment
+from tradearena.evaluation.parallel import LocalExecutor
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,8 +9,8 @@ import sys
 import types
 from pathlib import Path
 
-import agents
-from evaluation.cli import build_parser
+from tradearena import agents
+from tradearena.evaluation.cli import build_parser
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 

@@ -5,10 +5,10 @@ Q-networks are a torso of `agents.deep.encoders` plus linear heads; the replay m
 observation_space=env.observation_space, action_space=env.action_space, seed=0)``.
 """
 
-from agents.deep.averaged_dqn import AveragedDQN
-from agents.deep.dqn import DQN
-from agents.deep.ra2q import DeepRA2Q
-from agents.deep.ra3q import DeepAdversaryPolicy, DeepRA3Q
-from agents.deep.raql import DeepRAQL
+from tradearena.agents.deep.averaged_dqn import AveragedDQN
+from tradearena.agents.deep.dqn import DQN
+from tradearena.agents.deep.ra2q import DeepRA2Q
+from tradearena.agents.deep.ra3q import DeepAdversaryPolicy, DeepRA3Q
+from tradearena.agents.deep.raql import DeepRAQL
 
 __all__ = ["DQN", "AveragedDQN", "DeepAdversaryPolicy", "DeepRA2Q", "DeepRA3Q", "DeepRAQL"]

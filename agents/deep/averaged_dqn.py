@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from agents.deep.dqn import DQN, load_module_state, module_state
+from tradearena.agents.deep.dqn import DQN, load_module_state, module_state
 
 __all__ = ["AveragedDQN"]
 

@@ -13,7 +13,7 @@ from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Any, Self
 
-from agents.base import Agent, check_keys
+from tradearena.agents.base import Agent, check_keys
 
 __all__ = ["ConfiguredAgent", "check_config", "saved_config"]
 

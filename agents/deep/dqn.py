@@ -35,13 +35,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from agents.deep.buffers import ReplayBuffer, ReplaySamples
-from agents.deep.configured import ConfiguredAgent
-from agents.deep.encoders import make_torso
-from agents.deep.normalization import InputNormalizer, RunningMoments
-from agents.deep.risk import risk_values
-from agents.schedules import linear_schedule
-from envs.features import feature_space
+from tradearena.agents.deep.buffers import ReplayBuffer, ReplaySamples
+from tradearena.agents.deep.configured import ConfiguredAgent
+from tradearena.agents.deep.encoders import make_torso
+from tradearena.agents.deep.normalization import InputNormalizer, RunningMoments
+from tradearena.agents.deep.risk import risk_values
+from tradearena.agents.schedules import linear_schedule
+from tradearena.envs.simulator.features import feature_space
 
 __all__ = [
     "DQN",

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.deep.raql import DeepRAQL
-from agents.ensembles import poisson_masks
+from tradearena.agents.deep.raql import DeepRAQL
+from tradearena.agents.ensembles import poisson_masks
 
 __all__ = ["DeepRA2Q"]
 

@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import STANDARD_KEYWORDS, make_rng
-from agents.deep.configured import ConfiguredAgent
-from agents.deep.ra2q import DeepRA2Q
-from agents.deep.risk import utility_spec
-from agents.ensembles import AdversarialPair, AdversarySeat
-from agents.utility import RISK_AVERSE, RISK_SEEKING, make_utility
+from tradearena.agents.base import STANDARD_KEYWORDS, make_rng
+from tradearena.agents.deep.configured import ConfiguredAgent
+from tradearena.agents.deep.ra2q import DeepRA2Q
+from tradearena.agents.deep.risk import utility_spec
+from tradearena.agents.ensembles import AdversarialPair, AdversarySeat
+from tradearena.agents.utility import RISK_AVERSE, RISK_SEEKING, make_utility
 
 __all__ = ["DeepAdversaryPolicy", "DeepRA3Q"]
 

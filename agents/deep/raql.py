@@ -20,9 +20,9 @@ from typing import Any
 
 import torch
 
-from agents.deep.dqn import DQN
-from agents.deep.risk import apply_utility, utility_spec
-from agents.utility import RISK_AVERSE, Identity, make_utility
+from tradearena.agents.deep.dqn import DQN
+from tradearena.agents.deep.risk import apply_utility, utility_spec
+from tradearena.agents.utility import RISK_AVERSE, Identity, make_utility
 
 __all__ = ["DeepRAQL"]
 

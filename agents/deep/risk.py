@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from agents.utility import Exponential, Identity, PiecewiseLinear, Utility
+from tradearena.agents.utility import Exponential, Identity, PiecewiseLinear, Utility
 
 __all__ = ["apply_utility", "risk_values", "utility_spec"]
 

@@ -9,9 +9,9 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
-from agents._kernels import epsilon_greedy
-from agents.base import Agent, make_rng
-from agents.schedules import EpsilonGreedy, StepSize
+from tradearena.agents._kernels import epsilon_greedy
+from tradearena.agents.base import Agent, make_rng
+from tradearena.agents.schedules import EpsilonGreedy, StepSize
 
 __all__ = ["TabularAgent", "discrete_sizes"]
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from agents._kernels import UtilityKind, risk_update_batch
-from agents.tabular._base import TabularAgent
+from tradearena.agents._kernels import UtilityKind, risk_update_batch
+from tradearena.agents.tabular._base import TabularAgent
 
 __all__ = ["QLearning"]
 

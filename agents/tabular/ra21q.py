@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.ensembles import TransitionMemory, poisson_masks
-from agents.tabular.ra2q import RA2Q
+from tradearena.agents.ensembles import TransitionMemory, poisson_masks
+from tradearena.agents.tabular.ra2q import RA2Q
 
 __all__ = ["RA21Q"]
 

@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from agents._kernels import risk_row, risk_rows
-from agents.ensembles import RiskTables, poisson_masks
-from agents.tabular._base import TabularAgent
-from agents.utility import RISK_AVERSE, make_utility
+from tradearena.agents._kernels import risk_row, risk_rows
+from tradearena.agents.ensembles import RiskTables, poisson_masks
+from tradearena.agents.tabular._base import TabularAgent
+from tradearena.agents.utility import RISK_AVERSE, make_utility
 
 __all__ = ["RA2Q"]
 

@@ -6,11 +6,11 @@ from typing import Any
 
 import numpy as np
 
-from agents._kernels import risk_argmax, risk_row
-from agents.ensembles import AdversarialPair, AdversarySeat, RiskTables, poisson_masks
-from agents.schedules import EpsilonGreedy
-from agents.tabular._base import TabularAgent
-from agents.utility import RISK_AVERSE, RISK_SEEKING, make_utility
+from tradearena.agents._kernels import risk_argmax, risk_row
+from tradearena.agents.ensembles import AdversarialPair, AdversarySeat, RiskTables, poisson_masks
+from tradearena.agents.schedules import EpsilonGreedy
+from tradearena.agents.tabular._base import TabularAgent
+from tradearena.agents.utility import RISK_AVERSE, RISK_SEEKING, make_utility
 
 __all__ = ["RA3Q", "AdversaryPolicy"]
 

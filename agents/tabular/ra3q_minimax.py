@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linprog
 
-from agents.ensembles import RiskTables, mean_var, poisson_masks
-from agents.tabular._base import TabularAgent
-from agents.utility import RISK_AVERSE, make_utility
+from tradearena.agents.ensembles import RiskTables, mean_var, poisson_masks
+from tradearena.agents.tabular._base import TabularAgent
+from tradearena.agents.utility import RISK_AVERSE, make_utility
 
 __all__ = ["RA3QMinimax", "maximin"]
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from agents.ensembles import RiskTables
-from agents.tabular._base import TabularAgent
-from agents.utility import RISK_AVERSE, Utility, make_utility
+from tradearena.agents.ensembles import RiskTables
+from tradearena.agents.tabular._base import TabularAgent
+from tradearena.agents.utility import RISK_AVERSE, Utility, make_utility
 
 __all__ = ["RAQL"]
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.ensembles import Model, TransitionMemory, generative_estimate
-from agents.tabular._base import TabularAgent
+from tradearena.agents.ensembles import Model, TransitionMemory, generative_estimate
+from tradearena.agents.tabular._base import TabularAgent
 
 __all__ = ["VQL"]
 

@@ -1,7 +1,7 @@
 """Market data: tapes of order flow, and the readers that make them.
 
 - `envs.data.tapes`: `Tape` (messages and book rows as numpy arrays) and LOBSTER files;
-- `envs.data.recording`: `synthetic_tape`, a synthetic session recorded as a tape;
+- `envs.simulator.recording`: `synthetic_tape`, a synthetic session recorded as a tape;
 - `envs.data.binance`, `envs.data.tardis`, `envs.data.l3`: exchange recordings read into book
   events (`envs.data.feed.Feed`), with `envs.data.files` (their files), `envs.data.text`
   (their text scanned, compiled) and `envs.data.decimals` (exact prices and sizes);

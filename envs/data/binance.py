@@ -33,10 +33,10 @@ from decimal import Decimal
 
 import numpy as np
 
-from envs.data import text
-from envs.data.decimals import Decimals, to_steps
-from envs.data.feed import Feed, interleave, level_events, receive_order
-from envs.data.files import FeedError, Source, read_sources
+from tradearena.envs.data import text
+from tradearena.envs.data.decimals import Decimals, to_steps
+from tradearena.envs.data.feed import Feed, interleave, level_events, receive_order
+from tradearena.envs.data.files import FeedError, Source, read_sources
 
 __all__ = ["read"]
 

@@ -46,7 +46,7 @@ from libcpp.map cimport map as cmap
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
-from envs.data.vectors cimport i64_array, i8_array
+from tradearena.envs.data.vectors cimport i64_array, i8_array
 
 ctypedef long long i64
 ctypedef signed char i8

@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from envs.data import binance, builder, l3, tardis
-from envs.data.feed import Feed
-from envs.data.files import FeedError
-from envs.data.tapes import MESSAGE_DTYPE, Tape, TapeError, load_lobster
-from envs.data.text import format_csv
+from tradearena.envs.data import binance, builder, l3, tardis
+from tradearena.envs.data.feed import Feed
+from tradearena.envs.data.files import FeedError
+from tradearena.envs.data.tapes import MESSAGE_DTYPE, Tape, TapeError, load_lobster
+from tradearena.envs.data.text import format_csv
 
 __all__ = [
     "DEFAULT_BAND",

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from envs.data.files import FeedError, Source
+from tradearena.envs.data.files import FeedError, Source
 
 __all__ = ["MAX_LOTS", "Decimals", "Steps", "to_steps"]
 

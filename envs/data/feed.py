@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import numpy as np
 
-from envs.data import builder
+from tradearena.envs.data import builder
 
 __all__ = ["Feed", "event_columns", "interleave", "level_events", "receive_order"]
 

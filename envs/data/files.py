@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from envs.data import text
-from envs.data.text import ScanError
-from envs.errors import UserError
+from tradearena.envs.data import text
+from tradearena.envs.data.text import ScanError
+from tradearena.envs.errors import UserError
 
 __all__ = ["FeedError", "Source", "Table", "read_sources", "scan_tables", "table_column"]
 

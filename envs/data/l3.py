@@ -23,10 +23,10 @@ from decimal import Decimal
 
 import numpy as np
 
-from envs.data import builder, text
-from envs.data.decimals import Decimals, to_steps
-from envs.data.feed import Feed, event_columns, interleave, receive_order
-from envs.data.files import Table, scan_tables, table_column
+from tradearena.envs.data import builder, text
+from tradearena.envs.data.decimals import Decimals, to_steps
+from tradearena.envs.data.feed import Feed, event_columns, interleave, receive_order
+from tradearena.envs.data.files import Table, scan_tables, table_column
 
 __all__ = ["read"]
 

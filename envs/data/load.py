@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from envs.data.convert import FORMATS, META, convert, load_converted
-from envs.data.files import FeedError
-from envs.data.tapes import Tape, load_lobster
+from tradearena.envs.data.convert import FORMATS, META, convert, load_converted
+from tradearena.envs.data.files import FeedError
+from tradearena.envs.data.tapes import Tape, load_lobster
 
 __all__ = ["TAPE_FORMATS", "load_tape"]
 

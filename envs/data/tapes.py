@@ -3,7 +3,7 @@
 Units: time in seconds after midnight, sizes in shares (lots of ``lot_size`` for a converted
 recording), prices in integer ticks of ``tick_size`` dollars. LOBSTER writes prices as
 dollars x 10000, so a tick is ``round(tick_size * 10000)`` of LOBSTER's units and ``ticks =
-lobster_price // that``. Directions are +1 (buy) and -1 (sell), as in ``envs.book``.
+lobster_price // that``. Directions are +1 (buy) and -1 (sell), as in ``envs.simulator.book``.
 
 Two kinds of price are not converted to ticks:
 
@@ -32,7 +32,7 @@ from typing import NoReturn
 import numpy as np
 import pandas as pd
 
-from envs.errors import UserError
+from tradearena.envs.errors import UserError
 
 __all__ = [
     "MESSAGE_DTYPE",

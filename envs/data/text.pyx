@@ -16,7 +16,7 @@ from libc.stdio cimport snprintf
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
-from envs.data.vectors cimport i64_array, i8_array
+from tradearena.envs.data.vectors cimport i64_array, i8_array
 
 ctypedef long long i64
 ctypedef signed char i8

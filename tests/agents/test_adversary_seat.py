@@ -6,7 +6,7 @@ import pickle
 import numpy as np
 import pytest
 
-import agents
+from tradearena import agents
 
 TABULAR = {"n_states": 4, "n_actions": 3, "k": 3, "gamma": 0.9, "seed": 2}
 DEEP = {

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from agents.ensembles import (
+from tradearena.agents.ensembles import (
     AdversarialPair,
     SnapshotAverage,
     TransitionMemory,
@@ -14,7 +14,7 @@ from agents.ensembles import (
     poisson_masks,
     risk_values,
 )
-from agents.schedules import (
+from tradearena.agents.schedules import (
     EpsilonGreedy,
     StepSize,
     exponential_schedule,
@@ -22,8 +22,8 @@ from agents.schedules import (
     linear_schedule,
     make_epsilon,
 )
-from agents.tabular.ra3q_minimax import maximin
-from agents.utility import Exponential, Identity, PiecewiseLinear, make_utility
+from tradearena.agents.tabular.ra3q_minimax import maximin
+from tradearena.agents.utility import Exponential, Identity, PiecewiseLinear, make_utility
 
 
 def test_exponential_values_scalar_and_array():

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-import agents
-from agents.calibration import (
+from tradearena import agents
+from tradearena.agents.calibration import (
     CALIBRATION_SEED,
     best_parameter,
     calibrate_market,
@@ -16,9 +16,9 @@ from agents.calibration import (
     fill_intensity,
     trade_reach,
 )
-from envs.data.tapes import Event
-from envs.seats import SeatedMarket
-from envs.spec import MarketSpec
+from tradearena.envs.data.tapes import Event
+from tradearena.envs.seats import SeatedMarket
+from tradearena.envs.spec import MarketSpec
 
 LIGHT = MarketSpec(
     task="making", population="light", n_steps=60, position_limit=500, reward_scale=0.01

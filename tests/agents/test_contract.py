@@ -5,10 +5,10 @@ import pickle
 import numpy as np
 import pytest
 
-import agents
-from agents.base import STANDARD_KEYWORDS, Agent, make_rng
-from envs.tasks import TASKS
-from envs.trading_env import TradingEnv
+from tradearena import agents
+from tradearena.agents.base import STANDARD_KEYWORDS, Agent, make_rng
+from tradearena.envs.tasks import TASKS
+from tradearena.envs.trading_env import TradingEnv
 
 TABULAR_ENV = TradingEnv(observation="tabular")
 FEATURE_ENV = TradingEnv()
@@ -16,7 +16,7 @@ FEATURE_ENV = TradingEnv()
 
 def _build(name):
     cls = agents.resolve(name)
-    if cls.__module__.startswith("agents.tabular"):
+    if cls.__module__.startswith("tradearena.agents.tabular"):
         env = TABULAR_ENV
         params = {"observation_space": env.observation_space, "action_space": env.action_space}
         return env, {**params, "seed": 5}
@@ -43,9 +43,9 @@ def test_names_and_descriptions():
 def test_unknown_and_custom_names():
     with pytest.raises(ValueError, match="unknown agent 'nope'; known ids: .*raql"):
         agents.make("nope")
-    assert isinstance(agents.make("agents.baselines:Hold"), Agent)
+    assert isinstance(agents.make("tradearena.agents.baselines:Hold"), Agent)
     with pytest.raises(ValueError, match="cannot load agent"):
-        agents.make("agents.baselines:Missing")
+        agents.make("tradearena.agents.baselines:Missing")
     with pytest.raises(ValueError, match="not a subclass of agents.Agent"):
         agents.make("numpy:ndarray")
     with pytest.raises(ValueError, match="n_states"):

@@ -13,8 +13,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import agents
-from envs.execution_model import AlmgrenChrissMarket, optimal_schedule, schedule_objective
+from tradearena import agents
+from tradearena.envs.execution_model import (
+    AlmgrenChrissMarket,
+    optimal_schedule,
+    schedule_objective,
+)
 
 MARKET = AlmgrenChrissMarket(sigma=2.0)
 EPISODES, SEEDS = 20_000, (0, 1, 2)

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from agents._kernels import StepKind, UtilityKind, risk_row, risk_update
-from agents.ensembles import risk_values
-from agents.schedules import StepSize
-from agents.utility import Exponential, Identity, PiecewiseLinear
+from tradearena.agents._kernels import StepKind, UtilityKind, risk_row, risk_update
+from tradearena.agents.ensembles import risk_values
+from tradearena.agents.schedules import StepSize
+from tradearena.agents.utility import Exponential, Identity, PiecewiseLinear
 
 
 def _reference(q, visits, s, a, r, s2, g, counts, u, step, recenter=None):

@@ -10,10 +10,12 @@ import gymnasium
 import numpy as np
 import pytest
 
-import agents
-import envs  # noqa: F401 (registers the tradearena/... ids)
-from envs.data.recording import synthetic_tape
-from envs.traders import MarketMaker, Noise, ZeroIntelligence
+from tradearena import (
+    agents,
+    envs,  # noqa: F401 (registers the tradearena/... ids)
+)
+from tradearena.envs.simulator.recording import synthetic_tape
+from tradearena.envs.simulator.traders import MarketMaker, Noise, ZeroIntelligence
 
 N_STEPS, DRIFT_TICKS = 30, 30
 TRAIN_EPISODES, TEST_EPISODES, SEEDS = 20, 3, (0, 1, 2)

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-import agents
-from envs.seats import SeatedMarket
-from envs.spec import MarketSpec
+from tradearena import agents
+from tradearena.envs.seats import SeatedMarket
+from tradearena.envs.spec import MarketSpec
 
 MAKING = MarketSpec(
     task="making", population="light", n_steps=60, position_limit=500, reward_scale=0.01

@@ -51,7 +51,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-import agents
+from tradearena import agents
 
 HEIGHT, WIDTH = 4, 12
 UP, RIGHT, DOWN, LEFT = range(4)

@@ -8,12 +8,12 @@ import zipfile
 import numpy as np
 import pytest
 
-import agents
-from agents.saved import ARRAYS, HEADER
-from envs.seats import observation_kind
-from envs.spec import MarketSpec
-from envs.tasks import TASKS
-from envs.trading_env import TradingEnv
+from tradearena import agents
+from tradearena.agents.saved import ARRAYS, HEADER
+from tradearena.envs.seats import observation_kind
+from tradearena.envs.spec import MarketSpec
+from tradearena.envs.tasks import TASKS
+from tradearena.envs.trading_env import TradingEnv
 
 SMALL_DEEP = {
     "hidden": 8,
@@ -37,7 +37,7 @@ def build(name: str, market: MarketSpec | None = None) -> agents.Agent:
     """``name`` as the engine builds it: spaces, seed and market spec; small deep networks."""
     market = market or market_of(name)
     cls = agents.resolve(name)
-    deep = cls.__module__.startswith("agents.deep")
+    deep = cls.__module__.startswith("tradearena.agents.deep")
     return agents.make(
         name,
         observation_space=market.observation_space(observation_kind(cls)),
@@ -212,13 +212,13 @@ def test_another_market_is_named(saved_raql):
 
 
 def test_custom_ids_are_imported_only_when_named(tmp_path):
-    agent = agents.make("agents.baselines:Random", seed=2)
+    agent = agents.make("tradearena.agents.baselines:Random", seed=2)
     path = agent.save(tmp_path / "custom")
     with pytest.raises(
-        agents.SavedAgentError, match=r"'agents.baselines:Random' is not a registered"
+        agents.SavedAgentError, match=r"'tradearena.agents.baselines:Random' is not a registered"
     ):
         agents.load(path)
-    loaded = agents.load(path, custom=["agents.baselines:Random"])
+    loaded = agents.load(path, custom=["tradearena.agents.baselines:Random"])
     assert [loaded.act(None) for _ in range(5)] == [agent.act(None) for _ in range(5)]
 
 

@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-import agents
-from agents._kernels import epsilon_greedy, risk_rows
-from agents.schedules import EpsilonGreedy
+from tradearena import agents
+from tradearena.agents._kernels import epsilon_greedy, risk_rows
+from tradearena.agents.schedules import EpsilonGreedy
 
 RISKY_VALUE = -2.0 * math.log(0.5 * math.exp(-1.5) + 0.5 * math.exp(0.5))  # 0.1325 at beta=-0.5
 
@@ -102,7 +102,7 @@ def test_exact_reductions(reduced, reference, table):
 
 
 def test_risk_argmax_is_argmax_of_risk_row():
-    from agents._kernels import risk_argmax, risk_row
+    from tradearena.agents._kernels import risk_argmax, risk_row
 
     rng = np.random.default_rng(3)
     for k in (1, 4):

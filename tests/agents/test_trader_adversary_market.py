@@ -11,9 +11,9 @@ greedy return over fixed test sessions rises with training.
 import numpy as np
 import pytest
 
-import agents
-from envs.seats import SeatedMarket
-from envs.spec import MarketSpec
+from tradearena import agents
+from tradearena.envs.seats import SeatedMarket
+from tradearena.envs.spec import MarketSpec
 
 SPEC = MarketSpec(
     population="light", n_steps=30, order_size=2000, position_limit=20_000, reward_scale=0.01

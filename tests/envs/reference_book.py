@@ -1,7 +1,8 @@
-"""A plain-Python order book: the reference the compiled `envs.book.OrderBook` is tested against.
+"""A plain-Python order book: the reference the compiled `envs.simulator.book.OrderBook` is tested
+against.
 
-Same semantics and method names as `envs.book` (limit, market, immediate, cancel, reduce, quote,
-cancel_owner and the queries), written for clarity rather than speed.
+Same semantics and method names as `envs.simulator.book` (limit, market, immediate, cancel, reduce,
+quote, cancel_owner and the queries), written for clarity rather than speed.
 
 Prices are integer ticks, quantities integer shares, sides +1 (buy) and -1 (sell), as in LOBSTER.
 Owners are integers chosen by the caller (the market gives each seat and background trader one).

@@ -1,4 +1,5 @@
-"""Tests for envs.book: hand-computed unit cases, property tests against a FIFO model, doctest."""
+"""Tests for envs.simulator.book: hand-computed unit cases, property tests against a FIFO model,
+doctest."""
 
 import doctest
 import pickle
@@ -9,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_book import OrderBook as ReferenceBook  # tests/envs/reference_book.py
 
-import envs.book
-from envs.book import Fill, OrderBook, Side
-from envs.orders import Kind, Orders
+import tradearena.envs.simulator.book
+from tradearena.envs.simulator.book import Fill, OrderBook, Side
+from tradearena.envs.simulator.orders import Kind, Orders
 
 BUY, SELL = Side.BUY, Side.SELL
 
@@ -270,7 +271,7 @@ def test_owners_out_of_range_are_refused(owner):
 
 def test_module_doctest():
     """The example in the module's docstrings runs as written."""
-    result = doctest.testmod(envs.book)
+    result = doctest.testmod(tradearena.envs.simulator.book)
     assert result.attempted > 0
     assert result.failed == 0
 
@@ -520,7 +521,7 @@ def operations(draw):
 @settings(max_examples=200, deadline=None)
 @given(operations())
 def test_compiled_book_agrees_with_the_reference_book(ops):
-    """envs.book (C++) and tests/envs/reference_book.py (plain Python) give the same ids,
+    """envs.simulator.book (C++) and tests/envs/reference_book.py (plain Python) give the same ids,
     fills, cancelled quantities, depth and every owner's resting orders after every
     operation."""
     fast, slow = OrderBook(), ReferenceBook()

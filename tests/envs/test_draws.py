@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs.draws import normal, poisson, uniform
+from tradearena.envs.simulator.draws import normal, poisson, uniform
 
 RATES = st.lists(
     st.one_of(

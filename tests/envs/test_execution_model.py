@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import envs  # noqa: F401 (registers the ids)
-from envs.execution_model import (
+from tradearena import envs  # noqa: F401 (registers the ids)
+from tradearena.envs.execution_model import (
     AlmgrenChrissMarket,
     almgren_chriss_holdings,
     optimal_schedule,

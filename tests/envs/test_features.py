@@ -1,4 +1,5 @@
-"""Tests for envs.features: hand-computed features on real and stub markets, bounds on random
+"""Tests for envs.simulator.features: hand-computed features on real and stub markets, bounds on
+random
 books, and the discretizer's indices, bijection and input checks."""
 
 import math
@@ -9,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs.book import OrderBook, Side
-from envs.features import (
+from tradearena.envs.simulator.book import OrderBook, Side
+from tradearena.envs.simulator.features import (
     FEATURE_NAMES,
     RETURN_CAP,
     SPREAD_CAP,
@@ -19,9 +20,9 @@ from envs.features import (
     feature_space,
     features,
 )
-from envs.market import Account, Market
-from envs.orders import Kind
-from envs.traders.zero_intelligence import ZeroIntelligence
+from tradearena.envs.simulator.market import Account, Market
+from tradearena.envs.simulator.orders import Kind
+from tradearena.envs.simulator.traders.zero_intelligence import ZeroIntelligence
 
 BUY, SELL = Side.BUY, Side.SELL
 

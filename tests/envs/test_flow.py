@@ -1,4 +1,5 @@
-"""The compiled background flow (`envs.flow.Flow`) gives the same sessions, to the bit, as the
+"""The compiled background flow (`envs.simulator.flow.Flow`) gives the same sessions, to the bit, as
+the
 populations' own `orders` methods (the market's Python path)."""
 
 from __future__ import annotations
@@ -6,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from envs.data.recording import synthetic_tape
-from envs.data.tapes import Tape
-from envs.market import Market
-from envs.orders import Kind, Orders
-from envs.traders import MarketReplay, ZeroIntelligence, light, rmsc04
-from envs.traders.base import Trader
+from tradearena.envs.data.tapes import Tape
+from tradearena.envs.simulator.market import Market
+from tradearena.envs.simulator.orders import Kind, Orders
+from tradearena.envs.simulator.recording import synthetic_tape
+from tradearena.envs.simulator.traders import MarketReplay, ZeroIntelligence, light, rmsc04
+from tradearena.envs.simulator.traders.base import Trader
 
 
 def session(traders: list[Trader], seed: int, n_steps: int, **market: object) -> dict:

@@ -1,4 +1,4 @@
-"""Tests for envs.market: conservation of shares and cash, seat accounting and rewards,
+"""Tests for envs.simulator.market: conservation of shares and cash, seat accounting and rewards,
 position limits, fees, seeding, and argument checks."""
 
 import pickle
@@ -7,12 +7,19 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from envs import OrderBook
-from envs.data.recording import synthetic_tape
-from envs.market import Account, Market
-from envs.orders import Kind
-from envs.spec import MarketSpec
-from envs.traders import MarketMaker, Momentum, Noise, ZeroIntelligence, light, rmsc04
+from tradearena.envs import OrderBook
+from tradearena.envs.simulator.market import Account, Market
+from tradearena.envs.simulator.orders import Kind
+from tradearena.envs.simulator.recording import synthetic_tape
+from tradearena.envs.simulator.traders import (
+    MarketMaker,
+    Momentum,
+    Noise,
+    ZeroIntelligence,
+    light,
+    rmsc04,
+)
+from tradearena.envs.spec import MarketSpec
 
 
 class LoggingBook(OrderBook):

@@ -1,12 +1,12 @@
-"""Tests for envs.multi_agent.MarketParallelEnv: PettingZoo API conformance, defaults,
+"""Tests for tradearena.envs.multi_agent.MarketParallelEnv: PettingZoo API conformance, defaults,
 determinism, opposed and takeover adversaries, and argument checks."""
 
 import numpy as np
 import pytest
 from pettingzoo.test import parallel_api_test
 
-from envs.multi_agent import MarketParallelEnv
-from envs.traders import MarketMaker, Noise, ZeroIntelligence
+from tradearena.envs.multi_agent import MarketParallelEnv
+from tradearena.envs.simulator.traders import MarketMaker, Noise, ZeroIntelligence
 
 
 def small_traders() -> list:

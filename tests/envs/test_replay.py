@@ -1,4 +1,4 @@
-"""Tests for envs.traders.replay: exact books message by message on a hand-written LOBSTER
+"""Tests for envs.simulator.traders.replay: exact books message by message on a hand-written LOBSTER
 fixture, replay fidelity of recorded and damaged tapes, and learners trading against a replay."""
 
 import pickle
@@ -7,17 +7,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from envs import OrderBook
-from envs.data.recording import synthetic_tape
-from envs.data.tapes import EMPTY_ASK, EMPTY_BID, Tape, load_lobster
-from envs.flow import Flow
-from envs.market import Market
-from envs.orders import Kind, Rule
-from envs.replayer import Replayer
-from envs.spec import MarketSpec
-from envs.traders import MarketReplay
-from envs.traders.base import Trader
-from envs.traders.replay import _WARM_UPS, replay_fidelity
+from tradearena.envs import OrderBook
+from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Tape, load_lobster
+from tradearena.envs.simulator.flow import Flow
+from tradearena.envs.simulator.market import Market
+from tradearena.envs.simulator.orders import Kind, Rule
+from tradearena.envs.simulator.recording import synthetic_tape
+from tradearena.envs.simulator.replayer import Replayer
+from tradearena.envs.simulator.traders import MarketReplay
+from tradearena.envs.simulator.traders.base import Trader
+from tradearena.envs.simulator.traders.replay import _WARM_UPS, replay_fidelity
+from tradearena.envs.spec import MarketSpec
 
 Levels = list[tuple[int, int]]
 

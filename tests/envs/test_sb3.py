@@ -11,8 +11,8 @@ sb3 = pytest.importorskip("stable_baselines3")
 from stable_baselines3.common.logger import KVWriter, Logger  # noqa: E402
 from stable_baselines3.common.vec_env import VecMonitor  # noqa: E402
 
-from envs.sb3 import MarketVecEnv  # noqa: E402
-from envs.trading_env import TradingEnv  # noqa: E402
+from tradearena.envs.sb3 import MarketVecEnv  # noqa: E402
+from tradearena.envs.trading_env import TradingEnv  # noqa: E402
 
 MAKING = {
     "task": "making",

@@ -1,4 +1,4 @@
-"""Tests for envs.seats.SeatedMarket, the one episode driver: every policy reads the
+"""Tests for tradearena.envs.seats.SeatedMarket, the one episode driver: every policy reads the
 observation kind it declares, learners learn from the actions executed, outside seats act
 through `step`."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from envs.seats import SeatedMarket
-from envs.spec import MarketSpec, SpecError
-from envs.trading_env import TradingEnv
+from tradearena.envs.seats import SeatedMarket
+from tradearena.envs.spec import MarketSpec, SpecError
+from tradearena.envs.trading_env import TradingEnv
 
 SPEC = MarketSpec(population="light", n_steps=12, position_limit=300)
 

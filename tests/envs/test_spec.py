@@ -6,12 +6,12 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import envs  # noqa: F401 (registers the ids)
-from envs.data.recording import synthetic_tape
-from envs.multi_agent import MarketParallelEnv
-from envs.spec import MarketSpec, SpecError
-from envs.traders import MarketMaker, Noise, light
-from envs.trading_env import TradingEnv
+from tradearena import envs  # noqa: F401 (registers the ids)
+from tradearena.envs.multi_agent import MarketParallelEnv
+from tradearena.envs.simulator.recording import synthetic_tape
+from tradearena.envs.simulator.traders import MarketMaker, Noise, light
+from tradearena.envs.spec import MarketSpec, SpecError
+from tradearena.envs.trading_env import TradingEnv
 
 
 def test_both_environments_default_to_the_spec():

@@ -7,14 +7,14 @@ import gymnasium
 import numpy as np
 import pytest
 
-import envs  # noqa: F401 (registers the ids)
-from envs.actions import MakeActions, make_actions
-from envs.market import Market
-from envs.multi_agent import MarketParallelEnv
-from envs.orders import Kind
-from envs.seats import SeatedMarket
-from envs.spec import MarketSpec, SpecError
-from envs.tasks import TASKS
+from tradearena import envs  # noqa: F401 (registers the ids)
+from tradearena.envs.multi_agent import MarketParallelEnv
+from tradearena.envs.seats import SeatedMarket
+from tradearena.envs.simulator.actions import MakeActions, make_actions
+from tradearena.envs.simulator.market import Market
+from tradearena.envs.simulator.orders import Kind
+from tradearena.envs.spec import MarketSpec, SpecError
+from tradearena.envs.tasks import TASKS
 
 MAKING = MarketSpec(
     task="making", population="light", n_steps=20, position_limit=500, inventory_penalty=0.0

@@ -8,11 +8,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs.flow import periodic_times
-from envs.market import Market
-from envs.orders import Kind, Orders
-from envs.traders import MarketMaker, Momentum, Noise, ZeroIntelligence, zero_intelligence
-from envs.traders.base import poisson_times, window
+from tradearena.envs.simulator.flow import periodic_times
+from tradearena.envs.simulator.market import Market
+from tradearena.envs.simulator.orders import Kind, Orders
+from tradearena.envs.simulator.traders import (
+    MarketMaker,
+    Momentum,
+    Noise,
+    ZeroIntelligence,
+    zero_intelligence,
+)
+from tradearena.envs.simulator.traders.base import poisson_times, window
 
 
 def fake_market(**fields) -> SimpleNamespace:

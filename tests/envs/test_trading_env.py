@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import envs  # noqa: F401 - registers the environment ids
-from envs.features import FEATURE_NAMES
-from envs.traders import MarketMaker, Noise, ZeroIntelligence
-from envs.trading_env import TradingEnv
+from tradearena import envs  # noqa: F401 - registers the environment ids
+from tradearena.envs.simulator.features import FEATURE_NAMES
+from tradearena.envs.simulator.traders import MarketMaker, Noise, ZeroIntelligence
+from tradearena.envs.trading_env import TradingEnv
 
 IDS = ("tradearena/SyntheticMarket-v0", "tradearena/ReplayMarket-v0")
 

@@ -8,15 +8,17 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-import agents
-import envs  # noqa: F401  (registers the ids)
-from envs.batch import BatchedMarket
-from envs.multi_agent import MarketParallelEnv
-from envs.seats import SeatedMarket
-from envs.spec import MarketSpec, SpecError
-from envs.trading_env import TradingEnv
-from envs.vector import BatchedParallelEnv, MarketVectorEnv
-from envs.workers import STEP
+from tradearena import (
+    agents,
+    envs,  # noqa: F401  (registers the ids)
+)
+from tradearena.envs.batch import BatchedMarket
+from tradearena.envs.multi_agent import MarketParallelEnv
+from tradearena.envs.seats import SeatedMarket
+from tradearena.envs.spec import MarketSpec, SpecError
+from tradearena.envs.trading_env import TradingEnv
+from tradearena.envs.vector import BatchedParallelEnv, MarketVectorEnv
+from tradearena.envs.workers import STEP
 
 LIGHT = {"population": "light", "n_steps": 12}
 TASKS = [

@@ -9,8 +9,8 @@ import time
 import numpy as np
 import pytest
 
-from envs.vector import MarketVectorEnv
-from envs.workers import ANSWERED, PARENT_SLEEPS, STEP, Board, Link
+from tradearena.envs.vector import MarketVectorEnv
+from tradearena.envs.workers import ANSWERED, PARENT_SLEEPS, STEP, Board, Link
 
 LIGHT = {"population": "light", "n_steps": 5}
 

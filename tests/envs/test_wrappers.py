@@ -1,4 +1,4 @@
-"""Tests for envs.wrappers.history: the Gymnasium API, the (W, F) space, zero padding at
+"""Tests for tradearena.envs.wrappers.history: the Gymnasium API, the (W, F) space, zero padding at
 reset, and that each stacked observation is exactly the stack of the last W plain
 observations."""
 
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import envs  # noqa: F401 - registers the environment ids
-from envs.wrappers import history
+from tradearena import envs  # noqa: F401 - registers the environment ids
+from tradearena.envs.wrappers import history
 
 ENV_ID = "tradearena/SyntheticMarket-v0"
 W = 8

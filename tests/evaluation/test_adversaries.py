@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.deep.ra3q import DeepAdversaryPolicy, DeepRA3Q
-from envs.features import feature_space
-from evaluation.config import parse_config
-from evaluation.experiment import plan
-from evaluation.kinds import run_job
+from tradearena.agents.deep.ra3q import DeepAdversaryPolicy, DeepRA3Q
+from tradearena.envs.simulator.features import feature_space
+from tradearena.evaluation.config import parse_config
+from tradearena.evaluation.experiment import plan
+from tradearena.evaluation.kinds import run_job
 
 ROBUSTNESS = """\
 kind = "robustness"

@@ -14,14 +14,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from envs.batch import BatchedMarket
-from envs.seats import SeatedMarket
-from evaluation.config import parse_config
-from evaluation.experiment import plan, run_experiment
-from evaluation.kinds import run_job
-from evaluation.parallel import LocalExecutor
-from evaluation.rundir import load_run
-from evaluation.trained import Checkpoints
+from tradearena.envs.batch import BatchedMarket
+from tradearena.envs.seats import SeatedMarket
+from tradearena.evaluation.config import parse_config
+from tradearena.evaluation.experiment import plan, run_experiment
+from tradearena.evaluation.kinds import run_job
+from tradearena.evaluation.parallel import LocalExecutor
+from tradearena.evaluation.rundir import load_run
+from tradearena.evaluation.trained import Checkpoints
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -81,7 +81,7 @@ def test_a_job_killed_mid_training_resumes_from_its_checkpoint(tmp_path, learnin
     out = tmp_path / "run"
     kept = out / "checkpoints" / "ra2q" / "seed=0" / "ra2q"
     args = ["run", str(path), "--executor", "local", "--out", str(out), "--no-progress"]
-    command = [sys.executable, "-m", "evaluation.cli", *args]
+    command = [sys.executable, "-m", "tradearena.evaluation.cli", *args]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
     try:
@@ -98,7 +98,7 @@ def test_a_job_killed_mid_training_resumes_from_its_checkpoint(tmp_path, learnin
     done = int(checkpoint.name.removeprefix("episode-"))
     assert 10 <= done < 300 and done % 10 == 0, f"killed after {done} episodes"
 
-    from evaluation.cli import main
+    from tradearena.evaluation.cli import main
 
     assert main([*args, "--resume"]) == 0
     assert len(learning_episodes) == 300 - done

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 import tomli_w
 
-from evaluation.experiment import run_experiment
-from evaluation.parallel import LocalExecutor
+from tradearena.evaluation.experiment import run_experiment
+from tradearena.evaluation.parallel import LocalExecutor
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -44,7 +44,7 @@ def test_quickstart_on_a_two_node_cluster_equals_local(tmp_path):
         cluster.wait_for_nodes()
         env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
         done = subprocess.run(
-            [sys.executable, "-m", "evaluation.cli", "run", str(path), "--no-progress"]
+            [sys.executable, "-m", "tradearena.evaluation.cli", "run", str(path), "--no-progress"]
             + ["--address", cluster.address, "--out", str(tmp_path / "cluster")],
             cwd=REPO,
             env=env,

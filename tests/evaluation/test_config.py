@@ -11,16 +11,18 @@ from pathlib import Path
 import gymnasium
 import pytest
 
-import agents
-import envs  # noqa: F401 (registers the ids)
-from envs.data.recording import synthetic_tape
-from envs.data.tapes import write_lobster
-from envs.spec import MarketSpec
-from envs.tasks import TASKS
-from evaluation.cli import main
-from evaluation.config import MARKET, ConfigError, load_config, parse_config
-from evaluation.experiment import plan
-from evaluation.kinds import run_job
+from tradearena import (
+    agents,
+    envs,  # noqa: F401 (registers the ids)
+)
+from tradearena.envs.data.tapes import write_lobster
+from tradearena.envs.simulator.recording import synthetic_tape
+from tradearena.envs.spec import MarketSpec
+from tradearena.envs.tasks import TASKS
+from tradearena.evaluation.cli import main
+from tradearena.evaluation.config import MARKET, ConfigError, load_config, parse_config
+from tradearena.evaluation.experiment import plan
+from tradearena.evaluation.kinds import run_job
 
 # The tiny experiment of conftest.py, line by line:
 #  1 kind = "compare"      5 [market]               12 [testing]      18 [[agents]]
@@ -278,7 +280,11 @@ def test_defaults_of_a_robustness_perturbation(tmp_path, tiny_text):
     trains an adversary; an agent given as module:Class is labelled by the class name."""
     text = edited(
         tiny_text,
-        [ROBUST, ('id = "q_learning"', 'id = "agents.baselines:Hold"'), ('"ra2q"', '"ra3q"')],
+        [
+            ROBUST,
+            ('id = "q_learning"', 'id = "tradearena.agents.baselines:Hold"'),
+            ('"ra2q"', '"ra3q"'),
+        ],
         '\n[[perturbations]]\nname = "adv"\ntype = "adversary"\n',
     )
     config = load_config(_write(tmp_path, text))

@@ -1,4 +1,5 @@
-"""evaluation.dynamics: hand-computed payoffs, replicator field, rest points, trajectories and
+"""evaluation.analysis.dynamics: hand-computed payoffs, replicator field, rest points, trajectories
+and
 alpha-rank on games with known answers."""
 
 import warnings
@@ -8,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from evaluation.dynamics import (
+from tradearena.evaluation.analysis.dynamics import (
     WEIGHTINGS,
     _jacobian,
     _polynomial,
@@ -20,7 +21,7 @@ from evaluation.dynamics import (
     simplex_grid,
     trajectory,
 )
-from evaluation.payoffs import PayoffTable
+from tradearena.evaluation.analysis.payoffs import PayoffTable
 
 NAN = np.nan
 PRISONERS = [[3.0, 0.0], [5.0, 1.0]]  # strategy 1 (defect) strictly dominant

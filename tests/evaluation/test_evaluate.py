@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import agents
-from evaluation.cli import main
-from evaluation.evaluate import _tables_of
-from evaluation.experiment import run_experiment
-from evaluation.parallel import LocalExecutor
-from evaluation.rundir import load_run
+from tradearena import agents
+from tradearena.evaluation.cli import main
+from tradearena.evaluation.evaluate import _tables_of
+from tradearena.evaluation.experiment import run_experiment
+from tradearena.evaluation.parallel import LocalExecutor
+from tradearena.evaluation.rundir import load_run
 
 MAKING = """\
 kind = "compare"
@@ -208,7 +208,7 @@ def test_an_agent_from_a_saved_one(making_run, tmp_path):
     ],
 )
 def test_bad_from_tables_are_named(making_run, tmp_path, table, message):
-    from evaluation.config import ConfigError, load_config
+    from tradearena.evaluation.config import ConfigError, load_config
 
     saved = making_run / "agents" / "raql"
     path = tmp_path / "bad.toml"

@@ -15,14 +15,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from evaluation.cli import main
-from evaluation.config import load_config
-from evaluation.experiment import plan, run_experiment
-from evaluation.kinds import run_job
-from evaluation.metrics import summary_table
-from evaluation.parallel import LocalExecutor, RayExecutor
-from evaluation.rundir import load_run
-from evaluation.store import Store
+from tradearena.evaluation.analysis.metrics import summary_table
+from tradearena.evaluation.cli import main
+from tradearena.evaluation.config import load_config
+from tradearena.evaluation.experiment import plan, run_experiment
+from tradearena.evaluation.kinds import run_job
+from tradearena.evaluation.parallel import LocalExecutor, RayExecutor
+from tradearena.evaluation.rundir import load_run
+from tradearena.evaluation.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -67,7 +67,7 @@ n_agents = 20
 """
 
 FLAKY = '''\
-from agents.base import Agent
+from tradearena.agents.base import Agent
 
 
 class Flaky(Agent):
@@ -87,7 +87,7 @@ class Flaky(Agent):
 
 
 CONTRARIAN = """\
-from agents import Agent
+from tradearena.agents import Agent
 
 
 class Contrarian(Agent):
@@ -123,7 +123,7 @@ def done_jobs(database: Path) -> int:
 
 def cli(*args: str) -> list[str]:
     """The command line of ``tradearena`` in a fresh Python."""
-    return [sys.executable, "-m", "evaluation.cli", *args]
+    return [sys.executable, "-m", "tradearena.evaluation.cli", *args]
 
 
 def cli_env() -> dict[str, str]:

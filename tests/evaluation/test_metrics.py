@@ -1,4 +1,5 @@
-"""evaluation.metrics: hand-computed values, degenerate data, input errors, bootstrap, tables."""
+"""evaluation.analysis.metrics: hand-computed values, degenerate data, input errors, bootstrap,
+tables."""
 
 import math
 
@@ -8,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluation.metrics import (
+from tradearena.evaluation.analysis.metrics import (
     ConfidenceInterval,
     DegenerateMetricWarning,
     bootstrap_ci,
@@ -22,7 +23,7 @@ from evaluation.metrics import (
     total_pnl,
 )
 
-IGNORE_DEGENERATE = "ignore::evaluation.metrics.DegenerateMetricWarning"
+IGNORE_DEGENERATE = "ignore::tradearena.evaluation.analysis.metrics.DegenerateMetricWarning"
 
 # cvar tests: sorted -5, -3, -1, 0, 1, 2, 3, 4
 EIGHT = [-5.0, 3.0, -1.0, 2.0, 0.0, 4.0, -3.0, 1.0]

@@ -1,4 +1,4 @@
-"""evaluation.parallel: executors stream every job's result exactly once, and a job that
+"""tradearena.evaluation.parallel: executors stream every job's result exactly once, and a job that
 raises inside Ray (or kills its worker) comes back as a failed JobResult, not an exception."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from collections import Counter
 
 import pytest
 
-from evaluation.parallel import LocalExecutor, RayExecutor, make_executor
-from evaluation.rollout import Job
-from evaluation.store import EpisodeRecord, JobResult
+from tradearena.evaluation.parallel import LocalExecutor, RayExecutor, make_executor
+from tradearena.evaluation.rollout import Job
+from tradearena.evaluation.store import EpisodeRecord, JobResult
 
 ray = pytest.importorskip("ray")
 # Ray workers cannot import this test module: ship its functions by value.
@@ -120,7 +120,7 @@ def test_local_ray_keeps_token_authentication_without_a_warning(tiny_config, tmp
     stated (RAY_AUTH_MODE=token) rather than left to Ray's default, which warns."""
     code = (
         "import sys\n"
-        "from evaluation.cli import main\n"
+        "from tradearena.evaluation.cli import main\n"
         f"status = main(['run', {str(tiny_config)!r}, '--out', {str(tmp_path / 'run')!r}, "
         "'--workers', '1', '--no-progress'])\n"
         "from ray._raylet import get_authentication_mode\n"

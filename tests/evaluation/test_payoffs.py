@@ -1,4 +1,4 @@
-"""evaluation.payoffs: construction, validation, round trips, matrix games, records."""
+"""evaluation.analysis.payoffs: construction, validation, round trips, matrix games, records."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation.payoffs import PayoffTable, profile_key
+from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
 
 NAN = np.nan
 # p = 3 players, two strategies (ALGORITHMS.md test vector)

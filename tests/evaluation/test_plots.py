@@ -1,4 +1,5 @@
-"""evaluation.plots, replicator-dynamics figures: what is drawn, on bare Figures (no pyplot)."""
+"""evaluation.analysis.plots, replicator-dynamics figures: what is drawn, on bare Figures (no
+pyplot)."""
 
 import math
 
@@ -9,11 +10,11 @@ from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.quiver import Quiver
 
-import agents
-from envs.features import FEATURE_NAMES
-from envs.spec import MarketSpec
-from evaluation.payoffs import PayoffTable
-from evaluation.plots import (
+from tradearena import agents
+from tradearena.envs.simulator.features import FEATURE_NAMES
+from tradearena.envs.spec import MarketSpec
+from tradearena.evaluation.analysis.payoffs import PayoffTable
+from tradearena.evaluation.analysis.plots import (
     REST_POINT_COLOURS,
     dynamics_figure,
     flow_line,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from evaluation.parallel import LocalExecutor
-from evaluation.reproduce import EXPERIMENTS, curve_variance, reproduce, value_variance
+from tradearena.evaluation.parallel import LocalExecutor
+from tradearena.evaluation.reproduce import EXPERIMENTS, curve_variance, reproduce, value_variance
 
 SMOKE = {
     "seeds": 2,

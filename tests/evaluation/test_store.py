@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs.errors import UserError
-from evaluation.store import _SCHEMA, EpisodeRecord, JobResult, Store
+from tradearena.envs.errors import UserError
+from tradearena.evaluation.store import _SCHEMA, EpisodeRecord, JobResult, Store
 
 CONFIG = '[experiment]\nname = "store-test"\n'
 JOB_COUNT = 8  # jobs in the crash test
@@ -37,7 +37,7 @@ CHILD = f"""
 import sys, time
 sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
 from test_store import CONFIG, CRASH_EPISODES, JOB_COUNT, make_result
-from evaluation.store import Store
+from tradearena.evaluation.store import Store
 
 results = [make_result(index, CRASH_EPISODES) for index in range(JOB_COUNT)]
 store = Store(sys.argv[1])

@@ -8,14 +8,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from envs.seats import SeatedMarket
-from evaluation.config import parse_config
-from evaluation.experiment import plan, run_experiment
-from evaluation.kinds import run_job
-from evaluation.parallel import LocalExecutor
-from evaluation.rollout import TEST, episodes, market_spec, trained_alone
-from evaluation.rundir import load_run
-from evaluation.tournament import payoff_table, seat_payoffs
+from tradearena.envs.seats import SeatedMarket
+from tradearena.evaluation.config import parse_config
+from tradearena.evaluation.experiment import plan, run_experiment
+from tradearena.evaluation.kinds import run_job
+from tradearena.evaluation.parallel import LocalExecutor
+from tradearena.evaluation.rollout import TEST, episodes, market_spec, trained_alone
+from tradearena.evaluation.rundir import load_run
+from tradearena.evaluation.tournament import payoff_table, seat_payoffs
 
 TOURNAMENT = """\
 kind = "tournament"

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-import agents
-from envs.batch import BatchedMarket
-from envs.seats import SeatedMarket
-from envs.spec import MarketSpec
+from tradearena import agents
+from tradearena.envs.batch import BatchedMarket
+from tradearena.envs.seats import SeatedMarket
+from tradearena.envs.spec import MarketSpec
 
 SPEC = MarketSpec(population="light", n_steps=12, task="making", reward_scale=0.01)
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import agents
-from envs.batch import BatchedMarket
-from envs.seats import SeatedMarket
-from envs.spec import MarketSpec
+from tradearena import agents
+from tradearena.envs.batch import BatchedMarket
+from tradearena.envs.seats import SeatedMarket
+from tradearena.envs.spec import MarketSpec
 
 SPEC = MarketSpec(
     task="making",

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-import agents
-from agents.deep.risk import apply_utility, risk_values
-from agents.utility import Exponential, PiecewiseLinear
-from envs.trading_env import TradingEnv
+from tradearena import agents
+from tradearena.agents.deep.risk import apply_utility, risk_values
+from tradearena.agents.utility import Exponential, PiecewiseLinear
+from tradearena.envs.trading_env import TradingEnv
 
 OBS = np.ones(1, dtype=np.float32)
 SCALE = 0.25

@@ -3,7 +3,7 @@
 import gymnasium as gym
 import pytest
 
-import envs  # noqa: F401 (registers tradearena/SyntheticMarket-v0)
+from tradearena import envs  # noqa: F401 (registers tradearena/SyntheticMarket-v0)
 
 sb3 = pytest.importorskip("stable_baselines3")
 from stable_baselines3.common.env_checker import check_env  # noqa: E402

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-import agents
-from agents.deep.buffers import ReplayBuffer
+from tradearena import agents
+from tradearena.agents.deep.buffers import ReplayBuffer
 
 DEEP = ("dqn", "averaged_dqn", "deep_raql", "deep_ra2q", "deep_ra3q")
 EYE = np.eye(4, dtype=np.float32)

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-import agents
-from agents.deep.dqn import QNetwork
-from agents.deep.encoders import make_torso
-from agents.deep.normalization import RunningMoments
+from tradearena import agents
+from tradearena.agents.deep.dqn import QNetwork
+from tradearena.agents.deep.encoders import make_torso
+from tradearena.agents.deep.normalization import RunningMoments
 
 
 def test_running_moments_equal_the_moments_of_everything_folded():

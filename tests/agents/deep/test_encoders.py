@@ -5,7 +5,7 @@ import pytest
 import torch
 from torch import nn
 
-from agents.deep.encoders import TORSOS, make_torso
+from tradearena.agents.deep.encoders import TORSOS, make_torso
 
 W, F = 8, 4
 SEQUENCE = ("cnn", "gru", "lstm", "transformer")

@@ -8,8 +8,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from envs.data.tapes import Tape
-from envs.traders.replay import replay_fidelity
+from tradearena.envs.data.tapes import Tape
+from tradearena.envs.simulator.traders.replay import replay_fidelity
 
 MIDNIGHT_NS = 1_723_075_200 * 10**9
 """2024-08-08 00:00:00 UTC, in ns since the epoch."""

@@ -22,9 +22,9 @@ from recordings import (
     write,
 )
 
-from envs.data.convert import convert, load_converted, write_converted
-from envs.data.files import FeedError
-from envs.data.tapes import EMPTY_ASK, EMPTY_BID
+from tradearena.envs.data.convert import convert, load_converted, write_converted
+from tradearena.envs.data.files import FeedError
+from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID
 
 
 def line_time(k: int) -> int:

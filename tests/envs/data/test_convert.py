@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from recordings import at, depth, snapshot, trade, write
 
-from envs.data.convert import convert, write_converted
-from envs.data.files import FeedError
-from envs.data.load import load_tape
-from envs.spec import MarketSpec, SpecError
-from envs.trading_env import TradingEnv
-from evaluation.cli import main
-from evaluation.config import load_config
+from tradearena.envs.data.convert import convert, write_converted
+from tradearena.envs.data.files import FeedError
+from tradearena.envs.data.load import load_tape
+from tradearena.envs.spec import MarketSpec, SpecError
+from tradearena.envs.trading_env import TradingEnv
+from tradearena.evaluation.cli import main
+from tradearena.evaluation.config import load_config
 
 
 @pytest.fixture(scope="module")

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from recordings import MIDNIGHT_NS, replays_exactly, rows_of, write_csv
 
-from envs import OrderBook
-from envs.data.convert import convert
-from envs.data.files import FeedError
-from envs.data.tapes import EMPTY_ASK
-from envs.replayer import QUEUE_MODELS
-from envs.traders import MarketReplay
+from tradearena.envs import OrderBook
+from tradearena.envs.data.convert import convert
+from tradearena.envs.data.files import FeedError
+from tradearena.envs.data.tapes import EMPTY_ASK
+from tradearena.envs.simulator.replayer import QUEUE_MODELS
+from tradearena.envs.simulator.traders import MarketReplay
 
 ORDERS_HEADER = "id,timestamp,exchange_timestamp,price,volume,action,direction"
 TRADES_HEADER = "trade_id,timestamp,exchange_timestamp,price,amount,buy_order_id,sell_order_id,side"

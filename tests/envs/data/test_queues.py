@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from recordings import MIDNIGHT_NS, at, depth, snapshot, trade, write
 
-from envs import OrderBook
-from envs.data.convert import convert
-from envs.data.tapes import Tape
-from envs.replayer import QUEUE_MODELS, Replayer
-from envs.spec import MarketSpec, SpecError
-from envs.traders import MarketReplay
+from tradearena.envs import OrderBook
+from tradearena.envs.data.convert import convert
+from tradearena.envs.data.tapes import Tape
+from tradearena.envs.simulator.replayer import QUEUE_MODELS, Replayer
+from tradearena.envs.simulator.traders import MarketReplay
+from tradearena.envs.spec import MarketSpec, SpecError
 
 SEAT, REPLAY = 0, 1
 BID = 10_000  # ticks: 100.00 at a tick of 0.01

@@ -1,4 +1,4 @@
-"""Tests for envs.data.tapes: LOBSTER round trips, the initial book, bad files and time
+"""Tests for tradearena.envs.data.tapes: LOBSTER round trips, the initial book, bad files and time
 slicing.
 
 Fixtures are small tapes built here and written to tmp_path; no real market data is used.
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs.data.tapes import (
+from tradearena.envs.data.tapes import (
     EMPTY_ASK,
     EMPTY_BID,
     MESSAGE_DTYPE,

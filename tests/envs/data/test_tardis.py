@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from recordings import MIDNIGHT_NS, replays_exactly, rows_of, write_csv
 
-from envs.data.convert import convert
-from envs.data.files import FeedError
-from envs.data.tapes import EMPTY_BID
+from tradearena.envs.data.convert import convert
+from tradearena.envs.data.files import FeedError
+from tradearena.envs.data.tapes import EMPTY_BID
 
 BOOK_HEADER = "exchange,symbol,timestamp,local_timestamp,is_snapshot,side,price,amount"
 TRADES_HEADER = "exchange,symbol,timestamp,local_timestamp,id,side,price,amount"

@@ -1,10 +1,10 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
 # distutils: language = c++
-"""The seats' feature vectors, compiled: `envs.features.features` for one seat and
+"""The seats' feature vectors, compiled: `envs.simulator.features.features` for one seat and
 `observe` for every seat of many markets in one call compute them with the same code;
-`discretize` turns many feature vectors into tabular states (`envs.features.Discretizer`).
+`discretize` turns many feature vectors into tabular states (`envs.simulator.features.Discretizer`).
 
-The features and their units are described in `envs.features`.
+The features and their units are described in `envs.simulator.features`.
 """
 
 import numpy as np
@@ -13,8 +13,8 @@ cimport numpy as cnp
 from cython.operator cimport dereference as deref, predecrement as dec
 from libc.math cimport isnan, log, sqrt
 
-from envs.book cimport Half, LevelIter, OrderBook, i64, position, quoted, spread_ticks
-from envs.flow cimport MarketState
+from tradearena.envs.simulator.book cimport Half, LevelIter, OrderBook, i64, position, quoted, spread_ticks
+from tradearena.envs.simulator.flow cimport MarketState
 
 cnp.import_array()
 
@@ -81,7 +81,7 @@ def observe(
     double return_cap,
     float[:, :, ::1] out,
 ):
-    """Write every seat's features in each of ``markets`` (`envs.market.Market`, opened) into
+    """Write every seat's features in each of ``markets`` (`envs.simulator.market.Market`, opened) into
     ``out[i, seat]`` (shape (len(markets), n_seats, F), float32)."""
     cdef Py_ssize_t i, seat
     cdef OrderBook book

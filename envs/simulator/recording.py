@@ -11,10 +11,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from envs.book import OrderBook
-from envs.data.tapes import EMPTY_ASK, EMPTY_BID, MESSAGE_DTYPE, Event, Tape
-from envs.market import Market
-from envs.traders import rmsc04
+from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, MESSAGE_DTYPE, Event, Tape
+from tradearena.envs.simulator.book import OrderBook
+from tradearena.envs.simulator.market import Market
+from tradearena.envs.simulator.traders import rmsc04
 
 __all__ = ["book_snapshots", "synthetic_tape"]
 
@@ -52,11 +52,10 @@ def synthetic_tape(
 ) -> Tape:
     """Record a synthetic session as a tape, so that replay works with no data at all.
 
-    The session (``traders``, default the rmsc04-sized population, and `envs.market.Market`
-    keywords such as ``n_steps``) runs with no seats from an empty book; every change of the
-    book becomes a LOBSTER message and the top ``levels`` after each one a book row. Replaying
-    the tape alone reproduces the session's book exactly.
-    """
+    The session (``traders``, default the rmsc04-sized population, and
+    `envs.simulator.market.Market` keywords such as ``n_steps``) runs with no seats from an empty
+    book; every change of the book becomes a LOBSTER message and the top ``levels`` after each one a
+    book row. Replaying the tape alone reproduces the session's book exactly."""
     market = Market(
         rmsc04() if traders is None else traders, n_seats=0, record=True, **market_kwargs
     )

@@ -1,11 +1,11 @@
 """Background traders: populations that send order flow between the seats' decisions."""
 
-from envs.traders.base import Trader
-from envs.traders.market_maker import MarketMaker
-from envs.traders.momentum import Momentum
-from envs.traders.noise import Noise
-from envs.traders.replay import MarketReplay
-from envs.traders.zero_intelligence import ZeroIntelligence
+from tradearena.envs.simulator.traders.base import Trader
+from tradearena.envs.simulator.traders.market_maker import MarketMaker
+from tradearena.envs.simulator.traders.momentum import Momentum
+from tradearena.envs.simulator.traders.noise import Noise
+from tradearena.envs.simulator.traders.replay import MarketReplay
+from tradearena.envs.simulator.traders.zero_intelligence import ZeroIntelligence
 
 __all__ = [
     "MarketMaker",

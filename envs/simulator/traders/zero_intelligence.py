@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.draws import normal, poisson
-from envs.flow import linear_recursion
-from envs.orders import Kind, Orders, Program, Rule
-from envs.traders.base import SIDES, Trader, poisson_times, window
+from tradearena.envs.simulator.draws import normal, poisson
+from tradearena.envs.simulator.flow import linear_recursion
+from tradearena.envs.simulator.orders import Kind, Orders, Program, Rule
+from tradearena.envs.simulator.traders.base import SIDES, Trader, poisson_times, window
 
 if TYPE_CHECKING:
-    from envs.market import Market
+    from tradearena.envs.simulator.market import Market
 
 
 _REPLACE, _CANCEL_ALL = int(Kind.REPLACE), int(Kind.CANCEL_ALL)

@@ -7,9 +7,9 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from envs.book import OrderBook
-from envs.flow import Flow, MarketState, advance
-from envs.orders import Orders, Program, SeatOrder
+from tradearena.envs.simulator.book import OrderBook
+from tradearena.envs.simulator.flow import Flow, MarketState, advance
+from tradearena.envs.simulator.orders import Orders, Program, SeatOrder
 
 __all__ = ["Account", "Background", "Market"]
 
@@ -30,7 +30,7 @@ class Account(NamedTuple):
 
 
 class Background(Protocol):
-    """What a market asks of a background population (`envs.traders.Trader` is one): how
+    """What a market asks of a background population (`envs.simulator.traders.Trader` is one): how
     many owner ids it needs, a reset per session, its orders per interval (or, from
     `program`, the session's rows priced by compiled code) and the carrying out of its HANDLE
     rows."""
@@ -208,7 +208,7 @@ class Market(MarketState):
 
     def _flow(self, t0: float, t1: float) -> None:
         """Execute the background traders' orders in [t0, t1) in time order: compiled when
-        every population has a `envs.traders.Trader.program`, else from their `orders`."""
+        every population has a `envs.simulator.traders.Trader.program`, else from their `orders`."""
         if self._compiled is not None:
             orders, cancels = self._compiled.run(self.book, t0, t1, self.last_mid, self.mids())
             self.n_orders += orders

@@ -1,10 +1,10 @@
 # cython: language_level=3
-"""The C declarations of `envs.replayer`, so the compiled flow (`envs.flow`) carries out a
+"""The C declarations of `envs.simulator.replayer`, so the compiled flow (`envs.simulator.flow`) carries out a
 replay's messages without going through Python."""
 
 from libcpp.unordered_map cimport unordered_map
 
-from envs.book cimport OrderBook, i64
+from tradearena.envs.simulator.book cimport OrderBook, i64
 
 
 cdef class Replayer:

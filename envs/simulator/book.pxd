@@ -1,6 +1,6 @@
 # cython: language_level=3
-"""The C declarations of `envs.book`: its row kinds, its order and level records and the
-`OrderBook` class's fields and C methods, so other compiled modules (`envs.flow`) can drive a
+"""The C declarations of `envs.simulator.book`: its row kinds, its order and level records and the
+`OrderBook` class's fields and C methods, so other compiled modules (`envs.simulator.flow`) can drive a
 book without going through Python."""
 
 cimport cython
@@ -17,7 +17,7 @@ cdef enum:
     OWNERS = 1 << 20  # owners are below this (accounts and order lists are vectors by owner)
 
 cdef enum:
-    # row kinds of `OrderBook.run` (envs.orders.Kind has the same values)
+    # row kinds of `OrderBook.run` (tradearena.envs.simulator.orders.Kind has the same values)
     K_LIMIT = 1  # limit order; the remainder rests
     K_MARKET = 2  # market order; nothing rests
     K_REPLACE = 3  # cancel the owner's resting orders, then a limit order

@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.book import OrderBook
-from envs.orders import Kind, Orders, Program, Rule
-from envs.replayer import Replayer
-from envs.traders.base import Trader, window
+from tradearena.envs.simulator.book import OrderBook
+from tradearena.envs.simulator.orders import Kind, Orders, Program, Rule
+from tradearena.envs.simulator.replayer import Replayer
+from tradearena.envs.simulator.traders.base import Trader, window
 
 if TYPE_CHECKING:
-    from envs.book import Fill
-    from envs.data.tapes import Tape
-    from envs.market import Market
+    from tradearena.envs.data.tapes import Tape
+    from tradearena.envs.simulator.book import Fill
+    from tradearena.envs.simulator.market import Market
 
 
 class MarketReplay(Trader):
@@ -36,20 +36,19 @@ class MarketReplay(Trader):
       at that price (or better) trade first;
     - 5 hidden execution, 6 cross trade, 7 halt: no change to the visible book.
 
-    With ``reconcile`` (default: when the tape has orderbook rows its messages cannot fully
-    explain, i.e. a file rather than a recorded synthetic session) the replay then adjusts
-    its own resting volume so that the book's top levels equal the tape's row after that
-    message: messages of a level-L file cannot explain volume that enters the top L levels
-    from deeper in the book. It takes out, on both sides, the replay's volume that the row does
-    not show (down to the row's deepest level when the row shows every level, as deeper levels
-    are unknown then), then adds what is missing. ``added`` and ``removed`` count the shares
-    this took. The messages are carried out by a compiled `envs.replayer.Replayer`, through
-    the book's C methods.
+    With ``reconcile`` (default: when the tape has orderbook rows its messages cannot fully explain,
+    i.e. a file rather than a recorded synthetic session) the replay then adjusts its own resting
+    volume so that the book's top levels equal the tape's row after that message: messages of a
+    level-L file cannot explain volume that enters the top L levels from deeper in the book. It
+    takes out, on both sides, the replay's volume that the row does not show (down to the row's
+    deepest level when the row shows every level, as deeper levels are unknown then), then adds what
+    is missing. ``added`` and ``removed`` count the shares this took. The messages are carried out
+    by a compiled `envs.simulator.replayer.Replayer`, through the book's C methods.
 
     A cancel that names no order of the replay's (an L2 feed's, where the feed does not say
     whose volume left a level, or an order placed before the tape starts) is shared out at a
     level where another participant's order rests by the ``queue`` model (one of
-    `envs.replayer.QUEUE_MODELS`, with ``queue_power`` for "power"): "risk_averse" (the
+    `envs.simulator.replayer.QUEUE_MODELS`, with ``queue_power`` for "power"): "risk_averse" (the
     default) takes it from behind that order first, so only trades advance it. Orders the
     tape names (L3 and LOBSTER) keep their exact queue.
     """
@@ -190,7 +189,7 @@ class ReplayReport:
 
 def replay_fidelity(tape: Tape, *, reconcile: bool) -> ReplayReport:
     """Replay ``tape`` alone through a fresh book and compare with its orderbook rows."""
-    from envs.book import OrderBook
+    from tradearena.envs.simulator.book import OrderBook
 
     if tape.book is None:
         raise ValueError(f"fidelity needs the tape's orderbook file ({tape.source})")

@@ -1,13 +1,13 @@
 # cython: language_level=3
-"""The C declarations of `envs.flow`: a population's rows, a session's background `Flow` and
+"""The C declarations of `envs.simulator.flow`: a population's rows, a session's background `Flow` and
 the `MarketState` a decision step reads and writes, so other compiled modules
-(`envs.observation`) reach a market without Python attribute look-ups."""
+(`envs.simulator.observation`) reach a market without Python attribute look-ups."""
 
 cimport cython
 cimport numpy as cnp
 from libcpp.vector cimport vector
 
-from envs.book cimport OrderBook, i32, i64
+from tradearena.envs.simulator.book cimport OrderBook, i32, i64
 
 
 cdef struct Population:
@@ -27,7 +27,7 @@ cdef struct Population:
     i64 q_max, short, long, decision
     double lot, half_spread
     i64 levels, spacing, size, bid, ask  # MAKER: its ladder; its best quotes this interval
-    void* replayer  # REPLAY: the `envs.replayer.Replayer` of its messages (kept by the Flow)
+    void* replayer  # REPLAY: the `envs.simulator.replayer.Replayer` of its messages (kept by the Flow)
 
 
 cdef class Flow:

@@ -1,9 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
 # distutils: language = c++
 """A replayed tape's messages carried out on a book, compiled: `Replayer` is what
-`envs.traders.MarketReplay` does with each LOBSTER message (its docstring says what), called
+`envs.simulator.traders.MarketReplay` does with each LOBSTER message (its docstring says what), called
 from Python (``handle``) and, without a Python call per message, from the market's compiled
-flow (`envs.flow.Flow`)."""
+flow (`envs.simulator.flow.Flow`)."""
 
 import numpy as np
 
@@ -12,7 +12,7 @@ from libc.math cimport floor, log1p, pow
 from libcpp.pair cimport pair
 from libcpp.vector cimport vector
 
-from envs.book cimport (
+from tradearena.envs.simulator.book cimport (
     M_DELETE, M_EXECUTE, M_NEW, M_PARTIAL_CANCEL, Half, LevelIter, Order, OrderBook, check_qty,
     check_side, i64, level_volume,
 )

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.errors import not_one_of
-from envs.flow import make_orders
-from envs.orders import Kind
+from tradearena.envs.errors import not_one_of
+from tradearena.envs.simulator.flow import make_orders
+from tradearena.envs.simulator.orders import Kind
 
 if TYPE_CHECKING:
-    from envs.market import Market
-    from envs.orders import SeatOrder
+    from tradearena.envs.simulator.market import Market
+    from tradearena.envs.simulator.orders import SeatOrder
 
 __all__ = [
     "ACTION_SETS",
@@ -165,7 +165,7 @@ class MakeActions(ActionSet):
     def orders_batch(
         self, actions: np.ndarray, markets: Sequence[Market], seat: int
     ) -> list[list[SeatOrder]]:
-        """`orders` for many markets in one compiled call (`envs.flow.make_orders`)."""
+        """`orders` for many markets in one compiled call (`envs.simulator.flow.make_orders`)."""
         actions = np.ascontiguousarray(actions, dtype=np.int64)
         return make_orders(list(markets), actions, seat, self.levels, self.size)
 

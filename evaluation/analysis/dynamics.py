@@ -35,8 +35,8 @@ from scipy import integrate, optimize, special, stats
 from scipy.linalg import null_space
 from scipy.sparse.csgraph import connected_components
 
-from envs.errors import not_one_of
-from evaluation.payoffs import PayoffTable
+from tradearena.envs.errors import not_one_of
+from tradearena.evaluation.analysis.payoffs import PayoffTable
 
 __all__ = [
     "WEIGHTINGS",

@@ -17,12 +17,12 @@ from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Polygon
 
-from agents.base import Agent
-from envs.actions import make_actions
-from envs.features import feature_names
-from envs.spec import MarketSpec
-from evaluation.dynamics import field, rest_points, simplex_grid
-from evaluation.payoffs import PayoffTable
+from tradearena.agents.base import Agent
+from tradearena.envs.simulator.actions import make_actions
+from tradearena.envs.simulator.features import feature_names
+from tradearena.envs.spec import MarketSpec
+from tradearena.evaluation.analysis.dynamics import field, rest_points, simplex_grid
+from tradearena.evaluation.analysis.payoffs import PayoffTable
 
 __all__ = [
     "dynamics_figure",
@@ -118,7 +118,7 @@ def sharpe_bars(
     metric: str = "sharpe",
 ) -> Axes:
     """Bars of ``metric`` per agent with their confidence intervals (``metric_low`` /
-    ``metric_high`` columns of `evaluation.metrics.summary_table`), for one condition."""
+    ``metric_high`` columns of `evaluation.analysis.metrics.summary_table`), for one condition."""
     ax = _axes(ax)
     rows = summary if condition is None else summary[summary["condition"] == condition]
     rows = rows.sort_values(metric, ascending=False)
@@ -214,7 +214,7 @@ def _save(ax: Axes, path: Path) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------
-# Replicator dynamics of an empirical game (evaluation.dynamics)
+# Replicator dynamics of an empirical game (tradearena.evaluation.analysis.dynamics)
 # ---------------------------------------------------------------------------------------------
 REST_POINT_COLOURS = {
     "stable": "black",

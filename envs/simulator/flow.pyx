@@ -5,9 +5,9 @@ orders, the background flow, marking to market) in one call, and `Flow` is a ses
 background order flow: every population's rows, merged in time order, priced and carried out
 interval by interval without returning to Python.
 
-Each background population that can says what it will send as a `envs.orders.Program`: all
+Each background population that can says what it will send as a `envs.simulator.orders.Program`: all
 its rows for the session (what does not depend on the market: times, kinds, sizes, owners)
-and the `envs.orders.Rule` that prices them from what the market shows at the start of each
+and the `envs.simulator.orders.Rule` that prices them from what the market shows at the start of each
 interval. `Flow.run` then does what the market's Python path does with the populations'
 ``orders`` methods (concatenate an interval's batches in population order, sort by time,
 price, carry out), with the same arithmetic, so both give the same session to the bit
@@ -22,11 +22,11 @@ from libc.math cimport NAN, ceil, floor, rint
 from cython.operator cimport dereference as deref, predecrement as dec
 from libcpp.vector cimport vector
 
-from envs.book cimport (
+from tradearena.envs.simulator.book cimport (
     K_CANCEL_ALL, K_LIMIT, K_MARKET, K_QUOTE, K_REPLACE, Account, Half, LevelIter, Order,
     OrderBook, Owned, best_key, i32, i64, mid_ticks, position, quoted, spread_ticks,
 )
-from envs.replayer cimport Replayer
+from tradearena.envs.simulator.replayer cimport Replayer
 
 cnp.import_array()
 
@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 cdef enum:
-    # envs.orders.Rule
+    # tradearena.envs.simulator.orders.Rule
     FIXED = 0
     ZERO_INTELLIGENCE = 1
     MOMENTUM = 2
@@ -45,8 +45,8 @@ cdef enum:
 
 cdef class MarketState:
     """What a market's decision step reads and writes, as C fields (declared in flow.pxd)
-    that `advance` and `envs.observation.observe` reach without Python attribute look-ups;
-    `envs.market.Market` is one and describes them."""
+    that `advance` and `envs.simulator.observation.observe` reach without Python attribute look-ups;
+    `envs.simulator.market.Market` is one and describes them."""
 
     @property
     def done(self) -> bool:
@@ -62,14 +62,14 @@ def advance(
     cnp.int64_t[:, ::1] inventory=None,
     cnp.uint8_t[::1] ended=None,
 ):
-    """One decision step of each of ``markets`` (`envs.market.Market`, each with
+    """One decision step of each of ``markets`` (`envs.simulator.market.Market`, each with
     ``change.shape[1]`` seats and not done): ``orders[i][seat]`` are the seat's orders
-    (`envs.orders.SeatOrder`; missing seats do nothing). Writes each seat's change of
+    (`envs.simulator.orders.SeatOrder`; missing seats do nothing). Writes each seat's change of
     marked-to-market value, dollars, into ``change[i, seat]``, and when given, the mid
     before and after the step (ticks) into ``mids[i]``, each seat's inventory after it
     (shares) into ``inventory[i]`` and whether the session is over into ``ended[i]``.
 
-    A step (`envs.market.Market` describes it): the seats' orders at the step's start, seats
+    A step (`envs.simulator.market.Market` describes it): the seats' orders at the step's start, seats
     in a random order from the market's generator, quantities clipped to the position limit;
     the background flow over the step; every seat marked to the mid.
     """
@@ -160,7 +160,7 @@ cdef _submit(OrderBook book, i64 seat, object orders, i64 limit, i64* counts):
 def make_orders(
     list markets, const long long[::1] actions, i64 seat, const long long[:, ::1] levels, i64 size
 ):
-    """`envs.actions.MakeActions.orders` of ``seat`` in each of ``markets`` (its action in
+    """`envs.simulator.actions.MakeActions.orders` of ``seat`` in each of ``markets`` (its action in
     ``actions``, (N,)), the same orders computed from the books' records in C: a list of N
     order lists. ``levels`` (A, 2) is each action's bid and ask level (-1: off); action 0
     reduces the inventory."""
@@ -247,7 +247,7 @@ cdef tuple _make_quote(int side, i64 level, i64 top, bint has_opposite, i64 oppo
 cdef inline double _value(
     OrderBook book, i64 seat, double mid, double tick, double fee
 ) noexcept:
-    """The seat's marked-to-market value, dollars (`envs.market.Account.value`)."""
+    """The seat's marked-to-market value, dollars (`envs.simulator.market.Account.value`)."""
     if seat >= <i64>book._accounts.size():
         return 0.0
     cdef Account* a = &book._accounts[seat]
@@ -255,7 +255,7 @@ cdef inline double _value(
 
 
 cdef class Flow:
-    """The rows of ``programs`` (one `envs.orders.Program` per population, in the market's
+    """The rows of ``programs`` (one `envs.simulator.orders.Program` per population, in the market's
     population order), carried out interval by interval in time order, ties in population
     order (as ``Orders.concat`` orders them); ``handlers`` maps owners to the traders that
     carry out their HANDLE rows, and a REPLAY program's ``replayer`` carries out its rows
@@ -447,7 +447,7 @@ cdef inline double _mean(const double* mids, Py_ssize_t n, i64 last) noexcept:
 
 def linear_recursion(const double[::1] decay, const double[::1] kicks):
     """x_i = x_{i-1} decay_i + kicks_i from x_{-1} = 0, shape (n,): an Ornstein-Uhlenbeck path
-    sampled at uneven times (`envs.traders.ZeroIntelligence.fundamental_path`)."""
+    sampled at uneven times (`envs.simulator.traders.ZeroIntelligence.fundamental_path`)."""
     out = np.empty(kicks.shape[0])
     cdef double[::1] path = out
     cdef double x = 0.0
@@ -461,7 +461,7 @@ def linear_recursion(const double[::1] decay, const double[::1] kicks):
 def periodic_times(const double[::1] phase, double period, double t0, double t1):
     """Wake-ups at ``phase + j * period`` (phase per agent, seconds, shape (n,)) in [t0, t1):
     (times float64, agent indices int32), sorted by time, ties by agent: what a stable argsort
-    of every agent's wake-ups one agent after another gives (`envs.traders.base`), the same
+    of every agent's wake-ups one agent after another gives (`envs.simulator.traders.base`), the same
     numbers computed the same way. Every agent's first wake-up lies in [t0, t0 + period), so
     taking the agents in the order of their first wake-up round after round sorts them; that
     order is checked strictly increasing, else the agents' lists are merged one row at a

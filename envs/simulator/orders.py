@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-import envs.book as book
+import tradearena.envs.simulator.book as book
 
 __all__ = ["Kind", "Orders", "Program", "Rule", "SeatOrder"]
 
@@ -119,8 +119,8 @@ class Rule(IntEnum):
 
 
 class Program(NamedTuple):
-    """A background population's order rows for a whole session and the `Rule` that prices
-    them, which the compiled `envs.flow.Flow` carries out interval by interval exactly as the
+    """A background population's order rows for a whole session and the `Rule` that prices them,
+    which the compiled `envs.simulator.flow.Flow` carries out interval by interval exactly as the
     population's ``orders`` method would.
 
     rows: the session's rows (their prices, and for ZERO_INTELLIGENCE kinds, MOMENTUM sides,
@@ -132,7 +132,7 @@ class Program(NamedTuple):
     wake-up, carried out as a cancel of the owner's orders, then ``levels`` bids of ``size``
     shares from ``half_spread`` ticks below the last mid (rounded down) and ``spacing`` ticks
     apart, then ``levels`` asks likewise above it (rounded up). REPLAY: each row's ``ref`` is a
-    message of the tape that ``replayer`` (an `envs.replayer.Replayer`) carries out.
+    message of the tape that ``replayer`` (an `envs.simulator.replayer.Replayer`) carries out.
     """
 
     rows: Orders

@@ -18,9 +18,8 @@ A feature vector (float32, shape (F,)) holds, in the order of `feature_names(win
   fundamental at the close, from a noisy observation of it, over the mid, in basis points,
   clipped to [-RETURN_CAP, RETURN_CAP] (see `envs.seats.SeatedMarket`).
 
-`features` is called every environment step: it is compiled (`envs.observation`, which also
-computes every seat's features of many markets in one call).
-"""
+`features` is called every environment step: it is compiled (`envs.simulator.observation`, which
+also computes every seat's features of many markets in one call)."""
 
 from __future__ import annotations
 
@@ -33,11 +32,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from gymnasium import spaces
 
-from envs.errors import did_you_mean
-from envs.observation import discretize, fill_features
+from tradearena.envs.errors import did_you_mean
+from tradearena.envs.simulator.observation import discretize, fill_features
 
 if TYPE_CHECKING:
-    from envs.market import Market
+    from tradearena.envs.simulator.market import Market
 
 __all__ = [
     "DEFAULT_WINDOWS",
@@ -100,7 +99,7 @@ def features(
     ``signal`` (bp) appended last.
 
     ``market`` needs ``book``, ``mids()`` (ndarray of positive mids, ticks), ``account(seat)``,
-    ``position_limit``, ``step_index`` and ``n_steps``, as `envs.market.Market` has.
+    ``position_limit``, ``step_index`` and ``n_steps``, as `envs.simulator.market.Market` has.
     """
     if depth_levels < 1:
         raise ValueError(f"depth_levels must be >= 1, got {depth_levels}")

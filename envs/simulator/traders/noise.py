@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.draws import uniform
-from envs.orders import Kind, Orders, Program
-from envs.traders.base import SIDES, Trader, window
+from tradearena.envs.simulator.draws import uniform
+from tradearena.envs.simulator.orders import Kind, Orders, Program
+from tradearena.envs.simulator.traders.base import SIDES, Trader, window
 
 if TYPE_CHECKING:
-    from envs.market import Market
+    from tradearena.envs.simulator.market import Market
 
 
 class Noise(Trader):

@@ -6,7 +6,7 @@ send in an interval of market time, and the market merges the batches of all tra
 order. Decisions inside an interval use what the market showed at its start. What does not
 depend on the market (arrival times, sizes, coin flips, a fundamental value) is drawn once per
 session in `reset`, so an interval costs a slice and a few array operations. The batch type
-and the order kinds are in `envs.orders`.
+and the order kinds are in `envs.simulator.orders`.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.draws import uniform
-from envs.orders import Orders, Program
+from tradearena.envs.simulator.draws import uniform
+from tradearena.envs.simulator.orders import Orders, Program
 
 if TYPE_CHECKING:
-    from envs.book import Fill, OrderBook
-    from envs.market import Market
+    from tradearena.envs.simulator.book import Fill, OrderBook
+    from tradearena.envs.simulator.market import Market
 
 
 SIDES = np.array([-1, 1], dtype=np.int32)  # sell, buy: drawn as SIDES[rng.integers(0, 2, n)]
@@ -48,7 +48,7 @@ class Trader:
 
     def program(self) -> Program | None:
         """After `reset`: the session's rows and the rule that prices them, for the market's
-        compiled flow (`envs.flow.Flow`), which then stands in for `orders`; None (the
+        compiled flow (`envs.simulator.flow.Flow`), which then stands in for `orders`; None (the
         default) when the population only has `orders`."""
         return None
 

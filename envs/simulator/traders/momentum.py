@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.draws import uniform
-from envs.flow import periodic_times
-from envs.orders import Kind, Orders, Program, Rule
-from envs.traders.base import Trader, window
+from tradearena.envs.simulator.draws import uniform
+from tradearena.envs.simulator.flow import periodic_times
+from tradearena.envs.simulator.orders import Kind, Orders, Program, Rule
+from tradearena.envs.simulator.traders.base import Trader, window
 
 if TYPE_CHECKING:
-    from envs.market import Market
+    from tradearena.envs.simulator.market import Market
 
 
 class Momentum(Trader):

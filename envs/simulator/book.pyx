@@ -301,7 +301,7 @@ cdef class OrderBook:
         are kept either way) and the fills returned are empty.
 
         Each row is (time, kind, side, price, qty, owner, ref), arrays of shape (n,), float64
-        and then int32 (`envs.orders.Orders`); kinds:
+        and then int32 (`envs.simulator.orders.Orders`); kinds:
         LIMIT, MARKET, REPLACE (cancel the owner's resting orders, then a limit order),
         CANCEL_ALL, HANDLE (``handlers[owner].handle(book, ref)`` returns its fills). The
         time only stamps recorded messages.

@@ -1,0 +1,1 @@
+"""Tabular learners: Q tables as numpy arrays, one per ensemble member."""
