@@ -6,12 +6,16 @@ every ``target_update_interval`` steps, sync the target). One TD update on a min
 
     y    = r / sd_r + gamma * (1 - terminated) * Q_target(s', a*)
            a* = argmax_a' Q_target(s', a')    (DQN)  or  argmax_a' Q(s', a')  (``double``)
-    loss = mean Huber(Q(s, a) - y)                        (delta 1, SB3's smooth_l1_loss)
+    loss = mean (Q(s, a) - y)^2 / 2
     theta <- Adam(theta, grad loss clipped to norm max_grad_norm)
 
 with ``sd_r`` the running standard deviation of the stored rewards (``normalize_rewards``,
 else 1) and the network's input the observation standardised by running moments
-(``normalize_observations``; `agents.deep.normalization`). ``dueling`` splits the head into a
+(``normalize_observations``; `agents.deep.normalization`). The loss is the squared error,
+not SB3's Huber: with normalised rewards ordinary residuals reach Huber's linear zone, where
+its minimiser drifts from the mean towards a median and a risk-neutral learner turns
+risk-averse (a safe arm of 0.9 preferred to a risky one of mean 1.0); the gradient clipping
+keeps a rare large residual in bounds. ``dueling`` splits the head into a
 state value and action advantages (Wang et al. 2016), ``double`` is van Hasselt et al.'s
 Double DQN (2016).
 
@@ -32,7 +36,6 @@ from typing import Any, NamedTuple
 import gymnasium as gym
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from tradearena.agents.deep.buffers import ReplayBuffer, ReplaySamples
@@ -303,7 +306,7 @@ def _seed(seed: Any) -> int | None:
 
 
 class DQN(ConfiguredAgent):
-    """Deep Q-learning with a replay buffer, a target network, Huber loss and Adam.
+    """Deep Q-learning with a replay buffer, a target network, squared loss and Adam.
 
     :param observation_space: a Box (default: the market features, (7,)); or ``obs_shape``.
     :param action_space: Discrete(n) (default 3 actions); or ``n_actions``.
@@ -321,7 +324,7 @@ class DQN(ConfiguredAgent):
     """
 
     name = "dqn"
-    description = "DQN: replay buffer, target network, Huber loss, Adam (Mnih et al. 2015)"
+    description = "DQN: replay buffer, target network, squared loss, Adam (Mnih et al. 2015)"
     stochastic = True
     learning = True
     observation = "features"
@@ -529,7 +532,7 @@ class DQN(ConfiguredAgent):
     def train_step(self, batch: ReplaySamples) -> float:
         """One Adam step on ``batch``; returns the loss.
 
-        loss = sum_{b,i} m_bi Huber(Q_i(s_b, a_b) - target_bi) / (B k), m = 1 without masks.
+        loss = sum_{b,i} m_bi (Q_i(s_b, a_b) - target_bi)^2 / (2 B k), m = 1 without masks.
         """
         with torch.no_grad():
             live = (1.0 - batch.terminated).unsqueeze(1)
@@ -543,10 +546,10 @@ class DQN(ConfiguredAgent):
         index = batch.actions.view(-1, 1, 1).expand(-1, q.shape[1], 1)
         q_sa = q.gather(2, index).squeeze(2)
         target = self._regression_target(q_sa, y)
-        if batch.masks is None:
-            loss = F.smooth_l1_loss(q_sa, target)
-        else:
-            loss = (F.smooth_l1_loss(q_sa, target, reduction="none") * batch.masks).mean()
+        # half the squared error: its gradient is the residual itself (Huber's, inside its
+        # quadratic zone), and its minimiser is the mean of the targets, not a median
+        squared = 0.5 * (q_sa - target) ** 2
+        loss = squared.mean() if batch.masks is None else (squared * batch.masks).mean()
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(self.q_net.parameters(), self.settings.max_grad_norm)
