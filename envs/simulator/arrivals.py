@@ -172,7 +172,10 @@ def profile_times(
     """Sorted arrival times (seconds, float64, shape (n,)) in [t0, t1) of a Poisson process of
     ``rate`` per second times ``profile``'s rate over ``day`` (a constant rate without one):
     a Poisson count of the interval's profile-seconds, then `spread_times`."""
-    span = t1 - t0 if profile is None else float(np.diff(profile.warp(np.array([t0, t1]), day)))
+    span = t1 - t0
+    if profile is not None:
+        u0, u1 = profile.warp(np.array([t0, t1]), day).tolist()
+        span = u1 - u0  # profile-seconds
     return spread_times(rng.poisson(rate * span), t0, t1, rng, profile, day)
 
 
