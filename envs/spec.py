@@ -360,7 +360,8 @@ def _check(spec: MarketSpec) -> None:
 def _check_trader(table: Mapping[str, Any], path: tuple) -> None:
     """Raise `SpecError` at ``path`` (and the parameter) for a trader table's parameter its
     class does not take (with the nearest name) or a value it rejects (the flow mechanisms'
-    tables name the key inside, e.g. ``traders[0].hawkes.decay``)."""
+    tables name the key inside, e.g. ``traders[0].hawkes.decay``; the trader's own checks
+    say which parameter)."""
     cls = TRADERS[table["type"]]
     names = list(inspect.signature(cls).parameters)
     for key in table:
@@ -372,6 +373,8 @@ def _check_trader(table: Mapping[str, Any], path: tuple) -> None:
         _trader(table)
     except ParameterError as error:
         raise SpecError((*path, *error.path), error.reason) from None
+    except ValueError as error:  # a trader's own check of a plain parameter
+        raise SpecError(path, str(error)) from None
 
 
 def _positive(x: float) -> bool:
