@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 
@@ -50,7 +51,8 @@ class Profile:
     weights: tuple[float, ...]
 
     def __post_init__(self) -> None:
-        w = np.asarray(self.weights, dtype=np.float64)
+        numbers = all(isinstance(x, Real) and not isinstance(x, bool) for x in self.weights)
+        w = np.asarray(self.weights if numbers else [], dtype=np.float64)
         if w.ndim != 1 or not w.size or not np.all(np.isfinite(w)) or w.min() <= 0:
             raise ParameterError(
                 ("profile",), f"must be positive relative rates, got {list(self.weights)!r}"
@@ -81,11 +83,11 @@ class Profile:
             if not isinstance(bins, int) or bins < 1:
                 raise ParameterError(("profile", "bins"), f"must be an integer >= 1, got {bins!r}")
             return cls.u_shape(ratio, bins)
-        if isinstance(value, str) or not isinstance(value, Sequence):
+        if isinstance(value, str) or not isinstance(value, Sequence | np.ndarray):
             raise ParameterError(
                 ("profile",), f"must be a list of relative rates or a table, got {value!r}"
             )
-        return cls(tuple(value))
+        return cls(tuple(value.tolist() if isinstance(value, np.ndarray) else value))
 
     def _bins(self, day: tuple[float, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rates, bin starts in seconds, profile-seconds before each bin), shape (bins,)."""

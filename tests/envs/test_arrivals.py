@@ -195,6 +195,7 @@ def test_zero_intelligence_private_value_lot_is_the_mixture_mean():
         ({"profile": {"shape": "u", "ration": 2}}, "profile.ration", "did you mean 'ratio'?"),
         ({"profile": {"shape": "w"}}, "profile.shape", "must be one of ['u'], got 'w'"),
         ({"profile": [1.0, 0.0]}, "profile", "positive relative rates"),
+        ({"profile": [1.0, "x"]}, "profile", "positive relative rates"),
         ({"profile": "u"}, "profile", "a list of relative rates or a table"),
         ({"sizes": {"round_shares": 0.4}}, "sizes.round_shares", "did you mean 'round_share'?"),
         ({"sizes": {"round_share": 1.4}}, "sizes.round_share", "a probability in [0, 1]"),
