@@ -80,7 +80,7 @@ class Profile:
                 raise ParameterError(("profile", "shape"), not_one_of(shape, SHAPES))
             ratio = number(("profile", "ratio"), value.get("ratio", 3.0), low=0.0)
             bins = value.get("bins", 13)
-            if not isinstance(bins, int) or bins < 1:
+            if not isinstance(bins, int) or isinstance(bins, bool) or bins < 1:
                 raise ParameterError(("profile", "bins"), f"must be an integer >= 1, got {bins!r}")
             return cls.u_shape(ratio, bins)
         if isinstance(value, str) or not isinstance(value, Sequence | np.ndarray):
