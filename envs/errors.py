@@ -3,15 +3,18 @@
 Every such error derives from `UserError`, so that the ``tradearena`` command can report it in
 one line (exit 2) and let anything else surface with its traceback. It is a `ValueError`, so
 code that catches ``ValueError`` keeps working. `did_you_mean` and `not_one_of` word a value
-that is not one of a closed set of choices, with the nearest choice when one is close.
+that is not one of a closed set of choices, with the nearest choice when one is close;
+`ParameterError` names a parameter of a table (a trader's ``hawkes = {...}``) by its path, and
+`known_keys` and `number` check such a table's keys and values.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Mapping
 from difflib import get_close_matches
 
-__all__ = ["UserError", "did_you_mean", "not_one_of"]
+__all__ = ["ParameterError", "UserError", "did_you_mean", "known_keys", "not_one_of", "number"]
 
 
 class UserError(ValueError):
@@ -33,3 +36,32 @@ def not_one_of(given: object, choices: Iterable[object]) -> str:
     """``"must be one of [...], got 'y' (did you mean 'x'?)"``."""
     choices = list(choices)
     return f"must be one of {choices}, got {given!r}{did_you_mean(given, choices)}"
+
+
+class ParameterError(UserError):
+    """A parameter that cannot be used: ``path`` names it (a parameter, then a key inside it,
+    e.g. ``("hawkes", "decay")``) and ``reason`` says why."""
+
+    def __init__(self, path: tuple[str, ...], reason: str) -> None:
+        self.path, self.reason = tuple(path), reason
+        super().__init__(f"{'.'.join(self.path)}: {reason}")
+
+
+def known_keys(name: str, table: Mapping, keys: Iterable[str]) -> None:
+    """Raise `ParameterError` for the first key of ``table`` (parameter ``name``) that is not
+    one of ``keys``, with the nearest key."""
+    keys = list(keys)
+    for key in table:
+        if key not in keys:
+            hint = did_you_mean(key, keys)
+            raise ParameterError((name, str(key)), f"no such parameter{hint}; {name} takes {keys}")
+
+
+def number(path: tuple[str, ...], value: object, low: float | None = None) -> float:
+    """``value`` as a finite float (above ``low`` when given), else `ParameterError` at
+    ``path``."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or (low is not None and not value > low):
+        rule = "a finite number" + ("" if low is None else f" > {low:g}")
+        raise ParameterError(path, f"must be {rule}, got {value!r}")
+    return float(value)

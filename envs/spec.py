@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -21,7 +22,7 @@ from gymnasium import spaces
 
 from tradearena.envs.data.load import TAPE_FORMATS, load_tape
 from tradearena.envs.data.tapes import Tape
-from tradearena.envs.errors import UserError, did_you_mean, not_one_of
+from tradearena.envs.errors import ParameterError, UserError, did_you_mean, not_one_of
 from tradearena.envs.simulator.actions import ACTION_SETS, make_actions
 from tradearena.envs.simulator.features import DEFAULT_WINDOWS, Discretizer, feature_space
 from tradearena.envs.simulator.market import Market
@@ -326,6 +327,7 @@ def _check(spec: MarketSpec) -> None:
         kind = trader.get("type") if isinstance(trader, Mapping) else None
         if kind not in TRADERS:
             raise SpecError(("traders", i, "type"), not_one_of(kind, sorted(TRADERS)))
+        _check_trader(trader, ("traders", i))
     need(spec.tape_format in TAPE_FORMATS, "tape_format", f"one of {list(TAPE_FORMATS)}")
     need(spec.tape_seed >= 0, "tape_seed", ">= 0")
     need(spec.queue in QUEUE_MODELS, "queue", f"one of {list(QUEUE_MODELS)}")
@@ -353,6 +355,26 @@ def _check(spec: MarketSpec) -> None:
     windows = spec.windows
     ok = bool(windows) and len(set(windows)) == len(windows) and min(windows) >= 1
     need(ok, "windows", "distinct positive step counts")
+
+
+def _check_trader(table: Mapping[str, Any], path: tuple) -> None:
+    """Raise `SpecError` at ``path`` (and the parameter) for a trader table's parameter its
+    class does not take (with the nearest name) or a value it rejects (the flow mechanisms'
+    tables name the key inside, e.g. ``traders[0].hawkes.decay``; the trader's own checks
+    say which parameter)."""
+    cls = TRADERS[table["type"]]
+    names = list(inspect.signature(cls).parameters)
+    for key in table:
+        if key != "type" and key not in names:
+            hint = did_you_mean(key, names)
+            reason = f"{cls.__name__} takes no parameter {key!r}{hint}; it takes {names}"
+            raise SpecError((*path, key), reason)
+    try:
+        _trader(table)
+    except ParameterError as error:
+        raise SpecError((*path, *error.path), error.reason) from None
+    except ValueError as error:  # a trader's own check of a plain parameter
+        raise SpecError(path, str(error)) from None
 
 
 def _positive(x: float) -> bool:

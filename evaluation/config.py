@@ -29,7 +29,7 @@ import tomli_w
 from tradearena import agents
 from tradearena.agents.base import Agent
 from tradearena.agents.saved import read_header
-from tradearena.envs.errors import UserError, not_one_of
+from tradearena.envs.errors import UserError, did_you_mean, not_one_of
 from tradearena.envs.simulator.traders import TRADERS
 from tradearena.envs.spec import SYNTHETIC, MarketSpec, SpecError
 from tradearena.evaluation.kinds import KINDS
@@ -301,6 +301,6 @@ def _check_params(cls: type, params: dict, path: tuple, where: Locator) -> None:
     allowed = [n for n, p in signature.parameters.items() if p.kind is not p.VAR_POSITIONAL]
     for key in params:
         if key not in allowed:
-            raise where.error(
-                path + (key,), f"{cls.__name__} takes no parameter {key!r}; it takes {allowed}"
-            )
+            hint = did_you_mean(key, allowed)
+            reason = f"{cls.__name__} takes no parameter {key!r}{hint}; it takes {allowed}"
+            raise where.error(path + (key,), reason)

@@ -149,6 +149,13 @@ class Market(MarketState):
         self._spreads[0] = self.spread()
         self._values = [self.value(seat) for seat in range(self.n_seats)]
 
+    @property
+    def day(self) -> tuple[float, float]:
+        """The trading day's first and last second (a session is a window of it with
+        ``day_steps``): what an intraday arrival profile spans."""
+        steps = self.day_steps or self.n_steps
+        return self.day_open, self.day_open + steps * self.step_seconds
+
     def new_book(self) -> OrderBook:
         """The book a session starts with: recording its changes when ``record``, else reusing
         the slots of gone orders (a session's memory follows the orders resting)."""

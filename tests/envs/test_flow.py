@@ -11,7 +11,13 @@ from tradearena.envs.data.tapes import Tape
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.orders import Kind, Orders
 from tradearena.envs.simulator.recording import synthetic_tape
-from tradearena.envs.simulator.traders import MarketReplay, ZeroIntelligence, light, rmsc04
+from tradearena.envs.simulator.traders import (
+    MarketReplay,
+    Momentum,
+    ZeroIntelligence,
+    light,
+    rmsc04,
+)
 from tradearena.envs.simulator.traders.base import Trader
 
 
@@ -72,6 +78,35 @@ def test_compiled_flow_equals_orders_with_drift_windows_and_extra_zi(uncompiled)
     plain = session(traders(), 5, 60, **kwargs)
     assert compiled.pop("compiled") and not plain.pop("compiled")
     assert compiled == plain
+
+
+MECHANISMS = {
+    "profile": {"shape": "u", "ratio": 3.0},
+    "hawkes": {"branching": 0.7, "decay": 0.2},
+    "sizes": {"round_share": 0.4, "lots_mean": 1.5, "odd_median": 30, "odd_sigma": 0.8},
+}
+
+
+@pytest.mark.parametrize("population", [light, rmsc04])
+@pytest.mark.parametrize("mechanisms", [*([name] for name in MECHANISMS), list(MECHANISMS)])
+def test_compiled_flow_equals_orders_with_flow_mechanisms(population, mechanisms, uncompiled):
+    """Profile, Hawkes arrivals and round-lot sizes (alone and together) shape the rows both
+    paths carry out, over windows of a longer day (the profile spans the day)."""
+
+    def traders(names: list[str]) -> list[Trader]:
+        return [
+            *population(**{name: MECHANISMS[name] for name in names}),
+            Momentum(3, period=20.0, sizes=MECHANISMS["sizes"] if "sizes" in names else None),
+        ]
+
+    kwargs = {"day_steps": 390}
+    compiled = session(traders(mechanisms), 8, 120, **kwargs)
+    assert compiled["mids"] != session(traders([]), 8, 120, **kwargs)["mids"]  # they act
+    uncompiled()
+    plain = session(traders(mechanisms), 8, 120, **kwargs)
+    assert compiled.pop("compiled") and not plain.pop("compiled")
+    assert compiled == plain
+    assert compiled["summary"]["fills"] > 500
 
 
 @pytest.mark.parametrize("reconcile", [False, True])

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tradearena.envs.simulator.arrivals import Profile
 from tradearena.envs.simulator.flow import periodic_times
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.orders import Kind, Orders
@@ -49,6 +50,23 @@ def test_poisson_times_count_order_and_range():
     assert counts.var() == pytest.approx(expected, rel=0.15)
     share = agent_hits / agent_hits.sum()
     assert np.all(np.abs(share - 1 / n_agents) < 0.01)
+
+
+def test_poisson_times_without_mechanisms_are_the_constant_rate_draws():
+    """No profile, no Hawkes: exactly a Poisson count, sorted uniforms and agent indices, in
+    that order from the generator (the draws of every session before the mechanisms); a flat
+    profile draws the same count and the same times up to rounding."""
+    rate, n_agents, t0, t1 = 0.05, 20, 50.0, 150.0
+    times, agents = poisson_times(rate, n_agents, t0, t1, np.random.default_rng(3))
+    rng = np.random.default_rng(3)
+    n = rng.poisson(rate * n_agents * (t1 - t0))
+    assert times.tolist() == np.sort(rng.uniform(t0, t1, n)).tolist()
+    assert agents.tolist() == rng.integers(0, n_agents, size=n).tolist()
+    flat = Profile((2.0, 2.0, 2.0))
+    warped, _ = poisson_times(
+        rate, n_agents, t0, t1, np.random.default_rng(3), profile=flat, day=(0.0, 300.0)
+    )
+    assert warped == pytest.approx(times, abs=1e-9)
 
 
 def test_poisson_times_empty_interval():

@@ -154,6 +154,26 @@ BAD = {
         "market.traders[0].foo",
         r"Noise takes no parameter 'foo'",
     ),
+    "unknown flow mechanism parameter": (
+        [
+            (
+                "[training]",
+                '[[market.traders]]\ntype = "ZeroIntelligence"\n'
+                "hawkes = { branching = 0.5, decy = 1.0 }\n\n[training]",
+            )
+        ],
+        "",
+        11,
+        "market.traders[0].hawkes.decy",
+        r"no such parameter \(did you mean 'decay'\?\); hawkes takes \['branching', 'decay'\]",
+    ),
+    "bad flow mechanism value": (
+        [("[training]", '[[market.traders]]\ntype = "Noise"\nsizes = { lot = 0 }\n\n[training]')],
+        "",
+        11,
+        "market.traders[0].sizes.lot",
+        r"must be an integer >= 2 shares, got 0",
+    ),
     "adversary source that trains none": (
         [ROBUST],
         '\n[[perturbations]]\nname = "adv"\ntype = "adversary"\nsource = "ra2q"\n',

@@ -1,5 +1,7 @@
 """Background traders: populations that send order flow between the seats' decisions."""
 
+from tradearena.envs.simulator.arrivals import Hawkes, Profile
+from tradearena.envs.simulator.sizes import SizeMixture
 from tradearena.envs.simulator.traders.base import Trader
 from tradearena.envs.simulator.traders.market_maker import MarketMaker
 from tradearena.envs.simulator.traders.momentum import Momentum
@@ -25,25 +27,37 @@ TRADERS: dict[str, type[Trader]] = {
 """The background traders a config may name in ``[[market.traders]]``, by class name."""
 
 
-def rmsc04() -> list[Trader]:
+def rmsc04(
+    *,
+    profile: Profile | list[float] | dict | None = None,
+    hawkes: Hawkes | dict | None = None,
+    sizes: SizeMixture | dict | None = None,
+) -> list[Trader]:
     """A population the size of ABIDES' rmsc04 configuration: 1000 noise traders (one trade a
     day), 102 zero-intelligence traders (one arrival per 175 s each), 2 market makers (10
-    levels a side every 60 s) and 12 momentum traders (every 37 s)."""
+    levels a side every 60 s) and 12 momentum traders (every 37 s). The flow mechanisms
+    (off by default) go to the traders that take them: ``profile`` and ``sizes`` to the noise
+    and zero-intelligence traders, ``hawkes`` to the zero-intelligence traders."""
     return [
-        Noise(1000),
-        ZeroIntelligence(102, arrival_rate=1 / 175),
+        Noise(1000, profile=profile, sizes=sizes),
+        ZeroIntelligence(102, arrival_rate=1 / 175, profile=profile, hawkes=hawkes, sizes=sizes),
         MarketMaker(2, period=60.0, levels=10),
         Momentum(12, period=37.0),
     ]
 
 
-def light() -> list[Trader]:
+def light(
+    *,
+    profile: Profile | list[float] | dict | None = None,
+    hawkes: Hawkes | dict | None = None,
+    sizes: SizeMixture | dict | None = None,
+) -> list[Trader]:
     """A small population for quick experiments (about a tenth of `rmsc04`'s flow): 100 noise
     traders, 20 zero-intelligence traders (one arrival per 60 s each), 1 market maker (5
-    levels a side every 30 s) and 4 momentum traders."""
+    levels a side every 30 s) and 4 momentum traders; the flow mechanisms as in `rmsc04`."""
     return [
-        Noise(100),
-        ZeroIntelligence(20, arrival_rate=1 / 60),
+        Noise(100, profile=profile, sizes=sizes),
+        ZeroIntelligence(20, arrival_rate=1 / 60, profile=profile, hawkes=hawkes, sizes=sizes),
         MarketMaker(1, period=30.0, levels=5),
         Momentum(4, period=37.0),
     ]

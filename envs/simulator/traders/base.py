@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tradearena.envs.simulator.draws import uniform
+from tradearena.envs.simulator.arrivals import Hawkes, Profile, arrival_times
 from tradearena.envs.simulator.orders import Orders, Program
+from tradearena.envs.simulator.sizes import SizeMixture
 
 if TYPE_CHECKING:
     from tradearena.envs.simulator.book import Fill, OrderBook
@@ -70,10 +71,30 @@ def window(times: np.ndarray, t0: float, t1: float) -> slice:
 
 
 def poisson_times(
-    rate: float, n_agents: int, t0: float, t1: float, rng: np.random.Generator
+    rate: float,
+    n_agents: int,
+    t0: float,
+    t1: float,
+    rng: np.random.Generator,
+    *,
+    profile: Profile | None = None,
+    hawkes: Hawkes | None = None,
+    day: tuple[float, float] = (0.0, 1.0),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Arrivals of ``n_agents`` independent Poisson processes of ``rate`` per second in
-    [t0, t1): (times, agent indices (int32)), sorted by time."""
-    n = rng.poisson(rate * n_agents * (t1 - t0))
-    times = np.sort(uniform(rng, t0, t1, n))
-    return times, rng.integers(0, n_agents, size=n, dtype=np.int32)  # int64's numbers
+    [t0, t1): (times, agent indices (int32)), sorted by time. With ``profile`` (over ``day``,
+    its first and last second) the rate follows it; with ``hawkes`` the population's arrivals
+    are one self-exciting process of that mean rate, each arrival a random member's (see
+    `envs.simulator.arrivals.arrival_times`)."""
+    times = arrival_times(rate * n_agents, t0, t1, rng, profile, hawkes, day)
+    return times, rng.integers(0, n_agents, size=len(times), dtype=np.int32)  # int64's numbers
+
+
+def order_sizes(
+    size: tuple[int, int], sizes: SizeMixture | None, n: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``n`` order sizes (shares, int32, shape (n,)): drawn from the mixture ``sizes`` when
+    given, else uniform integers in the inclusive range ``size``."""
+    if sizes is not None:
+        return sizes.draw(rng, n)
+    return rng.integers(size[0], size[1] + 1, size=n, dtype=np.int32)

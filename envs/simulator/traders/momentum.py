@@ -9,7 +9,8 @@ import numpy as np
 from tradearena.envs.simulator.draws import uniform
 from tradearena.envs.simulator.flow import periodic_times
 from tradearena.envs.simulator.orders import Kind, Orders, Program, Rule
-from tradearena.envs.simulator.traders.base import Trader, window
+from tradearena.envs.simulator.sizes import SizeMixture
+from tradearena.envs.simulator.traders.base import Trader, order_sizes, window
 
 if TYPE_CHECKING:
     from tradearena.envs.simulator.market import Market
@@ -21,7 +22,8 @@ class Momentum(Trader):
     Each wakes every ``period`` seconds (its own random phase) and compares the mean of the
     last ``short`` and ``long`` mids the market recorded at its decision steps: short above
     long buys, below sells, with a limit order at the opposite best price (marketable) of
-    ``size`` shares. No orders until ``long`` mids exist.
+    ``size`` shares (or, with ``sizes``, from that `envs.simulator.sizes.SizeMixture`). No
+    orders until ``long`` mids exist.
     """
 
     def __init__(
@@ -32,17 +34,19 @@ class Momentum(Trader):
         short: int = 20,
         long: int = 50,
         size: tuple[int, int] = (1, 10),
+        sizes: SizeMixture | dict | None = None,
     ) -> None:
         if not 0 < short < long:
             raise ValueError(f"need 0 < short < long, got short={short}, long={long}")
         self.n_owners = n_agents
         self.period, self.short, self.long, self.size = period, short, long, size
+        self.sizes = SizeMixture.of(sizes)
 
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
         phase = uniform(rng, 0.0, self.period, self.n_owners) + market.open_time
         time, agents = periodic_times(phase, self.period, market.open_time, market.close_time)
-        qty = rng.integers(self.size[0], self.size[1] + 1, size=len(time), dtype=np.int32)
+        qty = order_sizes(self.size, self.sizes, len(time), rng)
         self.batch = Orders.build(time, Kind.LIMIT, 0, 0, qty, owners.start + agents)
 
     def program(self) -> Program:

@@ -6,10 +6,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tradearena.envs.simulator.arrivals import Hawkes, Profile
 from tradearena.envs.simulator.draws import normal, poisson
 from tradearena.envs.simulator.flow import linear_recursion
 from tradearena.envs.simulator.orders import Kind, Orders, Program, Rule
-from tradearena.envs.simulator.traders.base import SIDES, Trader, poisson_times, window
+from tradearena.envs.simulator.sizes import SizeMixture
+from tradearena.envs.simulator.traders.base import (
+    SIDES,
+    Trader,
+    order_sizes,
+    poisson_times,
+    window,
+)
 
 if TYPE_CHECKING:
     from tradearena.envs.simulator.market import Market
@@ -36,6 +44,13 @@ class ZeroIntelligence(Trader):
     its value (forecast + theta at its holdings) minus (buy) or plus (sell) a surplus drawn
     from ``surplus`` ticks. An agent at +-q_max lots only cancels instead of trading further
     that way.
+
+    Flow mechanisms, off by default: ``profile`` (an `envs.simulator.arrivals.Profile`, a
+    list of relative rates per equal bin of the day, or ``{shape = "u", ratio, bins}``) makes
+    the arrival rate follow the day; ``hawkes`` (``{branching, decay}``) makes the
+    population's arrivals self-exciting at the same mean rate; ``sizes`` (an
+    `envs.simulator.sizes.SizeMixture` or its table) draws sizes with round lots instead of
+    ``size``, and the private values' lot is then its mean.
     """
 
     def __init__(
@@ -55,6 +70,9 @@ class ZeroIntelligence(Trader):
         q_max: int = 10,
         surplus: tuple[int, int] = (0, 10),
         size: tuple[int, int] = (1, 100),
+        profile: Profile | list[float] | dict | None = None,
+        hawkes: Hawkes | dict | None = None,
+        sizes: SizeMixture | dict | None = None,
     ) -> None:
         if kappa <= 0:
             raise ValueError(f"kappa must be > 0 (per second), got {kappa}")
@@ -64,7 +82,9 @@ class ZeroIntelligence(Trader):
         self.arrival_rate, self.obs_noise = arrival_rate, obs_noise
         self.private_value_std, self.q_max = private_value_std, q_max
         self.surplus, self.size = surplus, size
-        self.lot = (size[0] + size[1]) / 2
+        self.profile, self.hawkes = Profile.of(profile), Hawkes.of(hawkes)
+        self.sizes = SizeMixture.of(sizes)
+        self.lot = (size[0] + size[1]) / 2 if self.sizes is None else self.sizes.mean
 
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
@@ -72,7 +92,16 @@ class ZeroIntelligence(Trader):
         theta = normal(rng, 0.0, self.private_value_std, (n, 2 * self.q_max))
         self.theta = -np.sort(-theta, axis=1)  # descending: marginal value falls with holdings
         start = market.start_time
-        self.time, agent = poisson_times(self.arrival_rate, n, start, market.close_time, rng)
+        self.time, agent = poisson_times(
+            self.arrival_rate,
+            n,
+            start,
+            market.close_time,
+            rng,
+            profile=self.profile,
+            hawkes=self.hawkes,
+            day=market.day,
+        )
         m = len(self.time)
         self.start = start
         self.fundamental = self.fundamental_path(self.time, start, rng)
@@ -86,7 +115,7 @@ class ZeroIntelligence(Trader):
             Kind.REPLACE,
             side,
             0,
-            rng.integers(self.size[0], self.size[1] + 1, size=m, dtype=np.int32),
+            order_sizes(self.size, self.sizes, m, rng),
             owners.start + agent,
         )
 
