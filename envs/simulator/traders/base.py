@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tradearena.envs.errors import UserError
 from tradearena.envs.simulator.draws import uniform
 from tradearena.envs.simulator.orders import Orders, Program
 
@@ -24,6 +25,20 @@ if TYPE_CHECKING:
 
 
 SIDES = np.array([-1, 1], dtype=np.int32)  # sell, buy: drawn as SIDES[rng.integers(0, 2, n)]
+
+
+class ParameterError(UserError):
+    """A trader parameter that cannot be used: ``field`` names it, ``reason`` says why."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field, self.reason = field, reason
+        super().__init__(f"{field}: {reason}")
+
+
+def require(ok: bool, field: str, rule: str, value: object) -> None:
+    """Raise `ParameterError` naming ``field`` unless ``ok``: it must be ``rule``."""
+    if not ok:
+        raise ParameterError(field, f"must be {rule}, got {value!r}")
 
 
 class Trader:
