@@ -30,8 +30,10 @@ from tradearena.envs.simulator.replayer import QUEUE_MODELS
 from tradearena.envs.simulator.traders import (
     TRADERS,
     MarketReplay,
+    ParameterError,
     Trader,
     ZeroIntelligence,
+    build_trader,
     light,
     rmsc04,
 )
@@ -307,8 +309,7 @@ def _trader(spec: Trader | Mapping[str, Any]) -> Trader:
     """A fresh trader: a copy of a `Trader`, or one built from a ``{"type": ...}`` table."""
     if isinstance(spec, Trader):
         return copy.deepcopy(spec)
-    params = {k: v for k, v in spec.items() if k != "type"}
-    return TRADERS[spec["type"]](**params)
+    return build_trader(spec["type"], {k: v for k, v in spec.items() if k != "type"})
 
 
 def _check(spec: MarketSpec) -> None:
@@ -326,6 +327,10 @@ def _check(spec: MarketSpec) -> None:
         kind = trader.get("type") if isinstance(trader, Mapping) else None
         if kind not in TRADERS:
             raise SpecError(("traders", i, "type"), not_one_of(kind, sorted(TRADERS)))
+        try:
+            _trader(trader)
+        except ParameterError as error:
+            raise SpecError(("traders", i, error.field), error.reason) from None
     need(spec.tape_format in TAPE_FORMATS, "tape_format", f"one of {list(TAPE_FORMATS)}")
     need(spec.tape_seed >= 0, "tape_seed", ">= 0")
     need(spec.queue in QUEUE_MODELS, "queue", f"one of {list(QUEUE_MODELS)}")

@@ -144,7 +144,7 @@ BAD = {
         "",
         10,
         "market.traders[0].type",
-        r"must be one of \['MarketMaker', 'Momentum', 'Noise', 'ZeroIntelligence'\], "
+        r"must be one of \['MarketMaker', 'Metaorder', 'Momentum', 'Noise', 'ZeroIntelligence'\], "
         r"got 'Whale'",
     ),
     "unknown trader parameter": (
