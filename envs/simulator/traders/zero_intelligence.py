@@ -61,7 +61,7 @@ class ZeroIntelligence(Trader):
         self,
         n_agents: int = 102,
         *,
-        r_bar: int | None = 10_000,
+        r_bar: int | None = None,
         drift: float = 0.0,
         kappa: float = 1.67e-4,
         sigma: float = 0.05,
