@@ -16,12 +16,13 @@ if TYPE_CHECKING:
 
 class Parents(NamedTuple):
     """A session's parent orders, arrays of shape (p,) sorted by start: ``start`` and ``end``
-    (seconds after midnight: the first and last child), ``side`` (+1 buy / -1 sell) and
-    ``qty`` (shares sent by the close, int64)."""
+    (seconds after midnight: the first and last child sent), ``side`` (+1 buy / -1 sell),
+    ``size`` (shares asked) and ``qty`` (shares sent by the close), int64."""
 
     start: np.ndarray
     end: np.ndarray
     side: np.ndarray
+    size: np.ndarray
     qty: np.ndarray
 
 
@@ -33,7 +34,9 @@ class Metaorder(Trader):
     parent's size is Pareto: ``parent_min`` shares times U^(-1 / ``size_tail``) (tail
     exponent ``size_tail``; capped at ``parent_max`` shares), its side buy or sell with
     probability 1/2. It is sent as market orders of ``child_size`` shares (the last one the
-    remainder), one every 1 / ``child_rate`` seconds from its start, until done or the close.
+    remainder), the first at its start and the others at Poisson times of ``child_rate`` per
+    second, until done or the close; a child row's ``ref`` is its parent's index in
+    `parents`.
     Children of one parent share its sign, and parents' durations are heavy-tailed, so the
     signs of the market's orders have long memory (autocorrelation decaying as a power of the
     lag, exponent about ``size_tail`` - 1). Everything is drawn at `reset`; `parents` keeps
@@ -71,13 +74,19 @@ class Metaorder(Trader):
         side = SIDES[rng.integers(0, 2, size=n)]
         pareto = self.parent_min * (1.0 - rng.random(n)) ** (-1.0 / self.size_tail)
         size = np.minimum(np.floor(pareto), self.parent_max).astype(np.int64)
-        period = 1.0 / self.child_rate
-        fit = np.ceil((t1 - start) / period).astype(np.int64)  # children before the close
-        children = np.minimum(-(-size // self.child_size), fit)
+        children = -(-size // self.child_size)
         parent = np.repeat(np.arange(n), children)
-        k = np.arange(len(parent)) - np.repeat(np.cumsum(children) - children, children)
-        time = start[parent] + k * period
-        qty = np.minimum(self.child_size, size[parent] - k * self.child_size)
+        first = np.cumsum(children) - children  # each parent's first child
+        gap = rng.standard_exponential(len(parent)) / self.child_rate
+        gap[first] = 0.0  # the first child at the parent's start
+        elapsed = np.cumsum(gap)
+        time = start[parent] + (elapsed - elapsed[first][parent])
+        qty = np.minimum(
+            self.child_size,
+            size[parent] - (np.arange(len(parent)) - first[parent]) * self.child_size,
+        )
+        keep = time < t1  # each parent's children up to the close: a prefix of them
+        parent, time, qty = parent[keep], time[keep], qty[keep]
         order = np.argsort(time, kind="stable")
         self.batch = Orders.build(
             time[order],
@@ -86,9 +95,11 @@ class Metaorder(Trader):
             0,
             qty[order],
             owners.start + agent[parent][order],
+            parent[order].astype(np.int32),
         )
-        sent = np.minimum(size, children * self.child_size)
-        self.parents = Parents(start, start + (children - 1) * period, side.astype(np.int64), sent)
+        sent = np.bincount(parent, qty, minlength=n).astype(np.int64)
+        last = np.cumsum(np.bincount(parent, minlength=n)) - 1  # each one's last child kept
+        self.parents = Parents(start, time[last], side.astype(np.int64), size, sent)
 
     def program(self) -> Program:
         return Program(self.batch)
