@@ -154,6 +154,25 @@ BAD = {
         "market.traders[0].foo",
         r"Noise takes no parameter 'foo'",
     ),
+    "misspelt trader parameter": (
+        [
+            (
+                "[training]",
+                '[[market.traders]]\ntype = "ZeroIntelligence"\nhorizn = 60.0\n\n[training]',
+            )
+        ],
+        "",
+        11,
+        "market.traders[0].horizn",
+        r"ZeroIntelligence takes no parameter 'horizn' \(did you mean 'horizon'\?\)",
+    ),
+    "bad trader value": (
+        [("[training]", '[[market.traders]]\ntype = "Metaorder"\nsize_tail = -1.0\n\n[training]')],
+        "",
+        11,
+        "market.traders[0].size_tail",
+        r"must be > 0, got -1\.0",
+    ),
     "adversary source that trains none": (
         [ROBUST],
         '\n[[perturbations]]\nname = "adv"\ntype = "adversary"\nsource = "ra2q"\n',
