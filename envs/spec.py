@@ -201,7 +201,7 @@ class MarketSpec:
         clock |= {key: value for key, value in given.items() if value is not None}
         zi = self.extra_zi + extra_zi
         if zi:
-            background.append(ZeroIntelligence(zi, r_bar=clock["initial_price"]))
+            background.append(ZeroIntelligence(zi))  # reverting to the initial price
         return Market(
             background,
             n_seats=n_seats,
