@@ -22,9 +22,10 @@ import time
 
 import numpy as np
 
+from tradearena.envs.simulator.impact import metaorder_moves
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.traders import Metaorder, Trader, ZeroIntelligence, light
-from tradearena.evaluation.analysis.impact import impact_exponent, parent_moves
+from tradearena.evaluation.analysis.impact import impact_exponent
 
 REGIMES = {"volatile_sigma": 0.2, "volatile_rate": 1 / 3600, "calm_rate": 1 / 1800}
 """Volatile stretches of 4x the calm volatility, a third of the time, half an hour each."""
@@ -51,20 +52,10 @@ def day_seconds(traders: list[Trader], days: int) -> float:
     return best
 
 
-def impact(days: int, step: float = 5.0) -> tuple[float, int]:
+def impact(days: int) -> tuple[float, int]:
     """The impact exponent of the metaorders of ``days`` days, and how many parents it fits."""
-    market = Market([*light(), Metaorder(4)], n_seats=0, step_seconds=step, n_steps=4680)
-    sizes, moves = [], []
-    for seed in range(days):
-        market.reset(seed)
-        while not market.done:
-            market.step()
-        p = market.traders[-1].parents
-        move = parent_moves(p.start, p.end, p.side, market.mids(), market.open_time, step)
-        sizes.append(p.qty[~np.isnan(move)])
-        moves.append(move[~np.isnan(move)])
-    size = np.concatenate(sizes)
-    return impact_exponent(size, np.concatenate(moves), n_bins=8).exponent, len(size)
+    size, move = metaorder_moves([*light(), Metaorder(4)], days)
+    return impact_exponent(size, move, n_bins=8).exponent, len(size)
 
 
 def main() -> None:

@@ -1,11 +1,11 @@
 """Price impact of metaorders and the memory of order signs.
 
-`parent_moves` reads each parent order's signed price move off a session's mids,
-`impact_exponent` fits the power law move ~ Y size^delta across parents (the square-root law
-of empirical markets has delta about 0.5: Toth et al., "Anomalous price impact and the
-critical nature of liquidity in financial markets", PRX 2011) and `sign_autocorrelation`
-measures how long order signs stay correlated (Lillo and Farmer, "The long memory of the
-efficient market", 2004).
+`impact_exponent` fits the power law move ~ Y size^delta across parents (their moves read
+off simulated days by `envs.simulator.impact.metaorder_moves`; the square-root law of
+empirical markets has delta about 0.5: Toth et al., "Anomalous price impact and the critical
+nature of liquidity in financial markets", PRX 2011) and `sign_autocorrelation` measures how
+long order signs stay correlated (Lillo and Farmer, "The long memory of the efficient
+market", 2004).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ImpactFit", "impact_exponent", "parent_moves", "sign_autocorrelation"]
+__all__ = ["ImpactFit", "impact_exponent", "sign_autocorrelation"]
 
 
 class ImpactFit(NamedTuple):
@@ -49,26 +49,6 @@ def impact_exponent(
         raise ValueError(f"fewer than 2 bins with {min_count} parents and a positive mean move")
     slope, intercept = np.polyfit(np.log(mean_size), np.log(mean_move), 1)
     return ImpactFit(float(slope), float(np.exp(intercept)), mean_size, mean_move)
-
-
-def parent_moves(
-    start: np.ndarray,
-    end: np.ndarray,
-    side: np.ndarray,
-    mids: np.ndarray,
-    open_time: float,
-    step_seconds: float,
-) -> np.ndarray:
-    """Each parent's move in its own direction, ticks, shape (p,): side times the mid at the
-    first decision step at or after its ``end`` less the mid at the last step at or before its
-    ``start`` (``mids[k]`` is the mid ``k`` steps of ``step_seconds`` after ``open_time``;
-    times in seconds). Parents ending after the last mid get NaN."""
-    first = np.floor((np.asarray(start) - open_time) / step_seconds).astype(np.int64)
-    last = np.ceil((np.asarray(end) - open_time) / step_seconds).astype(np.int64)
-    inside = (first >= 0) & (last < len(mids))
-    out = np.full(len(first), np.nan)
-    out[inside] = side[inside] * (mids[last[inside]] - mids[first[inside]])
-    return out
 
 
 def sign_autocorrelation(signs: np.ndarray, lags: np.ndarray) -> np.ndarray:

@@ -6,15 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tradearena.envs.simulator.impact import metaorder_moves, parent_moves
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.orders import Kind
 from tradearena.envs.simulator.traders import TRADERS, Metaorder, light
+from tradearena.envs.simulator.traders.metaorder import Parents
 from tradearena.envs.spec import MarketSpec, SpecError
-from tradearena.evaluation.analysis.impact import (
-    impact_exponent,
-    parent_moves,
-    sign_autocorrelation,
-)
+from tradearena.evaluation.analysis.impact import impact_exponent, sign_autocorrelation
 
 
 def one_day(trader: Metaorder, seed: int = 0, **market: object) -> Market:
@@ -106,34 +104,26 @@ def test_parent_moves_by_hand():
     """Steps of 10 s from 100 s; a buy from 112 s to 131 s reads mids[1] -> mids[4]; a sell
     from 100 s to 120 s reads mids[0] -> mids[2]; one ending past the mids gets NaN."""
     mids = np.array([10.0, 11.0, 13.0, 12.0, 16.0])
-    moves = parent_moves(
+    parents = Parents(
         np.array([112.0, 100.0, 120.0]),
         np.array([131.0, 120.0, 160.0]),
         np.array([1, -1, 1]),
-        mids,
-        100.0,
-        10.0,
+        np.full(3, 100),
+        np.full(3, 100),
     )
+    moves = parent_moves(parents, mids, 100.0, 10.0)
     assert moves[:2].tolist() == [5.0, -3.0] and np.isnan(moves[2])
 
 
 def test_metaorder_impact_in_the_synthetic_market_is_concave():
     """Parents of the light market with metaorder traders (40 days, 5 s steps): the mean
-    move grows with size, with an exponent below 1 (concave impact)."""
-    step = 5.0
-    market = Market([*light(), Metaorder()], n_seats=0, step_seconds=step, n_steps=4680)
-    sizes, moves = [], []
-    for seed in range(40):
-        market.reset(seed)
-        while not market.done:
-            market.step()
-        p = market.traders[-1].parents
-        move = parent_moves(p.start, p.end, p.side, market.mids(), market.open_time, step)
-        sizes.append(p.qty[~np.isnan(move)])
-        moves.append(move[~np.isnan(move)])
-    fit = impact_exponent(np.concatenate(sizes), np.concatenate(moves), n_bins=8)
+    move grows with size, more than 2.5x from the smallest bin to the largest (sizes more than
+    10x apart), with an exponent below 1 (concave impact)."""
+    size, move = metaorder_moves([*light(), Metaorder()], 40)
+    assert len(size) > 1_500 and np.all(size >= 1)
+    fit = impact_exponent(size, move, n_bins=8)
     assert 0.2 < fit.exponent < 1.0
-    assert np.all(np.diff(fit.move) > 0) or fit.move[-1] > 2 * fit.move[0]
+    assert fit.size[-1] > 10 * fit.size[0] and fit.move[-1] > 2.5 * fit.move[0]
 
 
 def test_metaorders_are_a_trader_type_with_checked_parameters():
