@@ -42,8 +42,9 @@ class ParameterError(UserError):
     """A parameter that cannot be used: ``path`` names it (a parameter, then a key inside it,
     e.g. ``("hawkes", "decay")``) and ``reason`` says why."""
 
-    def __init__(self, path: tuple[str, ...], reason: str) -> None:
-        self.path, self.reason = tuple(path), reason
+    def __init__(self, path: str | tuple[str, ...], reason: str) -> None:
+        self.path = (path,) if isinstance(path, str) else tuple(path)
+        self.reason = reason
         super().__init__(f"{'.'.join(self.path)}: {reason}")
 
 

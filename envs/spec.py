@@ -33,6 +33,7 @@ from tradearena.envs.simulator.traders import (
     MarketReplay,
     Trader,
     ZeroIntelligence,
+    build_trader,
     light,
     rmsc04,
 )
@@ -200,7 +201,7 @@ class MarketSpec:
         clock |= {key: value for key, value in given.items() if value is not None}
         zi = self.extra_zi + extra_zi
         if zi:
-            background.append(ZeroIntelligence(zi, r_bar=clock["initial_price"]))
+            background.append(ZeroIntelligence(zi))  # reverting to the initial price
         return Market(
             background,
             n_seats=n_seats,
@@ -308,8 +309,7 @@ def _trader(spec: Trader | Mapping[str, Any]) -> Trader:
     """A fresh trader: a copy of a `Trader`, or one built from a ``{"type": ...}`` table."""
     if isinstance(spec, Trader):
         return copy.deepcopy(spec)
-    params = {k: v for k, v in spec.items() if k != "type"}
-    return TRADERS[spec["type"]](**params)
+    return build_trader(spec["type"], {k: v for k, v in spec.items() if k != "type"})
 
 
 def _check(spec: MarketSpec) -> None:

@@ -17,7 +17,6 @@ strings): jobs carry it to workers.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import os
 import re
 import tomllib
@@ -29,8 +28,8 @@ import tomli_w
 from tradearena import agents
 from tradearena.agents.base import Agent
 from tradearena.agents.saved import read_header
-from tradearena.envs.errors import UserError, did_you_mean, not_one_of
-from tradearena.envs.simulator.traders import TRADERS
+from tradearena.envs.errors import ParameterError, UserError, not_one_of
+from tradearena.envs.simulator.traders import TRADERS, build_trader
 from tradearena.envs.spec import SYNTHETIC, MarketSpec, SpecError
 from tradearena.evaluation.kinds import KINDS
 from tradearena.evaluation.rollout import build_agent
@@ -262,8 +261,10 @@ def _check_market(market: dict, where: Locator, base: Path) -> MarketSpec:
         if not isinstance(spec, dict) or spec.get("type") not in TRADERS:
             got = spec.get("type") if isinstance(spec, dict) else spec
             raise where.error(("market", "traders", i, "type"), not_one_of(got, sorted(TRADERS)))
-        params = {k: v for k, v in spec.items() if k != "type"}
-        _check_params(TRADERS[spec["type"]], params, ("market", "traders", i), where)
+        try:
+            build_trader(spec["type"], {k: v for k, v in spec.items() if k != "type"})
+        except ParameterError as error:
+            raise where.error(("market", "traders", i, *error.path), error.reason) from None
     if market["tape"] and market["tape"] != SYNTHETIC:
         tape = Path(_expanded(market["tape"], where)).expanduser()
         given = Path.cwd() if "$" in market["tape"] else base  # a variable's: from here
@@ -290,17 +291,3 @@ def _expanded(tape: str, where: Locator) -> str:
             "(`tradearena data` says where such files come from)",
         )
     return expanded
-
-
-def _check_params(cls: type, params: dict, path: tuple, where: Locator) -> None:
-    """Parameters must be keywords the class accepts (unless it takes ``**kwargs``)."""
-    signature = inspect.signature(cls)
-    accepts_any = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
-    if accepts_any:
-        return
-    allowed = [n for n, p in signature.parameters.items() if p.kind is not p.VAR_POSITIONAL]
-    for key in params:
-        if key not in allowed:
-            hint = did_you_mean(key, allowed)
-            reason = f"{cls.__name__} takes no parameter {key!r}{hint}; it takes {allowed}"
-            raise where.error(path + (key,), reason)

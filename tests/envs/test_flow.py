@@ -13,6 +13,7 @@ from tradearena.envs.simulator.orders import Kind, Orders
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import (
     MarketReplay,
+    Metaorder,
     Momentum,
     ZeroIntelligence,
     light,
@@ -140,3 +141,29 @@ def test_a_population_without_a_program_keeps_the_python_path():
     while not market.done:
         market.step()
     assert market.summary()["orders"] > 0
+
+
+def test_compiled_flow_equals_orders_with_the_fundamental_options_and_metaorders(uncompiled):
+    """Volatility regimes, a forecast horizon, a finer tick and metaorder traders: the rows are
+    drawn at reset, so both paths carry out the same session."""
+
+    def traders() -> list[Trader]:
+        zi = ZeroIntelligence(
+            20,
+            arrival_rate=1 / 30,
+            tick_scale=3.0,
+            volatile_sigma=0.3,
+            volatile_rate=1 / 600,
+            calm_rate=1 / 300,
+            horizon=900.0,
+        )
+        return [*light()[:1], zi, *light()[2:], Metaorder(3, parent_rate=1 / 300)]
+
+    kwargs = {"initial_price": 22_000, "warmup_seconds": 600.0}
+    compiled = session(traders(), 6, 120, **kwargs)
+    uncompiled()
+    plain = session(traders(), 6, 120, **kwargs)
+    assert compiled.pop("compiled") and not plain.pop("compiled")
+    assert compiled == plain
+    assert compiled["summary"]["fills"] > 500
+    assert abs(compiled["summary"]["close_mid"] - 22_000) < 2_000

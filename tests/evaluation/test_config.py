@@ -144,7 +144,7 @@ BAD = {
         "",
         10,
         "market.traders[0].type",
-        r"must be one of \['MarketMaker', 'Momentum', 'Noise', 'ZeroIntelligence'\], "
+        r"must be one of \['MarketMaker', 'Metaorder', 'Momentum', 'Noise', 'ZeroIntelligence'\], "
         r"got 'Whale'",
     ),
     "unknown trader parameter": (
@@ -173,6 +173,25 @@ BAD = {
         11,
         "market.traders[0].sizes.lot",
         r"must be an integer >= 2 shares, got 0",
+    ),
+    "misspelt trader parameter": (
+        [
+            (
+                "[training]",
+                '[[market.traders]]\ntype = "ZeroIntelligence"\nhorizn = 60.0\n\n[training]',
+            )
+        ],
+        "",
+        11,
+        "market.traders[0].horizn",
+        r"ZeroIntelligence takes no parameter 'horizn' \(did you mean 'horizon'\?\)",
+    ),
+    "bad trader value": (
+        [("[training]", '[[market.traders]]\ntype = "Metaorder"\nsize_tail = -1.0\n\n[training]')],
+        "",
+        11,
+        "market.traders[0].size_tail",
+        r"must be > 0, got -1\.0",
     ),
     "adversary source that trains none": (
         [ROBUST],

@@ -1,9 +1,15 @@
 """Background traders: populations that send order flow between the seats' decisions."""
 
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+from tradearena.envs.errors import ParameterError, did_you_mean
 from tradearena.envs.simulator.arrivals import Hawkes, Profile
 from tradearena.envs.simulator.sizes import SizeMixture
 from tradearena.envs.simulator.traders.base import Trader
 from tradearena.envs.simulator.traders.market_maker import MarketMaker
+from tradearena.envs.simulator.traders.metaorder import Metaorder
 from tradearena.envs.simulator.traders.momentum import Momentum
 from tradearena.envs.simulator.traders.noise import Noise
 from tradearena.envs.simulator.traders.replay import MarketReplay
@@ -12,19 +18,36 @@ from tradearena.envs.simulator.traders.zero_intelligence import ZeroIntelligence
 __all__ = [
     "MarketMaker",
     "MarketReplay",
+    "Metaorder",
     "Momentum",
     "Noise",
+    "ParameterError",
     "TRADERS",
     "Trader",
+    "build_trader",
     "ZeroIntelligence",
     "light",
     "rmsc04",
 ]
 
 TRADERS: dict[str, type[Trader]] = {
-    cls.__name__: cls for cls in (ZeroIntelligence, Noise, Momentum, MarketMaker)
+    cls.__name__: cls for cls in (ZeroIntelligence, Noise, Momentum, MarketMaker, Metaorder)
 }
 """The background traders a config may name in ``[[market.traders]]``, by class name."""
+
+
+def build_trader(kind: str, params: Mapping[str, Any]) -> Trader:
+    """The `TRADERS` trader ``kind`` built with ``params``: a parameter it does not take is a
+    `ParameterError` naming it, with the nearest parameter name, and so is a value its
+    checks refuse."""
+    cls = TRADERS[kind]
+    allowed = [name for name in inspect.signature(cls).parameters]
+    for key in params:
+        if key not in allowed:
+            hint = did_you_mean(key, allowed)
+            reason = f"{kind} takes no parameter {key!r}{hint}; it takes {allowed}"
+            raise ParameterError(key, reason)
+    return cls(**params)
 
 
 def rmsc04(

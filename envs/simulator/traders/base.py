@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tradearena.envs.errors import ParameterError
 from tradearena.envs.simulator.arrivals import Hawkes, Profile, arrival_times
 from tradearena.envs.simulator.orders import Orders, Program
 from tradearena.envs.simulator.sizes import SizeMixture
@@ -25,6 +26,12 @@ if TYPE_CHECKING:
 
 
 SIDES = np.array([-1, 1], dtype=np.int32)  # sell, buy: drawn as SIDES[rng.integers(0, 2, n)]
+
+
+def require(ok: bool, field: str, rule: str, value: object) -> None:
+    """Raise `ParameterError` naming ``field`` unless ``ok``: it must be ``rule``."""
+    if not ok:
+        raise ParameterError(field, f"must be {rule}, got {value!r}")
 
 
 class Trader:

@@ -9,6 +9,7 @@ import numpy as np
 from tradearena.envs.simulator.arrivals import Hawkes, Profile
 from tradearena.envs.simulator.draws import normal, poisson
 from tradearena.envs.simulator.flow import linear_recursion
+from tradearena.envs.simulator.fundamental import VolatilityRegimes
 from tradearena.envs.simulator.orders import Kind, Orders, Program, Rule
 from tradearena.envs.simulator.sizes import SizeMixture
 from tradearena.envs.simulator.traders.base import (
@@ -16,6 +17,7 @@ from tradearena.envs.simulator.traders.base import (
     Trader,
     order_sizes,
     poisson_times,
+    require,
     window,
 )
 
@@ -51,13 +53,25 @@ class ZeroIntelligence(Trader):
     population's arrivals self-exciting at the same mean rate; ``sizes`` (an
     `envs.simulator.sizes.SizeMixture` or its table) draws sizes with round lots instead of
     ``size``, and the private values' lot is then its mean.
+
+    Options, all off by default (the model above): ``r_bar`` None reverts to the market's
+    initial price. ``tick_scale`` (ticks per unit) multiplies every tick-denominated parameter
+    (``sigma``, ``volatile_sigma``, ``shock_mean``, ``shock_std``, ``obs_noise``,
+    ``private_value_std``, ``surplus``), so one number carries the population to a market
+    with a finer tick (a $220 stock with a one-cent tick and a 13-tick spread). With
+    ``volatile_sigma`` the volatility switches between ``sigma`` and ``volatile_sigma``
+    (before scaling) at rates ``volatile_rate`` (calm to volatile) and ``calm_rate`` (back),
+    per second (`envs.simulator.fundamental.VolatilityRegimes`). With ``horizon`` (seconds)
+    agents forecast the value ``horizon`` seconds ahead, weighting the observed deviation by
+    exp(-kappa horizon) the whole day, instead of the value at the close (exp(-kappa
+    (close - t)), which makes the agents ignore the fundamental in the morning).
     """
 
     def __init__(
         self,
         n_agents: int = 102,
         *,
-        r_bar: int = 10_000,
+        r_bar: int | None = None,
         drift: float = 0.0,
         kappa: float = 1.67e-4,
         sigma: float = 0.05,
@@ -73,21 +87,41 @@ class ZeroIntelligence(Trader):
         profile: Profile | list[float] | dict | None = None,
         hawkes: Hawkes | dict | None = None,
         sizes: SizeMixture | dict | None = None,
+        tick_scale: float = 1.0,
+        volatile_sigma: float | None = None,
+        volatile_rate: float = 1 / 3600,
+        calm_rate: float = 1 / 1800,
+        horizon: float | None = None,
     ) -> None:
-        if kappa <= 0:
-            raise ValueError(f"kappa must be > 0 (per second), got {kappa}")
+        require(kappa > 0, "kappa", "> 0 (per second)", kappa)
+        require(r_bar is None or r_bar > 0, "r_bar", "> 0 ticks or None", r_bar)
+        require(0 < tick_scale < np.inf, "tick_scale", "> 0 ticks per unit", tick_scale)
+        volatile = volatile_sigma is not None
+        require(not volatile or volatile_sigma >= 0, "volatile_sigma", ">= 0", volatile_sigma)
+        require(volatile_rate > 0, "volatile_rate", "> 0 per second", volatile_rate)
+        require(calm_rate > 0, "calm_rate", "> 0 per second", calm_rate)
+        require(horizon is None or horizon >= 0, "horizon", ">= 0 seconds or None", horizon)
         self.n_owners = n_agents
-        self.r_bar, self.drift, self.kappa, self.sigma = r_bar, drift, kappa, sigma
-        self.shock_rate, self.shock_mean, self.shock_std = shock_rate, shock_mean, shock_std
-        self.arrival_rate, self.obs_noise = arrival_rate, obs_noise
-        self.private_value_std, self.q_max = private_value_std, q_max
-        self.surplus, self.size = surplus, size
+        self.r_bar, self.drift, self.kappa = r_bar, drift, kappa
+        self.sigma = sigma * tick_scale
+        self.shock_rate = shock_rate
+        self.shock_mean, self.shock_std = shock_mean * tick_scale, shock_std * tick_scale
+        self.arrival_rate, self.obs_noise = arrival_rate, obs_noise * tick_scale
+        self.private_value_std, self.q_max = private_value_std * tick_scale, q_max
+        self.surplus, self.size, self.tick_scale = surplus, size, tick_scale
         self.profile, self.hawkes = Profile.of(profile), Hawkes.of(hawkes)
         self.sizes = SizeMixture.of(sizes)
         self.lot = (size[0] + size[1]) / 2 if self.sizes is None else self.sizes.mean
+        self.regimes = None
+        if volatile:
+            sigmas = (self.sigma, volatile_sigma * tick_scale)
+            self.regimes = VolatilityRegimes(*sigmas, volatile_rate, calm_rate)
+        self.horizon = horizon
+        self.level = r_bar
 
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
+        self.level = market.initial_price if self.r_bar is None else self.r_bar
         n = self.n_owners
         theta = normal(rng, 0.0, self.private_value_std, (n, 2 * self.q_max))
         self.theta = -np.sort(-theta, axis=1)  # descending: marginal value falls with holdings
@@ -108,7 +142,7 @@ class ZeroIntelligence(Trader):
         obs = self.fundamental + normal(rng, 0.0, self.obs_noise, m)
         forecast = self._forecast(obs, self.time, market.close_time)
         side = SIDES[rng.integers(0, 2, size=m)]  # as rng.choice(SIDES, size=m) draws
-        surplus = rng.integers(self.surplus[0], self.surplus[1] + 1, size=m)
+        surplus = rng.integers(self.surplus[0], self.surplus[1] + 1, size=m) * self.tick_scale
         self.limit = forecast - side * surplus  # ticks, before the private value
         self.batch = Orders.build(
             self.time,
@@ -126,29 +160,36 @@ class ZeroIntelligence(Trader):
         return float(self.fundamental[i]) if i >= 0 else float(self.mean(t, self.start))
 
     def forecast_close(self, observed: float, t: float, close: float) -> float:
-        """The value at ``close`` forecast from ``observed`` (ticks) at ``t``: the deviation
-        from the mean decays by exp(-kappa (close - t)), as the agents forecast."""
+        """The value the agents forecast from ``observed`` (ticks) at ``t``: at ``close``, the
+        deviation from the mean decaying by exp(-kappa (close - t)); with ``horizon``,
+        ``horizon`` seconds ahead, decaying by exp(-kappa horizon)."""
         return float(self._forecast(observed, t, close))
 
     def _forecast(
         self, observed: np.ndarray | float, t: np.ndarray | float, close: float
     ) -> np.ndarray | float:
         """`forecast_close` of observations at times ``t`` (arrays alike, or scalars)."""
-        deviation = (observed - self.mean(t, self.start)) * np.exp(-self.kappa * (close - t))
-        return self.mean(close, self.start) + deviation
+        target = close if self.horizon is None else t + self.horizon
+        deviation = (observed - self.mean(t, self.start)) * np.exp(-self.kappa * (target - t))
+        return self.mean(target, self.start) + deviation
 
     def mean(self, t: np.ndarray | float, start: float) -> np.ndarray | float:
-        """The level r reverts to at time ``t`` (ticks), for a session from ``start``."""
-        return self.r_bar + self.drift * (t - start)
+        """The level r reverts to at time ``t`` (ticks), for a session from ``start``:
+        ``r_bar`` (the market's initial price when None) plus the drift."""
+        return self.level + self.drift * (t - start)
 
     def fundamental_path(
         self, times: np.ndarray, start: float, rng: np.random.Generator
     ) -> np.ndarray:
         """r at sorted ``times`` (seconds), from the mean at ``start``: exact OU transitions of
-        r - mean plus megashocks, shape like ``times``."""
+        r - mean plus megashocks, shape like ``times``. With volatility regimes, each
+        transition has the volatility of the regime at its start."""
         dt = np.diff(times, prepend=start)
         decay = np.exp(-self.kappa * dt)
-        std = self.sigma * np.sqrt((1 - decay**2) / (2 * self.kappa))
+        sigma = self.sigma
+        if self.regimes is not None:
+            sigma = self.regimes.sigma(times - dt, start, rng)  # interval starts
+        std = sigma * np.sqrt((1 - decay**2) / (2 * self.kappa))
         kicks = std * normal(rng, 0.0, 1.0, len(times))
         shocks = poisson(rng, self.shock_rate * dt)
         for i in np.flatnonzero(shocks):
