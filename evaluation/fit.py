@@ -224,3 +224,102 @@ def fit(
     result.parameters, result.distance = best
     result.evaluations, result.seconds = spent, time.perf_counter() - t0
     return result
+
+
+# --------------------------------------------------------------------- a day's population
+FITTED_FACTS = (
+    "return_sd_1min_bp",
+    "return_sd_5min_bp",
+    "return_kurtosis_1min",
+    "acf_return_1min_lag1",
+    "day_range_pct",
+    "hourly_move_mean_bp",
+    "spread_mean_ticks",
+    "trade_size_mean",
+    "trade_size_median",
+    "round_lot_share",
+    "interarrival_cv",
+    "count_dispersion_10s",
+    "volume_last30_ratio",
+    "new_orders_per_min",
+    "fills_per_min",
+    "cancel_to_order",
+)
+"""The facts a fit matches: those the flow mechanisms can move (`evaluation.analysis.realism`)."""
+
+RELATIVE_TOLERANCE, ABSOLUTE_TOLERANCE = 0.25, 0.02
+"""A fact's tolerance: 25% of the real value, and at least 0.02 (a correlation, a share)."""
+
+
+def targets(days: Sequence[Mapping[str, float]]) -> dict[str, Target]:
+    """The fitted facts of the real ``days`` (their mean over days), each with its tolerance:
+    the wider of 25% of the value and 0.02."""
+    out = {}
+    for name in FITTED_FACTS:
+        values = np.array([day.get(name, math.nan) for day in days], dtype=float)
+        value = float(np.nanmean(values)) if np.isfinite(values).any() else math.nan
+        tolerance = max(RELATIVE_TOLERANCE * abs(value), ABSOLUTE_TOLERANCE)
+        out[name] = Target(value, tolerance if math.isfinite(value) else 1.0)
+    return out
+
+
+def light_population(tick_size: float, price: int, open_time: float) -> dict[str, Any]:
+    """The light population carried to a day's tick and price, every flow mechanism on at a
+    middling setting: the starting point and layout of `LIGHT_SPACE`. A market table
+    (`MarketSpec`'s fields), a full day of 390 one-minute steps from ``open_time``."""
+    sizes = {"round_share": 0.4, "lot": 100, "lots_mean": 1.5, "odd_median": 30, "odd_sigma": 0.8}
+    return {
+        "task": "making",
+        "tick_size": tick_size,
+        "initial_price": int(price),
+        "open_time": float(open_time),
+        "n_steps": 60,
+        "traders": [
+            {"type": "Noise", "n_agents": 100, "sizes": dict(sizes),
+             "profile": {"shape": "u", "ratio": 2.0, "bins": 13}},
+            {
+                "type": "ZeroIntelligence",
+                "n_agents": 20,
+                "arrival_rate": 1 / 60,
+                "tick_scale": 14.0,
+                "sigma": 0.05,
+                "volatile_sigma": 0.2,
+                "horizon": 600.0,
+                "hawkes": {"branching": 0.5, "decay": 0.2},
+                "profile": {"shape": "u", "ratio": 2.0, "bins": 13},
+                "sizes": dict(sizes),
+            },
+            {"type": "MarketMaker", "n_agents": 1, "period": 30.0, "levels": 5,
+             "half_spread": 6, "spacing": 4, "size": 100},
+            {"type": "Momentum", "n_agents": 4},
+            {"type": "Metaorder", "n_agents": 4, "parent_rate": 1 / 1800},
+        ],
+    }
+
+
+LIGHT_SPACE = (
+    FitParameter("traders.0.n_agents", 20, 2000, log=True),
+    FitParameter("traders.1.arrival_rate", 1 / 600, 0.5, log=True),
+    FitParameter("traders.1.tick_scale", 2.0, 40.0, log=True),
+    FitParameter("traders.1.sigma", 0.005, 0.5, log=True),
+    FitParameter("traders.1.volatile_sigma", 0.05, 3.0, log=True),
+    FitParameter("traders.1.hawkes.branching", 0.0, 0.9),
+    FitParameter("traders.1.profile.ratio", 1.0, 6.0),
+    FitParameter("traders.1.sizes.round_share", 0.0, 0.9),
+    FitParameter("traders.1.sizes.odd_median", 5.0, 150.0, log=True),
+    FitParameter("traders.2.half_spread", 1, 20),
+    FitParameter("traders.4.parent_rate", 1 / 20000, 1 / 100, log=True),
+)
+"""What a fit of the light population moves (paths into `light_population`'s table)."""
+
+INTEGER_PATHS = {"traders.0.n_agents", "traders.2.half_spread"}
+"""Parameters a trader takes as integers: rounded before the market is built."""
+
+
+def candidate_table(base: Mapping[str, Any], parameters: Mapping[str, float]) -> dict[str, Any]:
+    """A copy of the market table ``base`` with ``parameters`` (path -> value) set (integers
+    rounded where a trader takes one)."""
+    table = json.loads(json.dumps(base))
+    for path, value in parameters.items():
+        set_path(table, path, int(round(value)) if path in INTEGER_PATHS else float(value))
+    return table
