@@ -14,6 +14,13 @@ from scipy import stats
 __all__ = ["acf_lines", "profile_lines", "return_tails", "tail_lines"]
 
 
+def _survival(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct values of ``x``, the share of ``x`` at or above each): the empirical
+    survival function at its steps only, however large the sample."""
+    values, counts = np.unique(x, return_counts=True)
+    return values, 1.0 - (np.cumsum(counts) - counts) / len(x)
+
+
 def _axes(ax: Axes | None) -> Axes:
     if ax is not None:
         return ax
@@ -28,8 +35,7 @@ def return_tails(returns: Mapping[str, np.ndarray], ax: Axes | None = None) -> A
     for label, r in returns.items():
         if len(r) < 2 or r.std(ddof=1) == 0:
             continue
-        x = np.sort(np.abs(r - r.mean()) / r.std(ddof=1))
-        survival = 1.0 - np.arange(len(x)) / len(x)
+        x, survival = _survival(np.abs(r - r.mean()) / r.std(ddof=1))
         ax.step(x, survival, where="post", label=label)
         top = max(top, x[-1])
     grid = np.linspace(0.0, top, 200)
@@ -38,7 +44,7 @@ def return_tails(returns: Mapping[str, np.ndarray], ax: Axes | None = None) -> A
     ax.set_xlabel("|return - mean| / sd")
     ax.set_ylabel("share at or beyond")
     ax.set_title("Tails of 1-min mid returns")
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="lower left")
     return ax
 
 
@@ -51,7 +57,7 @@ def acf_lines(acfs: Mapping[str, np.ndarray], title: str, ax: Axes | None = None
     ax.set_xlabel("lag, minutes")
     ax.set_ylabel("autocorrelation")
     ax.set_title(title)
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper right")
     return ax
 
 
@@ -65,7 +71,7 @@ def profile_lines(
     ax.set_xlabel("minutes after the open (bucket start)")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper left")
     return ax
 
 
@@ -76,13 +82,12 @@ def tail_lines(
     scales."""
     ax = _axes(ax)
     for label, x in values.items():
-        x = np.sort(x[x > 0])
-        if len(x):
-            ax.step(x, 1.0 - np.arange(len(x)) / len(x), where="post", label=label)
+        if np.any(x > 0):
+            ax.step(*_survival(x[x > 0]), where="post", label=label)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("share at or above")
     ax.set_title(title)
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="lower left")
     return ax

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.figure import Figure
 
 from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, MESSAGE_DTYPE, Tape, write_lobster
 from tradearena.envs.simulator.recording import synthetic_tape
@@ -36,6 +37,7 @@ from tradearena.evaluation.analysis.realism import (
     volume_last30_ratio,
     w1_distance,
 )
+from tradearena.evaluation.analysis.realism_plots import return_tails, tail_lines
 from tradearena.evaluation.cli import main
 from tradearena.evaluation.realism import Source, measure, scorecard, tape_view
 
@@ -341,3 +343,20 @@ def test_realism_needs_a_tape(tmp_path, capsys):
     config.write_text(MARKET)
     assert main(["realism", str(config), "--days", "1"]) == 2
     assert "no tape to compare with" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------ figures
+def test_tail_lines_step_at_the_distinct_values():
+    ax = tail_lines({"a": np.array([1.0, 1.0, 2.0, 4.0, 0.0])}, "size", "Sizes")
+    (line,) = ax.get_lines()
+    x, y = line.get_data()
+    assert list(x) == [1.0, 2.0, 4.0] and list(y) == [1.0, 0.5, 0.25]
+
+
+def test_return_tails_draw_each_source_and_the_gaussian():
+    figure = Figure()
+    ax = figure.add_subplot()
+    rng = np.random.default_rng(4)
+    assert return_tails({"a": rng.standard_normal(100), "b": rng.laplace(size=100)}, ax) is ax
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels == ["a", "b", "Gaussian"]
