@@ -23,7 +23,7 @@ from tradearena.envs.data.load import load_tape
 from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Event, Tape
 from tradearena.envs.errors import UserError, did_you_mean
 from tradearena.envs.simulator.recording import synthetic_tape
-from tradearena.envs.spec import SYNTHETIC, SYNTHETIC_DAY_STEPS, MarketSpec, SpecError
+from tradearena.envs.spec import SYNTHETIC, SYNTHETIC_DAY_STEPS, MarketSpec
 from tradearena.evaluation.analysis.realism import (
     DayView,
     day_facts,
@@ -55,7 +55,7 @@ COLUMNS = ("fact", "source", "value", "low", "high", "distance")
 """The scorecard's columns (``scorecard.csv``)."""
 _LOBSTER_SESSION = re.compile(r"_(\d+)_(\d+)_message_\d+$")
 """A LOBSTER file name's session: start and end, milliseconds after midnight."""
-_VISIBLE_TRADES = (Event.EXECUTE, Event.EXECUTE_HIDDEN, Event.CROSS, Event.HALT)
+_ALWAYS_SHOWN = (Event.EXECUTE, Event.EXECUTE_HIDDEN, Event.CROSS, Event.HALT)
 """Messages a level-1 file holds whether or not the best quotes change."""
 
 
@@ -82,7 +82,7 @@ def tape_view(tape: Tape, open: float | None = None, close: float | None = None)
     close = math.ceil(times[-1]) if close is None else close
     top = tape.book[:, :4]
     changed = np.r_[True, (top[1:] != top[:-1]).any(axis=1)]
-    keep = changed | np.isin(tape.messages["type"], _VISIBLE_TRADES)
+    keep = changed | np.isin(tape.messages["type"], _ALWAYS_SHOWN)
     keep &= (times >= open) & (times <= close)
     m, top = tape.messages[keep], top[keep].astype(float)
     ask, ask_size, bid, bid_size = top.T
@@ -170,10 +170,7 @@ def _gym_spec(name: str) -> MarketSpec:
             f"{name!r} is neither a file nor a tradearena market id{did_you_mean(name, markets)}"
             f" (ids: {', '.join(sorted(markets))})"
         )
-    try:
-        return MarketSpec.from_keywords(name, **markets[name])
-    except SpecError as error:  # pragma: no cover (the registry's own keywords)
-        raise UserError(f"{name}: {error}") from None
+    return MarketSpec.from_keywords(name, **markets[name])
 
 
 # ----------------------------------------------------------------------------- the table

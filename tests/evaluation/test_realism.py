@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.figure import Figure
+from scipy import stats
 
 from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, MESSAGE_DTYPE, Tape, write_lobster
 from tradearena.envs.simulator.recording import synthetic_tape
@@ -247,6 +248,10 @@ def test_distribution_distances_and_interval():
     a, b = np.array([0.0, 1.0]), np.array([1.0, 2.0])
     assert (ks_distance(a, a), ks_distance(a, b + 5)) == (0.0, 1.0)
     assert w1_distance(a, b) == 1.0
+    rng = np.random.default_rng(5)
+    tied, smooth = rng.integers(0, 20, 1000).astype(float), rng.normal(5, 3, 700)
+    assert ks_distance(tied, smooth) == pytest.approx(stats.ks_2samp(tied, smooth).statistic)
+    assert w1_distance(tied, smooth) == pytest.approx(stats.wasserstein_distance(tied, smooth))
     assert interval(np.arange(101.0).tolist() + [math.nan]) == pytest.approx((2.5, 97.5))
 
 
