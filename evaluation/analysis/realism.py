@@ -142,8 +142,9 @@ def log_returns(view: DayView, step: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def excess_kurtosis(x: np.ndarray) -> float:
-    """m4 / m2^2 - 3 with population moments (0 for a normal sample); NaN below 4 values or
-    with no spread."""
+    """m4 / m2^2 - 3 with population moments (0 for a normal sample), the plain moment ratio,
+    not the bias-corrected G2 of pandas' ``Series.kurt``; NaN below 4 values or with no
+    spread."""
     if len(x) < 4:
         return math.nan
     d = x - x.mean()
@@ -163,7 +164,9 @@ def tail_share(x: np.ndarray) -> float:
 def hill_index(x: np.ndarray, fraction: float = 0.1) -> float:
     """Hill estimate of the tail index of |x|: with the nonzero |x| sorted descending
     (X_1 >= X_2 >= ...) and k = floor(fraction * their count), ``k / sum_{i<=k} log(X_i /
-    X_{k+1})`` (alpha of a Pareto tail P(|X| > x) ~ x^-alpha). NaN when k < 2."""
+    X_{k+1})`` (alpha of a Pareto tail P(|X| > x) ~ x^-alpha). NaN when k < 2. Returns that
+    take a few values only (a mid that moves by a tick or two) tie at the top and give a large,
+    unstable estimate: no tail to speak of."""
     a = np.sort(np.abs(x[x != 0]))[::-1]
     k = int(fraction * len(a))
     if k < 2:
@@ -176,7 +179,8 @@ def hill_index(x: np.ndarray, fraction: float = 0.1) -> float:
 def acf(x: np.ndarray, lags: int) -> np.ndarray:
     """Sample autocorrelation at lags 1..``lags``, shape (lags,): ``sum_t (x_t - m)(x_{t+l} -
     m) / sum_t (x_t - m)^2`` with m the mean of all of x (the usual estimator, as
-    statsmodels' acf); NaN at lags >= len(x) and when x has no spread."""
+    statsmodels' acf, not pandas' ``Series.autocorr``, the Pearson correlation of the shifted
+    pairs, which differs by O(lag / n)); NaN at lags >= len(x) and when x has no spread."""
     out = np.full(lags, np.nan)
     d = x - x.mean() if len(x) else x
     denominator = float(np.dot(d, d))
