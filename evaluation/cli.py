@@ -263,6 +263,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     session.set_defaults(func=run_session)
 
+    realism = commands.add_parser(
+        "realism",
+        help="how real a market looks: stylized facts of tapes and simulated days side by side",
+        description="Measure each SOURCE's stylized facts as a level-1 file shows them (returns, "
+        "tails, autocorrelations, intraday profiles, spread, trade sizes, order flow, "
+        "arrivals, range) and compare them with the --against tape (default: the first tape "
+        "among the sources). A source is a tape (a LOBSTER message file with its orderbook "
+        "file beside it, or a converted directory) or a market (an experiment file's [market] "
+        "table, or a Gymnasium id) simulated over --days days.",
+    )
+    realism.add_argument("sources", nargs="+", metavar="SOURCE", help="a tape, .toml or id")
+    realism.add_argument("--against", metavar="TAPE", help="the real day to compare with")
+    realism.add_argument(
+        "--days", type=integer_at_least(1), default=100, help="days per market (default 100)"
+    )
+    realism.add_argument("--out", help="write DIR/scorecard.csv and the figures there")
+    realism.set_defaults(func=realism_command)
+
     data = commands.add_parser(
         "data",
         help="market data files: where they come from, checking them",
@@ -600,6 +618,12 @@ def run_session(args: argparse.Namespace) -> int:
     for key, value in summary.items():
         print(f"  {key:<12} {value:,.2f}" if isinstance(value, float) else f"  {key:<12} {value:,}")
     return 0
+
+
+def realism_command(args: argparse.Namespace) -> int:
+    from tradearena.evaluation.realism import command
+
+    return command(args)
 
 
 def data_check(args: argparse.Namespace) -> int:

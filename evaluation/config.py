@@ -46,7 +46,7 @@ from tradearena.evaluation.schema import (
 )
 from tradearena.evaluation.trained import load_saved, saved_source
 
-__all__ = ["ConfigError", "load_config", "merge", "parse_config"]
+__all__ = ["ConfigError", "load_config", "load_market", "merge", "parse_config"]
 
 _MARKET_TYPES: dict[str, type | tuple[type, ...]] = {
     "population": str,
@@ -149,6 +149,23 @@ def load_config(path: str | Path, overrides: dict | None = None) -> dict[str, An
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"{path}: not valid TOML: {error}") from None
     return parse_config(text, source=str(path), base=path.parent)
+
+
+def load_market(path: str | Path) -> MarketSpec:
+    """The `MarketSpec` of a TOML file's ``[market]`` table (an experiment file, or a file of
+    that table alone), checked as `load_config` checks it; tape paths resolve against the
+    file's folder. `ConfigError` names what is wrong and where."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+        raw = tomllib.loads(text)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read the market file: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    where = Locator(text, str(path))
+    market = check_table(raw.get("market", {}), MARKET, ("market",), where)
+    return _check_market(market, where, path.parent)
 
 
 def merge(base: dict, overrides: dict) -> dict:
