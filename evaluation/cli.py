@@ -281,6 +281,35 @@ def build_parser() -> argparse.ArgumentParser:
     realism.add_argument("--out", help="write DIR/scorecard.csv and the figures there")
     realism.set_defaults(func=realism_command)
 
+    fitting = commands.add_parser(
+        "fit",
+        help="fit a population to a real day by simulated moments; writes a market file",
+        description="Fit the population's parameters (its flow mechanisms included) to the real "
+        "day(s) of TAPE by simulated moments: CMA-ES from --restarts starts, each candidate "
+        "scored on --days simulated days against the day's facts (tradearena realism). "
+        "Writes OUT, an experiment file whose [market] table is the fitted market, and "
+        "OUT.fit.jsonl, the candidates' scores (--resume goes on from it).",
+    )
+    fitting.add_argument("tapes", nargs="+", metavar="TAPE", help="a real day (a tape)")
+    fitting.add_argument("--population", default="light", help="the population fitted")
+    fitting.add_argument(
+        "--budget", type=integer_at_least(1), default=400, help="candidates (default 400)"
+    )
+    fitting.add_argument(
+        "--minutes", type=float, default=10.0, help="stop after this long (default 10)"
+    )
+    fitting.add_argument(
+        "--days", type=integer_at_least(1), default=8, help="days per candidate (default 8)"
+    )
+    fitting.add_argument(
+        "--restarts", type=integer_at_least(1), default=3, help="CMA-ES starts (default 3)"
+    )
+    fitting.add_argument("--executor", choices=["ray", "local"], default="ray")
+    fitting.add_argument("--workers", type=integer_at_least(1), help="Ray CPUs (default all)")
+    fitting.add_argument("--resume", action="store_true", help="go on from OUT.fit.jsonl")
+    fitting.add_argument("--out", required=True, help="the market file written (.toml)")
+    fitting.set_defaults(func=fit_command)
+
     data = commands.add_parser(
         "data",
         help="market data files: where they come from, checking them",
@@ -618,6 +647,12 @@ def run_session(args: argparse.Namespace) -> int:
     for key, value in summary.items():
         print(f"  {key:<12} {value:,.2f}" if isinstance(value, float) else f"  {key:<12} {value:,}")
     return 0
+
+
+def fit_command(args: argparse.Namespace) -> int:
+    from tradearena.evaluation.fit import command
+
+    return command(args)
 
 
 def realism_command(args: argparse.Namespace) -> int:

@@ -23,16 +23,23 @@ from __future__ import annotations
 import json
 import math
 import time
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import tomli_w
+from tqdm import tqdm
 
-from tradearena.envs.errors import UserError
+from tradearena.envs.errors import UserError, not_one_of
+from tradearena.envs.spec import MarketSpec
+from tradearena.evaluation.parallel import Executor, make_executor
+from tradearena.evaluation.rollout import Job
+from tradearena.evaluation.store import JobResult
 
-__all__ = ["FitParameter", "FitResult", "Target", "fit", "objective"]
+__all__ = ["FitParameter", "FitResult", "Target", "fit", "fit_day", "objective", "write_market"]
 
 
 @dataclass(frozen=True)
@@ -191,17 +198,18 @@ def fit(
             "popsize": popsize,
             "seed": seed * 1000 + restart + 1,
             "verbose": -9,
-            "maxfevals": max(budget // restarts, popsize),
         }
-        es = cma.CMAEvolutionStrategy(x0, 0.25, options)
+        # CMA-ES needs two coordinates at least: a one-parameter space gets an inert second
+        es = cma.CMAEvolutionStrategy(x0 + [0.5] * (len(x0) < 2), 0.25, options)
         restart_best: tuple[dict[str, float], float] | None = None
-        while not es.stop():
+        allowance = spent + max(budget // restarts, popsize)
+        while not es.stop() and spent + popsize <= allowance:
             if time.perf_counter() - t0 > seconds:
                 result.stopped_early = True
                 break
             units = es.ask()
             candidates = [{p.path: p.value(u) for p, u in zip(space, x)} for x in units]
-            keys = [Evaluations.key(x, restart) for x in units]
+            keys = [Evaluations.key(x[: len(space)], restart) for x in units]
             todo = [i for i, k in enumerate(keys) if k not in memo.known]
             for i, distance in zip(todo, evaluate([candidates[i] for i in todo])):
                 memo.add(keys[i], candidates[i], distance)
@@ -263,20 +271,28 @@ def targets(days: Sequence[Mapping[str, float]]) -> dict[str, Target]:
     return out
 
 
-def light_population(tick_size: float, price: int, open_time: float) -> dict[str, Any]:
+def light_population(
+    tick_size: float, price: int, open_time: float, day_steps: int = 390
+) -> dict[str, Any]:
     """The light population carried to a day's tick and price, every flow mechanism on at a
     middling setting: the starting point and layout of `LIGHT_SPACE`. A market table
-    (`MarketSpec`'s fields), a full day of 390 one-minute steps from ``open_time``."""
+    (`MarketSpec`'s fields): days of ``day_steps`` one-minute steps from ``open_time``
+    (seconds after midnight), sessions of up to 60 of them."""
     sizes = {"round_share": 0.4, "lot": 100, "lots_mean": 1.5, "odd_median": 30, "odd_sigma": 0.8}
     return {
         "task": "making",
         "tick_size": tick_size,
         "initial_price": int(price),
         "open_time": float(open_time),
-        "n_steps": 60,
+        "n_steps": min(60, day_steps),
+        "day_steps": day_steps,
         "traders": [
-            {"type": "Noise", "n_agents": 100, "sizes": dict(sizes),
-             "profile": {"shape": "u", "ratio": 2.0, "bins": 13}},
+            {
+                "type": "Noise",
+                "n_agents": 100,
+                "sizes": dict(sizes),
+                "profile": {"shape": "u", "ratio": 2.0, "bins": 13},
+            },
             {
                 "type": "ZeroIntelligence",
                 "n_agents": 20,
@@ -289,8 +305,15 @@ def light_population(tick_size: float, price: int, open_time: float) -> dict[str
                 "profile": {"shape": "u", "ratio": 2.0, "bins": 13},
                 "sizes": dict(sizes),
             },
-            {"type": "MarketMaker", "n_agents": 1, "period": 30.0, "levels": 5,
-             "half_spread": 6, "spacing": 4, "size": 100},
+            {
+                "type": "MarketMaker",
+                "n_agents": 1,
+                "period": 30.0,
+                "levels": 5,
+                "half_spread": 6,
+                "spacing": 4,
+                "size": 100,
+            },
             {"type": "Momentum", "n_agents": 4},
             {"type": "Metaorder", "n_agents": 4, "parent_rate": 1 / 1800},
         ],
@@ -323,3 +346,176 @@ def candidate_table(base: Mapping[str, Any], parameters: Mapping[str, float]) ->
     for path, value in parameters.items():
         set_path(table, path, int(round(value)) if path in INTEGER_PATHS else float(value))
     return table
+
+
+# ------------------------------------------------------------------------------ the command
+FIT_SEED = 10_000
+"""The fit's simulated days use seeds from here on: apart from the scorecard's (0 to 99), on
+which a fitted market is then judged."""
+
+
+def day_job(job: Job) -> JobResult:
+    """One candidate's simulated days: ``job.config`` holds its market table (``market``) and
+    the number of ``days``; the result's records are the days' fact dicts (`day_facts`), in
+    seed order, from seed `FIT_SEED`."""
+    from tradearena.evaluation.analysis.realism import day_facts
+    from tradearena.evaluation.realism import simulate_days
+
+    start = time.perf_counter()
+    try:
+        spec = MarketSpec(**candidate_market(job.config["market"]))
+        views = simulate_days(spec, job.config["days"], first_seed=FIT_SEED)
+        facts = tuple(day_facts(view) for view in views)
+    except Exception:  # noqa: BLE001 - a candidate the market refuses scores as the worst
+        return JobResult(job.id, job.seed, (), time.perf_counter() - start, traceback.format_exc())
+    return JobResult(job.id, job.seed, facts, time.perf_counter() - start)
+
+
+def candidate_market(table: Mapping[str, Any]) -> dict[str, Any]:
+    """A market table as `MarketSpec` takes it (trader tables as tuples)."""
+    return {**table, "traders": tuple(table["traders"])}
+
+
+def fit_day(
+    tapes: Sequence[str],
+    *,
+    population: str = "light",
+    budget: int = 400,
+    minutes: float = 10.0,
+    days: int = 8,
+    restarts: int = 3,
+    executor: Executor,
+    memory: Path | None = None,
+) -> tuple[FitResult, dict[str, Any], dict[str, Target]]:
+    """Fit ``population`` to the real days of ``tapes`` (`evaluation.realism.read_source`):
+    (the result, the fitted market table, the targets)."""
+    from tradearena.evaluation.analysis.realism import day_facts
+    from tradearena.evaluation.realism import read_source
+
+    if population not in POPULATIONS:
+        raise UserError(f"--population: {not_one_of(population, sorted(POPULATIONS))}")
+    views = []
+    for name in tapes:
+        source = read_source(name, 1)
+        if source.simulated:
+            raise UserError(f"{name}: a fit needs a real day (a tape), not a market")
+        views += source.days
+    first = views[0]
+    mids = (first.bid + first.ask) / 2
+    price = int(round(float(mids[np.isfinite(mids)][0])))
+    day_steps = max(int(round((first.close - first.open) / 60)), 1)
+    base, space = POPULATIONS[population](first.tick_size, price, first.open, day_steps)
+    goal = targets([day_facts(view) for view in views])
+
+    def evaluate(candidates: list[dict[str, float]]) -> list[float]:
+        jobs = [
+            Job(f"candidate-{i}", 0, (), {"market": candidate_table(base, c), "days": days})
+            for i, c in enumerate(candidates)
+        ]
+        results = {r.job_id: r for r in executor.run(jobs)}
+        return [
+            objective(results[job.id].records, goal) if results[job.id].error is None else math.inf
+            for job in jobs
+        ]
+
+    start = {p.path: _get_path(base, p.path) for p in space}
+    with tqdm(total=budget, unit="candidate", dynamic_ncols=True) as bar:
+
+        def progress(spent: int, best: float) -> None:
+            bar.set_postfix(best=f"{best:.3g}", refresh=False)
+            bar.update(spent - bar.n)
+
+        result = fit(
+            space,
+            evaluate,
+            start=start,
+            budget=budget,
+            seconds=60.0 * minutes,
+            restarts=restarts,
+            memory=memory,
+            progress=progress,
+        )
+    return result, candidate_table(base, result.parameters), goal
+
+
+def _get_path(table: Mapping[str, Any], path: str) -> float:
+    node: Any = table
+    for part in path.split("."):
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    return float(node)
+
+
+POPULATIONS = {
+    "light": lambda *day: (light_population(*day), LIGHT_SPACE),
+}
+"""The populations a fit can start from: name -> (tick $, price ticks, open s, day steps) ->
+(market table, space)."""
+
+
+def write_market(
+    path: Path, table: Mapping[str, Any], result: FitResult, tapes: Sequence[str]
+) -> Path:
+    """``path``: an experiment file (the quickstart's agents on the fitted market) whose
+    ``[market]`` table `tradearena run`, `tradearena realism` and `load_market` read; its
+    header says what was fitted to what, and each parameter's spread over the restarts."""
+    spread = result.spread()
+    lines = [
+        f"# A population fitted to {', '.join(Path(t).name for t in tapes)} by `tradearena fit`",
+        f"# (simulated moments, CMA-ES): distance {result.distance:.4g} after "
+        f"{result.evaluations} candidates in {result.seconds / 60:.1f} min"
+        + (" (the budget ended first: the best candidate so far)" if result.stopped_early else ""),
+        "# Each fitted parameter: its value; mean and sd over the restarts' bests (a large sd",
+        "# is what the day does not identify).",
+    ]
+    for name, value in result.parameters.items():
+        mean, sd = spread[name]
+        lines.append(f"#   {name} = {value:.6g}   (restarts: {mean:.4g} +- {sd:.2g})")
+    experiment = {
+        "kind": "compare",
+        "name": path.stem,
+        "seeds": 4,
+        "root_seed": 0,
+        "market": dict(table),
+        "training": {"episodes": 600, "evaluate_every": 50, "evaluate_episodes": 10},
+        "testing": {"episodes": 30},
+        "agents": [{"id": "q_learning"}, {"id": "avellaneda_stoikov"}, {"id": "hold"}],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n\n" + tomli_w.dumps(experiment))
+    return path
+
+
+def command(args) -> int:
+    """``tradearena fit``: fit, write the market file, print the fit's report."""
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    memory = out.with_suffix(".fit.jsonl")
+    if memory.exists() and not args.resume:
+        raise UserError(
+            f"{memory} exists (an earlier fit's memory): --resume to go on, or remove it"
+        )
+    executor = make_executor(args.executor, workers=args.workers, progress=False, job=day_job)
+    try:
+        result, table, goal = fit_day(
+            args.tapes,
+            population=args.population,
+            budget=args.budget,
+            minutes=args.minutes,
+            days=args.days,
+            restarts=args.restarts,
+            executor=executor,
+            memory=memory,
+        )
+    finally:
+        executor.close()
+    write_market(out, table, result, args.tapes)
+    print(
+        f"distance {result.distance:.4g} after {result.evaluations} candidates in "
+        f"{result.seconds:.0f} s"
+        + (" (budget ended early: best so far)" if result.stopped_early else "")
+    )
+    print(f"{'parameter':32} {'fitted':>12} {'restarts mean':>14} {'sd':>10}")
+    for name, (mean, sd) in result.spread().items():
+        print(f"{name:32} {result.parameters[name]:12.5g} {mean:14.5g} {sd:10.3g}")
+    print(f"wrote {out} (memory of the candidates: {memory})")
+    return 0

@@ -173,11 +173,16 @@ def _warm_worker(concurrent: int) -> None:
 
 
 def make_executor(
-    name: str, *, workers: int | None = None, address: str | None = None, progress: bool = True
+    name: str,
+    *,
+    workers: int | None = None,
+    address: str | None = None,
+    progress: bool = True,
+    job: Callable[[Job], JobResult] = run_job,
 ) -> LocalExecutor | RayExecutor:
-    """``"ray"`` or ``"local"``."""
+    """``"ray"`` or ``"local"``, running each job with ``job`` (default: its kind's)."""
     if name == "local":
-        return LocalExecutor(progress=progress)
+        return LocalExecutor(progress=progress, job=job)
     if name == "ray":
-        return RayExecutor(workers=workers, address=address, progress=progress)
+        return RayExecutor(workers=workers, address=address, progress=progress, job=job)
     raise ValueError(f"executor must be 'ray' or 'local', got {name!r}")

@@ -101,14 +101,14 @@ def tape_view(tape: Tape, open: float | None = None, close: float | None = None)
     )
 
 
-def simulate_days(spec: MarketSpec, days: int) -> list[DayView]:
-    """``days`` sessions of ``spec``'s market (seeds 0 .. days - 1), each a full day (``day_steps``,
-    default 390 steps, or ``n_steps`` if longer), recorded as a tape with its top level and
-    seen through `tape_view` from the open to the close."""
+def simulate_days(spec: MarketSpec, days: int, first_seed: int = 0) -> list[DayView]:
+    """``days`` sessions of ``spec``'s market (seeds ``first_seed`` onwards), each a full day
+    (``day_steps``, default 390 steps, or ``n_steps`` if longer), recorded as a tape with its
+    top level and seen through `tape_view` from the open to the close."""
     steps = max(spec.day_steps or SYNTHETIC_DAY_STEPS, spec.n_steps or 0)
     full = replace(spec, n_steps=steps, day_steps=None, tape=None)
     views = []
-    for seed in range(days):
+    for seed in range(first_seed, first_seed + days):
         market = full.market(0)
         tape = synthetic_tape(
             seed,

@@ -86,3 +86,8 @@ def test_a_budget_in_seconds_stops_early_with_the_best_so_far():
 
     slow = fit(SPACE, slow_bowl, budget=10_000, restarts=2, seconds=0.3)
     assert slow.stopped_early and np.isfinite(slow.distance) and slow.evaluations < 10_000
+
+
+def test_a_one_parameter_space_is_searched_too():
+    result = fit([FitParameter("a", 0.0, 10.0)], lambda cs: [(c["a"] - 7.0) ** 2 for c in cs])
+    assert result.parameters["a"] == pytest.approx(7.0, abs=0.01)

@@ -1,0 +1,76 @@
+"""`tradearena fit` end to end on a day recorded from a known market: the fit recovers the
+arrival rate that made the day, writes a market file that `load_market` reads, resumes
+from its memory, and refuses what it cannot fit in one line."""
+
+import math
+
+import pytest
+
+from tradearena.envs.data.tapes import write_lobster
+from tradearena.envs.spec import MarketSpec
+from tradearena.envs.simulator.recording import synthetic_tape
+from tradearena.evaluation import fit as fitting
+from tradearena.evaluation.cli import main
+from tradearena.evaluation.config import load_market
+from tradearena.evaluation.fit import FitParameter, candidate_market, light_population
+
+OPEN, STEPS, RATE = 34_200.0, 30, 1 / 20
+"""A 30-minute day of the light population whose zero-intelligence traders arrive once
+every 20 s each."""
+
+
+@pytest.fixture
+def day(tmp_path, monkeypatch):
+    """The known day as a LOBSTER pair, and a fit space of the ZI arrival rate alone."""
+    table = light_population(0.01, 22_000, OPEN, STEPS)
+    table["traders"][1]["arrival_rate"] = RATE
+    spec = MarketSpec(**candidate_market(table))
+    market = spec.market(0)
+    tape = synthetic_tape(
+        3,
+        traders=market.traders,
+        levels=1,
+        n_steps=STEPS,
+        open_time=OPEN,
+        tick_size=0.01,
+        initial_price=22_000,
+    )
+    messages = tmp_path / "known_message_1.csv"
+    write_lobster(tape, messages, tmp_path / "known_orderbook_1.csv")
+    space = (FitParameter("traders.1.arrival_rate", 1 / 200, 1.0, log=True),)
+    monkeypatch.setitem(fitting.POPULATIONS, "light", lambda *d: (light_population(*d), space))
+    return messages
+
+
+def run(messages, out, *extra):
+    argv = ["fit", str(messages), "--budget", "24", "--days", "2", "--restarts", "1"]
+    return main([*argv, "--executor", "local", "--out", str(out), *extra])
+
+
+def test_the_fit_recovers_the_rate_that_made_the_day(day, tmp_path, capsys):
+    out = tmp_path / "fitted.toml"
+    assert run(day, out) == 0
+    fitted = load_market(out)
+    rate = fitted.traders[1]["arrival_rate"]
+    assert abs(math.log(rate / RATE)) < math.log(1.6)  # within a factor 1.6 of 1/20 s
+    assert fitted.tick_size == 0.01
+    assert abs(fitted.initial_price - 22_000) < 200  # the day's first mid, in ticks
+    header = out.read_text().splitlines()[0]
+    assert header.startswith("# A population fitted to known_message_1.csv")
+    assert "traders.1.arrival_rate" in capsys.readouterr().out
+
+
+def test_a_fit_resumes_from_its_memory(day, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "fitted.toml"
+    assert run(day, out) == 0
+    first = out.read_text()
+    assert run(day, out) == 2  # its memory exists: say so, change nothing
+    assert "--resume to go on" in capsys.readouterr().err
+    monkeypatch.setattr(fitting, "day_job", None)  # nothing may be simulated again
+    assert run(day, out, "--resume") == 0
+    assert out.read_text().split("\n", 2)[2] == first.split("\n", 2)[2]
+
+
+def test_an_unknown_population_is_one_line_with_a_hint(day, tmp_path, capsys):
+    assert run(day, tmp_path / "x.toml", "--population", "lite") == 2
+    assert "did you mean 'light'" in capsys.readouterr().err
