@@ -7,8 +7,8 @@ import math
 import pytest
 
 from tradearena.envs.data.tapes import write_lobster
-from tradearena.envs.spec import MarketSpec
 from tradearena.envs.simulator.recording import synthetic_tape
+from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation import fit as fitting
 from tradearena.evaluation.cli import main
 from tradearena.evaluation.config import load_market
