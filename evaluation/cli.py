@@ -255,6 +255,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--resamples", type=integer_at_least(0), default=1000, help="bootstrap resamples (0: none)"
     )
     games.add_argument("--seed", type=integer_at_least(0), default=0, help="bootstrap seed")
+    games.add_argument(
+        "--roles",
+        default=None,
+        help="a role game: its role names, e.g. maker,taker (columns n_<role>_<strategy>)",
+    )
     games.set_defaults(func=games_command)
 
     tasks = commands.add_parser("tasks", help="list the trading tasks, one line each")

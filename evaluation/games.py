@@ -20,6 +20,9 @@ column                        meaning
                               minus the mixture's own
 ``methods``                   the methods that found it ("replicator", "support")
 ============================  =========================================================
+
+A role game's table (`role_frame`) has ``p_<role>_<strategy>``, ``regret`` (the largest of
+the roles'), ``regret_<role>``, ``welfare_<role>``, ``gain_<role>_<strategy>`` and ``methods``.
 """
 
 from __future__ import annotations
@@ -41,6 +44,12 @@ from tradearena.evaluation.analysis.equilibria import (
 from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
 from tradearena.evaluation.analysis.plots import equilibria_figure
 from tradearena.evaluation.analysis.resampling import Bootstrap, bootstrap
+from tradearena.evaluation.analysis.roles import (
+    RoleEquilibrium,
+    RoleTable,
+    role_equilibria,
+    role_welfare,
+)
 
 __all__ = [
     "Analysis",
@@ -48,7 +57,9 @@ __all__ = [
     "equilibria_frame",
     "format_equilibria",
     "games_command",
+    "read_role_table",
     "read_table",
+    "role_frame",
     "write_equilibria",
 ]
 
@@ -91,6 +102,36 @@ def read_table(path: str | Path) -> PayoffTable:
             f"{list(table.strategies)}; missing {shown}"
         )
     return table
+
+
+def read_role_table(path: str | Path, roles: list[str]) -> RoleTable:
+    """The role game in ``path`` (columns ``n_<role>_<strategy>``, ``u_<role>_<strategy>``);
+    a missing file or a bad table or role declaration is a `UserError` naming the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path}: no such payoff table")
+    try:
+        table = RoleTable.from_frame(pd.read_csv(path), roles)
+    except (ValueError, pd.errors.ParserError) as error:
+        raise UserError(f"{path}: {error}") from error
+    if not table.complete:
+        raise UserError(f"{path}: equilibria need every profile of the role game {roles}")
+    return table
+
+
+def role_frame(table: RoleTable, found: list[RoleEquilibrium]) -> pd.DataFrame:
+    """The equilibria table of a role game (module docstring)."""
+    rows = []
+    for e in found:
+        row = {f"p_{c}": x for c, x in zip(table.columns, e.x)}
+        row["regret"] = float(e.regret.max())
+        row.update({f"regret_{r}": value for r, value in zip(table.roles, e.regret)})
+        welfare = role_welfare(table, e.x)
+        row.update({f"welfare_{r}": value for r, value in zip(table.roles, welfare)})
+        row.update({f"gain_{c}": gain for c, gain in zip(table.columns, e.gains)})
+        row["methods"] = "+".join(e.methods)
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def analyse(
@@ -222,11 +263,37 @@ def write_equilibria(directory: str | Path, analysis: Analysis) -> list[Path]:
 
 
 def games_command(args: argparse.Namespace) -> int:
-    """``tradearena games FILE.csv [--out DIR] [--resamples B] [--seed S]``."""
+    """``tradearena games FILE.csv [--roles R1,R2] [--out DIR] [--resamples B] [--seed S]``."""
+    if args.roles:
+        return _role_games(args)
     table = read_table(args.table)
     analysis = analyse(table, resamples=args.resamples, seed=args.seed)
     print(_report(analysis))
     if args.out:
         for path in write_equilibria(args.out, analysis):
             print(path)
+    return 0
+
+
+def _role_games(args: argparse.Namespace) -> int:
+    """A role game: its equilibria with each role's regret, welfare and deviation gains (no
+    bootstrap)."""
+    roles = [r.strip() for r in args.roles.split(",") if r.strip()]
+    table = read_role_table(args.table, roles)
+    frame = role_frame(table, role_equilibria(table, tol=TOL))
+    described = "; ".join(
+        f"{r}: {n} players, {list(own)}"
+        for r, n, own in zip(table.roles, table.players, table.strategies)
+    )
+    print(f"role game: {described}")
+    shown = frame.drop(columns=[c for c in frame if c.startswith("gain_")])
+    print("Nash equilibria (one mixture per role):")
+    print(shown.round(4).to_string(index=False) if len(frame) else "no equilibrium")
+    print("\ndeviation gains:")
+    print(frame[[c for c in frame if c.startswith("gain_")]].round(4).to_string(index=False))
+    if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        path = Path(args.out) / "equilibria.csv"
+        frame.to_csv(path, index=False, float_format="%.10g")
+        print(path)
     return 0

@@ -38,7 +38,14 @@ from scipy import optimize
 from tradearena.evaluation.analysis.dynamics import simplex_grid
 from tradearena.evaluation.analysis.equilibria import METHODS
 
-__all__ = ["RoleEquilibrium", "RoleTable", "role_equilibria", "role_gains", "role_regret"]
+__all__ = [
+    "RoleEquilibrium",
+    "RoleTable",
+    "role_equilibria",
+    "role_gains",
+    "role_regret",
+    "role_welfare",
+]
 
 
 @dataclass(frozen=True)
@@ -106,21 +113,23 @@ class RoleTable:
         return table
 
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame, players: Mapping[str, int]) -> RoleTable:
-        """A table from columns ``n_<role>_<strategy>`` and ``u_<role>_<strategy>`` (`to_frame`)
-        with ``players`` per role, in order; a role's strategies are its ``n_<role>_`` columns."""
-        roles = {}
-        for role, n in players.items():
+    def from_frame(cls, frame: pd.DataFrame, roles: Sequence[str]) -> RoleTable:
+        """A table from columns ``n_<role>_<strategy>`` and ``u_<role>_<strategy>``
+        (`to_frame`) for the ``roles``, in order: a role's strategies are its ``n_<role>_``
+        columns and its players their sum in the first row."""
+        declared = {}
+        for role in roles:
             own = [c[len(f"n_{role}_") :] for c in frame.columns if c.startswith(f"n_{role}_")]
             if not own:
-                raise ValueError(f"players: role {role!r} has no n_{role}_<strategy> column")
-            roles[role] = (n, own)
-        columns = [f"{role}_{s}" for role, (_, own) in roles.items() for s in own]
-        missing = [f"u_{c}" for c in columns if f"u_{c}" not in frame]
+                raise ValueError(f"roles: role {role!r} has no n_{role}_<strategy> column")
+            declared[role] = (int(frame[[f"n_{role}_{s}" for s in own]].iloc[0].sum()), own)
+        columns = [f"{role}_{s}" for role, (_, own) in declared.items() for s in own]
+        missing = [c for c in frame.columns if c.startswith("n_") and c[2:] not in columns]
+        missing += [f"u_{c}" for c in columns if f"u_{c}" not in frame]
         if missing:
-            raise ValueError(f"frame: missing columns {missing}")
+            raise ValueError(f"roles: columns {missing} belong to no declared role {list(roles)}")
         counts = frame[[f"n_{c}" for c in columns]].to_numpy()
-        return cls.from_arrays(roles, counts, frame[[f"u_{c}" for c in columns]].to_numpy(float))
+        return cls.from_arrays(declared, counts, frame[[f"u_{c}" for c in columns]].to_numpy(float))
 
     def to_frame(self) -> pd.DataFrame:
         """Columns ``n_<role>_<strategy>``, then ``u_<role>_<strategy>``."""
@@ -190,6 +199,7 @@ def _payoffs(table: RoleTable, x: np.ndarray) -> np.ndarray:
 
 
 def _gains(table: RoleTable, x: np.ndarray) -> np.ndarray:
+    """Deviation gains (M, K) at mixtures (M, K)."""
     f = _payoffs(table, x)
     mean = np.add.reduceat(x * f, table.starts, axis=1)  # (M, R)
     return f - mean[:, table.role_of]
@@ -211,6 +221,13 @@ def role_gains(table: RoleTable, x: ArrayLike) -> np.ndarray:
     for mixtures (M, K); payoff units."""
     x = _check(table, x)
     return _gains(table, np.atleast_2d(x)).reshape(x.shape)
+
+
+def role_welfare(table: RoleTable, x: ArrayLike) -> np.ndarray:
+    """Expected payoff per player of each role (R,) when all play ``x`` (K,):
+    ``x_r . f_r(x)``."""
+    x = _check(table, x)
+    return np.add.reduceat(x * _payoffs(table, np.atleast_2d(x))[0], table.starts)
 
 
 def role_regret(table: RoleTable, x: ArrayLike) -> np.ndarray:

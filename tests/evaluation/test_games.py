@@ -8,6 +8,7 @@ import pandas as pd
 from tradearena.evaluation.analysis.equilibria import regret
 from tradearena.evaluation.analysis.payoffs import PayoffTable
 from tradearena.evaluation.analysis.plots import equilibria_figure
+from tradearena.evaluation.analysis.roles import RoleTable
 from tradearena.evaluation.cli import main
 from tradearena.evaluation.games import analyse, equilibria_frame
 
@@ -120,3 +121,23 @@ def test_the_figure_marks_each_equilibrium_where_it_lies():
     faces = _stars(equilibria_figure(four, [np.array([0.5, 0.5, 0, 0])]))
     assert len(faces) == 2  # the faces (0, 1, 2) and (0, 1, 3) hold the support {0, 1}
     np.testing.assert_allclose(faces[0], [[0.5, 0.0]])
+
+
+def test_games_with_roles_prints_each_roles_mixture_and_regret(tmp_path, capsys):
+    # matching pennies between the roles: each mixes (1/2, 1/2)
+    counts = [[1, 0, 1, 0], [1, 0, 0, 1], [0, 1, 1, 0], [0, 1, 0, 1]]
+    nan = np.nan
+    payoffs = [[1, nan, -1, nan], [-1, nan, nan, 1], [nan, -1, 1, nan], [nan, 1, nan, -1]]
+    table = RoleTable.from_arrays(
+        {"even": (1, ["h", "t"]), "odd": (1, ["h", "t"])}, counts, payoffs
+    )
+    table.to_frame().to_csv(tmp_path / "pennies.csv", index=False)
+    argv = ["games", str(tmp_path / "pennies.csv"), "--roles", "even,odd", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    assert "even: 1 players, ['h', 't']; odd: 1 players, ['h', 't']" in capsys.readouterr().out
+    frame = pd.read_csv(tmp_path / "equilibria.csv")
+    np.testing.assert_allclose(frame[["p_even_h", "p_even_t", "p_odd_h", "p_odd_t"]], [[0.5] * 4])
+    np.testing.assert_allclose(frame[["regret", "regret_even", "regret_odd"]], 0.0, atol=1e-12)
+    np.testing.assert_allclose(frame[["welfare_even", "welfare_odd"]], 0.0, atol=1e-12)
+    assert main(["games", str(tmp_path / "pennies.csv"), "--roles", "even"]) == 2
+    assert "belong to no declared role ['even']" in capsys.readouterr().err

@@ -12,6 +12,7 @@ from tradearena.evaluation.analysis.roles import (
     role_equilibria,
     role_gains,
     role_regret,
+    role_welfare,
 )
 
 
@@ -55,6 +56,8 @@ def test_regret_per_role_by_hand():
     np.testing.assert_allclose(role_regret(PENNIES, [1, 0, 1, 0]), [0, 2])
     # row on (1/2, 1/2) against column on a: row's f = (3, 0), mean 1.5, gains (1.5, -1.5)
     np.testing.assert_allclose(role_gains(SEXES, [0.5, 0.5, 1, 0])[:2], [1.5, -1.5])
+    # welfare at the mixed equilibrium: row 3 * 3/5 * 2/5 + 2 * 2/5 * 3/5 = 1.2, column too
+    np.testing.assert_allclose(role_welfare(SEXES, [0.6, 0.4, 0.4, 0.6]), [1.2, 1.2])
 
 
 def test_one_role_is_the_symmetric_game():
@@ -97,7 +100,14 @@ def test_two_makers_and_one_taker_by_hand():
         [quote - mean_maker, -mean_maker, take - mean_taker, 0.5 - mean_taker],
         atol=1e-12,
     )
-    for e in role_equilibria(table):
+    # equilibria: all quote and take (quoting earns 3 - 1 - 1 = 1 > 0, taking 2 > 0.5); all
+    # wait and skip (quoting earns -1, taking 0); and the mix where the taker is indifferent,
+    # 2 m = 0.5, m = 1/4, and the makers are, t (3 - m) = 1, t = 4/11
+    found = role_equilibria(table)
+    np.testing.assert_allclose(
+        [e.x for e in found], [[1, 0, 1, 0], [0, 1, 0, 1], [0.25, 0.75, 4 / 11, 7 / 11]], atol=1e-9
+    )
+    for e in found:
         np.testing.assert_allclose(e.regret, 0.0, atol=1e-9)
 
 
@@ -111,6 +121,9 @@ def test_a_bad_role_declaration_is_named():
 def test_frame_round_trip():
     frame = SEXES.to_frame()
     assert list(frame.columns[:4]) == ["n_row_a", "n_row_b", "n_column_a", "n_column_b"]
-    back = RoleTable.from_frame(frame, {"row": 1, "column": 1})
+    back = RoleTable.from_frame(frame, ["row", "column"])
     np.testing.assert_array_equal(back.counts, SEXES.counts)
     np.testing.assert_array_equal(back.payoffs, SEXES.payoffs)
+    assert back.players == (1, 1)
+    with pytest.raises(ValueError, match="belong to no declared role"):
+        RoleTable.from_frame(frame, ["row"])
