@@ -37,8 +37,8 @@ def test_only_the_needed_profiles_are_read():
     np.testing.assert_array_equal(reduce_dpr(partial, 6).payoffs, reduce_dpr(full, 6).payoffs)
     with pytest.raises(ValueError, match="DPR needs the profile 61-0-0 of 61 players"):
         reduce_dpr(PayoffTable.from_arrays(needed[1:], partial.payoffs[1:]), 6)
-    with pytest.raises(ValueError, match="multiple of reduced - 1 = 3"):
-        reduce_dpr(full, 4)
+    with pytest.raises(ValueError, match="multiple of reduced - 1 = 7"):
+        reduce_dpr(full, 8)
 
 
 @pytest.mark.parametrize("matrix", [HAWK_DOVE_RPS, COORDINATION])
