@@ -260,6 +260,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="a role game: its role names, e.g. maker,taker (columns n_<role>_<strategy>)",
     )
+    games.add_argument(
+        "--reduce",
+        type=integer_at_least(2),
+        default=None,
+        metavar="N",
+        help="analyse the deviation-preserving reduction to N players (the table needs only "
+        "its profiles)",
+    )
     games.set_defaults(func=games_command)
 
     tasks = commands.add_parser("tasks", help="list the trading tasks, one line each")

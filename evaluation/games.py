@@ -43,6 +43,7 @@ from tradearena.evaluation.analysis.equilibria import (
 )
 from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
 from tradearena.evaluation.analysis.plots import equilibria_figure
+from tradearena.evaluation.analysis.reduction import reduce_dpr
 from tradearena.evaluation.analysis.resampling import Bootstrap, bootstrap
 from tradearena.evaluation.analysis.roles import (
     RoleEquilibrium,
@@ -80,14 +81,18 @@ class Analysis:
     best: MaxWelfare
 
 
-def read_table(path: str | Path) -> PayoffTable:
-    """The payoff table in ``path`` (the ``payoffs.csv`` format); a missing file, a bad table
-    or a table missing profiles is a `UserError` naming the file."""
+def read_table(path: str | Path, reduce_to: int | None = None) -> PayoffTable:
+    """The payoff table in ``path`` (the ``payoffs.csv`` format), reduced by DPR to
+    ``reduce_to`` players when given (`analysis.reduction`: the file then needs only the
+    profiles DPR reads); a missing file, a bad table or one missing profiles is a `UserError`
+    naming the file."""
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path}: no such payoff table")
     try:
         table = PayoffTable.read_csv(path)
+        if reduce_to is not None:
+            table = reduce_dpr(table, reduce_to)
     except (ValueError, pd.errors.ParserError) as error:
         raise UserError(f"{path}: {error}") from error
     if not table.complete:
@@ -263,10 +268,13 @@ def write_equilibria(directory: str | Path, analysis: Analysis) -> list[Path]:
 
 
 def games_command(args: argparse.Namespace) -> int:
-    """``tradearena games FILE.csv [--roles R1,R2] [--out DIR] [--resamples B] [--seed S]``."""
+    """``tradearena games FILE.csv [--roles R1,R2 | --reduce n] [--out DIR] [--resamples B]
+    [--seed S]``."""
     if args.roles:
         return _role_games(args)
-    table = read_table(args.table)
+    table = read_table(args.table, args.reduce)
+    if args.reduce is not None:
+        print(f"deviation-preserving reduction to {table.p} players")
     analysis = analyse(table, resamples=args.resamples, seed=args.seed)
     print(_report(analysis))
     if args.out:

@@ -8,6 +8,7 @@ import pandas as pd
 from tradearena.evaluation.analysis.equilibria import regret
 from tradearena.evaluation.analysis.payoffs import PayoffTable
 from tradearena.evaluation.analysis.plots import equilibria_figure
+from tradearena.evaluation.analysis.reduction import dpr_profiles
 from tradearena.evaluation.analysis.roles import RoleTable
 from tradearena.evaluation.cli import main
 from tradearena.evaluation.games import analyse, equilibria_frame
@@ -141,3 +142,21 @@ def test_games_with_roles_prints_each_roles_mixture_and_regret(tmp_path, capsys)
     np.testing.assert_allclose(frame[["welfare_even", "welfare_odd"]], 0.0, atol=1e-12)
     assert main(["games", str(tmp_path / "pennies.csv"), "--roles", "even"]) == 2
     assert "belong to no declared role ['even']" in capsys.readouterr().err
+
+
+def test_games_reduces_a_many_seat_table(tmp_path, capsys):
+    # the 61-seat coordination game, only the 15 profiles DPR to 6 players reads
+    full = PayoffTable.from_matrix(COORDINATION, 61, strategies=["maker", "taker"])
+    needed = dpr_profiles(61, 6, 2)
+    rows = [full.row(n) for n in needed]
+    stderr = np.where(needed > 0, 0.0, np.nan)
+    partial = PayoffTable.from_arrays(
+        needed, full.payoffs[rows], stderr=stderr, strategies=full.strategies
+    )
+    path = partial.to_csv(tmp_path / "seats61.csv")
+    assert main(["games", str(path), "--reduce", "6", "--out", str(tmp_path)]) == 0
+    assert "deviation-preserving reduction to 6 players" in capsys.readouterr().out
+    frame = pd.read_csv(tmp_path / "equilibria.csv")
+    np.testing.assert_allclose(frame[["p_maker", "p_taker"]], [[1, 0], [0, 1], [1 / 3, 2 / 3]])
+    assert main(["games", str(path)]) == 2  # unreduced, the 61-seat table lacks profiles
+    assert "missing" in capsys.readouterr().err
