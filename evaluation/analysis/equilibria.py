@@ -139,7 +139,8 @@ def welfare(table: PayoffTable, x: ArrayLike) -> float | np.ndarray:
 
 
 def deviation_weights(table: PayoffTable, x: ArrayLike) -> np.ndarray:
-    """The weights ``W`` (rows, k) with ``f_i(x) = sum_r W[r, i] U[r, i]``.
+    """The weights ``W`` (rows, k) with ``f_i(x) = sum_r W[r, i] U[r, i]`` for a mixture ``x``
+    (k,); (..., rows, k) for mixtures (..., k).
 
     ``W[r, i] = multinomial(p - 1; N_r - e_i) x^(N_r - e_i)`` where ``N_r[i] > 0``, else 0.
     Deviation payoffs are linear in the table's payoffs, so one ``W`` gives them for any number
@@ -147,15 +148,15 @@ def deviation_weights(table: PayoffTable, x: ArrayLike) -> np.ndarray:
     those rows then carry no weight, and the weights of each strategy sum to less than 1.
     """
     x = np.asarray(x, dtype=float)
-    if x.shape != (table.k,):
-        raise ValueError(f"x: expected one mixture of shape ({table.k},), got {x.shape}")
+    if x.ndim < 1 or x.shape[-1] != table.k:
+        raise ValueError(f"x: expected shape (..., {table.k}), got {x.shape}")
     p, k = table.p, table.k
     others = table.counts[:, None, :] - np.eye(k, dtype=np.int64)[None]  # (rows, i, j)
     valid = (others >= 0).all(axis=2)  # (rows, i): N_r[i] > 0
     others = np.clip(others, 0, None)
     log_factorial = np.array([math.lgamma(n + 1) for n in range(p + 1)])
     coefficient = np.exp(log_factorial[p - 1] - log_factorial[others].sum(axis=2))
-    monomial = np.prod(x[None, None, :] ** others, axis=2)
+    monomial = np.prod(x[..., None, None, :] ** others, axis=-1)
     return np.where(valid, coefficient * monomial, 0.0)
 
 

@@ -32,8 +32,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from tradearena.evaluation.analysis.dynamics import _polynomial, _solve_face
-from tradearena.evaluation.analysis.equilibria import deviation_weights, regret
+from tradearena.evaluation.analysis.equilibria import deviation_weights
 from tradearena.evaluation.analysis.payoffs import PayoffTable, _parse_profile
 
 __all__ = ["SOURCES", "Bootstrap", "bootstrap", "resampled_payoffs"]
@@ -198,8 +197,8 @@ def bootstrap(
     tol : float
         Largest regret of a surviving equilibrium, payoff units.
     track : bool
-        Track each mixture's equilibrium in every resample (mixture intervals, survival): one
-        root-finding per resample and mixture of two or more strategies. Regret and welfare
+        Track each mixture's equilibrium in every resample (mixture intervals, survival):
+        Newton's method on all resamples at once (`_track`). Without it, regret and welfare
         alone are one matrix product.
     seed : int
         Seed of the resampling.
@@ -217,18 +216,62 @@ def bootstrap(
         regrets[e], welfares[e] = (f - mean[:, None]).max(axis=1), mean
     if not track:
         return Bootstrap(source, level, regrets, welfares)
-    tracks = np.full((size, int(resamples), k), np.nan)
-    supports = [np.flatnonzero(x > 0) for x in points]
-    tracked = [e for e, support in enumerate(supports) if support.size > 1]
-    for e, x in enumerate(points):
-        if e not in tracked:
-            tracks[e][regrets[e] <= tol] = x
-    for b in range(int(resamples) if tracked else 0):
-        resampled = PayoffTable(table.counts, payoffs[b], strategies=table.strategies)
-        polynomial = _polynomial(resampled, "focal")
-        for e in tracked:
-            x = _solve_face(polynomial, list(supports[e]), points[e, supports[e]], 1e-10)
-            if x is not None and regret(resampled, x) <= tol:
-                tracks[e, b] = x
+    tracks = np.stack([_track(table, clean, x, tol) for x in points]).reshape(size, -1, k)
     survived = ~np.isnan(tracks[..., 0])
     return Bootstrap(source, level, regrets, welfares, tracks, survived)
+
+
+_NEWTON_STEPS = 30
+"""Newton iterations of `_track`; from the original equilibrium it converges in a few."""
+_STEP = 1e-7
+"""Central-difference step of `_track`'s Jacobian."""
+
+
+def _track(table: PayoffTable, payoffs: np.ndarray, x: np.ndarray, tol: float) -> np.ndarray:
+    """The equilibrium on the support of ``x`` in each resampled table (``payoffs``, (B, rows,
+    k), zeros where the count is 0), shape (B, k), NaN where it leaves the support's face or
+    its regret exceeds ``tol``.
+
+    All resamples at once: Newton's method on ``f_i(y) = f_last(y)`` (``i`` in the support),
+    ``y`` the support's shares, from ``x``, with a central-difference Jacobian.
+    """
+    support = np.flatnonzero(x > 0)
+    count = payoffs.shape[0]
+    if support.size == 1:
+        y = np.tile(x, (count, 1))
+        return np.where((_gains(table, payoffs, y).max(axis=1) <= tol)[:, None], y, np.nan)
+    free, last = support[:-1], support[-1]
+
+    def mixtures(shares: np.ndarray) -> np.ndarray:
+        y = np.zeros((*shares.shape[:-1], table.k))
+        y[..., free] = shares
+        y[..., last] = 1.0 - shares.sum(axis=-1)
+        return y
+
+    def residual(shares: np.ndarray, cells: np.ndarray) -> np.ndarray:
+        f = np.einsum("...ri,...ri->...i", deviation_weights(table, mixtures(shares)), cells)
+        return f[..., free] - f[..., last, None]
+
+    shares = np.tile(x[free], (count, 1))
+    steps = _STEP * np.eye(free.size)  # (s - 1, s - 1)
+    stacked = np.broadcast_to(payoffs[:, None], (count, 2 * free.size, *payoffs.shape[1:]))
+    for _ in range(_NEWTON_STEPS):
+        g = residual(shares, payoffs)
+        if np.nanmax(np.abs(g)) < 1e-12:
+            break
+        probes = np.concatenate([shares[:, None] + steps, shares[:, None] - steps], axis=1)
+        values = residual(probes, stacked)
+        jacobian = (values[:, : free.size] - values[:, free.size :]).transpose(0, 2, 1) / (
+            2 * _STEP
+        )
+        shares = shares - np.einsum("bij,bj->bi", np.linalg.pinv(jacobian), g)
+    y = mixtures(shares)
+    ok = (np.abs(residual(shares, payoffs)).max(axis=1) < 1e-10) & (y[:, support] > 0).all(axis=1)
+    ok &= _gains(table, payoffs, np.where(ok[:, None], y, x)).max(axis=1) <= tol
+    return np.where(ok[:, None], y, np.nan)
+
+
+def _gains(table: PayoffTable, payoffs: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Deviation gains (B, k) of mixture ``y[b]`` in resampled table ``payoffs[b]``."""
+    f = np.einsum("bri,bri->bi", deviation_weights(table, y), payoffs)
+    return f - np.sum(y * f, axis=1, keepdims=True)
