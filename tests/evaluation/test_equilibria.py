@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from tradearena.evaluation.analysis.dynamics import expected_payoffs
+from tradearena.evaluation.analysis.dynamics import expected_payoffs, rest_points
 from tradearena.evaluation.analysis.equilibria import (
     MaxWelfare,
     deviation_gains,
@@ -120,3 +120,15 @@ def test_every_equilibrium_of_a_random_game_has_zero_regret_and_is_a_rest_point(
 def test_bad_methods_are_named():
     with pytest.raises(ValueError, match="methods"):
         equilibria(PayoffTable.from_matrix(RPS), methods=("fictitious",))
+
+
+def test_the_tuyls_rest_point_is_not_the_nash_equilibrium():
+    # tuyls, p = 2, A = diag(2, 1): f_0 = 2 x_0 / (2 - x_0), f_1 = x_1 / (2 - x_1); equal where
+    # x_0^2 + 5 x_0 - 2 = 0, x_0 = (sqrt(33) - 5) / 2 = 0.3723; the Nash equilibrium is at 1/3
+    table = PayoffTable.from_matrix(COORDINATION)
+    (mixed,) = [r.x for r in rest_points(table, "tuyls") if len(r.support) == 2]
+    assert mixed[0] == pytest.approx((math.sqrt(33) - 5) / 2, abs=1e-9)
+    assert regret(table, mixed) == pytest.approx(
+        2 * mixed[0] - (2 * mixed[0] ** 2 + mixed[1] ** 2), abs=1e-12
+    )
+    assert equilibria(table)[2].x[0] == pytest.approx(1 / 3, abs=1e-12)
