@@ -32,6 +32,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from tradearena.envs.errors import UserError
@@ -44,7 +45,7 @@ from tradearena.evaluation.analysis.equilibria import (
 from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
 from tradearena.evaluation.analysis.plots import equilibria_figure
 from tradearena.evaluation.analysis.reduction import reduce_dpr
-from tradearena.evaluation.analysis.resampling import Bootstrap, bootstrap
+from tradearena.evaluation.analysis.resampling import Bootstrap, bootstrap, regret_variance
 from tradearena.evaluation.analysis.roles import (
     RoleEquilibrium,
     RoleTable,
@@ -251,7 +252,25 @@ def _report(analysis: Analysis) -> str:
         "",
         f"maximum-welfare profile: {profile}: {best.welfare:.4g} per player",
     ]
+    if drawn is not None and table.stderr is not None:
+        lines.append(_sample_next(analysis))
     return "\n".join(lines)
+
+
+def _sample_next(analysis: Analysis, top: int = 3) -> str:
+    """The ``top`` profiles whose episodes would narrow the widest regret interval most
+    (`resampling.regret_variance`)."""
+    widths = np.diff(analysis.bootstrap.regret_interval, axis=1)[:, 0]
+    e = int(np.argmax(widths))
+    shares = regret_variance(analysis.table, analysis.found[e].x)
+    order = np.argsort(-shares, kind="stable")[:top]
+    named = ", ".join(
+        f"{profile_key(analysis.table.counts[r])} ({shares[r]:.0%})" for r in order if shares[r]
+    )
+    return (
+        f"sample next, for the widest regret interval (equilibrium {e + 1}): "
+        f"{named or 'nothing (no sampling variance)'}"
+    )
 
 
 def write_equilibria(directory: str | Path, analysis: Analysis) -> list[Path]:

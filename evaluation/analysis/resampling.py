@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike
 from tradearena.evaluation.analysis.equilibria import deviation_weights
 from tradearena.evaluation.analysis.payoffs import PayoffTable, _parse_profile
 
-__all__ = ["SOURCES", "Bootstrap", "bootstrap", "resampled_payoffs"]
+__all__ = ["SOURCES", "Bootstrap", "bootstrap", "regret_variance", "resampled_payoffs"]
 
 SOURCES = ("records", "stderr")
 """What the resamples are drawn from (module docstring)."""
@@ -275,3 +275,25 @@ def _gains(table: PayoffTable, payoffs: np.ndarray, y: np.ndarray) -> np.ndarray
     """Deviation gains (B, k) of mixture ``y[b]`` in resampled table ``payoffs[b]``."""
     f = np.einsum("bri,bri->bi", deviation_weights(table, y), payoffs)
     return f - np.sum(y * f, axis=1, keepdims=True)
+
+
+def regret_variance(table: PayoffTable, x: np.ndarray) -> np.ndarray:
+    """Each profile's share of the sampling variance of the deviation gains against mixture
+    ``x`` (k,), shape (rows,), summing to 1: where more episodes would narrow its regret
+    interval most.
+
+    Each gain ``g_j = f_j(x) - x . f(x)`` is linear in the cells, ``dg_j / dU[r, i] =
+    W[r, i] ([i = j] - x_i)`` (`equilibria.deviation_weights`), so its variance is
+    ``sum_{r, i} (W[r, i] ([i = j] - x_i) stderr[r, i])^2``. The regret is the largest gain,
+    and which one that is in a resample is not known beforehand, so the variances of all
+    ``k`` gains are summed; row ``r``'s terms are its share (cells with unknown standard errors
+    count 0). Needs the table's standard errors; all zeros when the variance is 0.
+    """
+    if table.stderr is None:
+        raise ValueError("table: no stderr_<s> columns: the sampling variance is unknown")
+    x = np.asarray(x, dtype=float)
+    weights = deviation_weights(table, x)  # (rows, i)
+    slopes = weights[:, None, :] * (np.eye(table.k) - x[None, :])[None]  # (rows, j, i)
+    terms = np.sum((slopes * np.nan_to_num(table.stderr)[:, None, :]) ** 2, axis=(1, 2))
+    total = terms.sum()
+    return terms / total if total > 0 else terms

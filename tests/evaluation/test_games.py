@@ -34,6 +34,7 @@ def test_games_prints_and_writes_the_equilibria(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "maker 0.333, taker 0.667" in out
     assert "maximum-welfare profile: maker 3, taker 0: 2 per player" in out
+    assert "sample next, for the widest regret interval (equilibrium 1): nothing" in out
     frame = pd.read_csv(tmp_path / "out" / "equilibria.csv")
     assert list(frame.columns[:7]) == [
         "p_maker",

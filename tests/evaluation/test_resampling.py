@@ -7,7 +7,7 @@ import pytest
 
 from tradearena.evaluation.analysis.equilibria import equilibria, regret
 from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
-from tradearena.evaluation.analysis.resampling import bootstrap, resampled_payoffs
+from tradearena.evaluation.analysis.resampling import bootstrap, regret_variance, resampled_payoffs
 
 HAWK_DOVE = np.array([[-2.0, 2.0], [0.0, 1.0]])  # hawks at 1/3
 COORDINATION = np.array([[2.0, 0.0], [0.0, 1.0]])
@@ -110,3 +110,18 @@ def test_regret_intervals_cover_the_true_regret_at_their_rate():
     assert np.isnan(result.survival).all() and result.mixtures is None
     # binomial(200, 0.9): 99.9% of draws fall in [168, 192]
     assert 168 <= covered <= 192
+
+
+def test_regret_variance_by_hand():
+    # hawk-dove, p = 2, x = (0.6, 0.4). Weights: W[(2,0), 0] = x_0, W[(1,1), 0] = x_1,
+    # W[(1,1), 1] = x_0, W[(0,2), 1] = x_1. Slopes W ([i = j] - x_i), cells (2,0),0; (1,1),0;
+    # (1,1),1; (0,2),1: for j = 0: 0.24, 0.16, -0.24, -0.16; for j = 1: -0.36, -0.24, 0.36,
+    # 0.24. Standard errors 1, 2, 1, 1: row (2,0): 0.24^2 + 0.36^2 = 0.1872; row (1,1):
+    # 0.32^2 + 0.24^2 + 0.48^2 + 0.36^2 = 0.52; row (0,2): 0.16^2 + 0.24^2 = 0.0832
+    exact = PayoffTable.from_matrix(HAWK_DOVE)
+    stderr = [[1.0, np.nan], [2.0, 1.0], [np.nan, 1.0]]
+    table = PayoffTable.from_arrays(exact.counts, exact.payoffs, stderr=stderr)
+    terms = np.array([0.1872, 0.52, 0.0832])
+    np.testing.assert_allclose(regret_variance(table, [0.6, 0.4]), terms / terms.sum())
+    # all hawks: the dove's gain U_dove(1,1) - U_hawk(2,0), two cells of standard error 1
+    np.testing.assert_allclose(regret_variance(table, [1.0, 0.0]), [0.5, 0.5, 0.0])
