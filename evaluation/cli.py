@@ -242,6 +242,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listing.set_defaults(func=agents_command)
 
+    games = commands.add_parser(
+        "games",
+        help="Nash equilibria of a payoff table, with regrets and bootstrap intervals",
+        description="Find the symmetric Nash equilibria of a payoff table in the payoffs.csv "
+        "format, each with its regret, welfare and deviation gains and, when the table has "
+        "stderr_<s> columns, bootstrap intervals; and the maximum-welfare profile.",
+    )
+    games.add_argument("table", help="payoff table (CSV: n_<s>, u_<s>[, samples_<s>, stderr_<s>])")
+    games.add_argument("--out", default=None, help="write equilibria.csv and equilibria.png here")
+    games.add_argument(
+        "--resamples", type=integer_at_least(0), default=1000, help="bootstrap resamples (0: none)"
+    )
+    games.add_argument("--seed", type=integer_at_least(0), default=0, help="bootstrap seed")
+    games.add_argument(
+        "--roles",
+        default=None,
+        help="a role game: its role names, e.g. maker,taker (columns n_<role>_<strategy>)",
+    )
+    games.add_argument(
+        "--reduce",
+        type=integer_at_least(2),
+        default=None,
+        metavar="N",
+        help="analyse the deviation-preserving reduction to N players (the table needs only "
+        "its profiles)",
+    )
+    games.set_defaults(func=games_command)
+
     tasks = commands.add_parser("tasks", help="list the trading tasks, one line each")
     tasks.set_defaults(func=tasks_command)
 
@@ -462,6 +490,11 @@ def report(outcome) -> int:
         print(f"resumed: {outcome.skipped} finished jobs skipped")
     payoffs = outcome.directory / "payoffs.csv"
     print(format_payoffs(payoffs) if payoffs.exists() else format_summary(outcome.summary))
+    equilibria = outcome.directory / "equilibria.csv"
+    if equilibria.exists():
+        from tradearena.evaluation.games import format_equilibria
+
+        print("\n" + format_equilibria(equilibria))
     print(f"\nrun directory: {outcome.directory}")
     if outcome.failed:
         print(f"{len(outcome.failed)} job(s) failed:", file=sys.stderr)
@@ -536,6 +569,12 @@ def reproduce_command(args: argparse.Namespace) -> int:
         report = reproduce(executor, runs=Path(args.runs), docs=Path(args.docs), scale=args.scale)
     print(f"report: {report}")
     return 0
+
+
+def games_command(args: argparse.Namespace) -> int:
+    from tradearena.evaluation.games import games_command as analyse_games
+
+    return analyse_games(args)
 
 
 def plot_command(args: argparse.Namespace) -> int:

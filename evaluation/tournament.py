@@ -15,7 +15,9 @@ never trades scores 0 and no payoff is infinite), or its mean test PnL (``payoff
 The heuristic payoff table (N | U) averages the payoffs of a strategy's seats over repetitions.
 
 Tables: ``summary.csv``, ``payoffs.csv`` (the config's payoff), ``payoffs_sharpe.csv`` and
-``payoffs_pnl.csv``. Figures: learning curves and the replicator dynamics of both tables.
+``payoffs_pnl.csv``, and ``equilibria.csv``: the Nash equilibria of ``payoffs.csv`` with their
+regrets and bootstrap intervals over the seats' payoffs (`evaluation.games`). Figures: learning
+curves, the replicator dynamics of both tables and the equilibria (``equilibria.png``).
 """
 
 from __future__ import annotations
@@ -31,8 +33,13 @@ from tradearena.envs.seats import SeatedMarket
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.analysis.metrics import floored_sharpe
 from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
-from tradearena.evaluation.analysis.plots import save_dynamics, save_learning_curves
+from tradearena.evaluation.analysis.plots import (
+    equilibria_figure,
+    save_dynamics,
+    save_learning_curves,
+)
 from tradearena.evaluation.compare import tables as summary_tables
+from tradearena.evaluation.games import analyse, equilibria_frame
 from tradearena.evaluation.rollout import (
     AGENT,
     TEST,
@@ -167,23 +174,39 @@ def payoff_table(records: pd.DataFrame, config: dict, payoff: str | None = None)
 
 
 def tables(directory: Path, config: dict, records: pd.DataFrame) -> pd.DataFrame:
-    """Write ``summary.csv`` and the payoff tables (when there are records); return the
-    summary."""
+    """Write ``summary.csv``, the payoff tables and, when the table has every profile,
+    ``equilibria.csv`` (when there are records); return the summary."""
     summary = summary_tables(directory, config, records)
     if not records.empty:
-        payoff_table(records, config).to_csv(directory / "payoffs.csv")
+        settings = config["tournament"]
+        seats = seat_payoffs(
+            records, payoff=settings["payoff"], sharpe_floor=settings["sharpe_floor"]
+        )
+        table = PayoffTable.from_records(seats, strategies=[a["label"] for a in config["agents"]])
+        table.to_csv(directory / "payoffs.csv")
         for payoff in PAYOFFS:
             payoff_table(records, config, payoff).to_csv(directory / f"payoffs_{payoff}.csv")
+        if table.complete:
+            frame = equilibria_frame(analyse(table, records=seats, seed=config["root_seed"]))
+            frame.to_csv(directory / "equilibria.csv", index=False, float_format="%.10g")
     return summary
 
 
 def figures(directory: Path, config: dict, records: pd.DataFrame) -> list[Path]:
-    """Learning curves and the replicator dynamics of the Sharpe and PnL payoff tables
-    (``dynamics.png``, ``dynamics_pnl.png``)."""
+    """Learning curves, the replicator dynamics of the Sharpe and PnL payoff tables
+    (``dynamics.png``, ``dynamics_pnl.png``) and the equilibria of ``equilibria.csv`` on the
+    focal replicator field of ``payoffs.csv`` (``equilibria.png``)."""
     weighting = config["tournament"]["weighting"]
     written = save_learning_curves(directory, records)
     for payoff in PAYOFFS:
         table = PayoffTable.read_csv(directory / f"payoffs_{payoff}.csv")
         name = "dynamics.png" if payoff == "sharpe" else f"dynamics_{payoff}.png"
         written.append(save_dynamics(table, directory / name, payoff=payoff, weighting=weighting))
+    if (directory / "equilibria.csv").exists():
+        table = PayoffTable.read_csv(directory / "payoffs.csv")
+        found = pd.read_csv(directory / "equilibria.csv")
+        mixtures = found[[f"p_{s}" for s in table.strategies]].to_numpy()
+        figure = equilibria_figure(table, list(mixtures))
+        figure.savefig(directory / "equilibria.png", dpi=120)
+        written.append(directory / "equilibria.png")
     return written

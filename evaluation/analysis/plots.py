@@ -26,6 +26,7 @@ from tradearena.evaluation.analysis.payoffs import PayoffTable
 
 __all__ = [
     "dynamics_figure",
+    "equilibria_figure",
     "flow_line",
     "learning_curves",
     "policy_grid",
@@ -431,3 +432,45 @@ def dynamics_figure(table: PayoffTable, *, weighting: str = "tuyls", **options) 
     if table.k == 3:
         return simplex_field(table, weighting=weighting, **options).figure
     return simplex_faces(table, weighting=weighting, **options)
+
+
+def equilibria_figure(table: PayoffTable, mixtures: Sequence[np.ndarray], **options) -> Figure:
+    """`dynamics_figure` of ``table`` under the "focal" weighting (whose rest points include
+    the Nash equilibria, `analysis.equilibria`) with ``mixtures`` (each shape (k,)) marked by
+    red stars (gid ``equilibria``); for ``k >= 4`` each on the faces that contain its support.
+    ``options`` go to `dynamics_figure`; returns the Figure."""
+    figure = dynamics_figure(table, weighting="focal", **options)
+    title = f"Nash equilibria and replicator dynamics (focal payoffs, p = {table.p})"
+    if table.k <= 3:
+        figure.axes[0].set_title(title)
+    else:
+        figure.suptitle(title)
+    points = [np.asarray(x, dtype=float) for x in mixtures]
+    if table.k == 2:
+        _mark_equilibria(figure.axes[0], points, lambda x: np.column_stack([x[:, 0], 0 * x[:, 0]]))
+    elif table.k == 3:
+        _mark_equilibria(figure.axes[0], points, lambda x: x @ _CORNERS)
+    else:
+        for ax, (strategies, _) in zip(figure.axes, table.faces(3)):
+            inside = [x[list(strategies)] for x in points if x[list(strategies)].sum() > 1 - 1e-9]
+            _mark_equilibria(ax, inside, lambda x: x @ _CORNERS)
+    return figure
+
+
+def _mark_equilibria(
+    ax: Axes, points: Sequence[np.ndarray], to_xy: Callable[[np.ndarray], np.ndarray]
+) -> None:
+    if points:
+        xy = to_xy(np.array(points))
+        ax.scatter(
+            xy[:, 0],
+            xy[:, 1],
+            s=160,
+            marker="*",
+            color="tab:red",
+            edgecolors="black",
+            zorder=5,
+            label="Nash equilibrium",
+            gid="equilibria",
+        )
+        ax.legend(loc="upper left", fontsize="small")
