@@ -17,8 +17,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from tradearena.agents.saved import save
-
 __all__ = ["STANDARD_KEYWORDS", "Agent", "check_keys", "make_rng"]
 
 STANDARD_KEYWORDS = frozenset(
@@ -154,7 +152,10 @@ class Agent(ABC):
         self, path: str | Path, *, buffer: bool = True, notes: Mapping[str, Any] | None = None
     ) -> Path:
         """Write this agent to the directory ``path`` (see `agents.saving.save`; it must have
-        been built by `agents.make` or `agents.load`); `agents.load` reads it back."""
+        been built by `agents.make` or `agents.load`); `agents.load` reads it back. The saving
+        code (and the market it records) is imported here, so that the contract stays light."""
+        from tradearena.agents.saving import save
+
         return save(self, path, buffer=buffer, notes=notes)
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:

@@ -28,7 +28,7 @@ import tomli_w
 
 from tradearena import agents
 from tradearena.agents.base import Agent
-from tradearena.agents.saved import read_header
+from tradearena.agents.saving import read_header
 from tradearena.envs.errors import UserError, not_one_of
 from tradearena.envs.simulator.traders import TRADERS
 from tradearena.envs.spec import SYNTHETIC, MarketSpec, SpecError
