@@ -161,6 +161,19 @@ def test_rooms_stack_one_way():
     assert edges[LEAF] == set()
 
 
+def test_the_analysis_knows_no_agent_and_no_market():
+    """``evaluation.analysis`` imports, of the project, only itself and ``envs.errors``."""
+    analysis = ROOMS.index("tradearena.evaluation.analysis")
+    outside = sorted(
+        (source, target)
+        for source, targets in graph().items()
+        if room(source) == analysis
+        for target in targets
+        if target != LEAF and room(target) != analysis
+    )
+    assert outside == []
+
+
 def test_every_module_has_a_room():
     """The rooms cover the three folders, and the room of a module is its longest prefix."""
     assert {room(m) for m in modules()} == set(range(len(ROOMS)))
