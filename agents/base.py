@@ -80,9 +80,12 @@ class Agent(ABC):
     stochastic: ClassVar[bool] = False
     """Whether `act` draws random numbers (with ``explore=False`` included)."""
     learning: ClassVar[bool] = False
-    """Whether `update` changes the agent."""
+    """Whether `update` changes the agent (`update_batch` skips agents that do not learn)."""
     description: ClassVar[str] = ""
     """One line for `agents.describe()`."""
+    trains_adversary: ClassVar[bool] = False
+    """Whether it trains an adversary of its own (RA3-Q): `adversary_policy` gives it as a
+    policy, `trader_adversary` as a seat to train against."""
     observation: ClassVar[str] = "features"
     """The observation it reads from the market: "features" (the Box of `envs.simulator.features`)
     or
@@ -129,13 +132,24 @@ class Agent(ABC):
         terminated: np.ndarray,
         truncated: np.ndarray,
     ) -> None:
-        """Learn from N transitions (arrays of length N), in order: `update` on each, unless a
-        subclass does it at once with the same result."""
-        if type(self).update is Agent.update:
+        """Learn from N transitions (arrays of length N), in order: `update` on each (none when
+        the agent does not declare `learning`), unless a subclass does it at once with the same
+        result."""
+        if not self.learning:
             return
         columns = (actions.tolist(), rewards.tolist(), terminated.tolist(), truncated.tolist())
         for o, (a, r, term, trunc), o2 in zip(obs, zip(*columns), next_obs):
             self.update(o, a, r, o2, term, trunc)
+
+    def adversary_policy(self, seed: int | None = None) -> Agent:
+        """The adversary it trains, as an agent of its own (a take-over policy or a seat; its
+        draws seeded by ``seed``); only where `trains_adversary`, else TypeError."""
+        raise TypeError(f"{type(self).__name__} trains no adversary")
+
+    def trader_adversary(self, seed: int | None = None) -> Agent | None:
+        """The adversary to seat opposite it in training, learning as it trades (its draws
+        seeded by ``seed``), or None: it trains alone (the default)."""
+        return None
 
     def end_episode(self) -> None:  # noqa: B027 (deliberate no-op default)
         """Called after the last transition of an episode. No-op by default."""

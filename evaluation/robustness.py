@@ -40,9 +40,7 @@ def check(config: dict, where: Locator) -> None:
     """Perturbations are given; each adversary names an agent that trains one."""
     if not config["perturbations"]:
         raise where.error(("kind",), "a robustness experiment needs [[perturbations]]")
-    sources = [
-        s["label"] for s in config["agents"] if hasattr(agents.resolve(s["id"]), "adversary_policy")
-    ]
+    sources = [s["label"] for s in config["agents"] if agents.resolve(s["id"]).trains_adversary]
     for i, perturbation in enumerate(config["perturbations"]):
         if perturbation["type"] != "adversary":
             continue

@@ -218,8 +218,7 @@ def trained_alone(
     records: list[EpisodeRecord] = []
     if spec["train"]:
         seats: list[Agent] = [agent]
-        trainer = getattr(agent, "trader_adversary", None)
-        adversary = trainer(seed_int(config, job.seed, SPARRING, index)) if trainer else None
+        adversary = agent.trader_adversary(seed_int(config, job.seed, SPARRING, index))
         if adversary is not None:
             seats.append(adversary)
         table = SeatedMarket(
