@@ -11,7 +11,9 @@ task's market for the fields the task defaults). An agent is labelled in the tab
 ``label``, else by its class's ``name`` (a registry id's own). A ``"module:ClassName"`` agent
 is imported from the folder the command runs in or the file's folder (``agent_folders``, which
 the jobs carry to the workers). The checked config is plain data (dicts, lists, numbers,
-strings): jobs carry it to workers.
+strings): jobs carry it to workers. The tables that only the experiment machinery reads are
+checked into small typed sections once (`evaluation.schema.Tournament`, `Perturbation`,
+`Output`, whose defaults are the schema's below) and read by attribute afterwards.
 """
 
 from __future__ import annotations
@@ -37,9 +39,13 @@ from tradearena.evaluation.rollout import build_agent
 from tradearena.evaluation.schema import (
     ANY_TABLE,
     REQUIRED,
+    SECTIONS,
     ConfigError,
     Field,
     Locator,
+    Output,
+    Perturbation,
+    Tournament,
     check_table,
     non_negative,
     one_of,
@@ -47,7 +53,15 @@ from tradearena.evaluation.schema import (
 )
 from tradearena.evaluation.trained import load_saved, saved_source
 
-__all__ = ["ConfigError", "load_config", "merge", "parse_config"]
+__all__ = [
+    "ConfigError",
+    "Output",
+    "Perturbation",
+    "Tournament",
+    "load_config",
+    "merge",
+    "parse_config",
+]
 
 _MARKET_TYPES: dict[str, type | tuple[type, ...]] = {
     "population": str,
@@ -126,6 +140,7 @@ TOP = {
     "output": Field(dict, {"dir": Field(str, ""), "figures": Field(bool, True)}),
 }
 OPTIONAL_SECTIONS = ("perturbations",)
+
 """Tables that only some kinds read (`SECTIONS` of the kind's module)."""
 
 
@@ -177,6 +192,9 @@ def parse_config(
     where = Locator(text, source)
     config = check_table(raw, TOP, (), where)
     config["output"]["dir"] = config["output"]["dir"] or f"runs/{config['name'] or config['kind']}"
+    for key, section in SECTIONS.items():
+        config[key] = section(**config[key])
+    config["perturbations"] = [Perturbation(**table) for table in config["perturbations"]]
     if complete:
         base = base or Path.cwd()
         config["agent_folders"] = list(dict.fromkeys([os.getcwd(), str(base.resolve())]))

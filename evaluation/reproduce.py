@@ -312,11 +312,11 @@ def egta_section(directory: Path, figures: Path) -> str:
     tables = {p: PayoffTable.read_csv(directory / f"payoffs_{p}.csv") for p in ("sharpe", "pnl")}
     text = [
         "## Experiment 3: empirical game\n",
-        f"{config['tournament']['players']} seats over {len(config['agents'])} strategies "
+        f"{config['tournament'].players} seats over {len(config['agents'])} strategies "
         f"({len(tables['sharpe'])} profiles), each profile played {config['seeds']} times in a "
-        f"synthetic market ({config['tournament']['mode']}: {config['training']['episodes']} "
+        f"synthetic market ({config['tournament'].mode}: {config['training']['episodes']} "
         f"training and {config['testing']['episodes']} test episodes); weighting "
-        f"{config['tournament']['weighting']}; run directory `{directory}`.\n",
+        f"{config['tournament'].weighting}; run directory `{directory}`.\n",
         _agents_table(config),
         "| payoff | stable rest points (in the whole simplex) | shares after t = 100 from the "
         "uniform mix | alpha-rank (alpha = 10) |",

@@ -20,9 +20,18 @@ from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.spec import MarketSpec
 from tradearena.envs.tasks import TASKS
 from tradearena.evaluation.cli import main
-from tradearena.evaluation.config import MARKET, ConfigError, load_config, parse_config
+from tradearena.evaluation.config import (
+    MARKET,
+    PERTURBATION,
+    TOP,
+    TOURNAMENT,
+    ConfigError,
+    load_config,
+    parse_config,
+)
 from tradearena.evaluation.experiment import plan
 from tradearena.evaluation.kinds import run_job
+from tradearena.evaluation.schema import Output, Perturbation, Tournament
 
 # The tiny experiment of conftest.py, line by line:
 #  1 kind = "compare"      5 [market]               12 [testing]      18 [[agents]]
@@ -266,7 +275,7 @@ def test_defaults_filled(tiny_config, tiny_text):
     assert config["training"] == {**training, "checkpoint_every": 0}
     assert config["testing"] == {"episodes": 2}
     assert config["perturbations"] == []
-    assert config["output"] == {"dir": "runs/tiny", "figures": True}
+    assert config["output"] == Output(dir="runs/tiny", figures=True)
     fresh = {"from": "", "train": True}
     assert config["agents"] == [
         {"id": "q_learning", "label": "q_learning", "params": {}, **fresh},
@@ -290,16 +299,11 @@ def test_defaults_of_a_robustness_perturbation(tmp_path, tiny_text):
     config = load_config(_write(tmp_path, text))
     assert [a["label"] for a in config["agents"]] == ["hold", "ra3q"]  # the class's name
     assert config["perturbations"] == [
-        {
-            "name": "adv",
-            "type": "adversary",
-            "mode": "takeover",
-            "p": 0.2,
-            "source": "ra3q",
-            "n_agents": 50,
-        }
+        Perturbation(
+            name="adv", type="adversary", mode="takeover", p=0.2, source="ra3q", n_agents=50
+        )
     ]
-    assert config["output"]["dir"] == "runs/tiny"
+    assert config["output"].dir == "runs/tiny"
 
 
 def test_relative_tape_resolves_against_the_file(tmp_path, tiny_text, monkeypatch):
@@ -425,3 +429,11 @@ def test_every_task_has_a_config_with_its_reference_policy():
         ]
         assert ids, task.name
         assert not task.reference or any(task.reference in found for found in ids), task.name
+
+
+def test_typed_sections_have_the_fields_of_their_tables():
+    """Each typed section holds exactly the keys of its table's schema (which gives the
+    defaults)."""
+    assert [f.name for f in dataclasses.fields(Tournament)] == list(TOURNAMENT)
+    assert [f.name for f in dataclasses.fields(Perturbation)] == list(PERTURBATION)
+    assert [f.name for f in dataclasses.fields(Output)] == list(TOP["output"].default)
