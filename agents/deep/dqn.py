@@ -6,7 +6,7 @@ every ``target_update_interval`` steps, sync the target). One TD update on a min
 
     y    = r / sd_r + gamma * (1 - terminated) * Q_target(s', a*)
            a* = argmax_a' Q_target(s', a')    (DQN)  or  argmax_a' Q(s', a')  (``double``)
-    loss = mean Huber(Q(s, a) - y)                        (delta 1, SB3's smooth_l1_loss)
+    loss = mean Huber(Q(s, a) - y)      (`DQN.loss`: delta 1, SB3's smooth_l1_loss)
     theta <- Adam(theta, grad loss clipped to norm max_grad_norm)
 
 with ``sd_r`` the running standard deviation of the stored rewards (``normalize_rewards``,
