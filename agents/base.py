@@ -83,6 +83,9 @@ class Agent(ABC):
     """Whether `update` changes the agent (`update_batch` skips agents that do not learn)."""
     description: ClassVar[str] = ""
     """One line for `agents.describe()`."""
+    task: ClassVar[str] = "taker"
+    """The task (`envs.tasks.TASKS`) it is made for: where ``tradearena agents --check`` seats
+    it (a reference policy's own task; the taker task by default)."""
     trains_adversary: ClassVar[bool] = False
     """Whether it trains an adversary of its own (RA3-Q): `adversary_policy` gives it as a
     policy, `trader_adversary` as a seat to train against."""

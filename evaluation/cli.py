@@ -551,9 +551,7 @@ def agents_command(args: argparse.Namespace) -> int:
     if args.check:
         agents.add_folders(os.getcwd())
         cls = agents.resolve(args.check)
-        kind = getattr(cls, "observation", "features")
-        task = TASKS[getattr(cls, "task", "taker")]
-        env = TradingEnv(observation=kind, **task.gym_keywords())
+        env = TradingEnv(observation=cls.observation, **TASKS[cls.task].gym_keywords())
         standard = {"observation_space": env.observation_space, "action_space": env.action_space}
         standard |= {"seed": 0, "market_spec": env.market_spec}
         report = agents.check_agent(
