@@ -12,8 +12,9 @@ task's market for the fields the task defaults). An agent is labelled in the tab
 is imported from the folder the command runs in or the file's folder (``agent_folders``, which
 the jobs carry to the workers). The checked config is plain data (dicts, lists, numbers,
 strings): jobs carry it to workers. The tables that only the experiment machinery reads are
-checked into small typed sections once (`evaluation.schema.Tournament`, `Perturbation`,
-`Output`, whose defaults are the schema's below) and read by attribute afterwards.
+checked into small typed sections once (`evaluation.schema.Training`, `Testing`,
+`Tournament`, `Perturbation`, `Output`, whose defaults are the schema's below) and read by
+attribute afterwards.
 """
 
 from __future__ import annotations
@@ -43,9 +44,7 @@ from tradearena.evaluation.schema import (
     ConfigError,
     Field,
     Locator,
-    Output,
     Perturbation,
-    Tournament,
     check_table,
     non_negative,
     one_of,
@@ -53,15 +52,7 @@ from tradearena.evaluation.schema import (
 )
 from tradearena.evaluation.trained import load_saved, saved_source
 
-__all__ = [
-    "ConfigError",
-    "Output",
-    "Perturbation",
-    "Tournament",
-    "load_config",
-    "merge",
-    "parse_config",
-]
+__all__ = ["ConfigError", "load_config", "merge", "parse_config"]
 
 _MARKET_TYPES: dict[str, type | tuple[type, ...]] = {
     "population": str,

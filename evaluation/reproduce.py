@@ -19,7 +19,7 @@ import pandas as pd
 
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.analysis.dynamics import alpharank, rest_points, trajectory
-from tradearena.evaluation.analysis.metrics import DegenerateMetricWarning
+from tradearena.evaluation.analysis.metrics import Checkpointing, DegenerateMetricWarning
 from tradearena.evaluation.analysis.payoffs import PayoffTable
 from tradearena.evaluation.config import load_config
 from tradearena.evaluation.experiment import run_experiment
@@ -67,8 +67,8 @@ def scaled(config_path: Path, scale: float) -> dict:
     config = load_config(config_path)
     return {
         "seeds": max(1, round(config["seeds"] * scale)),
-        "training": {"episodes": max(1, round(config["training"]["episodes"] * scale))},
-        "testing": {"episodes": max(2, round(config["testing"]["episodes"] * scale))},
+        "training": {"episodes": max(1, round(config["training"].episodes * scale))},
+        "testing": {"episodes": max(2, round(config["testing"].episodes * scale))},
     }
 
 
@@ -219,7 +219,7 @@ def runs_table(runs: Path) -> str:
             )
         lines.append(
             f"| `{directory.name}` | {config['kind']} | {config['seeds']} | "
-            f"{config['training']['episodes']} | {config['testing']['episodes']} | {numbers} |"
+            f"{config['training'].episodes} | {config['testing'].episodes} | {numbers} |"
         )
     return "Runs in this report's run folder:\n\n" + "\n".join(lines) + "\n"
 
@@ -238,7 +238,7 @@ def sharpe_section(
     lines = [
         f"### {title}\n",
         f"Replay of {source}; episodes are {market['n_steps']}-minute windows of the day; "
-        f"{config['training']['episodes']} training and {config['testing']['episodes']} test "
+        f"{config['training'].episodes} training and {config['testing'].episodes} test "
         f"episodes per seed; seeds {config['seeds']} (root seed {config['root_seed']}); "
         f"run directory `{directory}`.\n",
         _agents_table(config),
@@ -264,9 +264,9 @@ def robustness_section(directory: Path, figures: Path, text: dict) -> str:
     lines = [
         "## Experiment 2: robustness\n",
         f"RA2-Q and RA3-Q trained in the same clean market (replay of a synthetic day, "
-        f"{config['market']['n_steps']}-minute windows, {config['training']['episodes']} training "
+        f"{config['market']['n_steps']}-minute windows, {config['training'].episodes} training "
         f"episodes, {config['seeds']} seeds), then tested under each condition "
-        f"({config['testing']['episodes']} test episodes per seed); run directory "
+        f"({config['testing'].episodes} test episodes per seed); run directory "
         f"`{directory}`.\n",
         _agents_table(config),
     ]
@@ -314,8 +314,8 @@ def egta_section(directory: Path, figures: Path) -> str:
         "## Experiment 3: empirical game\n",
         f"{config['tournament'].players} seats over {len(config['agents'])} strategies "
         f"({len(tables['sharpe'])} profiles), each profile played {config['seeds']} times in a "
-        f"synthetic market ({config['tournament'].mode}: {config['training']['episodes']} "
-        f"training and {config['testing']['episodes']} test episodes); weighting "
+        f"synthetic market ({config['tournament'].mode}: {config['training'].episodes} "
+        f"training and {config['testing'].episodes} test episodes); weighting "
         f"{config['tournament'].weighting}; run directory `{directory}`.\n",
         _agents_table(config),
         "| payoff | stable rest points (in the whole simplex) | shares after t = 100 from the "
@@ -369,12 +369,12 @@ def claims_section(text: dict, making: Path, execution: Path, figures: Path, nam
     )
 
 
-def curve_variance(records: pd.DataFrame, training: dict) -> pd.Series:
+def curve_variance(records: pd.DataFrame, training: Checkpointing) -> pd.Series:
     """Per agent, the variance over seeds (ddof 1) of the greedy learning curve, averaged over
     its checkpoints after the first (the untrained network), dollars^2: how much a learner's
     progress depends on its seed."""
     evals = records[(records["phase"] == "eval") & (records["condition"] == "clean")]
-    checkpoint = evals["episode"] // training["evaluate_episodes"]
+    checkpoint = evals["episode"] // training.evaluate_episodes
     curves = evals[checkpoint > 0].assign(checkpoint=checkpoint)
     per_seed = curves.groupby(["agent", "checkpoint", "seed"])["pnl"].mean()
     return per_seed.groupby(["agent", "checkpoint"]).var(ddof=1).groupby("agent").mean()

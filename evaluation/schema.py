@@ -1,8 +1,9 @@
 """Checking TOML tables against a schema, with errors that name the file, line and field.
 
 `Field` describes one key; `check_table` fills defaults and checks types, ranges and unknown
-keys of a parsed TOML table; `Locator` finds the line of a field in the text for the message;
-`Tournament`, `Perturbation` and `Output` are the typed sections tables are checked into::
+keys of a parsed TOML table; `Training`, `Testing`, `Tournament`, `Perturbation` and `Output`
+are the typed sections tables are checked into; `Locator` finds the line of a field in the
+text for the message::
 
     configs/x.toml, line 14: agents[1].id: unknown agent 'raq' (did you mean 'raql'?); ...
 """
@@ -26,7 +27,9 @@ __all__ = [
     "Locator",
     "Output",
     "Perturbation",
+    "Testing",
     "Tournament",
+    "Training",
     "check_table",
     "non_negative",
     "one_of",
@@ -126,6 +129,26 @@ def _value(value: Any, field: Field, path: tuple, where: Locator) -> Any:
 
 
 @dataclass(frozen=True)
+class Training:
+    """The ``[training]`` table: episodes per agent (or profile), greedy checkpoints every
+    ``evaluate_every`` episodes (0: none) of ``evaluate_episodes`` each, ``sessions`` played at
+    once, a saved checkpoint every ``checkpoint_every`` episodes (0: none)."""
+
+    episodes: int
+    evaluate_every: int
+    evaluate_episodes: int
+    sessions: int
+    checkpoint_every: int
+
+
+@dataclass(frozen=True)
+class Testing:
+    """The ``[testing]`` table: greedy test episodes per agent and condition."""
+
+    episodes: int
+
+
+@dataclass(frozen=True)
 class Tournament:
     """The ``[tournament]`` table: an empirical game of ``players`` seats."""
 
@@ -156,7 +179,7 @@ class Output:
     figures: bool
 
 
-SECTIONS = {"tournament": Tournament, "output": Output}
+SECTIONS = {"training": Training, "testing": Testing, "tournament": Tournament, "output": Output}
 """Typed tables: their key in the config -> their type."""
 
 

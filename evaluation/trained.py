@@ -92,7 +92,7 @@ class Checkpoints:
     def of(cls, config: dict, job: Any, unit: str) -> Checkpoints | None:
         """The checkpoints of ``job`` for ``unit`` (``job``: an `evaluation.rollout.Job`), or
         None when the job has no run directory or ``[training] checkpoint_every`` is 0."""
-        every = config["training"].get("checkpoint_every", 0)
+        every = config["training"].checkpoint_every
         if not (every and job.directory):
             return None
         return cls(Path(job.directory, CHECKPOINTS, job.id, unit), every)
@@ -198,11 +198,11 @@ def _card(path: Path, label: str, config: dict, excerpt: str, mine: pd.DataFrame
         )
     if not phases["eval"].empty:
         training = config["training"]
-        points = phases["eval"].groupby(phases["eval"]["episode"] // training["evaluate_episodes"])
+        points = phases["eval"].groupby(phases["eval"]["episode"] // training.evaluate_episodes)
         means = points["pnl"].mean()
         lines.append(
             f"- greedy checkpoints: mean PnL ${means.iloc[0]:.2f} before training, "
-            f"${means.iloc[-1]:.2f} after {int(means.index[-1]) * training['evaluate_every']} "
+            f"${means.iloc[-1]:.2f} after {int(means.index[-1]) * training.evaluate_every} "
             "training episodes"
         )
     test = phases["test"]

@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
 
 from tradearena.evaluation.analysis.dynamics import field, rest_points, simplex_grid
+from tradearena.evaluation.analysis.metrics import Checkpointing
 from tradearena.evaluation.analysis.payoffs import PayoffTable
 
 __all__ = [
@@ -72,7 +73,7 @@ def learning_curves(
     records: pd.DataFrame,
     ax: Axes | None = None,
     *,
-    training: dict | None = None,
+    training: Checkpointing | None = None,
     value: str = "pnl",
     window: int = 5,
 ) -> Axes:
@@ -83,13 +84,13 @@ def learning_curves(
     curve is their mean per checkpoint; otherwise the training episodes' own ``value``,
     smoothed by a moving average of ``window`` episodes."""
     ax = axes_or_new(ax)
-    every = (training or {}).get("evaluate_every", 0)
+    every = training.evaluate_every if training is not None else 0
     checkpoints = bool(every) and (records["phase"] == "eval").any()
     for agent, rows in records[records["phase"] == ("eval" if checkpoints else "train")].groupby(
         "agent", sort=True
     ):
         if checkpoints:
-            point = rows["episode"] // training["evaluate_episodes"] * every
+            point = rows["episode"] // training.evaluate_episodes * every
             per_seed = rows.groupby([point.rename("x"), "seed"])[value].mean()
         else:
             per_seed = rows.set_index(["episode", "seed"])[value].rename_axis(["x", "seed"])
@@ -109,7 +110,7 @@ def learning_curves(
 
 
 def save_learning_curves(
-    directory: Path, records: pd.DataFrame, training: dict | None = None
+    directory: Path, records: pd.DataFrame, training: Checkpointing | None = None
 ) -> list[Path]:
     """``learning_curves.png`` in ``directory`` when ``records`` hold training episodes."""
     if records.empty or records[records["phase"] == "train"].empty:

@@ -19,6 +19,7 @@ from tradearena.envs.data.tapes import write_lobster
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.spec import MarketSpec
 from tradearena.envs.tasks import TASKS
+from tradearena.evaluation import schema
 from tradearena.evaluation.cli import main
 from tradearena.evaluation.config import (
     MARKET,
@@ -31,7 +32,7 @@ from tradearena.evaluation.config import (
 )
 from tradearena.evaluation.experiment import plan
 from tradearena.evaluation.kinds import run_job
-from tradearena.evaluation.schema import Output, Perturbation, Tournament
+from tradearena.evaluation.schema import Output, Perturbation, Tournament, Training
 
 # The tiny experiment of conftest.py, line by line:
 #  1 kind = "compare"      5 [market]               12 [testing]      18 [[agents]]
@@ -272,8 +273,8 @@ def test_defaults_filled(tiny_config, tiny_text):
     assert MarketSpec(**market).action_set == "trade"  # the task's
     assert config["root_seed"] == 0
     training = {"episodes": 2, "evaluate_every": 0, "evaluate_episodes": 10, "sessions": 1}
-    assert config["training"] == {**training, "checkpoint_every": 0}
-    assert config["testing"] == {"episodes": 2}
+    assert config["training"] == Training(**training, checkpoint_every=0)
+    assert config["testing"] == schema.Testing(episodes=2)
     assert config["perturbations"] == []
     assert config["output"] == Output(dir="runs/tiny", figures=True)
     fresh = {"from": "", "train": True}
@@ -437,3 +438,5 @@ def test_typed_sections_have_the_fields_of_their_tables():
     assert [f.name for f in dataclasses.fields(Tournament)] == list(TOURNAMENT)
     assert [f.name for f in dataclasses.fields(Perturbation)] == list(PERTURBATION)
     assert [f.name for f in dataclasses.fields(Output)] == list(TOP["output"].default)
+    assert [f.name for f in dataclasses.fields(Training)] == list(TOP["training"].default)
+    assert [f.name for f in dataclasses.fields(schema.Testing)] == list(TOP["testing"].default)
