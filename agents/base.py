@@ -17,8 +17,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from tradearena.agents.saved import save
-
 __all__ = ["STANDARD_KEYWORDS", "Agent", "check_keys", "make_rng"]
 
 STANDARD_KEYWORDS = frozenset(
@@ -82,9 +80,15 @@ class Agent(ABC):
     stochastic: ClassVar[bool] = False
     """Whether `act` draws random numbers (with ``explore=False`` included)."""
     learning: ClassVar[bool] = False
-    """Whether `update` changes the agent."""
+    """Whether `update` changes the agent (`update_batch` skips agents that do not learn)."""
     description: ClassVar[str] = ""
     """One line for `agents.describe()`."""
+    task: ClassVar[str] = "taker"
+    """The task (`envs.tasks.TASKS`) it is made for: where ``tradearena agents --check`` seats
+    it (a reference policy's own task; the taker task by default)."""
+    trains_adversary: ClassVar[bool] = False
+    """Whether it trains an adversary of its own (RA3-Q): `adversary_policy` gives it as a
+    policy, `trader_adversary` as a seat to train against."""
     observation: ClassVar[str] = "features"
     """The observation it reads from the market: "features" (the Box of `envs.simulator.features`)
     or
@@ -131,13 +135,24 @@ class Agent(ABC):
         terminated: np.ndarray,
         truncated: np.ndarray,
     ) -> None:
-        """Learn from N transitions (arrays of length N), in order: `update` on each, unless a
-        subclass does it at once with the same result."""
-        if type(self).update is Agent.update:
+        """Learn from N transitions (arrays of length N), in order: `update` on each (none when
+        the agent does not declare `learning`), unless a subclass does it at once with the same
+        result."""
+        if not self.learning:
             return
         columns = (actions.tolist(), rewards.tolist(), terminated.tolist(), truncated.tolist())
         for o, (a, r, term, trunc), o2 in zip(obs, zip(*columns), next_obs):
             self.update(o, a, r, o2, term, trunc)
+
+    def adversary_policy(self, seed: int | None = None) -> Agent:
+        """The adversary it trains, as an agent of its own (a take-over policy or a seat; its
+        draws seeded by ``seed``); only where `trains_adversary`, else TypeError."""
+        raise TypeError(f"{type(self).__name__} trains no adversary")
+
+    def trader_adversary(self, seed: int | None = None) -> Agent | None:
+        """The adversary to seat opposite it in training, learning as it trades (its draws
+        seeded by ``seed``), or None: it trains alone (the default)."""
+        return None
 
     def end_episode(self) -> None:  # noqa: B027 (deliberate no-op default)
         """Called after the last transition of an episode. No-op by default."""
@@ -154,7 +169,10 @@ class Agent(ABC):
         self, path: str | Path, *, buffer: bool = True, notes: Mapping[str, Any] | None = None
     ) -> Path:
         """Write this agent to the directory ``path`` (see `agents.saving.save`; it must have
-        been built by `agents.make` or `agents.load`); `agents.load` reads it back."""
+        been built by `agents.make` or `agents.load`); `agents.load` reads it back. The saving
+        code (and the market it records) is imported here, so that the contract stays light."""
+        from tradearena.agents.saving import save
+
         return save(self, path, buffer=buffer, notes=notes)
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:

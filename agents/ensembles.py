@@ -54,7 +54,11 @@ def mean_var(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def risk_values(tables: np.ndarray, lam: float, seeking: bool = False) -> np.ndarray:
-    """Qhat = Qbar - lam * var (risk-averse) or Qbar + lam * var (``seeking``), over axis 0."""
+    """Qhat = Qbar - lam * var (risk-averse) or Qbar + lam * var (``seeking``), over axis 0.
+
+    The reference of the compiled ``risk_row`` / ``risk_rows`` in agents/_kernels.pyx
+    (tests/agents/test_kernels.py, ``test_risk_row_matches_risk_values``) and of the torch
+    `agents.deep.risk.risk_values`."""
     mean, var = mean_var(tables)
     return mean + lam * var if seeking else mean - lam * var
 

@@ -3,6 +3,12 @@
 RAQL updates ``Q(s,a) += alpha * (u(d) - x0)`` with ``x0 = u(0)``; a concave ``u`` is
 risk-averse, a convex one risk-seeking, the identity gives Q-learning. Each utility maps a
 float to a float and an ndarray to an ndarray of the same shape.
+
+These numpy formulas are the reference of two twins: the C one in agents/_kernels.pyx, which
+the tabular learners update with (chosen by ``kernel_args``; tests/agents/test_kernels.py,
+``test_risk_update_matches_python``, holds it equal), and the torch one of the deep learners,
+`agents.deep.risk.apply_utility` (tests/agents/deep/test_deep_risk.py,
+``test_torch_utility_matches_numpy``).
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from tradearena.evaluation.analysis.metrics import bootstrap_ci, plateau
 from tradearena.evaluation.compare import plan
 from tradearena.evaluation.config import load_config
 from tradearena.evaluation.rollout import trained_alone
+from tradearena.evaluation.schema import Training
 
 QUICKSTART = Path(__file__).resolve().parents[1] / "configs/quickstart.toml"
 LEARNERS = ("q_learning", "raql", "ra2q")
@@ -36,7 +37,7 @@ LAST = 3  # checkpoints averaged for the level reached
 
 def train(
     agent: str, seeds: int, sessions: int, episodes: int, params: dict
-) -> tuple[float, pd.DataFrame, dict]:
+) -> tuple[float, pd.DataFrame, Training]:
     """(training seconds summed over ``seeds``, the greedy checkpoints' records, the
     ``[training]`` table) of ``agent`` (its parameters updated by ``params``) trained
     ``episodes`` episodes with ``sessions`` sessions at once."""
@@ -55,9 +56,9 @@ def train(
     return seconds, pd.DataFrame(rows), config["training"]
 
 
-def levels(records: pd.DataFrame, training: dict) -> np.ndarray:
+def levels(records: pd.DataFrame, training: Training) -> np.ndarray:
     """Each seed's mean greedy PnL over the last `LAST` checkpoints, shape (seeds,)."""
-    checkpoint = records["episode"] // training["evaluate_episodes"]
+    checkpoint = records["episode"] // training.evaluate_episodes
     last = records[checkpoint > checkpoint.max() - LAST]
     return last.groupby("seed")["pnl"].mean().to_numpy()
 

@@ -57,7 +57,7 @@ def main() -> None:
     torch.set_num_threads(1)  # small networks: one thread is fastest (as bench/deep.py)
     config = load_config(QUICKSTART)
     market = market_spec(config)
-    tests = [seed_sequence(config, 0, TEST, 0, e) for e in range(config["testing"]["episodes"])]
+    tests = [seed_sequence(config, 0, TEST, 0, e) for e in range(config["testing"].episodes)]
     specs = [s for s in config["agents"] if s["id"] not in NOT_LEARNING]
     specs += [{"id": name, "label": name, "params": {}} for name in args.learners]
     reference = build_agent({"id": "avellaneda_stoikov", "params": {}}, market, 0)

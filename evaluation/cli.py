@@ -147,12 +147,19 @@ def override(text: str) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command's parser: one subcommand per function of `COMMANDS`."""
     parser = Parser(
         prog="tradearena",
         description="Risk-sensitive trading agents in a limit-order-book market.",
     )
     commands = parser.add_subparsers(required=True, metavar="COMMAND", parser_class=Parser)
+    for add in COMMANDS:
+        add(commands)
+    return parser
 
+
+def add_run_command(commands: argparse._SubParsersAction) -> None:
+    """`tradearena run CONFIG`: run an experiment file."""
     run = commands.add_parser(
         "run",
         help="run an experiment file (train, test, store, tables, figures)",
@@ -183,6 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(func=run_command)
 
+
+def add_reproduce_command(commands: argparse._SubParsersAction) -> None:
+    """`tradearena reproduce`: the paper's experiments and docs/results.md."""
     reproduce = commands.add_parser(
         "reproduce",
         help="run the source text's three experiments and write docs/results.md",
@@ -203,6 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument("--docs", default="docs", help="where results.md goes")
     reproduce.set_defaults(func=reproduce_command)
 
+
+def add_evaluate_command(commands: argparse._SubParsersAction) -> None:
+    """`tradearena evaluate RUN_DIR`: test a run's saved agents again."""
     evaluate = commands.add_parser(
         "evaluate",
         help="test a run's saved agents again, on its own market or another",
@@ -227,10 +240,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.set_defaults(func=evaluate_command)
 
+
+def add_plot_command(commands: argparse._SubParsersAction) -> None:
+    """`tradearena plot RUN_DIR`: every figure a run directory supports."""
     plot = commands.add_parser("plot", help="draw every figure a run directory supports")
     plot.add_argument("run_dir", help="a run directory (holds config.toml and results.sqlite)")
     plot.set_defaults(func=plot_command)
 
+
+def add_agents_command(commands: argparse._SubParsersAction) -> None:
+    """`tradearena agents`: the agent ids, or the contract check of one."""
     listing = commands.add_parser(
         "agents", help="list the agent ids, one line each, or check one against the contract"
     )
@@ -242,6 +261,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listing.set_defaults(func=agents_command)
 
+
+def add_games_command(commands: argparse._SubParsersAction) -> None:
+    """`tradearena games`: equilibria of a payoff table."""
     games = commands.add_parser(
         "games",
         help="Nash equilibria of a payoff table, with regrets and bootstrap intervals",
@@ -270,9 +292,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     games.set_defaults(func=games_command)
 
+
+def add_tasks_command(commands: argparse._SubParsersAction) -> None:
+    """`tradearena tasks`: the trading tasks."""
     tasks = commands.add_parser("tasks", help="list the trading tasks, one line each")
     tasks.set_defaults(func=tasks_command)
 
+
+def add_calibrate_command(commands: argparse._SubParsersAction) -> None:
+    """`tradearena calibrate CONFIG`: the task's reference policy calibrated."""
     calibrate = commands.add_parser(
         "calibrate",
         help="calibrate the task's reference policy to a config's market and print the values",
@@ -280,6 +308,9 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("config", help="an experiment file (its [market] table is used)")
     calibrate.set_defaults(func=calibrate_command)
 
+
+def add_session_command(commands: argparse._SubParsersAction) -> None:
+    """`tradearena session`: one synthetic session's summary."""
     session = commands.add_parser(
         "session", help="run one synthetic trading session and print its summary"
     )
@@ -291,6 +322,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     session.set_defaults(func=run_session)
 
+
+def add_realism_command(commands: argparse._SubParsersAction) -> None:
+    """`tradearena realism`: the realism scorecard."""
     realism = commands.add_parser(
         "realism",
         help="how real a market looks: stylized facts of tapes and simulated days side by side",
@@ -309,6 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
     realism.add_argument("--out", help="write DIR/scorecard.csv and the figures there")
     realism.set_defaults(func=realism_command)
 
+
+def add_fit_command(commands: argparse._SubParsersAction) -> None:
+    """`tradearena fit`: a population fitted to a real day."""
     fitting = commands.add_parser(
         "fit",
         help="fit a population to a real day by simulated moments; writes a market file",
@@ -338,6 +375,9 @@ def build_parser() -> argparse.ArgumentParser:
     fitting.add_argument("--out", required=True, help="the market file written (.toml)")
     fitting.set_defaults(func=fit_command)
 
+
+def add_data_command(commands: argparse._SubParsersAction) -> None:
+    """`tradearena data check|convert`: market data files."""
     data = commands.add_parser(
         "data",
         help="market data files: where they come from, checking them",
@@ -386,7 +426,23 @@ def build_parser() -> argparse.ArgumentParser:
         f"(default {DEFAULT_BAND}; 0: keep all)",
     )
     convert.set_defaults(func=data_convert)
-    return parser
+
+
+COMMANDS = (
+    add_run_command,
+    add_reproduce_command,
+    add_evaluate_command,
+    add_plot_command,
+    add_agents_command,
+    add_games_command,
+    add_tasks_command,
+    add_calibrate_command,
+    add_session_command,
+    add_realism_command,
+    add_fit_command,
+    add_data_command,
+)
+"""The subcommands, in the order the help lists them."""
 
 
 DATA_SOURCES = """\
@@ -593,9 +649,7 @@ def agents_command(args: argparse.Namespace) -> int:
     if args.check:
         agents.add_folders(os.getcwd())
         cls = agents.resolve(args.check)
-        kind = getattr(cls, "observation", "features")
-        task = TASKS[getattr(cls, "task", "taker")]
-        env = TradingEnv(observation=kind, **task.gym_keywords())
+        env = TradingEnv(observation=cls.observation, **TASKS[cls.task].gym_keywords())
         standard = {"observation_space": env.observation_space, "action_space": env.action_space}
         standard |= {"seed": 0, "market_spec": env.market_spec}
         report = agents.check_agent(

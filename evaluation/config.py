@@ -11,7 +11,10 @@ task's market for the fields the task defaults). An agent is labelled in the tab
 ``label``, else by its class's ``name`` (a registry id's own). A ``"module:ClassName"`` agent
 is imported from the folder the command runs in or the file's folder (``agent_folders``, which
 the jobs carry to the workers). The checked config is plain data (dicts, lists, numbers,
-strings): jobs carry it to workers.
+strings): jobs carry it to workers. The tables that only the experiment machinery reads are
+checked into small typed sections once (`evaluation.schema.Training`, `Testing`,
+`Tournament`, `Perturbation`, `Output`, whose defaults are the schema's below) and read by
+attribute afterwards.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import tomli_w
 
 from tradearena import agents
 from tradearena.agents.base import Agent
-from tradearena.agents.saved import read_header
+from tradearena.agents.saving import read_header
 from tradearena.envs.errors import ParameterError, UserError, not_one_of
 from tradearena.envs.simulator.traders import TRADERS, build_trader
 from tradearena.envs.spec import SYNTHETIC, MarketSpec, SpecError
@@ -36,9 +39,11 @@ from tradearena.evaluation.rollout import build_agent
 from tradearena.evaluation.schema import (
     ANY_TABLE,
     REQUIRED,
+    SECTIONS,
     ConfigError,
     Field,
     Locator,
+    Perturbation,
     check_table,
     non_negative,
     one_of,
@@ -125,6 +130,7 @@ TOP = {
     "output": Field(dict, {"dir": Field(str, ""), "figures": Field(bool, True)}),
 }
 OPTIONAL_SECTIONS = ("perturbations",)
+
 """Tables that only some kinds read (`SECTIONS` of the kind's module)."""
 
 
@@ -193,6 +199,9 @@ def parse_config(
     where = Locator(text, source)
     config = check_table(raw, TOP, (), where)
     config["output"]["dir"] = config["output"]["dir"] or f"runs/{config['name'] or config['kind']}"
+    for key, section in SECTIONS.items():
+        config[key] = section(**config[key])
+    config["perturbations"] = [Perturbation(**table) for table in config["perturbations"]]
     if complete:
         base = base or Path.cwd()
         config["agent_folders"] = list(dict.fromkeys([os.getcwd(), str(base.resolve())]))

@@ -44,7 +44,7 @@ def evaluation_config(
     text = (run_dir / "config.toml").read_text()
     as_run = parse_config(text, source=str(run_dir / "config.toml"), complete=False)
     raw = tomllib.loads(text)
-    if as_run["kind"] == "tournament" and as_run["tournament"]["mode"] == "train-in-profile":
+    if as_run["kind"] == "tournament" and as_run["tournament"].mode == "train-in-profile":
         raise UserError(
             f"{run_dir}: its tournament trained the seats in their profiles, so no agent was "
             "trained alone; evaluate a compare, robustness or pretrained run"

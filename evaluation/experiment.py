@@ -63,7 +63,7 @@ def run_experiment(
     checked before anything is written; an existing run directory is only continued with
     ``resume``."""
     config = load_config(path, overrides)
-    directory = Path(out or config["output"]["dir"])
+    directory = Path(out or config["output"].dir)
     return run_config(config, executor, directory, resume=resume, figures=figures)
 
 
@@ -103,7 +103,7 @@ def run_config(
     kind = KINDS[as_run["kind"]]
     summary = kind.tables(directory, as_run, records)
     write_cards(directory, as_run, records)
-    if config["output"]["figures"] if figures is None else figures:
+    if config["output"].figures if figures is None else figures:
         kind.figures(directory, as_run, records)
     return RunOutcome(directory, summary, failed, len(done))
 

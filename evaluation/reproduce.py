@@ -2,12 +2,14 @@
 
 Every number in the report is read from the run directories this writes; nothing is typed by
 hand. The report states for each claim of the source text whether it held here, with the
-numbers side by side.
+numbers side by side. Its prose, the source text's own numbers and the claims checked are
+data, in docs/report.toml (`REPORT`).
 """
 
 from __future__ import annotations
 
 import shutil
+import tomllib
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +19,7 @@ import pandas as pd
 
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.analysis.dynamics import alpharank, rest_points, trajectory
-from tradearena.evaluation.analysis.metrics import DegenerateMetricWarning
+from tradearena.evaluation.analysis.metrics import Checkpointing, DegenerateMetricWarning
 from tradearena.evaluation.analysis.payoffs import PayoffTable
 from tradearena.evaluation.config import load_config
 from tradearena.evaluation.experiment import run_experiment
@@ -26,15 +28,17 @@ from tradearena.evaluation.rundir import load_run
 
 __all__ = [
     "EXPERIMENTS",
+    "REPORT",
+    "claims_section",
     "curve_variance",
-    "deep_section",
     "reproduce",
-    "risk_section",
     "value_variance",
     "write_report",
 ]
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+REPORT = Path(__file__).resolve().parents[1] / "docs" / "report.toml"
+"""The report's prose, the source text's numbers and the claims it checks."""
 
 
 @dataclass(frozen=True)
@@ -55,14 +59,6 @@ EXPERIMENTS = (
     Experiment("deep_execution", "paper_deep_execution.toml"),
 )
 
-SOURCE_ROBUSTNESS = {
-    ("adversary", "ra2q"): 0.5269,
-    ("adversary", "ra3q"): 0.9347,
-    ("zi", "ra2q"): 0.9538,
-    ("zi", "ra3q"): 1.0692,
-}
-"""Sharpe ratios the source text reports (Table 1)."""
-
 
 def scaled(config_path: Path, scale: float) -> dict:
     """Overrides multiplying seeds and episodes by ``scale`` (1: the file as written)."""
@@ -71,8 +67,8 @@ def scaled(config_path: Path, scale: float) -> dict:
     config = load_config(config_path)
     return {
         "seeds": max(1, round(config["seeds"] * scale)),
-        "training": {"episodes": max(1, round(config["training"]["episodes"] * scale))},
-        "testing": {"episodes": max(2, round(config["testing"]["episodes"] * scale))},
+        "training": {"episodes": max(1, round(config["training"].episodes * scale))},
+        "testing": {"episodes": max(2, round(config["testing"].episodes * scale))},
     }
 
 
@@ -114,70 +110,26 @@ def write_report(directories: dict[str, Path | str], docs: Path) -> Path:
     that is a string says why that experiment was skipped."""
     figures = docs / "figures"
     figures.mkdir(parents=True, exist_ok=True)
-    parts = [HEADER, "## Experiment 1: Sharpe comparison\n"]
-    parts.append(sharpe_section(directories["sharpe"], figures, "Replay of a synthetic day"))
+    text = tomllib.loads(REPORT.read_text())
+    parts = [text["header"], "## Experiment 1: Sharpe comparison\n"]
+    synthetic = "Replay of a synthetic day"
+    parts.append(sharpe_section(directories["sharpe"], figures, synthetic, text["sharpe"]))
     lobster = directories.get("sharpe_lobster", "not run")
     if isinstance(lobster, Path):
-        parts.append(sharpe_section(lobster, figures, "Replay of a real LOBSTER day", "lobster"))
+        title = "Replay of a real LOBSTER day"
+        parts.append(sharpe_section(lobster, figures, title, text["sharpe"], "lobster"))
     else:
         parts.append(f"### Replay of a real LOBSTER day\n\nSkipped: {lobster}\n")
-    parts.append(robustness_section(directories["robustness"], figures))
+    parts.append(robustness_section(directories["robustness"], figures, text["robustness"]))
     parts.append(egta_section(directories["egta"], figures))
-    parts.append(risk_section(directories["risk_making"], directories["risk_execution"], figures))
-    parts.append(deep_section(directories["deep_making"], directories["deep_execution"], figures))
-    parts.append(TRIED)
+    for section in ("risk", "deep"):
+        runs = (directories[f"{section}_making"], directories[f"{section}_execution"])
+        parts.append(claims_section(text[section], *runs, figures, section))
+    parts.append(text["tried"])
     parts.append(runs_table(Path(directories["sharpe"]).parent))
     report = docs / "results.md"
     report.write_text("\n".join(parts))
     return report
-
-
-TRIED = """## What was tried
-
-The sections above use the settings of each file in `configs/` as written (quoted there:
-agents and their parameters, market, episodes, seeds). The table below lists every run in the
-run folder, including runs of the same files at a larger `--scale` (seeds and episodes
-multiplied).
-
-Which task, and why. The source's experiments are run on the market-making task (resting
-quotes at 0, 1 or 2 ticks behind the others' best, with skew; see `tradearena tasks`). An
-earlier version of this report ran them on the taker task (market orders of 100 shares that
-pay the spread): there every learner learned to hold or lost the spread, all Sharpe ratios
-were at or below zero, and the comparisons measured noise. On the making task the spread is
-earned and inventory is the risk, so risk attitudes have something to act on; the learners
-are trained until their greedy checkpoints stop moving by more than their 95% width (the
-"plateau" column), with the budgets the files state.
-
-Chosen before these runs, from small trials: the Avellaneda-Stoikov reference calibrates
-itself to each market (sigma from the mid's moves and kappa from the fills against the
-distance to the mid, on calibration sessions; its risk aversion by Sharpe ratio over 64
-tuning sessions, `agents/calibration.py`), except where a file sets a value (its sigma of 10
-ticks on the AMZN day, the scale of that day's one-minute moves; the two fixed risk
-aversions of the risk-sensitive section); on the AMZN day the estimated fills decay so
-slowly with the distance (kappa about 0.1 per tick) that its quotes mostly fall beyond the
-action set's two levels behind the touch, and it barely trades. The execution file's beta =
--2 at a reward scale of 0.1 (at 0.01, beta = -1 left the learner practically risk-neutral:
-its variance penalty was far below one lot's spread); the deep files' inventory penalty
-(2e-5 $/share^2) and the deep learners' settings, chosen on tuning seeds (`root_seed =
-1000`) that no file here uses (see the `DQNSettings` docstring); training budgets from the
-quickstart's learning curves. Nothing was changed after seeing these runs' results.
-
-The mechanisms are also tested where their answers are known (`tests/agents`): the
-exponential utility's fixed point, risk-averse choices in a safe/risky bandit, RA3-Q's higher
-5% quantile under a take-over adversary on the cliff walk, and, in the Almgren-Chriss model
-market, Q-learning learning TWAP exactly and RAQL front-loading to within 0.5 of the
-mean-variance optimum.
-"""
-
-HEADER = """# Reproducing the source text's experiments
-
-Generated by `make reproduce` (`tradearena reproduce`) from the run directories it writes;
-every number below comes from those runs. Each table gives the mean over seeds of a metric of
-the agents' test episodes, with a 95% bootstrap interval over seeds; Sharpe is mean / std
-(ddof = 1) of the PnL per test episode (dollars), not annualised. The configs are in
-`configs/paper_*.toml`; `tradearena reproduce --scale S` multiplies seeds and episodes for
-larger runs (on a cluster: `--address`).
-"""
 
 
 def _summary(directory: Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
@@ -267,12 +219,15 @@ def runs_table(runs: Path) -> str:
             )
         lines.append(
             f"| `{directory.name}` | {config['kind']} | {config['seeds']} | "
-            f"{config['training']['episodes']} | {config['testing']['episodes']} | {numbers} |"
+            f"{config['training'].episodes} | {config['testing'].episodes} | {numbers} |"
         )
     return "Runs in this report's run folder:\n\n" + "\n".join(lines) + "\n"
 
 
-def sharpe_section(directory: Path, figures: Path, title: str, prefix: str = "sharpe") -> str:
+def sharpe_section(
+    directory: Path, figures: Path, title: str, text: dict, prefix: str = "sharpe"
+) -> str:
+    """One replay's Sharpe comparison; ``text``: the report's ``[sharpe]`` table."""
     config, _, summary = _summary(directory)
     rows = summary[summary["condition"] == "clean"].set_index("agent", drop=False)
     sharpe = rows["sharpe"]
@@ -280,17 +235,16 @@ def sharpe_section(directory: Path, figures: Path, title: str, prefix: str = "sh
     claim = all(a in sharpe for a in order) and sharpe["ra21q"] > sharpe["ra2q"] > sharpe["raql"]
     market = config["market"]
     source = "a synthetic day" if market["tape"] == "synthetic" else Path(market["tape"]).name
-    text = [
+    lines = [
         f"### {title}\n",
         f"Replay of {source}; episodes are {market['n_steps']}-minute windows of the day; "
-        f"{config['training']['episodes']} training and {config['testing']['episodes']} test "
+        f"{config['training'].episodes} training and {config['testing'].episodes} test "
         f"episodes per seed; seeds {config['seeds']} (root seed {config['root_seed']}); "
         f"run directory `{directory}`.\n",
         _agents_table(config),
         _metrics_table(rows.sort_values("sharpe", ascending=False)),
         "",
-        "The source text reports (as a figure, without numbers) RA2.1-Q above RA2-Q above "
-        "RAQL in Sharpe ratio.",
+        text["source"],
         _held("RA2.1-Q > RA2-Q > RAQL in mean test Sharpe ratio", claim)
         + f" (RA2.1-Q {sharpe.get('ra21q', np.nan):.3f}, RA2-Q {sharpe.get('ra2q', np.nan):.3f}, "
         f"RAQL {sharpe.get('raql', np.nan):.3f}; where the intervals overlap the ordering is "
@@ -299,43 +253,46 @@ def sharpe_section(directory: Path, figures: Path, title: str, prefix: str = "sh
         _copy_figure(directory, "sharpe.png", figures, prefix),
         _copy_figure(directory, "learning_curves.png", figures, prefix),
     ]
-    return "\n".join(text)
+    return "\n".join(lines)
 
 
-def robustness_section(directory: Path, figures: Path) -> str:
+def robustness_section(directory: Path, figures: Path, text: dict) -> str:
+    """The robustness tables; ``text``: the report's ``[robustness]`` table (the source's
+    Sharpe ratios, Table 1)."""
+    source = text["source_sharpe"]
     config, _, summary = _summary(directory)
-    text = [
+    lines = [
         "## Experiment 2: robustness\n",
         f"RA2-Q and RA3-Q trained in the same clean market (replay of a synthetic day, "
-        f"{config['market']['n_steps']}-minute windows, {config['training']['episodes']} training "
+        f"{config['market']['n_steps']}-minute windows, {config['training'].episodes} training "
         f"episodes, {config['seeds']} seeds), then tested under each condition "
-        f"({config['testing']['episodes']} test episodes per seed); run directory "
+        f"({config['testing'].episodes} test episodes per seed); run directory "
         f"`{directory}`.\n",
         _agents_table(config),
     ]
     for condition, rows in summary.groupby("condition", sort=False):
-        text += [f"### Condition: {condition}\n", _metrics_table(rows), ""]
-    text.append(
+        lines += [f"### Condition: {condition}\n", _metrics_table(rows), ""]
+    lines.append(
         "| perturbation | RA2-Q here | RA3-Q here | RA2-Q source | RA3-Q source | "
         "RA3-Q above RA2-Q here |"
     )
-    text.append("|---|---|---|---|---|---|")
+    lines.append("|---|---|---|---|---|---|")
     sharpe = summary.set_index(["condition", "agent"])["sharpe"]
     verdicts = []
     for condition in ("adversary", "zi"):
         ours = (sharpe.get((condition, "ra2q"), np.nan), sharpe.get((condition, "ra3q"), np.nan))
         above = bool(ours[1] > ours[0])
         verdicts.append(_held(f"RA3-Q above RA2-Q under the {condition} perturbation", above))
-        text.append(
+        lines.append(
             f"| {condition} | {ours[0]:.4f} | {ours[1]:.4f} | "
-            f"{SOURCE_ROBUSTNESS[(condition, 'ra2q')]:.4f} | "
-            f"{SOURCE_ROBUSTNESS[(condition, 'ra3q')]:.4f} | {'yes' if above else 'no'} |"
+            f"{source[condition]['ra2q']:.4f} | {source[condition]['ra3q']:.4f} | "
+            f"{'yes' if above else 'no'} |"
         )
-    text += ["", *verdicts, ""]
+    lines += ["", *verdicts, ""]
     for condition in summary["condition"].unique():
         name = "sharpe.png" if condition == "clean" else f"sharpe_{condition}.png"
-        text.append(_copy_figure(directory, name, figures, "robustness"))
-    return "\n".join(text)
+        lines.append(_copy_figure(directory, name, figures, "robustness"))
+    return "\n".join(lines)
 
 
 def _dynamics_summary(table: PayoffTable) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -355,11 +312,11 @@ def egta_section(directory: Path, figures: Path) -> str:
     tables = {p: PayoffTable.read_csv(directory / f"payoffs_{p}.csv") for p in ("sharpe", "pnl")}
     text = [
         "## Experiment 3: empirical game\n",
-        f"{config['tournament']['players']} seats over {len(config['agents'])} strategies "
+        f"{config['tournament'].players} seats over {len(config['agents'])} strategies "
         f"({len(tables['sharpe'])} profiles), each profile played {config['seeds']} times in a "
-        f"synthetic market ({config['tournament']['mode']}: {config['training']['episodes']} "
-        f"training and {config['testing']['episodes']} test episodes); weighting "
-        f"{config['tournament']['weighting']}; run directory `{directory}`.\n",
+        f"synthetic market ({config['tournament'].mode}: {config['training'].episodes} "
+        f"training and {config['testing'].episodes} test episodes); weighting "
+        f"{config['tournament'].weighting}; run directory `{directory}`.\n",
         _agents_table(config),
         "| payoff | stable rest points (in the whole simplex) | shares after t = 100 from the "
         "uniform mix | alpha-rank (alpha = 10) |",
@@ -386,118 +343,38 @@ def egta_section(directory: Path, figures: Path) -> str:
     return "\n".join(text)
 
 
-def _compared(
-    frame: pd.DataFrame, statement: str, metric: str, low: str, high: str, unit: str = ""
-) -> str:
-    """A held / did not hold line for ``frame[low, metric] < frame[high, metric]``, with both
-    values (agents are the index)."""
+def _compared(frame: pd.DataFrame, claim: dict) -> str:
+    """A held / did not hold line for a claim of the report (``statement``: the metric of agent
+    ``lower`` below that of agent ``higher``), with both values (agents are the index)."""
+    metric, low, high = claim["metric"], claim["lower"], claim["higher"]
     a, b = frame.loc[low, metric], frame.loc[high, metric]
-    digits = 0 if metric == "exposure" else 3
-    return _held(statement, bool(a < b)) + f" ({low} {a:.{digits}f}, {high} {b:.{digits}f}{unit})"
+    digits, unit = (0 if metric == "exposure" else 3), claim.get("unit", "")
+    verdict = _held(claim["statement"], bool(a < b))
+    return verdict + f" ({low} {a:.{digits}f}, {high} {b:.{digits}f}{unit})"
 
 
-MAKING_CLAIMS = (
-    ("learned: RAQL's exposure below Q-learning's", "exposure", "raql", "q_learning", " shares"),
-    ("learned: RAQL's Sharpe ratio above Q-learning's", "sharpe", "q_learning", "raql"),
-    (
-        "reference rule: Avellaneda-Stoikov with risk aversion 0.1 holds less than with 0.001",
-        "exposure",
-        "as_averse",
-        "as_neutral",
-        " shares",
-    ),
-    ("reference rule: ... and has the higher Sharpe ratio", "sharpe", "as_neutral", "as_averse"),
-)
-EXECUTION_CLAIMS = (
-    (
-        "learned: RAQL front-loads (its exposure above Q-learning's)",
-        "exposure",
-        "q_learning",
-        "raql",
-        " shares",
-    ),
-    ("learned: RAQL's shortfall varies less than Q-learning's", "std_pnl", "raql", "q_learning"),
-)
-"""(statement, metric, agent expected lower, agent expected higher[, unit])."""
-
-
-def risk_section(making: Path, execution: Path, figures: Path) -> str:
-    """The classic risk-sensitive results: inventory in market making, front-loading in
-    optimal execution, learned and by the reference rules."""
+def claims_section(text: dict, making: Path, execution: Path, figures: Path, name: str) -> str:
+    """A section of claims checked in a market-making and an execution run (``text``: the
+    report's ``[risk]`` or ``[deep]`` table: title, intro, and per run its claims)."""
+    blocks = (("making", making), ("execution", execution))
     return "\n".join(
         [
-            "## Risk-sensitive results\n",
-            "Not experiments of the source text: the classic results its learners should show "
-            f"where risk matters. Run directories `{making}` and `{execution}`.\n",
-            _risk_block(
-                "Market making: a risk-averse maker carries less inventory",
-                "Avellaneda and Stoikov (2008): a maker with a positive risk aversion skews its "
-                "quotes against its inventory, carries less of it and earns a steadier PnL.",
-                making,
-                MAKING_CLAIMS,
-                figures,
-                "risk_making",
-            ),
-            _risk_block(
-                "Optimal execution: a risk-averse trader front-loads",
-                "Almgren and Chriss (2000): with a positive risk aversion the optimal schedule "
-                "trades faster early, exposing less of the order to the price's moves at a "
-                "higher expected cost. Buying 1,000 shares in 30 minutes; PnL is minus the "
-                "implementation shortfall, exposure the time-averaged inventory (higher: bought "
-                "earlier).",
-                execution,
-                EXECUTION_CLAIMS,
-                figures,
-                "risk_execution",
+            f"## {text['title']}\n",
+            text["intro"].format(making=making, execution=execution) + "\n",
+            *(
+                _claims_block(text[run], directory, figures, f"{name}_{run}")
+                for run, directory in blocks
             ),
         ]
     )
 
 
-DEEP_MAKING_CLAIMS = (
-    (
-        "Averaged-DQN (K = 5): its greedy learning curve varies less over seeds than DQN's",
-        "curve_variance",
-        "averaged_dqn_k5",
-        "dqn",
-        " $^2",
-    ),
-    (
-        "Averaged-DQN (K = 10): likewise",
-        "curve_variance",
-        "averaged_dqn_k10",
-        "dqn",
-        " $^2",
-    ),
-    (
-        "Averaged-DQN (K = 5): its value estimates vary less over seeds than DQN's",
-        "value_variance",
-        "averaged_dqn_k5",
-        "dqn",
-        " $^2",
-    ),
-    (
-        "Averaged-DQN (K = 10): likewise",
-        "value_variance",
-        "averaged_dqn_k10",
-        "dqn",
-        " $^2",
-    ),
-    ("deep RAQL's exposure below DQN's", "exposure", "deep_raql", "dqn", " shares"),
-    ("deep RAQL's Sharpe ratio above DQN's", "sharpe", "dqn", "deep_raql"),
-)
-DEEP_EXECUTION_CLAIMS = (
-    ("deep RAQL front-loads (its exposure above DQN's)", "exposure", "dqn", "deep_raql", " shares"),
-    ("deep RAQL's shortfall varies less than DQN's", "std_pnl", "deep_raql", "dqn"),
-)
-
-
-def curve_variance(records: pd.DataFrame, training: dict) -> pd.Series:
+def curve_variance(records: pd.DataFrame, training: Checkpointing) -> pd.Series:
     """Per agent, the variance over seeds (ddof 1) of the greedy learning curve, averaged over
     its checkpoints after the first (the untrained network), dollars^2: how much a learner's
     progress depends on its seed."""
     evals = records[(records["phase"] == "eval") & (records["condition"] == "clean")]
-    checkpoint = evals["episode"] // training["evaluate_episodes"]
+    checkpoint = evals["episode"] // training.evaluate_episodes
     curves = evals[checkpoint > 0].assign(checkpoint=checkpoint)
     per_seed = curves.groupby(["agent", "checkpoint", "seed"])["pnl"].mean()
     return per_seed.groupby(["agent", "checkpoint"]).var(ddof=1).groupby("agent").mean()
@@ -512,48 +389,9 @@ def value_variance(records: pd.DataFrame, reward_scale: float) -> pd.Series:
     return (per_seed / reward_scale).groupby("agent").var(ddof=1)
 
 
-def deep_section(making: Path, execution: Path, figures: Path) -> str:
-    """The card's deep claims: Averaged-DQN against DQN, deep RAQL against DQN."""
-    return "\n".join(
-        [
-            "## Deep learners\n",
-            "The card's claims about its deep learners, each against DQN with the same "
-            'network, budget and market randomness. The "curve variance" is the variance '
-            "over seeds of the greedy learning curve (mean PnL of a checkpoint's greedy "
-            'episodes), averaged over the checkpoints after the first; the "value variance" '
-            "is the variance over seeds of the learner's own estimate of a session's value at "
-            "its opening (its greedy Q-value there, in dollars, averaged over the test "
-            "sessions). Both are dollars^2. Run directories "
-            f"`{making}` and `{execution}`.\n",
-            _risk_block(
-                "Market making: Averaged-DQN and deep RAQL against DQN",
-                "Anschel et al. (2017): averaging the last K target networks lowers the variance "
-                "of the target and so of learning. A risk-averse utility on the TD error should "
-                "carry less inventory at a steadier PnL. `alpha_as`, a DQN adjusting the "
-                "reference's risk aversion and skew (Falces Marin et al. 2022), is listed apart: "
-                "it is not a pure learner.",
-                making,
-                DEEP_MAKING_CLAIMS,
-                figures,
-                "deep_making",
-            ),
-            _risk_block(
-                "Optimal execution: deep RAQL against DQN",
-                "Almgren and Chriss (2000), learned by a network: buying 1,000 shares in 30 "
-                "minutes, a risk-averse learner should trade earlier and vary less.",
-                execution,
-                DEEP_EXECUTION_CLAIMS,
-                figures,
-                "deep_execution",
-            ),
-        ]
-    )
-
-
-def _risk_block(
-    title: str, intro: str, directory: Path, claims: tuple, figures: Path, name: str
-) -> str:
-    """One result: its run's clean-market table, its claims, its figure."""
+def _claims_block(text: dict, directory: Path, figures: Path, name: str) -> str:
+    """One result: its run's clean-market table, its claims (``text``: title, intro,
+    claims), its figure."""
     config, records, summary = _summary(directory)
     frame = summary[summary["condition"] == "clean"].set_index("agent", drop=False)
     frame = frame.assign(
@@ -562,11 +400,11 @@ def _risk_block(
     )
     return "\n".join(
         [
-            f"### {title}\n",
-            f"{intro}\n",
+            f"### {text['title']}\n",
+            f"{text['intro']}\n",
             _metrics_table(frame.sort_values("sharpe", ascending=False)),
             "",
-            *(_compared(frame, *claim) for claim in claims),
+            *(_compared(frame, claim) for claim in text["claims"]),
             "",
             _copy_figure(directory, "learning_curves.png", figures, name),
         ]

@@ -11,6 +11,8 @@ Tables and figures as for ``compare``, one row and one chart per condition.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tradearena import agents
 from tradearena.agents.base import Agent
 from tradearena.envs.seats import SeatedMarket
@@ -27,7 +29,7 @@ from tradearena.evaluation.rollout import (
     seed_int,
     trained_alone,
 )
-from tradearena.evaluation.schema import Locator
+from tradearena.evaluation.schema import Locator, Perturbation
 from tradearena.evaluation.store import EpisodeRecord
 
 __all__ = ["check", "figures", "plan", "run", "tables"]
@@ -40,14 +42,13 @@ def check(config: dict, where: Locator) -> None:
     """Perturbations are given; each adversary names an agent that trains one."""
     if not config["perturbations"]:
         raise where.error(("kind",), "a robustness experiment needs [[perturbations]]")
-    sources = [
-        s["label"] for s in config["agents"] if hasattr(agents.resolve(s["id"]), "adversary_policy")
-    ]
+    sources = [s["label"] for s in config["agents"] if agents.resolve(s["id"]).trains_adversary]
     for i, perturbation in enumerate(config["perturbations"]):
-        if perturbation["type"] != "adversary":
+        if perturbation.type != "adversary":
             continue
-        perturbation["source"] = perturbation["source"] or (sources[0] if sources else "")
-        if perturbation["source"] not in sources:
+        perturbation = replace(perturbation, source=perturbation.source or next(iter(sources), ""))
+        config["perturbations"][i] = perturbation
+        if perturbation.source not in sources:
             raise where.error(
                 ("perturbations", i, "source"),
                 f"must name an agent that trains an adversary (e.g. ra3q); candidates: {sources}",
@@ -67,7 +68,7 @@ def run(job: Job) -> list[EpisodeRecord]:
     for index, spec in enumerate(config["agents"]):
         trained[spec["label"]], train_records = trained_alone(config, job, spec, index)
         records += train_records
-    conditions = [{"name": "clean", "type": "clean"}, *config["perturbations"]]
+    conditions: list[Perturbation | None] = [None, *config["perturbations"]]  # None: clean
     for label, agent in trained.items():
         for c, condition in enumerate(conditions):
             table = _condition(config, job, agent, trained, c, condition)
@@ -77,24 +78,27 @@ def run(job: Job) -> list[EpisodeRecord]:
                 job,
                 phase=TEST,
                 condition=c,
-                condition_name=condition["name"],
+                condition_name="clean" if condition is None else condition.name,
                 labels=[label, "adversary"],
             )
     return records
 
 
 def _condition(
-    config: dict, job: Job, agent: Agent, trained: dict[str, Agent], c: int, condition: dict
+    config: dict,
+    job: Job,
+    agent: Agent,
+    trained: dict[str, Agent],
+    c: int,
+    condition: Perturbation | None,
 ) -> SeatedMarket:
-    """The market of test condition ``c`` with ``agent`` in seat 0."""
+    """The market of test condition ``c`` (None: the clean market) with ``agent`` in seat 0."""
     market = market_spec(config)
-    if condition["type"] == "zi":
-        return SeatedMarket(market, [agent], extra_zi=condition["n_agents"])
-    if condition["type"] == "clean":
+    if condition is None:
         return SeatedMarket(market, [agent])
-    adversary = trained[condition["source"]].adversary_policy(
-        seed_int(config, job.seed, ADVERSARY, c)
-    )
-    if condition["mode"] == "trader":
+    if condition.type == "zi":
+        return SeatedMarket(market, [agent], extra_zi=condition.n_agents)
+    adversary = trained[condition.source].adversary_policy(seed_int(config, job.seed, ADVERSARY, c))
+    if condition.mode == "trader":
         return SeatedMarket(market, [agent, adversary], opposes={1: 0})
-    return SeatedMarket(market, [agent], takeover=(0, float(condition["p"])), adversary=adversary)
+    return SeatedMarket(market, [agent], takeover=(0, float(condition.p)), adversary=adversary)

@@ -95,7 +95,7 @@ def seat_agent(spec: dict, market: MarketSpec, job: Job, seed: int) -> Agent:
     ``from`` names (for the job's seed index), or a new one seeded with ``seed``."""
     if spec["from"]:
         return load_saved(spec, market, job.seed)
-    return build_agent(spec, market, seed, job.config["training"]["episodes"])
+    return build_agent(spec, market, seed, job.config["training"].episodes)
 
 
 def keep_agent(job: Job, spec: dict, agent: Agent, *where: str) -> None:
@@ -105,7 +105,7 @@ def keep_agent(job: Job, spec: dict, agent: Agent, *where: str) -> None:
     if not job.directory:
         return
     trained = episodes_before(spec, job.seed)
-    trained += job.config["training"]["episodes"] if spec["train"] else 0
+    trained += job.config["training"].episodes if spec["train"] else 0
     path = agent_path(job.directory, spec["label"], job.seed, *where)
     agent.save(path, notes={"episodes_trained": trained})
 
@@ -142,10 +142,10 @@ def episodes(
     episodes played pass a multiple of ``[training] checkpoint_every``, and at the end; a
     phase that finds one continues from it, to the records an uninterrupted phase gives."""
     training = config["training"]
-    n = training["episodes"] if phase == TRAIN else config["testing"]["episodes"]
-    every = training.get("evaluate_every", 0) if phase == TRAIN else 0
+    n = training.episodes if phase == TRAIN else config["testing"].episodes
+    every = training.evaluate_every if phase == TRAIN else 0
     name = "train" if phase == TRAIN else "test"
-    sessions = training.get("sessions", 1)
+    sessions = training.sessions
     batch = BatchedMarket.like(table, sessions) if sessions > 1 else None
 
     def play(seeds: list[np.random.SeedSequence], phase: str, first: int, learn: bool) -> None:
@@ -172,7 +172,7 @@ def episodes(
             )
 
     def evaluate(checkpoint: int) -> None:
-        size = training["evaluate_episodes"]
+        size = training.evaluate_episodes
         seeds = [seed_sequence(config, job.seed, EVALUATE, condition, i) for i in range(size)]
         play(seeds, "eval", checkpoint * size, learn=False)
 
@@ -218,8 +218,7 @@ def trained_alone(
     records: list[EpisodeRecord] = []
     if spec["train"]:
         seats: list[Agent] = [agent]
-        trainer = getattr(agent, "trader_adversary", None)
-        adversary = trainer(seed_int(config, job.seed, SPARRING, index)) if trainer else None
+        adversary = agent.trader_adversary(seed_int(config, job.seed, SPARRING, index))
         if adversary is not None:
             seats.append(adversary)
         table = SeatedMarket(

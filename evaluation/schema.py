@@ -1,7 +1,9 @@
 """Checking TOML tables against a schema, with errors that name the file, line and field.
 
 `Field` describes one key; `check_table` fills defaults and checks types, ranges and unknown
-keys of a parsed TOML table; `Locator` finds the line of a field in the text for the message::
+keys of a parsed TOML table; `Training`, `Testing`, `Tournament`, `Perturbation` and `Output`
+are the typed sections tables are checked into; `Locator` finds the line of a field in the
+text for the message::
 
     configs/x.toml, line 14: agents[1].id: unknown agent 'raq' (did you mean 'raql'?); ...
 """
@@ -19,9 +21,15 @@ from tradearena.envs.errors import UserError, did_you_mean
 __all__ = [
     "ANY_TABLE",
     "REQUIRED",
+    "SECTIONS",
     "ConfigError",
     "Field",
     "Locator",
+    "Output",
+    "Perturbation",
+    "Testing",
+    "Tournament",
+    "Training",
     "check_table",
     "non_negative",
     "one_of",
@@ -113,6 +121,66 @@ def _value(value: Any, field: Field, path: tuple, where: Locator) -> Any:
             check_table(item, field.default, path + (i,), where) for i, item in enumerate(value)
         ]
     return value
+
+
+# ----------------------------------------------------------------------------- typed sections
+# Each is built from its table once checked (`check_table` filled the defaults: the schema
+# of `evaluation.config` is their one source), and read by attribute afterwards.
+
+
+@dataclass(frozen=True)
+class Training:
+    """The ``[training]`` table: episodes per agent (or profile), greedy checkpoints every
+    ``evaluate_every`` episodes (0: none) of ``evaluate_episodes`` each, ``sessions`` played at
+    once, a saved checkpoint every ``checkpoint_every`` episodes (0: none)."""
+
+    episodes: int
+    evaluate_every: int
+    evaluate_episodes: int
+    sessions: int
+    checkpoint_every: int
+
+
+@dataclass(frozen=True)
+class Testing:
+    """The ``[testing]`` table: greedy test episodes per agent and condition."""
+
+    episodes: int
+
+
+@dataclass(frozen=True)
+class Tournament:
+    """The ``[tournament]`` table: an empirical game of ``players`` seats."""
+
+    players: int
+    mode: str  # "train-in-profile" or "pretrained"
+    payoff: str  # "sharpe" or "pnl"
+    sharpe_floor: float  # dollars
+    weighting: str  # "tuyls" or "focal"
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """One ``[[perturbations]]`` table: a test condition of a robustness experiment."""
+
+    name: str
+    type: str  # "adversary" or "zi"
+    mode: str  # "takeover" or "trader" (adversary)
+    p: float  # take-over probability per step (adversary, takeover)
+    source: str  # label of the agent whose adversary acts (adversary)
+    n_agents: int  # extra zero-intelligence traders (zi)
+
+
+@dataclass(frozen=True)
+class Output:
+    """The ``[output]`` table: where the run goes, and whether it draws its figures."""
+
+    dir: str
+    figures: bool
+
+
+SECTIONS = {"training": Training, "testing": Testing, "tournament": Tournament, "output": Output}
+"""Typed tables: their key in the config -> their type."""
 
 
 _TYPE_NAMES = {

@@ -75,8 +75,8 @@ def plan(config: dict) -> list[Job]:
     pretrained tournament first has one job per (strategy, repetition) training it (stage 0;
     the profiles are stage 1)."""
     labels = [spec["label"] for spec in config["agents"]]
-    p = config["tournament"]["players"]
-    pretrained = config["tournament"]["mode"] == "pretrained"
+    p = config["tournament"].players
+    pretrained = config["tournament"].mode == "pretrained"
     jobs = []
     if pretrained:
         jobs += [
@@ -99,7 +99,7 @@ def run(job: Job) -> list[EpisodeRecord]:
     ``"2-1-1"``)."""
     config = job.config
     index = {spec["label"]: i for i, spec in enumerate(config["agents"])}
-    pretrained = config["tournament"]["mode"] == "pretrained"
+    pretrained = config["tournament"].mode == "pretrained"
     if pretrained and job.stage == 0:
         (label,) = job.labels
         return trained_alone(config, job, config["agents"][index[label]], index[label])[1]
@@ -168,7 +168,7 @@ def payoff_table(records: pd.DataFrame, config: dict, payoff: str | None = None)
     ("sharpe" or "pnl") unless ``payoff`` names one."""
     settings = config["tournament"]
     seats = seat_payoffs(
-        records, payoff=payoff or settings["payoff"], sharpe_floor=settings["sharpe_floor"]
+        records, payoff=payoff or settings.payoff, sharpe_floor=settings.sharpe_floor
     )
     return PayoffTable.from_records(seats, strategies=[a["label"] for a in config["agents"]])
 
@@ -196,7 +196,7 @@ def figures(directory: Path, config: dict, records: pd.DataFrame) -> list[Path]:
     """Learning curves, the replicator dynamics of the Sharpe and PnL payoff tables
     (``dynamics.png``, ``dynamics_pnl.png``) and the equilibria of ``equilibria.csv`` on the
     focal replicator field of ``payoffs.csv`` (``equilibria.png``)."""
-    weighting = config["tournament"]["weighting"]
+    weighting = config["tournament"].weighting
     written = save_learning_curves(directory, records)
     for payoff in PAYOFFS:
         table = PayoffTable.read_csv(directory / f"payoffs_{payoff}.csv")

@@ -31,7 +31,13 @@ import tomli_w
 
 from tradearena import agents
 from tradearena.agents.base import Agent
-from tradearena.agents.saved import HEADER, read_header, read_state, write_state
+from tradearena.agents.saving import (
+    HEADER,
+    episodes_trained,
+    read_header,
+    read_state,
+    write_state,
+)
 from tradearena.envs.errors import UserError
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.analysis.metrics import DegenerateMetricWarning, sharpe
@@ -71,7 +77,7 @@ def episodes_before(spec: dict, seed: int) -> int:
     """Training episodes the agent of ``spec`` had before this run (its ``from``'s notes)."""
     if not spec.get("from"):
         return 0
-    return int(read_header(saved_source(spec["from"], seed))["notes"].get("episodes_trained", 0))
+    return episodes_trained(saved_source(spec["from"], seed))
 
 
 # ----------------------------------------------------------------------------- checkpoints
@@ -86,7 +92,7 @@ class Checkpoints:
     def of(cls, config: dict, job: Any, unit: str) -> Checkpoints | None:
         """The checkpoints of ``job`` for ``unit`` (``job``: an `evaluation.rollout.Job`), or
         None when the job has no run directory or ``[training] checkpoint_every`` is 0."""
-        every = config["training"].get("checkpoint_every", 0)
+        every = config["training"].checkpoint_every
         if not (every and job.directory):
             return None
         return cls(Path(job.directory, CHECKPOINTS, job.id, unit), every)
@@ -173,11 +179,12 @@ def _records_of(records: pd.DataFrame, label: str, seed: int, where: list[str]) 
 def _card(path: Path, label: str, config: dict, excerpt: str, mine: pd.DataFrame) -> str:
     """The card's Markdown: what the agent is, how it trained and how it tested."""
     header = read_header(path)
+    trained = episodes_trained(path)
     phases = {phase: mine[mine["phase"] == phase] for phase in ("train", "eval", "test")}
     lines = [
         f"# {label}, {path.name}",
         "",
-        f"`{header['id']}`, trained {header['notes'].get('episodes_trained', 0)} episodes in "
+        f"`{header['id']}`, trained {trained} episodes in "
         f"all, {len(phases['train'])} of them in this run ({config['kind']} experiment, root "
         f'seed {config["root_seed"]}). `agents.load("{path}")` reads it.',
         "",
@@ -191,11 +198,11 @@ def _card(path: Path, label: str, config: dict, excerpt: str, mine: pd.DataFrame
         )
     if not phases["eval"].empty:
         training = config["training"]
-        points = phases["eval"].groupby(phases["eval"]["episode"] // training["evaluate_episodes"])
+        points = phases["eval"].groupby(phases["eval"]["episode"] // training.evaluate_episodes)
         means = points["pnl"].mean()
         lines.append(
             f"- greedy checkpoints: mean PnL ${means.iloc[0]:.2f} before training, "
-            f"${means.iloc[-1]:.2f} after {int(means.index[-1]) * training['evaluate_every']} "
+            f"${means.iloc[-1]:.2f} after {int(means.index[-1]) * training.evaluate_every} "
             "training episodes"
         )
     test = phases["test"]

@@ -1,8 +1,14 @@
-"""The packages stack one way and hold no import circle.
+"""The rooms stack one way, hold no import circle, and the agent contract imports light.
 
-Every import statement of envs/, agents/ and evaluation/ counts, wherever it stands: at the
-top, inside a function, or in an ``if TYPE_CHECKING:`` block (a circle of type hints is a
-circle of design even when Python never runs it).
+Module names are those installed: the folders ``envs/``, ``agents/`` and ``evaluation/`` are
+``tradearena.envs``, ``tradearena.agents`` and ``tradearena.evaluation``. The rooms, from the
+bottom: ``envs.data`` (tape formats) < ``envs.simulator`` (the market) < ``envs`` (its faces)
+< ``agents`` < ``evaluation.analysis`` < ``evaluation`` (the experiment machinery);
+``envs.errors`` is a leaf every room may import. No import points to a higher room.
+
+Every import statement counts, wherever it stands: at the top, inside a function, or in an
+``if TYPE_CHECKING:`` block (a circle of type hints is a circle of design even when Python
+never runs it).
 ``from a.b import c`` is an edge to ``a.b`` (and to ``a.b.c`` when that is a module), ``import
 a.b`` one to ``a.b``; as in pylint's cyclic-import check, the parent packages that Python runs
 on the way are not edges (a package's ``__init__`` re-exporting its own modules is no circle).
@@ -12,39 +18,79 @@ A circle is a strongly connected component of that module graph with more than o
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("envs", "agents", "evaluation")
-LAYER = {"envs": 0, "agents": 1, "evaluation": 2}
+NAMESPACE = "tradearena"
+FOLDERS = ("envs", "agents", "evaluation")
+LEAF = "tradearena.envs.errors"
+ROOMS = (
+    "tradearena.envs.data",
+    "tradearena.envs.simulator",
+    "tradearena.envs",
+    "tradearena.agents",
+    "tradearena.evaluation.analysis",
+    "tradearena.evaluation",
+)
+"""The rooms from the bottom; a module is in the longest one its name starts with."""
+LAZY = {
+    ("tradearena.agents.base", "tradearena.agents.saving"): "Agent.save imports the saving "
+    "code (and with it the market) when called, so that the contract itself stays light",
+}
+"""The one import inside a function that closes a circle by design, and why."""
 
 
 def modules() -> dict[str, Path]:
-    """Module name -> file, for every module of the three packages."""
+    """Installed module name -> file, for every module of the three folders."""
     out = {}
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
+    for folder in FOLDERS:
+        for path in sorted((ROOT / folder).rglob("*.py")):
             parts = path.relative_to(ROOT).with_suffix("").parts
-            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            name = ".".join([NAMESPACE, *(parts[:-1] if parts[-1] == "__init__" else parts)])
             out[name] = path
     return out
 
 
-def graph() -> dict[str, set[str]]:
-    """Module -> the project modules its execution imports."""
+def room(module: str) -> int:
+    """The index in `ROOMS` of the room holding ``module``."""
+    inside = [i for i, r in enumerate(ROOMS) if module == r or module.startswith(f"{r}.")]
+    return max(inside, key=lambda i: len(ROOMS[i]))
+
+
+def _local_imports(tree: ast.Module) -> set[int]:
+    """The ids of the import nodes standing inside a function body."""
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    return {
+        id(node)
+        for function in ast.walk(tree)
+        if isinstance(function, functions)
+        for node in ast.walk(function)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+    }
+
+
+def graph(lazy: bool = True) -> dict[str, set[str]]:
+    """Module -> the project modules its execution imports; ``lazy=False`` leaves out the
+    function-local imports declared in `LAZY`."""
     names = modules()
     edges: dict[str, set[str]] = {name: set() for name in names}
 
-    def add(source: str, target: str) -> None:
-        if target in names and target != source:
-            edges[source].add(target)
+    for source, path in names.items():
+        tree = ast.parse(path.read_text())
+        local = _local_imports(tree)
 
-    for name, path in names.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text())):
+        def add(target: str, node: ast.AST, source: str = source, local: set = local) -> None:
+            declared = id(node) in local and (source, target) in LAZY
+            if target in names and target != source and (lazy or not declared):
+                edges[source].add(target)
+
+        package = source if path.name == "__init__.py" else source.rpartition(".")[0]
+        for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    add(name, alias.name)
+                    add(alias.name, node)
                 continue
             if not isinstance(node, ast.ImportFrom):
                 continue
@@ -52,9 +98,9 @@ def graph() -> dict[str, set[str]]:
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            add(name, base)
+            add(base, node)
             for alias in node.names:
-                add(name, f"{base}.{alias.name}")
+                add(f"{base}.{alias.name}", node)
     return edges
 
 
@@ -94,19 +140,46 @@ def circles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_circles():
-    found = circles(graph())
+    """No circle, once the declared lazy imports are left out (and only those: each is a
+    function-local import that exists)."""
+    found = circles(graph(lazy=False))
     assert found == [], f"import circles: {found}"
+    edges, kept = graph(), graph(lazy=False)
+    assert all(target in edges[source] - kept[source] for source, target in LAZY)
 
 
-def test_packages_stack_one_way():
-    """evaluation > agents > envs: a module never imports a package above its own."""
-    upward = [
+def test_rooms_stack_one_way():
+    """No import points to a higher room; ``envs.errors`` imports no project module."""
+    edges = graph()
+    upward = sorted(
+        (source, target)
+        for source, targets in edges.items()
+        for target in targets
+        if target != LEAF and room(target) > room(source)
+    )
+    assert upward == []
+    assert edges[LEAF] == set()
+
+
+def test_the_analysis_knows_no_agent_and_no_market():
+    """``evaluation.analysis`` imports, of the project, only itself and ``envs.errors``."""
+    analysis = ROOMS.index("tradearena.evaluation.analysis")
+    outside = sorted(
         (source, target)
         for source, targets in graph().items()
+        if room(source) == analysis
         for target in targets
-        if LAYER[target.split(".")[0]] > LAYER[source.split(".")[0]]
-    ]
-    assert upward == []
+        if target != LEAF and room(target) != analysis
+    )
+    assert outside == []
+
+
+def test_every_module_has_a_room():
+    """The rooms cover the three folders, and the room of a module is its longest prefix."""
+    assert {room(m) for m in modules()} == set(range(len(ROOMS)))
+    assert ROOMS[room("tradearena.envs.simulator.traders.noise")] == "tradearena.envs.simulator"
+    assert ROOMS[room("tradearena.envs.spec")] == "tradearena.envs"
+    assert ROOMS[room("tradearena.evaluation.analysis.metrics")] == "tradearena.evaluation.analysis"
 
 
 def test_the_graph_sees_function_local_and_relative_imports():
@@ -116,3 +189,17 @@ def test_the_graph_sees_function_local_and_relative_imports():
     assert (
         "tradearena.envs.simulator.traders.base" in graph()["tradearena.envs.simulator.traders"]
     )  # a package's own imports count
+
+
+def test_importing_the_agent_contract_loads_no_market_and_no_pandas():
+    """``from tradearena.agents import Agent``, in a fresh interpreter, leaves no module of
+    ``tradearena.envs`` and no pandas loaded: of this project, the package and its base only."""
+    code = (
+        "import sys\n"
+        "from tradearena.agents import Agent\n"
+        "print(*sorted(m for m in sys.modules if m.split('.')[0] in ('tradearena', 'pandas')))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT.parent
+    ).stdout.split()
+    assert loaded == ["tradearena", "tradearena.agents", "tradearena.agents.base"]

@@ -17,17 +17,58 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import torch
+from torch import nn
 
-from tradearena.agents.deep.dqn import DQN, load_module_state, module_state
+from tradearena.agents.deep.dqn import DQN, DQNSettings
+from tradearena.agents.deep.plumbing import load_module_state, module_state
 
-__all__ = ["AveragedDQN"]
+__all__ = ["AveragedDQN", "SnapshotAverage"]
+
+
+class SnapshotAverage:
+    """The `agents.deep.dqn.Target` of Averaged-DQN: a ring of ``n_stored`` frozen copies of
+    the online network (the first stored when built); its Q-values are the mean over the
+    snapshots stored so far, and over the online network too with ``include_online``."""
+
+    def __init__(
+        self, online: nn.Module, settings: DQNSettings, *, n_stored: int, include_online: bool
+    ) -> None:
+        self.online, self.include_online = online, include_online
+        self.snapshots = [copy.deepcopy(online).requires_grad_(False) for _ in range(n_stored)]
+        self.count, self.position = 1, 1 % n_stored
+
+    def q(self, obs: torch.Tensor) -> torch.Tensor:
+        """Qavg(obs), (B, 1, A)."""
+        nets = self.snapshots[: self.count]
+        if self.include_online:
+            nets = [self.online, *nets]
+        return torch.stack([net(obs) for net in nets]).mean(dim=0)
+
+    def sync(self, online: nn.Module) -> None:
+        """Copy ``online`` into the oldest slot of the ring."""
+        self.snapshots[self.position].load_state_dict(online.state_dict())
+        self.position = (self.position + 1) % len(self.snapshots)
+        self.count = min(self.count + 1, len(self.snapshots))
+
+    def state_dict(self) -> dict[str, Any]:
+        state: dict[str, Any] = {"snapshot_count": self.count, "snapshot_position": self.position}
+        for i, net in enumerate(self.snapshots):
+            state.update(module_state(f"snapshots.{i}.", net))
+        return state
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.count = int(state["snapshot_count"])
+        self.position = int(state["snapshot_position"])
+        for i, net in enumerate(self.snapshots):
+            load_module_state(net, state, f"snapshots.{i}.")
 
 
 class AveragedDQN(DQN):
-    """`DQN` whose target and policy use the average of K target snapshots.
+    """`DQN` whose target and policy use the average of K target snapshots (`SnapshotAverage`).
 
     :param n_snapshots: K, the number of averaged networks (5).
     :param include_online: count the online network as one of the K (False).
@@ -47,54 +88,16 @@ class AveragedDQN(DQN):
             raise ValueError(
                 f"averaged_dqn takes hard snapshots: tau must be 1, got {params['tau']}"
             )
+        n_stored = n_snapshots - bool(include_online)
+        ring = partial(SnapshotAverage, n_stored=n_stored, include_online=bool(include_online))
+        super().__init__(target=ring, **params)
         self.n_snapshots, self.include_online = n_snapshots, bool(include_online)
-        super().__init__(**params)
 
     @property
     def config(self) -> dict[str, Any]:
         extra = {"n_snapshots": self.n_snapshots, "include_online": self.include_online}
         return {**super().config, **extra}
 
-    @property
-    def _n_stored(self) -> int:
-        return self.n_snapshots - self.include_online
-
-    def _build_targets(self) -> None:
-        """A ring of K (K - 1 with ``include_online``) frozen copies; the first is stored."""
-        self.snapshots = [
-            copy.deepcopy(self.q_net).requires_grad_(False) for _ in range(self._n_stored)
-        ]
-        self.snapshot_count, self.snapshot_position = 1, 1 % self._n_stored
-
-    def _sync_target(self) -> None:
-        self.snapshots[self.snapshot_position].load_state_dict(self.q_net.state_dict())
-        self.snapshot_position = (self.snapshot_position + 1) % self._n_stored
-        self.snapshot_count = min(self.snapshot_count + 1, self._n_stored)
-
-    def _average(self, obs: torch.Tensor) -> torch.Tensor:
-        """Qavg(obs), (B, 1, A): mean over the stored snapshots (and the online network)."""
-        nets = self.snapshots[: self.snapshot_count]
-        if self.include_online:
-            nets = [self.q_net, *nets]
-        return torch.stack([net(obs) for net in nets]).mean(dim=0)
-
     def _acting_q(self, obs: torch.Tensor) -> torch.Tensor:
-        return self._average(obs)
-
-    def _target_q(self, obs: torch.Tensor) -> torch.Tensor:
-        return self._average(obs)
-
-    def _target_state(self) -> dict[str, Any]:
-        state: dict[str, Any] = {
-            "snapshot_count": self.snapshot_count,
-            "snapshot_position": self.snapshot_position,
-        }
-        for i, net in enumerate(self.snapshots):
-            state.update(module_state(f"snapshots.{i}.", net))
-        return state
-
-    def _load_target_state(self, state: Mapping[str, Any]) -> None:
-        self.snapshot_count = int(state["snapshot_count"])
-        self.snapshot_position = int(state["snapshot_position"])
-        for i, net in enumerate(self.snapshots):
-            load_module_state(net, state, f"snapshots.{i}.")
+        """The policy acts on the snapshots' average too."""
+        return self.target.q(obs)

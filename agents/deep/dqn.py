@@ -6,7 +6,7 @@ every ``target_update_interval`` steps, sync the target). One TD update on a min
 
     y    = r / sd_r + gamma * (1 - terminated) * Q_target(s', a*)
            a* = argmax_a' Q_target(s', a')    (DQN)  or  argmax_a' Q(s', a')  (``double``)
-    loss = mean (Q(s, a) - y)^2 / 2
+    loss = mean (Q(s, a) - y)^2 / 2     (`DQN.loss`)
     theta <- Adam(theta, grad loss clipped to norm max_grad_norm)
 
 with ``sd_r`` the running standard deviation of the stored rewards (``normalize_rewards``,
@@ -19,10 +19,11 @@ keeps a rare large residual in bounds. ``dueling`` splits the head into a
 state value and action advantages (Wang et al. 2016), ``double`` is van Hasselt et al.'s
 Double DQN (2016).
 
-`DQN` is also the base of the other deep learners: the Q-network has ``n_heads`` heads
-(output (B, k, A)), the greedy policy maximises `risk_values` over the heads, and subclasses
-change `_bootstrap` (the max_a' term), `_regression_target` (what Q(s, a) is regressed on) and
-`_sync_target`; `_target_q` gives the target's Q-values, which `_bootstrap` reduces.
+`DQN` is also the base of the other deep learners, which declare what they change: ``heads``
+(`Heads`: k heads, output (B, k, A), the greedy policy maximising `risk_values` over them, and
+bootstrap masks), ``target`` (what bootstraps: a `FrozenCopy` of the online network by
+default), and the hooks `_regression_target` (what Q(s, a) is regressed on) and `_acting_q`.
+Plumbing (devices, state as arrays, checks) lives in `agents.deep.plumbing`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import copy
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Protocol
 
 import gymnasium as gym
 import numpy as np
@@ -42,18 +43,112 @@ from tradearena.agents.deep.buffers import ReplayBuffer, ReplaySamples
 from tradearena.agents.deep.configured import ConfiguredAgent
 from tradearena.agents.deep.encoders import make_torso
 from tradearena.agents.deep.normalization import InputNormalizer, RunningMoments
+from tradearena.agents.deep.plumbing import (
+    COUNT,
+    FLAG,
+    NON_NEGATIVE,
+    POSITIVE,
+    TAU,
+    UNIT,
+    adam_state,
+    check_seed,
+    check_settings,
+    load_adam_state,
+    load_module_state,
+    module_state,
+    network_shapes,
+    resolve_device,
+    setting,
+)
 from tradearena.agents.deep.risk import risk_values
+from tradearena.agents.ensembles import poisson_masks
 from tradearena.agents.schedules import linear_schedule
-from tradearena.envs.simulator.features import feature_space
 
-__all__ = [
-    "DQN",
-    "DQNSettings",
-    "QNetwork",
-    "load_module_state",
-    "module_state",
-    "resolve_device",
-]
+__all__ = ["DQN", "DQNSettings", "FrozenCopy", "Heads", "QNetwork", "Target"]
+
+
+@dataclass(frozen=True)
+class DQNSettings:
+    """The hyper-parameters of `DQN` (its keywords but for shapes and seed), checked when
+    built: ValueError naming the first that is out of range.
+
+    Defaults follow SB3's ``DQN`` scaled down to short runs (SB3: buffer 1e6, learning_starts
+    100, target_update_interval 1e4, batch 32, lr 1e-4). The four switches below were chosen
+    on the making task's quickstart market (inventory penalty 2e-5, 600 episodes in 8
+    sessions) over tuning seeds (``root_seed = 1000``, 4 seeds, apart from every shipped
+    config's), test Sharpe ratio with 95% intervals over seeds: normalised inputs and rewards
+    with ``double`` on, 4.15 [3.25, 5.40]; the same with raw rewards, 2.75 [2.50, 2.95] (reward
+    normalisation is what matters); raw inputs, 4.31 [3.53, 5.06]; ``double`` off, 4.43 [4.04,
+    4.88]; ``dueling`` on, 4.25 [3.75, 4.77]. The last four are within each other's intervals:
+    the defaults keep SB3's plain head and bootstrap (``double`` off had the best estimate),
+    with both normalisations.
+    """
+
+    learning_rate: float = setting(1e-3, POSITIVE)
+    """Adam step size."""
+    buffer_size: int = setting(50_000, COUNT)
+    """Replay capacity, transitions."""
+    learning_starts: int = setting(500, NON_NEGATIVE)
+    """Environment steps stored before the first gradient step."""
+    batch_size: int = setting(64, COUNT)
+    """Minibatch size, transitions."""
+    tau: float = setting(1.0, TAU)
+    """Target update coefficient: 1 = hard copy, < 1 Polyak
+    ``theta' <- tau theta + (1 - tau) theta'``."""
+    gamma: float = setting(0.99, UNIT)
+    """Discount per step."""
+    train_freq: int = setting(4, COUNT)
+    """Environment steps between training phases."""
+    gradient_steps: int = setting(1, NON_NEGATIVE)
+    """Minibatch updates per training phase."""
+    target_update_interval: int = setting(500, COUNT)
+    """Environment steps between target updates."""
+    exploration_fraction: float = setting(0.1, UNIT)
+    """Fraction of ``total_timesteps`` over which epsilon decays linearly from
+    ``exploration_initial_eps`` to ``exploration_final_eps``."""
+    exploration_initial_eps: float = setting(1.0, UNIT)
+    exploration_final_eps: float = setting(0.05, UNIT)
+    total_timesteps: int = setting(20_000, COUNT)
+    """Planned training length in environment steps: the scale of the epsilon schedule."""
+    max_grad_norm: float = setting(10.0, POSITIVE)
+    """Gradient-norm clip."""
+    reward_scale: float = setting(1.0, POSITIVE)
+    """Rewards are multiplied by it before they are stored."""
+    normalize_observations: bool = setting(True, FLAG)
+    """Standardise the network's input by running moments of the stored observations (per
+    feature, clipped to +-10), so that features in basis points, ticks and fractions weigh
+    alike."""
+    normalize_rewards: bool = setting(True, FLAG)
+    """Divide sampled rewards by the running standard deviation of the stored rewards, so
+    that learning does not depend on the unit the market pays rewards in."""
+    double: bool = setting(False, FLAG)
+    """Double DQN: the online network picks the bootstrap action, the target values it."""
+    dueling: bool = setting(False, FLAG)
+    """Dueling head: Q = V + A - mean A."""
+    torso: str = setting("mlp")
+    """`agents.deep.encoders.make_torso` name."""
+    hidden: int = setting(64, COUNT)
+    """Torso width."""
+    torso_options: Mapping[str, Any] | None = setting(None)
+    """Further `make_torso` keywords (e.g. ``{"layers": 2}``); stored as a dict."""
+    device: str = setting("auto")
+    """Where to compute: "auto" (cuda if available, else cpu), "cpu", "cuda", ..."""
+
+    def __post_init__(self) -> None:
+        check_settings(self)
+        object.__setattr__(self, "torso_options", dict(self.torso_options or {}))
+
+
+@dataclass(frozen=True)
+class Heads:
+    """The Q-network's heads and what acting makes of them: ``k`` heads, a policy greedy on
+    Qbar - lam var over the heads (Qbar + lam var when ``seeking``), and Poisson(1) bootstrap
+    masks stored with every transition when ``masks``. One head: plain DQN."""
+
+    k: int = 1
+    lam: float = 0.0
+    masks: bool = False
+    seeking: bool = False
 
 
 class QNetwork(nn.Module):
@@ -87,222 +182,47 @@ class QNetwork(nn.Module):
         return self.value(h).unsqueeze(2) + q - q.mean(dim=2, keepdim=True)
 
 
-def resolve_device(device: str | torch.device) -> torch.device:
-    """``"auto"``: cuda if available, else cpu; anything else as `torch.device`."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+class Target(Protocol):
+    """What the TD target bootstraps from: its Q-values, its sync with the online network
+    every ``target_update_interval`` steps, and its state as named arrays."""
+
+    def q(self, obs: torch.Tensor) -> torch.Tensor:
+        """Q-values at ``obs``, (B, k, A)."""
+        ...
+
+    def sync(self, online: nn.Module) -> None: ...
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None: ...
 
 
-def module_state(prefix: str, module: nn.Module) -> dict[str, np.ndarray]:
-    """``{prefix + name: array}`` for the module's parameters and buffers (copies, on cpu)."""
-    return {prefix + k: v.detach().cpu().numpy().copy() for k, v in module.state_dict().items()}
+class FrozenCopy:
+    """DQN's target: a frozen copy ``net`` of the online network, synced by hard copy
+    (``tau`` = 1) or Polyak averaging ``theta' <- tau theta + (1 - tau) theta'``."""
 
+    def __init__(self, online: nn.Module, settings: DQNSettings) -> None:
+        self.net = copy.deepcopy(online).requires_grad_(False)
+        self.tau = settings.tau
 
-def load_module_state(module: nn.Module, state: Mapping[str, Any], prefix: str) -> None:
-    """Load `module_state` arrays into ``module``; ValueError naming a key of the wrong shape."""
-    tensors = {}
-    for name, current in module.state_dict().items():
-        value = torch.as_tensor(np.asarray(state[prefix + name]))
-        if value.shape != current.shape:
-            raise ValueError(
-                f"state_dict[{prefix + name!r}] has shape {tuple(value.shape)}, "
-                f"expected {tuple(current.shape)}"
-            )
-        tensors[name] = value
-    module.load_state_dict(tensors)
+    def q(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.net(obs)
 
+    def sync(self, online: nn.Module) -> None:
+        if self.tau == 1.0:
+            self.net.load_state_dict(online.state_dict())
+            return
+        with torch.no_grad():
+            for target, current in zip(self.net.parameters(), online.parameters()):
+                target.lerp_(current, self.tau)
+            for target, current in zip(self.net.buffers(), online.buffers()):
+                target.copy_(current)
 
-def adam_state(optimizer: torch.optim.Adam, prefix: str = "optimizer.") -> dict[str, np.ndarray]:
-    """Adam's moments flattened over all parameters (P,) and its step count per tensor (T,);
-    empty arrays before the first step."""
-    params = [p for group in optimizer.param_groups for p in group["params"]]
-    states = [optimizer.state.get(p, {}) for p in params]
-    if not all(states):
-        empty = np.zeros(0, dtype=np.float32)
-        return {prefix + k: empty.copy() for k in ("exp_avg", "exp_avg_sq", "step")}
-    flat = {
-        k: torch.cat([s[k].detach().reshape(-1).cpu() for s in states]).numpy()
-        for k in ("exp_avg", "exp_avg_sq")
-    }
-    step = np.array([float(s["step"]) for s in states], dtype=np.float32)
-    return {
-        prefix + "exp_avg": flat["exp_avg"],
-        prefix + "exp_avg_sq": flat["exp_avg_sq"],
-        prefix + "step": step,
-    }
+    def state_dict(self) -> dict[str, Any]:
+        return module_state("q_target.", self.net)
 
-
-def load_adam_state(
-    optimizer: torch.optim.Adam, state: Mapping[str, Any], prefix: str = "optimizer."
-) -> None:
-    """Restore `adam_state` arrays; ValueError if their sizes do not fit the parameters."""
-    params = [p for group in optimizer.param_groups for p in group["params"]]
-    exp_avg, exp_avg_sq, step = (
-        np.asarray(state[prefix + k], dtype=np.float32) for k in ("exp_avg", "exp_avg_sq", "step")
-    )
-    optimizer.state.clear()
-    if step.size == 0:
-        return
-    total = sum(p.numel() for p in params)
-    if exp_avg.shape != (total,) or exp_avg_sq.shape != (total,) or step.shape != (len(params),):
-        raise ValueError(
-            f"state_dict[{prefix!r}*]: Adam state of sizes {exp_avg.shape}, {exp_avg_sq.shape}, "
-            f"{step.shape} does not fit {len(params)} tensors of {total} parameters"
-        )
-    offset = 0
-    for p, n_steps in zip(params, step):
-        n = p.numel()
-        optimizer.state[p] = {
-            "step": torch.tensor(float(n_steps), dtype=torch.float32),
-            "exp_avg": torch.from_numpy(exp_avg[offset : offset + n].copy()).view_as(p).to(p),
-            "exp_avg_sq": torch.from_numpy(exp_avg_sq[offset : offset + n].copy()).view_as(p).to(p),
-        }
-        offset += n
-
-
-def _shapes(
-    obs_shape: tuple[int, ...] | None,
-    n_actions: int | None,
-    observation_space: gym.Space | None,
-    action_space: gym.Space | None,
-) -> tuple[tuple[int, ...], int]:
-    """(obs_shape, n_actions) from explicit sizes, spaces, or the default market features."""
-    if obs_shape is None:
-        space = observation_space if observation_space is not None else feature_space()
-        if not isinstance(space, gym.spaces.Box):
-            raise ValueError(f"observation_space must be a Box (features), got {space}")
-        obs_shape = space.shape
-    if n_actions is None:
-        if action_space is None:
-            n_actions = 3
-        elif isinstance(action_space, gym.spaces.Discrete) and int(action_space.start) == 0:
-            n_actions = int(action_space.n)
-        else:
-            raise ValueError(f"action_space must be Discrete(n) from 0, got {action_space}")
-    obs_shape = tuple(int(n) for n in obs_shape)
-    if not obs_shape or min(obs_shape) < 1 or int(n_actions) < 1:
-        raise ValueError(
-            f"need a non-empty obs_shape and n_actions >= 1, got {obs_shape}, {n_actions}"
-        )
-    return obs_shape, int(n_actions)
-
-
-class _Rule(NamedTuple):
-    """What a hyper-parameter must be: ``test(value)``, said as ``expected``; kept as ``cast``."""
-
-    test: Callable[[Any], bool]
-    expected: str
-    cast: type
-
-    def holds(self, value: Any) -> bool:
-        try:
-            return bool(self.test(value))
-        except TypeError:  # not a number at all
-            return False
-
-
-def _is_count(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int | np.integer) and value >= 1
-
-
-_POSITIVE = _Rule(lambda v: np.isfinite(v) and v > 0, "a positive finite float", float)
-_COUNT = _Rule(_is_count, "a positive int", int)
-_NON_NEGATIVE = _Rule(lambda v: v >= 0, ">= 0", int)
-_UNIT = _Rule(lambda v: 0.0 <= v <= 1.0, "in [0, 1]", float)
-_TAU = _Rule(lambda v: 0.0 < v <= 1.0, "in (0, 1]", float)
-_FLAG = _Rule(lambda v: isinstance(v, bool | np.bool_), "True or False", bool)
-
-
-def _setting(default: Any, rule: _Rule | None = None) -> Any:
-    return dataclasses.field(default=default, metadata={"rule": rule})
-
-
-@dataclass(frozen=True)
-class DQNSettings:
-    """The hyper-parameters of `DQN` (its keywords but for shapes and seed), checked when
-    built: ValueError naming the first that is out of range.
-
-    Defaults follow SB3's ``DQN`` scaled down to short runs (SB3: buffer 1e6, learning_starts
-    100, target_update_interval 1e4, batch 32, lr 1e-4). The four switches below were chosen
-    on the making task's quickstart market (inventory penalty 2e-5, 600 episodes in 8
-    sessions) over tuning seeds (``root_seed = 1000``, 4 seeds, apart from every shipped
-    config's), test Sharpe ratio with 95% intervals over seeds: normalised inputs and rewards
-    with ``double`` on, 4.15 [3.25, 5.40]; the same with raw rewards, 2.75 [2.50, 2.95] (reward
-    normalisation is what matters); raw inputs, 4.31 [3.53, 5.06]; ``double`` off, 4.43 [4.04,
-    4.88]; ``dueling`` on, 4.25 [3.75, 4.77]. The last four are within each other's intervals:
-    the defaults keep SB3's plain head and bootstrap (``double`` off had the best estimate),
-    with both normalisations.
-    """
-
-    learning_rate: float = _setting(1e-3, _POSITIVE)
-    """Adam step size."""
-    buffer_size: int = _setting(50_000, _COUNT)
-    """Replay capacity, transitions."""
-    learning_starts: int = _setting(500, _NON_NEGATIVE)
-    """Environment steps stored before the first gradient step."""
-    batch_size: int = _setting(64, _COUNT)
-    """Minibatch size, transitions."""
-    tau: float = _setting(1.0, _TAU)
-    """Target update coefficient: 1 = hard copy, < 1 Polyak
-    ``theta' <- tau theta + (1 - tau) theta'``."""
-    gamma: float = _setting(0.99, _UNIT)
-    """Discount per step."""
-    train_freq: int = _setting(4, _COUNT)
-    """Environment steps between training phases."""
-    gradient_steps: int = _setting(1, _NON_NEGATIVE)
-    """Minibatch updates per training phase."""
-    target_update_interval: int = _setting(500, _COUNT)
-    """Environment steps between target updates."""
-    exploration_fraction: float = _setting(0.1, _UNIT)
-    """Fraction of ``total_timesteps`` over which epsilon decays linearly from
-    ``exploration_initial_eps`` to ``exploration_final_eps``."""
-    exploration_initial_eps: float = _setting(1.0, _UNIT)
-    exploration_final_eps: float = _setting(0.05, _UNIT)
-    total_timesteps: int = _setting(20_000, _COUNT)
-    """Planned training length in environment steps: the scale of the epsilon schedule."""
-    max_grad_norm: float = _setting(10.0, _POSITIVE)
-    """Gradient-norm clip."""
-    reward_scale: float = _setting(1.0, _POSITIVE)
-    """Rewards are multiplied by it before they are stored."""
-    normalize_observations: bool = _setting(True, _FLAG)
-    """Standardise the network's input by running moments of the stored observations (per
-    feature, clipped to +-10), so that features in basis points, ticks and fractions weigh
-    alike."""
-    normalize_rewards: bool = _setting(True, _FLAG)
-    """Divide sampled rewards by the running standard deviation of the stored rewards, so
-    that learning does not depend on the unit the market pays rewards in."""
-    double: bool = _setting(False, _FLAG)
-    """Double DQN: the online network picks the bootstrap action, the target values it."""
-    dueling: bool = _setting(False, _FLAG)
-    """Dueling head: Q = V + A - mean A."""
-    torso: str = _setting("mlp")
-    """`agents.deep.encoders.make_torso` name."""
-    hidden: int = _setting(64, _COUNT)
-    """Torso width."""
-    torso_options: Mapping[str, Any] | None = _setting(None)
-    """Further `make_torso` keywords (e.g. ``{"layers": 2}``); stored as a dict."""
-    device: str = _setting("auto")
-    """Where to compute: "auto" (cuda if available, else cpu), "cpu", "cuda", ..."""
-
-    def __post_init__(self) -> None:
-        for field in dataclasses.fields(self):
-            rule, value = field.metadata["rule"], getattr(self, field.name)
-            if rule is None:
-                continue
-            if not rule.holds(value):
-                raise ValueError(f"{field.name} must be {rule.expected}, got {value!r}")
-            object.__setattr__(self, field.name, rule.cast(value))
-        object.__setattr__(self, "torso_options", dict(self.torso_options or {}))
-
-
-def _seed(seed: Any) -> int | None:
-    """``seed`` as an int, or None; ValueError unless a non-negative int or None."""
-    if seed is None:
-        return None
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
-    return int(seed)
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        load_module_state(self.net, state, "q_target.")
 
 
 class DQN(ConfiguredAgent):
@@ -316,6 +236,9 @@ class DQN(ConfiguredAgent):
     :param seed: seeds the agent's numpy Generator ``rng`` (exploration, replay sampling, masks)
         and, through a spawned child, the network initialisation (under
         `torch.random.fork_rng`: the global torch state is left as it was).
+    :param heads: the heads (`Heads`), declared by the ensemble variants; one head by default.
+    :param target: builds the `Target` from the online network and the settings (the
+        variants' declaration; `FrozenCopy` by default).
     :param settings: the hyper-parameters, keywords of `DQNSettings` (``learning_rate``,
         ``buffer_size``, ``gamma``, ``torso``, ...), kept as ``settings``.
 
@@ -328,10 +251,6 @@ class DQN(ConfiguredAgent):
     stochastic = True
     learning = True
     observation = "features"
-    n_heads: int = 1
-    lam: float = 0.0
-    seeking: bool = False
-    masks: bool = False
 
     def __init__(
         self,
@@ -342,21 +261,30 @@ class DQN(ConfiguredAgent):
         n_actions: int | None = None,
         seed: int | None = None,
         total_timesteps: int | None = None,
+        heads: Heads = Heads(),
+        target: Callable[[nn.Module, DQNSettings], Target] = FrozenCopy,
         **settings: Any,
     ) -> None:
-        self.obs_shape, self.n_actions = _shapes(
+        self.obs_shape, self.n_actions = network_shapes(
             obs_shape, n_actions, observation_space, action_space
         )
         if total_timesteps is not None:
             settings["total_timesteps"] = total_timesteps
         self.settings = DQNSettings(**settings)
-        self.seed = _seed(seed)
+        self.seed = check_seed(seed)
+        self.heads = heads
+        self.n_heads, self.lam, self.masks, self.seeking = (
+            heads.k,
+            heads.lam,
+            heads.masks,
+            heads.seeking,
+        )
         self._device = resolve_device(self.settings.device)
         # seeding: numpy Generator for every draw; a child seed for the network initialisation
         rng_seed, torch_seed = np.random.SeedSequence(self.seed).spawn(2)
         self.rng = np.random.default_rng(rng_seed)
         self.q_net = self._build_q_net(torch_seed)
-        self._build_targets()
+        self.target = target(self.q_net, self.settings)
         self.optimizer = torch.optim.Adam(self.q_net.parameters(), lr=self.settings.learning_rate)
         n_masks = self.n_heads if self.masks else 0
         self.buffer = ReplayBuffer(self.settings.buffer_size, self.obs_shape, n_masks, self._device)
@@ -390,45 +318,12 @@ class DQN(ConfiguredAgent):
             )
             return net.to(self._device)
 
-    # ---- hooks of the variants -----------------------------------------------------------
-    def _build_targets(self) -> None:
-        """The target network: a frozen copy of ``q_net``."""
-        self.q_target = copy.deepcopy(self.q_net).requires_grad_(False)
+    @property
+    def q_target(self) -> nn.Module:
+        """The frozen target network of the default `FrozenCopy` target."""
+        return self.target.net
 
-    def _acting_q(self, obs: torch.Tensor) -> torch.Tensor:
-        """Q-values the policy acts on, (B, k, A)."""
-        return self.q_net(obs)
-
-    def _target_q(self, obs: torch.Tensor) -> torch.Tensor:
-        """The target's Q-values, (B, k, A)."""
-        return self.q_target(obs)
-
-    def _bootstrap(self, next_obs: torch.Tensor) -> torch.Tensor:
-        """Q_target(s', a*) per head, (B, k): a* maximises the target's values, or the online
-        network's with ``double``."""
-        target = self._target_q(next_obs)
-        if not self.settings.double:
-            return target.amax(dim=2)
-        best = self.q_net(next_obs).argmax(dim=2, keepdim=True)
-        return target.gather(2, best).squeeze(2)
-
-    def _regression_target(self, q_sa: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """What Q(s, a) (B, k) is regressed on, given the TD target y (B, k): y itself."""
-        return y
-
-    def _sync_target(self) -> None:
-        """Hard copy (tau = 1) or Polyak average into ``q_target``."""
-        tau = self.settings.tau
-        if tau == 1.0:
-            self.q_target.load_state_dict(self.q_net.state_dict())
-            return
-        with torch.no_grad():
-            for target, online in zip(self.q_target.parameters(), self.q_net.parameters()):
-                target.lerp_(online, tau)
-            for target, online in zip(self.q_target.buffers(), self.q_net.buffers()):
-                target.copy_(online)
-
-    # ---- acting --------------------------------------------------------------------------
+    # ---- act -----------------------------------------------------------------------------
     @property
     def epsilon(self) -> float:
         """The exploration rate at ``num_timesteps`` (linear schedule)."""
@@ -443,17 +338,9 @@ class DQN(ConfiguredAgent):
             self.num_timesteps,
         )
 
-    def values(self, obs: Any) -> np.ndarray:
-        """What the greedy policy maximises at ``obs`` (*obs_shape), shape (n_actions,), in
-        the units of the stored rewards (the network's values times the rewards' running
-        standard deviation with ``normalize_rewards``)."""
-        self._obs_np[0] = obs
-        with torch.no_grad():
-            q = self._acting_q(self._obs.to(self._device))
-            values = risk_values(q, self.lam, self.seeking)[0].cpu().numpy()
-        return (
-            values * float(self.reward_moments.std) if self.settings.normalize_rewards else values
-        )
+    def _acting_q(self, obs: torch.Tensor) -> torch.Tensor:
+        """Q-values the policy acts on, (B, k, A): the online network's (a variant's hook)."""
+        return self.q_net(obs)
 
     def act(self, obs: Any, explore: bool = True) -> int:
         """Epsilon-greedy (one ``rng.random()`` draw, a second for a random action) or greedy."""
@@ -471,9 +358,7 @@ class DQN(ConfiguredAgent):
     def act_batch(self, obs: Any, explore: bool = True) -> np.ndarray:
         """`act` for N observations (N, ...) with one forward pass: the exploration coins are
         drawn session by session as `act` draws them, the greedy actions come from one batch
-        of the network. A subclass that changes `act` keeps the one-by-one default."""
-        if type(self).act is not DQN.act:
-            return super().act_batch(obs, explore)
+        of the network. A variant that changes `act` changes this too."""
         n = len(obs)
         actions = np.zeros(n, dtype=np.int64)
         greedy = np.ones(n, dtype=bool)
@@ -490,10 +375,19 @@ class DQN(ConfiguredAgent):
                 actions[greedy] = q.argmax(dim=1).cpu().numpy()
         return actions
 
-    # ---- learning ------------------------------------------------------------------------
-    def _draw_masks(self) -> np.ndarray | None:
-        return None
+    def values(self, obs: Any) -> np.ndarray:
+        """What the greedy policy maximises at ``obs`` (*obs_shape), shape (n_actions,), in
+        the units of the stored rewards (the network's values times the rewards' running
+        standard deviation with ``normalize_rewards``)."""
+        self._obs_np[0] = obs
+        with torch.no_grad():
+            q = self._acting_q(self._obs.to(self._device))
+            values = risk_values(q, self.lam, self.seeking)[0].cpu().numpy()
+        return (
+            values * float(self.reward_moments.std) if self.settings.normalize_rewards else values
+        )
 
+    # ---- store and learn -----------------------------------------------------------------
     def update(
         self,
         obs: Any,
@@ -503,7 +397,7 @@ class DQN(ConfiguredAgent):
         terminated: bool,
         truncated: bool,
     ) -> None:
-        """Store the transition (truncation still bootstraps), then train / sync on schedule."""
+        """Store the transition (truncation still bootstraps), then learn / sync on schedule."""
         settings = self.settings
         self.buffer.add(
             obs, next_obs, action, reward * settings.reward_scale, terminated, self._draw_masks()
@@ -516,6 +410,10 @@ class DQN(ConfiguredAgent):
                 self.train_step(self.buffer.sample(settings.batch_size, self.rng))
         if t % settings.target_update_interval == 0:
             self._sync_target()
+
+    def _draw_masks(self) -> np.ndarray | None:
+        """The Poisson(1) bootstrap masks (k,) of a stored transition, when `Heads` keeps them."""
+        return poisson_masks(self.rng, self.n_heads) if self.masks else None
 
     def _fold(self) -> None:
         """Fold the transitions stored since the last call into the running moments and give
@@ -545,11 +443,7 @@ class DQN(ConfiguredAgent):
         q = self.q_net(batch.observations)
         index = batch.actions.view(-1, 1, 1).expand(-1, q.shape[1], 1)
         q_sa = q.gather(2, index).squeeze(2)
-        target = self._regression_target(q_sa, y)
-        # half the squared error: its gradient is the residual itself (Huber's, inside its
-        # quadratic zone), and its minimiser is the mean of the targets, not a median
-        squared = 0.5 * (q_sa - target) ** 2
-        loss = squared.mean() if batch.masks is None else (squared * batch.masks).mean()
+        loss = self.loss(q_sa, self._regression_target(q_sa, y), batch.masks)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(self.q_net.parameters(), self.settings.max_grad_norm)
@@ -557,11 +451,39 @@ class DQN(ConfiguredAgent):
         self.n_updates += 1
         return loss.item()
 
+    def loss(
+        self, q_sa: torch.Tensor, target: torch.Tensor, masks: torch.Tensor | None
+    ) -> torch.Tensor:
+        """The TD loss of Q(s, a) ``q_sa`` against ``target`` (both (B, k)): half the mean
+        squared error, each term weighed by its bootstrap mask m (B, k) when masks are kept.
+        Its gradient is the residual itself (Huber's inside its quadratic zone) and its
+        minimiser the mean of the targets, not a median."""
+        squared = 0.5 * (q_sa - target) ** 2
+        return squared.mean() if masks is None else (squared * masks).mean()
+
+    def _bootstrap(self, next_obs: torch.Tensor) -> torch.Tensor:
+        """Q_target(s', a*) per head, (B, k): a* maximises the target's values, or the online
+        network's with ``double``."""
+        target = self.target.q(next_obs)
+        if not self.settings.double:
+            return target.amax(dim=2)
+        best = self.q_net(next_obs).argmax(dim=2, keepdim=True)
+        return target.gather(2, best).squeeze(2)
+
+    def _regression_target(self, q_sa: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """What Q(s, a) (B, k) is regressed on, given the TD target y (B, k): y itself."""
+        return y
+
     def target_values(self, obs: Any) -> np.ndarray:
         """The bootstrap term max_a' Q_target(s', a') at states ``obs`` (B, *obs_shape), (B, k)."""
         x = torch.as_tensor(np.asarray(obs, dtype=np.float32), device=self._device)
         with torch.no_grad():
             return self._bootstrap(x).cpu().numpy()
+
+    # ---- sync ----------------------------------------------------------------------------
+    def _sync_target(self) -> None:
+        """Bring the target up to the online network (`Target.sync`)."""
+        self.target.sync(self.q_net)
 
     # ---- state ---------------------------------------------------------------------------
     @property
@@ -573,12 +495,6 @@ class DQN(ConfiguredAgent):
             **dataclasses.asdict(self.settings),
             "seed": self.seed,
         }
-
-    def _target_state(self) -> dict[str, Any]:
-        return module_state("q_target.", self.q_target)
-
-    def _load_target_state(self, state: Mapping[str, Any]) -> None:
-        load_module_state(self.q_target, state, "q_target.")
 
     def state_dict(self) -> dict[str, Any]:
         """Named arrays and plain values: ``config``, counters, ``rng`` (bit-generator state),
@@ -593,7 +509,7 @@ class DQN(ConfiguredAgent):
             **self.reward_moments.state_dict("reward_moments."),
             "rng": copy.deepcopy(self.rng.bit_generator.state),
             **module_state("q_net.", self.q_net),
-            **self._target_state(),
+            **self.target.state_dict(),
             **adam_state(self.optimizer),
             **self.buffer.state_dict(),
         }
@@ -605,6 +521,6 @@ class DQN(ConfiguredAgent):
         self.reward_moments.load_state_dict(state, "reward_moments.")
         self.rng.bit_generator.state = copy.deepcopy(state["rng"])
         load_module_state(self.q_net, state, "q_net.")
-        self._load_target_state(state)
+        self.target.load_state_dict(state)
         load_adam_state(self.optimizer, state)
         self.buffer.load_state_dict(state)

@@ -10,12 +10,11 @@ Qbar + lam var (the adversary of `agents.deep.ra3q`).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-import numpy as np
-
+from tradearena.agents.deep.dqn import Heads
 from tradearena.agents.deep.raql import DeepRAQL
-from tradearena.agents.ensembles import poisson_masks
 
 __all__ = ["DeepRA2Q"]
 
@@ -48,14 +47,9 @@ class DeepRA2Q(DeepRAQL):
             raise ValueError(f"k (number of heads) must be a positive int, got {k!r}")
         if not lam >= 0.0:
             raise ValueError(f"lam must be >= 0, got {lam}")
-        self.k = self.n_heads = k
-        self.lam, self.masks, self.seeking = float(lam), bool(masks), bool(seeking)
-        super().__init__(**params)
+        heads = Heads(k, float(lam), bool(masks), bool(seeking))
+        super().__init__(heads=heads, **params)
 
     @property
     def config(self) -> dict[str, Any]:
-        extra = {"k": self.k, "lam": self.lam, "masks": self.masks, "seeking": self.seeking}
-        return {**super().config, **extra}
-
-    def _draw_masks(self) -> np.ndarray | None:
-        return poisson_masks(self.rng, self.k) if self.masks else None
+        return {**super().config, **dataclasses.asdict(self.heads)}

@@ -71,6 +71,7 @@ class DeepRA3Q(ConfiguredAgent):
     description = "Deep RA3-Q: deep RA2-Q protagonist trained against a risk-seeking adversary"
     stochastic = True
     learning = True
+    trains_adversary = True
     observation = "features"
     takes = STANDARD_KEYWORDS - {"market_spec"}  # ``**params`` go to both DeepRA2Q learners
 

@@ -39,8 +39,8 @@ class DeepRAQL(DQN):
     description = "Deep RAQL: DQN regressing on Q + u(TD error) - x0 (risk-sensitive utility)"
 
     def __init__(self, *, utility: Any = None, **params: Any) -> None:
-        self.utility = make_utility(RISK_AVERSE if utility is None else utility)
         super().__init__(**params)
+        self.utility = make_utility(RISK_AVERSE if utility is None else utility)
 
     @property
     def config(self) -> dict[str, Any]:

@@ -1,8 +1,10 @@
 """Torch twins of the risk building blocks (`agents.utility`, `agents.ensembles`).
 
 `apply_utility` evaluates a utility of `agents.utility` on a tensor with the same formula
-(and the same ``clipped`` count) as its numpy version; `risk_values` is Qbar -/+ lam * var
-over the heads axis.
+(and the same ``clipped`` count) as its numpy version, the reference
+(tests/agents/deep/test_deep_risk.py, ``test_torch_utility_matches_numpy``, holds them
+equal); `risk_values` is Qbar -/+ lam * var over the heads axis, as
+`agents.ensembles.risk_values`.
 """
 
 from __future__ import annotations

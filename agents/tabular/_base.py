@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -94,9 +94,12 @@ class TabularAgent(Agent):
             raise ValueError(f"observation must be a state in range({self.n_states}), got {obs!r}")
         return s
 
-    batch_of: ClassVar[Callable | None] = None
-    """The `update` whose batch form `apply_batch` is: `update_batch` uses it while the
-    learner's `update` is that one (a subclass with its own keeps the one-by-one default)."""
+    batched_update: ClassVar[bool] = False
+    """Whether `apply_batch` is this class's `update` over N transitions at once, which
+    `update_batch` then calls; a subclass that changes `update` declares False again."""
+    batched_act: ClassVar[bool] = True
+    """Whether `act` is `TabularAgent.act` (epsilon-greedy on `values`), which `act_batch` then
+    does in one compiled call; a subclass that changes `act` declares False."""
 
     def update_batch(
         self,
@@ -107,14 +110,15 @@ class TabularAgent(Agent):
         terminated: np.ndarray,
         truncated: np.ndarray,
     ) -> None:
-        if type(self).update is not type(self).batch_of:
+        if not self.batched_update:
             return super().update_batch(obs, actions, rewards, next_obs, terminated, truncated)
         self.apply_batch(*self.transitions(obs, actions, rewards, next_obs, terminated))
 
     def apply_batch(
         self, s: np.ndarray, a: np.ndarray, r: np.ndarray, s2: np.ndarray, g: np.ndarray
     ) -> None:
-        """`update` over N transitions, given as `transitions` gives them (see `batch_of`)."""
+        """`update` over N transitions, given as `transitions` gives them (see
+        `batched_update`)."""
         raise NotImplementedError(f"{type(self).__name__} has no batch form of update")
 
     def transitions(
@@ -152,8 +156,8 @@ class TabularAgent(Agent):
 
     def act_batch(self, obs: Sequence[Any], explore: bool = True) -> np.ndarray:
         """`act` on each observation in order, in one compiled call while the learner acts as
-        `TabularAgent.act` does: the same actions, draws and step count."""
-        if type(self).act is not TabularAgent.act or type(self.policy) is not EpsilonGreedy:
+        `TabularAgent.act` does (`batched_act`): the same actions, draws and step count."""
+        if not (self.batched_act and type(self.policy) is EpsilonGreedy):
             return super().act_batch(obs, explore)
         states = self.states(obs)
         epsilon = self.policy.epsilons(self.t, len(states)) if explore else None

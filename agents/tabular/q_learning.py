@@ -66,4 +66,4 @@ class QLearning(TabularAgent):
             self.q[None], self.visits[None], s, a, r, s2, g, once, *identity, int(skind), sp
         )
 
-    batch_of = update
+    batched_update = True

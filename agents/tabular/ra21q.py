@@ -30,6 +30,7 @@ class RA21Q(RA2Q):
 
     name = "ra21q"
     description = "RA2.1-Q: RA2-Q with V-QL recentering, utility on the recentered TD error"
+    batched_update = False
     _state = (
         *RA2Q._state,
         "updates",

@@ -99,7 +99,7 @@ class RA2Q(TabularAgent):
         counts = poisson_masks(self.rng, (len(s), self.k), self.masks)
         self.tables.update_batch(s, a, r, s2, g, counts)
 
-    batch_of = update
+    batched_update = True
 
     def end_episode(self) -> None:
         if self.head_per_episode:

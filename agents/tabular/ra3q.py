@@ -79,6 +79,8 @@ class RA3Q(TabularAgent):
 
     name = "ra3q"
     description = "RA3-Q: RA2-Q protagonist trained against a risk-seeking adversary"
+    trains_adversary = True
+    batched_act = False
     _state = (
         *TabularAgent._state,
         "tables.q",

@@ -63,6 +63,7 @@ class RA3QMinimax(TabularAgent):
 
     name = "ra3q_minimax"
     description = "RA3-Q minimax: joint-action tables, maximin stage-game backups (Nash-Q style)"
+    batched_act = False
     _state = (
         *TabularAgent._state,
         "tables.q",

@@ -82,4 +82,4 @@ class RAQL(TabularAgent):
         """`update` over N transitions in one compiled call."""
         self.tables.update_batch(s, a, r, s2, g, np.ones((len(s), 1), dtype=np.int64))
 
-    batch_of = update
+    batched_update = True

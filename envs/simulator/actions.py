@@ -132,6 +132,11 @@ class MakeActions(ActionSet):
         )
 
     def orders(self, action: int, market: Market, seat: int) -> list[SeatOrder]:
+        """The seat's orders for ``action`` (0: cancel and flatten up to ``size`` shares; 1: no
+        quotes; else a bid and an ask ``level`` ticks behind the others' best, kept off the
+        opposite side). The reference of the compiled `envs.simulator.flow.make_orders`
+        (`orders_batch`); tests/envs/test_tasks.py
+        (``test_compiled_quotes_equal_the_action_sets_orders``) holds the two equal."""
         if action == 0:
             inventory = market.account(seat).inventory
             cancel: list[SeatOrder] = [(Kind.CANCEL_ALL, 0, 0, 0)]

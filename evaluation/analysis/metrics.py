@@ -15,12 +15,14 @@ import numbers
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
 __all__ = [
+    "Checkpointing",
     "ConfidenceInterval",
     "DegenerateMetricWarning",
     "bootstrap_ci",
@@ -501,10 +503,22 @@ def _table_iv(df: pd.DataFrame, by: str | Sequence[str], value: str) -> list[str
     return keys
 
 
+class Checkpointing(Protocol):
+    """What the analysis reads of an experiment's training settings (its ``[training]``
+    table): greedy checkpoints every ``evaluate_every`` training episodes (0: none), of
+    ``evaluate_episodes`` episodes each."""
+
+    @property
+    def evaluate_every(self) -> int: ...
+
+    @property
+    def evaluate_episodes(self) -> int: ...
+
+
 def plateau(
     records: pd.DataFrame,
     *,
-    training: dict | None = None,
+    training: Checkpointing | None = None,
     value: str = "pnl",
     windows: int = 10,
     z: float = 1.96,
@@ -526,7 +540,7 @@ def plateau(
     before the plateau starts; -1 when not reached), ``last_change`` and ``last_width`` (from
     the window before the last to the last, with its width, in the units of ``value``).
     """
-    every = (training or {}).get("evaluate_every", 0)
+    every = training.evaluate_every if training is not None else 0
     phase = (
         "eval" if every and not records.empty and (records["phase"] == "eval").any() else "train"
     )
@@ -534,7 +548,7 @@ def plateau(
     chosen = records[records["phase"] == phase] if not records.empty else records
     for agent, group in chosen.groupby("agent", sort=False):
         if phase == "eval":
-            size = training["evaluate_episodes"]
+            size = training.evaluate_episodes
             group = group.assign(point=group["episode"] // size, row=group["episode"] % size)
             table = group.pivot_table(index=["seed", "row"], columns="point", values=value)
             blocks = [table[c].to_numpy() for c in table.columns]
@@ -575,7 +589,7 @@ def _agreement(last: np.ndarray, earlier: np.ndarray, *, paired: bool, z: float)
     return change, z * se, bool(abs(change) <= z * se)
 
 
-def run_summary(records: pd.DataFrame, training: dict | None = None) -> pd.DataFrame:
+def run_summary(records: pd.DataFrame, training: Checkpointing | None = None) -> pd.DataFrame:
     """The summary table of a run's episode records: test-episode metrics per condition and
     agent, mean over seeds with bootstrap intervals (`summary_table`), the mean ``exposure``
     (time-averaged |inventory|, shares), and each agent's `plateau` columns (``training``:

@@ -1,27 +1,24 @@
-"""Figures. Each function draws on the ``ax`` it is given (or on a new bare `Figure`) and
-returns it; nothing goes through pyplot's global state, so they work in notebooks, scripts and
-headless tests alike."""
+"""Figures of the analysis: learning curves, Sharpe bars, game dynamics.
+
+An agent's policy map, which needs the agent and the market, is `evaluation.policy_plots`.
+Each function draws on the ``ax`` it is given (or on a new bare `Figure`) and returns it;
+nothing goes through pyplot's global state, so they work in notebooks, scripts and headless
+tests alike."""
 
 from __future__ import annotations
 
-import copy
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib import colormaps
 from matplotlib.axes import Axes
-from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch, Polygon
+from matplotlib.patches import Polygon
 
-from tradearena.agents.base import Agent
-from tradearena.envs.simulator.actions import make_actions
-from tradearena.envs.simulator.features import feature_names
-from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.analysis.dynamics import field, rest_points, simplex_grid
+from tradearena.evaluation.analysis.metrics import Checkpointing
 from tradearena.evaluation.analysis.payoffs import PayoffTable
 
 __all__ = [
@@ -29,8 +26,7 @@ __all__ = [
     "equilibria_figure",
     "flow_line",
     "learning_curves",
-    "policy_grid",
-    "policy_map",
+    "axes_or_new",
     "save_dynamics",
     "save_learning_curves",
     "save_sharpe_bars",
@@ -40,75 +36,11 @@ __all__ = [
 ]
 
 
-def _axes(ax: Axes | None, size: tuple[float, float] = (6.4, 4.0)) -> Axes:
+def axes_or_new(ax: Axes | None, size: tuple[float, float] = (6.4, 4.0)) -> Axes:
+    """``ax``, or the axes of a new bare `Figure` of ``size`` (inches)."""
     if ax is not None:
         return ax
     return Figure(figsize=size, layout="constrained").add_subplot()
-
-
-def policy_grid(
-    agent: Agent,
-    market: MarketSpec,
-    inventory: np.ndarray,
-    time_left: np.ndarray,
-    features: Mapping[str, float] | None = None,
-) -> np.ndarray:
-    """The greedy actions of ``agent`` in a seat of ``market`` over ``inventory`` (fraction of
-    the position limit, shape (I,)) and ``time_left`` (fraction of the session, shape (T,)),
-    int64 (T, I); every other feature held at ``features`` (by name; default 0, with a
-    one-tick spread). A tabular agent sees the states of the market's discretizer. The agent
-    acts on a copy, so its own generator is left as it was."""
-    names = feature_names(market.windows, market.signal)
-    base = np.zeros(len(names), dtype=np.float32)
-    for name, value in {"spread": 1.0, **(features or {})}.items():
-        base[names.index(name)] = value
-    grid = np.tile(base, (len(time_left), len(inventory), 1))
-    grid[..., names.index("inventory")] = np.asarray(inventory)[None, :]
-    grid[..., names.index("time_left")] = np.asarray(time_left)[:, None]
-    rows = grid.reshape(-1, len(names))
-    if agent.observation == "tabular":
-        discretize = market.state_discretizer()
-        rows = np.array([discretize(row) for row in rows], dtype=np.int64)
-    actions = copy.deepcopy(agent).act_batch(rows, explore=False)
-    return actions.reshape(len(time_left), len(inventory))
-
-
-def policy_map(
-    agent: Agent,
-    market: MarketSpec,
-    ax: Axes | None = None,
-    *,
-    inventory: np.ndarray | None = None,
-    time_left: np.ndarray | None = None,
-    features: Mapping[str, float] | None = None,
-) -> Axes:
-    """The agent's greedy action over inventory and time left (`policy_grid`; defaults: 41
-    inventories from -1 to 1, 31 times left from 0 to 1), one colour per action of the
-    market's action set, the actions taken named in the legend."""
-    ax = _axes(ax, (7.0, 4.2))
-    inventory = np.linspace(-1.0, 1.0, 41) if inventory is None else inventory
-    time_left = np.linspace(0.0, 1.0, 31) if time_left is None else time_left
-    actions = policy_grid(agent, market, inventory, time_left, features)
-    names = make_actions(market.action_set, market.order_size, market.parent_order).names
-    palette = colormaps["tab20"].colors  # the strong shades first, then the light ones
-    colours = [palette[(2 * i) % 20 + (2 * i) // 20 % 2] for i in range(len(names))]
-    norm = BoundaryNorm(np.arange(len(names) + 1) - 0.5, len(names))
-    ax.pcolormesh(
-        inventory, time_left, actions, cmap=ListedColormap(colours), norm=norm, shading="nearest"
-    )
-    taken = sorted(set(actions.ravel().tolist()))
-    ax.legend(
-        [Patch(color=colours[a]) for a in taken],
-        [names[a] for a in taken],
-        loc="upper left",
-        bbox_to_anchor=(1.01, 1.0),
-        fontsize="small",
-        title="greedy action",
-    )
-    ax.set_xlabel("inventory (fraction of the position limit)")
-    ax.set_ylabel("time left (fraction of the session)")
-    ax.set_title(f"policy of {agent.name}")
-    return ax
 
 
 def sharpe_bars(
@@ -120,7 +52,7 @@ def sharpe_bars(
 ) -> Axes:
     """Bars of ``metric`` per agent with their confidence intervals (``metric_low`` /
     ``metric_high`` columns of `evaluation.analysis.metrics.summary_table`), for one condition."""
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     rows = summary if condition is None else summary[summary["condition"] == condition]
     rows = rows.sort_values(metric, ascending=False)
     values = rows[metric].to_numpy(float)
@@ -142,7 +74,7 @@ def learning_curves(
     records: pd.DataFrame,
     ax: Axes | None = None,
     *,
-    training: dict | None = None,
+    training: Checkpointing | None = None,
     value: str = "pnl",
     window: int = 5,
 ) -> Axes:
@@ -152,14 +84,14 @@ def learning_curves(
     With greedy checkpoints (phase "eval", placed by ``training``'s ``evaluate_every``) the
     curve is their mean per checkpoint; otherwise the training episodes' own ``value``,
     smoothed by a moving average of ``window`` episodes."""
-    ax = _axes(ax)
-    every = (training or {}).get("evaluate_every", 0)
+    ax = axes_or_new(ax)
+    every = training.evaluate_every if training is not None else 0
     checkpoints = bool(every) and (records["phase"] == "eval").any()
     for agent, rows in records[records["phase"] == ("eval" if checkpoints else "train")].groupby(
         "agent", sort=True
     ):
         if checkpoints:
-            point = rows["episode"] // training["evaluate_episodes"] * every
+            point = rows["episode"] // training.evaluate_episodes * every
             per_seed = rows.groupby([point.rename("x"), "seed"])[value].mean()
         else:
             per_seed = rows.set_index(["episode", "seed"])[value].rename_axis(["x", "seed"])
@@ -179,7 +111,7 @@ def learning_curves(
 
 
 def save_learning_curves(
-    directory: Path, records: pd.DataFrame, training: dict | None = None
+    directory: Path, records: pd.DataFrame, training: Checkpointing | None = None
 ) -> list[Path]:
     """``learning_curves.png`` in ``directory`` when ``records`` hold training episodes."""
     if records.empty or records[records["phase"] == "train"].empty:
@@ -275,7 +207,7 @@ def flow_line(
     (`REST_POINT_COLOURS`: filled stable, open unstable).
     """
     _check_k(table, 2, 2)
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     share = np.linspace(0.0, 1.0, resolution)
     xdot = field(table, np.column_stack([share, 1.0 - share]), weighting)[:, 0]
     ax.plot(share, xdot, color="tab:blue", linewidth=1.5)
@@ -328,7 +260,7 @@ def simplex_field(
         raise ValueError(f"kind: expected 'arrows' or 'streamlines', got {kind!r}")
     if int(resolution) != resolution or resolution < 4:
         raise ValueError(f"resolution: expected an integer >= 4, got {resolution!r}")
-    ax = _axes(ax, size=(5.6, 4.6))
+    ax = axes_or_new(ax, size=(5.6, 4.6))
     if kind == "arrows":
         x = simplex_grid(3, int(resolution), interior=True)
         xy, velocity = x @ _CORNERS, field(table, x, weighting) @ _CORNERS

@@ -7,6 +7,7 @@ import pytest
 
 from tradearena import agents
 from tradearena.agents.base import STANDARD_KEYWORDS, Agent, make_rng
+from tradearena.agents.tabular._base import TabularAgent
 from tradearena.envs.tasks import TASKS
 from tradearena.envs.trading_env import TradingEnv
 
@@ -139,3 +140,23 @@ class Broken(Agent):
 def test_check_agent_reports_global_randomness():
     with pytest.raises(agents.AgentContractError, match="same seed"):
         agents.check_agent(Broken, FEATURE_ENV, steps=40)
+
+
+def _defined_by(cls: type, attribute: str) -> type:
+    """The class of ``cls``'s MRO whose body defines ``attribute``."""
+    return next(c for c in cls.__mro__ if attribute in vars(c))
+
+
+@pytest.mark.parametrize("name", agents.names())
+def test_declared_fast_paths_and_adversaries_match_what_the_class_writes(name):
+    """What an agent declares holds: a tabular learner with ``batched_update`` takes `update`
+    and `apply_batch` from one class, one with ``batched_act`` acts as `TabularAgent.act`; an
+    agent that ``trains_adversary`` writes `adversary_policy`, and one that does not keeps the
+    base's; only learners update."""
+    cls = agents.resolve(name)
+    if issubclass(cls, TabularAgent):
+        if cls.batched_update:
+            assert _defined_by(cls, "update") is _defined_by(cls, "apply_batch")
+        assert cls.batched_act == (cls.act is TabularAgent.act)
+    assert (_defined_by(cls, "adversary_policy") is not Agent) == cls.trains_adversary
+    assert cls.learning or cls.update is Agent.update

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tradearena import agents
-from tradearena.agents.saved import ARRAYS, HEADER
+from tradearena.agents.saving import ARRAYS, HEADER, project_version
 from tradearena.envs.seats import observation_kind
 from tradearena.envs.spec import MarketSpec
 from tradearena.envs.tasks import TASKS
@@ -157,7 +157,7 @@ def test_another_version_is_named(saved_raql):
     edit_header(saved_raql, tradearena="0.0.1")
     with pytest.raises(agents.VersionError, match=r"agent.json: saved by tradearena 0.0.1 "):
         agents.load(saved_raql)
-    edit_header(saved_raql, tradearena=agents.saved.project_version(), format=2)
+    edit_header(saved_raql, tradearena=project_version(), format=2)
     with pytest.raises(agents.VersionError, match=r"\(format 2\)"):
         agents.load(saved_raql)
 

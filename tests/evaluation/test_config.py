@@ -19,10 +19,20 @@ from tradearena.envs.data.tapes import write_lobster
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.spec import MarketSpec
 from tradearena.envs.tasks import TASKS
+from tradearena.evaluation import schema
 from tradearena.evaluation.cli import main
-from tradearena.evaluation.config import MARKET, ConfigError, load_config, parse_config
+from tradearena.evaluation.config import (
+    MARKET,
+    PERTURBATION,
+    TOP,
+    TOURNAMENT,
+    ConfigError,
+    load_config,
+    parse_config,
+)
 from tradearena.evaluation.experiment import plan
 from tradearena.evaluation.kinds import run_job
+from tradearena.evaluation.schema import Output, Perturbation, Tournament, Training
 
 # The tiny experiment of conftest.py, line by line:
 #  1 kind = "compare"      5 [market]               12 [testing]      18 [[agents]]
@@ -302,10 +312,10 @@ def test_defaults_filled(tiny_config, tiny_text):
     assert MarketSpec(**market).action_set == "trade"  # the task's
     assert config["root_seed"] == 0
     training = {"episodes": 2, "evaluate_every": 0, "evaluate_episodes": 10, "sessions": 1}
-    assert config["training"] == {**training, "checkpoint_every": 0}
-    assert config["testing"] == {"episodes": 2}
+    assert config["training"] == Training(**training, checkpoint_every=0)
+    assert config["testing"] == schema.Testing(episodes=2)
     assert config["perturbations"] == []
-    assert config["output"] == {"dir": "runs/tiny", "figures": True}
+    assert config["output"] == Output(dir="runs/tiny", figures=True)
     fresh = {"from": "", "train": True}
     assert config["agents"] == [
         {"id": "q_learning", "label": "q_learning", "params": {}, **fresh},
@@ -329,16 +339,11 @@ def test_defaults_of_a_robustness_perturbation(tmp_path, tiny_text):
     config = load_config(_write(tmp_path, text))
     assert [a["label"] for a in config["agents"]] == ["hold", "ra3q"]  # the class's name
     assert config["perturbations"] == [
-        {
-            "name": "adv",
-            "type": "adversary",
-            "mode": "takeover",
-            "p": 0.2,
-            "source": "ra3q",
-            "n_agents": 50,
-        }
+        Perturbation(
+            name="adv", type="adversary", mode="takeover", p=0.2, source="ra3q", n_agents=50
+        )
     ]
-    assert config["output"]["dir"] == "runs/tiny"
+    assert config["output"].dir == "runs/tiny"
 
 
 def test_relative_tape_resolves_against_the_file(tmp_path, tiny_text, monkeypatch):
@@ -464,3 +469,13 @@ def test_every_task_has_a_config_with_its_reference_policy():
         ]
         assert ids, task.name
         assert not task.reference or any(task.reference in found for found in ids), task.name
+
+
+def test_typed_sections_have_the_fields_of_their_tables():
+    """Each typed section holds exactly the keys of its table's schema (which gives the
+    defaults)."""
+    assert [f.name for f in dataclasses.fields(Tournament)] == list(TOURNAMENT)
+    assert [f.name for f in dataclasses.fields(Perturbation)] == list(PERTURBATION)
+    assert [f.name for f in dataclasses.fields(Output)] == list(TOP["output"].default)
+    assert [f.name for f in dataclasses.fields(Training)] == list(TOP["training"].default)
+    assert [f.name for f in dataclasses.fields(schema.Testing)] == list(TOP["testing"].default)

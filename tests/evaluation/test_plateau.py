@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from tradearena.evaluation.analysis.metrics import plateau
+from tradearena.evaluation.schema import Training
 
 SEEDS, EPISODES = 4, 200
 
@@ -67,6 +68,8 @@ def test_checkpoints_are_compared_session_by_session():
         for s in range(SEEDS)
         for i in range(10)
     ]
-    training = {"evaluate_every": 50, "evaluate_episodes": 10}
+    training = Training(
+        episodes=250, evaluate_every=50, evaluate_episodes=10, sessions=1, checkpoint_every=0
+    )
     (row,) = plateau(pd.DataFrame(rows), training=training).to_dict("records")
     assert row["plateaued"] and row["plateau_episode"] == 150

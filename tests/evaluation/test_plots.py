@@ -18,11 +18,10 @@ from tradearena.evaluation.analysis.plots import (
     REST_POINT_COLOURS,
     dynamics_figure,
     flow_line,
-    policy_grid,
-    policy_map,
     simplex_faces,
     simplex_field,
 )
+from tradearena.evaluation.policy_plots import policy_grid, policy_map
 
 RPS = [[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]]
 

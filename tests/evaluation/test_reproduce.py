@@ -6,6 +6,7 @@ import pandas as pd
 
 from tradearena.evaluation.parallel import LocalExecutor
 from tradearena.evaluation.reproduce import EXPERIMENTS, curve_variance, reproduce, value_variance
+from tradearena.evaluation.schema import Training
 
 SMOKE = {
     "seeds": 2,
@@ -62,7 +63,10 @@ def test_curve_variance_is_the_mean_over_checkpoints_of_the_variance_over_seeds(
                 episode = checkpoint * 2 + i
                 rows.append(("a", seed, "eval", "clean", episode, mean + offset))
     records = pd.DataFrame(rows, columns=["agent", "seed", "phase", "condition", "episode", "pnl"])
-    assert curve_variance(records, {"evaluate_episodes": 2}).to_dict() == {"a": 5.0}
+    training = Training(
+        episodes=4, evaluate_every=2, evaluate_episodes=2, sessions=1, checkpoint_every=0
+    )
+    assert curve_variance(records, training).to_dict() == {"a": 5.0}
 
 
 def test_value_variance_is_the_variance_over_seeds_of_the_mean_test_estimate():

@@ -15,6 +15,7 @@ from tradearena.evaluation.kinds import run_job
 from tradearena.evaluation.parallel import LocalExecutor
 from tradearena.evaluation.rollout import TEST, episodes, market_spec, trained_alone
 from tradearena.evaluation.rundir import load_run
+from tradearena.evaluation.schema import Tournament
 from tradearena.evaluation.tournament import payoff_table, seat_payoffs
 
 TOURNAMENT = """\
@@ -147,7 +148,9 @@ def test_seat_payoffs_and_table_by_hand():
     assert seats["payoff"].tolist() == pytest.approx([2 / math.sqrt(2), 0.0, 200.0, 0.0])
     assert seat_payoffs(records, payoff="pnl")["payoff"].tolist() == [2.0, 0.0, 2.0, 0.0]
     fake = {
-        "tournament": {"payoff": "sharpe", "sharpe_floor": 0.01},
+        "tournament": Tournament(
+            players=2, mode="pretrained", payoff="sharpe", sharpe_floor=0.01, weighting="tuyls"
+        ),
         "agents": [{"label": "a"}, {"label": "b"}],
     }
     table = payoff_table(records, fake)

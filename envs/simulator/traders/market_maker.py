@@ -62,6 +62,9 @@ class MarketMaker(Trader):
         )
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
+        """The reference of the compiled ``Rule.MAKER`` in envs/simulator/flow.pyx (`Flow`,
+        which stands in for it once `program` is given); tests/envs/test_flow.py
+        (``test_compiled_flow_equals_orders``) holds the two equal to the bit."""
         w = window(self.wakes.time, t0, t1)
         n, per_wake = w.stop - w.start, 1 + 2 * self.levels
         if not n:

@@ -53,6 +53,9 @@ class Momentum(Trader):
         return Program(self.batch, Rule.MOMENTUM, short=self.short, long=self.long)
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
+        """The reference of the compiled ``Rule.MOMENTUM`` in envs/simulator/flow.pyx (`Flow`,
+        which stands in for it once `program` is given); tests/envs/test_flow.py
+        (``test_compiled_flow_equals_orders``) holds the two equal to the bit."""
         mids = market.mids()
         bid, ask = market.book.best_bid(), market.book.best_ask()
         if len(mids) < self.long or bid is None or ask is None:

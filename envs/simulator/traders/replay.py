@@ -121,6 +121,9 @@ class MarketReplay(Trader):
         return True
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
+        """The reference of the compiled ``Rule.REPLAY`` in envs/simulator/flow.pyx (`Flow`,
+        which stands in for it once `program` is given); tests/envs/test_flow.py
+        (``test_compiled_flow_equals_orders_on_a_replay``) holds the two equal to the bit."""
         w = window(self.time, t0, t1)
         refs = np.arange(w.start, w.stop, dtype=np.int64)
         return Orders.build(self.time[w], Kind.HANDLE, 0, 0, 0, self.owner, refs)

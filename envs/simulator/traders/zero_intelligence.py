@@ -210,6 +210,9 @@ class ZeroIntelligence(Trader):
         )
 
     def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
+        """The reference of the compiled ``Rule.ZERO_INTELLIGENCE`` in envs/simulator/flow.pyx
+        (`Flow`, which stands in for it once `program` is given); tests/envs/test_flow.py
+        (``test_compiled_flow_equals_orders``) holds the two equal to the bit."""
         w = window(self.time, t0, t1)
         batch = self.batch.take(w)
         if not len(batch.time):
