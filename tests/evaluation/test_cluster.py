@@ -9,7 +9,6 @@ user (the test means something on a machine with more than one core).
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import tomllib
