@@ -14,14 +14,16 @@ import time
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from types import ModuleType
 
 from tradearena import agents
+from tradearena.agents import calibration
 from tradearena.evaluation import compare, robustness, tournament
 from tradearena.evaluation.rollout import Job
 from tradearena.evaluation.store import JobResult
 
-__all__ = ["KINDS", "one_thread", "run_job"]
+__all__ = ["CALIBRATIONS", "KINDS", "one_thread", "run_job"]
 
 KINDS: dict[str, ModuleType] = {
     "compare": compare,
@@ -29,6 +31,9 @@ KINDS: dict[str, ModuleType] = {
     "tournament": tournament,
 }
 """Experiment kind name -> its module."""
+CALIBRATIONS = "calibrations.json"
+"""The run directory's file of calibrations and tunings (`agents.calibration.keep`), which
+every job's process reuses."""
 
 
 @contextmanager
@@ -55,11 +60,13 @@ def one_thread(config: dict) -> Iterator[None]:
 
 def run_job(job: Job) -> JobResult:
     """Run a job with its kind's ``run`` on one torch thread (`one_thread`), its agents'
-    modules looked for in the config's ``agent_folders`` as where the config was read; an
-    exception (a custom agent's bug, say) becomes a failed result with its traceback instead
-    of propagating."""
+    modules looked for in the config's ``agent_folders`` as where the config was read, the
+    calibrations of its run directory reused; an exception (a custom agent's bug, say)
+    becomes a failed result with its traceback instead of propagating."""
     start = time.perf_counter()
     agents.add_folders(*job.config.get("agent_folders", ()))
+    if job.directory:
+        calibration.reuse(Path(job.directory) / CALIBRATIONS)
     try:
         with one_thread(job.config):
             records = KINDS[job.config["kind"]].run(job)
