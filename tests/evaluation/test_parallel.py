@@ -114,6 +114,21 @@ def test_no_jobs_start_no_ray(monkeypatch):
     assert list(RayExecutor(progress=False, job=echo).run([])) == []
 
 
+def test_an_executor_that_started_nothing_closes_without_importing_ray():
+    """Importing Ray takes half a second: a finished run resumed (no jobs) never pays it."""
+    code = (
+        "import sys\n"
+        "from tradearena.evaluation.parallel import RayExecutor\n"
+        "executor = RayExecutor(progress=False)\n"
+        "assert list(executor.run([])) == []\n"
+        "executor.close()\n"
+        "print('ray imported:', 'ray' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ray imported: False\n"
+
+
 def test_local_ray_keeps_token_authentication_without_a_warning(tiny_config, tmp_path):
     """`tradearena run` on a local Ray (in a fresh process, as from the shell) authenticates
     by token, as Ray 2.59+ makes new local clusters do, and says nothing of it: the mode is
