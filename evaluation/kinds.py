@@ -37,15 +37,16 @@ every job's process reuses."""
 
 
 @contextmanager
-def one_thread(config: dict) -> Iterator[None]:
-    """Torch's intra-op pool at one thread while a job of ``config`` runs (when its agents'
-    modules, imported here, or anything before them imported torch), as it was after.
+def one_thread(job: Job) -> Iterator[None]:
+    """Torch's intra-op pool at one thread while ``job`` runs (when the modules of the
+    agents it seats, imported here, or anything before them imported torch), as it was after.
 
     A sum split across threads adds in another order: a deep learner's arithmetic, and so its
     results, would depend on the threads of the process running the job (all the cores by
     default in the user's process, one in a Ray worker). Tiny networks run fastest on one."""
-    for spec in config["agents"]:
-        agents.resolve(spec["id"])
+    for spec in job.config["agents"]:
+        if spec["label"] in job.labels:
+            agents.resolve(spec["id"])
     torch = sys.modules.get("torch")
     if torch is None:
         yield
@@ -68,7 +69,7 @@ def run_job(job: Job) -> JobResult:
     if job.directory:
         calibration.reuse(Path(job.directory) / CALIBRATIONS)
     try:
-        with one_thread(job.config):
+        with one_thread(job):
             records = KINDS[job.config["kind"]].run(job)
     except Exception:  # noqa: BLE001 - recorded with its traceback; the other jobs go on
         return JobResult(job.id, job.seed, (), time.perf_counter() - start, traceback.format_exc())
