@@ -7,9 +7,14 @@ BIN := $(VENV)/bin
 CONFIG ?= configs/quickstart.toml
 # A local CPU wheel on these machines; any other torch spec pulls the CUDA build.
 TORCH := torch==2.13.0
-# pip prints its errors only, and does not byte-compile the packages it installs (Python
-# compiles the modules it imports when it first imports them): the install takes 40% of the time
+# pip prints its errors only, and does not byte-compile the packages it installs (one by one,
+# 40% of the install's time); they are compiled after, once, on every core (BYTECODE), so that
+# every process (and every Ray worker) starts from bytecode even where PYTHONDONTWRITEBYTECODE
+# forbids Python to write it as it imports (that costs 11 s a start). A source's bytecode
+# carries its time stamp: an edited module is compiled again, in memory, until the next install.
 PIP := $(BIN)/pip install --quiet --quiet --disable-pip-version-check --no-compile
+# files that fail to compile (test fixtures of newer Python's syntax) are skipped, as pip skips them
+BYTECODE = $(BIN)/python -m compileall -q -q -j 0 $(1) || true
 EXTRAS := test deep dev
 EXTENSIONS := $(wildcard envs/simulator/*.pyx envs/simulator/*.pxd envs/data/*.pyx envs/data/*.pxd agents/*.pyx agents/*.pxd)
 MAKEFLAGS += --jobs=2 --output-sync=line
@@ -31,6 +36,8 @@ $(VENV)/.dependencies: pyproject.toml | $(VENV)/.tools
 	@echo "[3/5] installing the dependencies ($(TORCH) for the CPU, ray, pandas, scipy, pytest, ...)"
 	@$(BIN)/python -c 'import tomllib, sys; project = tomllib.load(open("pyproject.toml", "rb"))["project"]; print(*project["dependencies"], *(d for e in sys.argv[1:] for d in project["optional-dependencies"][e]), sep="\n")' $(EXTRAS) > $(VENV)/requirements.txt
 	@$(PIP) $(TORCH) -r $(VENV)/requirements.txt
+	@echo "      compiling them to bytecode"
+	@$(call BYTECODE,$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))'))
 	@touch $@
 
 $(VENV)/.compiled: setup.py $(EXTENSIONS) | $(VENV)/.tools
@@ -41,6 +48,7 @@ $(VENV)/.compiled: setup.py $(EXTENSIONS) | $(VENV)/.tools
 $(VENV)/.installed: $(VENV)/.dependencies $(VENV)/.compiled
 	@echo "[5/5] installing tradearena (editable: the modules built in place, the command tradearena)"
 	@$(PIP) --no-deps --no-build-isolation -e .
+	@$(call BYTECODE,agents envs evaluation)
 	@touch $@
 
 run: $(VENV)/.installed

@@ -21,6 +21,10 @@ scored on.
 - `best_parameter`: the value of a grid under which an agent's test Sharpe ratio (mean PnL
   over its standard deviation, ddof 1) is highest over tuning sessions drawn as above;
   the references' risk aversion and threshold are chosen with it.
+
+Both are results: computed once per process (`once`), and kept in a file (`keep`) that a
+run directory holds and every process of the run reuses (`reuse`) instead of computing
+them again.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -47,7 +52,9 @@ __all__ = [
     "calibrate_market",
     "calibration_seeds",
     "fill_intensity",
+    "keep",
     "once",
+    "reuse",
     "trade_reach",
     "tuned",
 ]
@@ -101,24 +108,61 @@ def calibrate_market(spec: MarketSpec, sessions: int = 16) -> Calibration:
     return once(("market", spec, sessions), lambda: _calibrate(spec, sessions))
 
 
-_DONE: dict[tuple, Any] = {}
+_DONE: dict[tuple, Calibration | Tuning] = {}
+_PORTABLE: set[tuple] = set()  # the keys of _DONE whose specs have tables (see `keep`)
+_KINDS = {"Calibration": Calibration, "Tuning": Tuning}
 
 
 def once(key: tuple, compute: Callable[[], T]) -> T:
     """``compute()``, computed once per process for ``key``: a tuple whose `MarketSpec`
-    items stand for their tables (calibrations and tunings are pure functions of the spec)."""
-    key = tuple(_spec_key(k) if isinstance(k, MarketSpec) else k for k in key)
+    items stand for their tables (calibrations and tunings are pure functions of the spec),
+    or read from a file of `keep` (see `reuse`)."""
+    specs = [_spec_key(k) for k in key if isinstance(k, MarketSpec)]
+    key = tuple(_spec_key(k)[0] if isinstance(k, MarketSpec) else k for k in key)
     if key not in _DONE:
         _DONE[key] = compute()
+        if all(portable for _, portable in specs):
+            _PORTABLE.add(key)
     return _DONE[key]
 
 
-def _spec_key(spec: MarketSpec) -> str:
-    """A key of a spec: its table, or its repr for a spec that has none (a `Tape` object)."""
+def keep(path: str | Path) -> None:
+    """Write this process's calibrations and tunings to the JSON file ``path`` (with those
+    it holds already): a list of ``{"key": [...], "kind": "Calibration" | "Tuning",
+    "value": {...}}``, keyed by the markets' tables; those of specs without a table (a
+    `Tape` object) are left out. Written whole, then renamed into place."""
+    path = Path(path)
+    reuse(path)
+    entries = [
+        {"key": list(key), "kind": type(value).__name__, "value": dataclasses.asdict(value)}
+        for key, value in _DONE.items()
+        if key in _PORTABLE
+    ]
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(entries, indent=1) + "\n")
+    temporary.replace(path)
+
+
+def reuse(path: str | Path) -> None:
+    """Take the calibrations and tunings of the file ``path`` (written by `keep`; none when
+    it does not exist) as this process's: `once` then returns them without computing."""
+    path = Path(path)
+    if not path.exists():
+        return
+    for entry in json.loads(path.read_text()):
+        key = tuple(entry["key"])
+        fields = {k: tuple(v) if isinstance(v, list) else v for k, v in entry["value"].items()}
+        _DONE.setdefault(key, _KINDS[entry["kind"]](**fields))
+        _PORTABLE.add(key)
+
+
+def _spec_key(spec: MarketSpec) -> tuple[str, bool]:
+    """A key of a spec and whether it is portable: its table (True), or its repr for a spec
+    that has none (a `Tape` object; False)."""
     try:
-        return json.dumps(spec.to_table(), sort_keys=True)
+        return json.dumps(spec.to_table(), sort_keys=True), True
     except TypeError:
-        return repr(spec)
+        return repr(spec), False
 
 
 def _calibrate(spec: MarketSpec, sessions: int) -> Calibration:

@@ -96,7 +96,9 @@ class MarketSpec:
     Session: ``n_steps`` decisions ``step_seconds`` apart (None: the task's; with a tape, the
     tape's whole day); with ``day_steps`` (> n_steps)
     every session is a window of a longer day (see `Market`). A tape fixes its own day (as
-    many steps as cover its messages), open time, tick size and opening price, and has no
+    many steps as cover its messages), open time, tick size (a ``tick_size`` given beside it
+    must be the tape's, a `SpecError` otherwise; a LOBSTER message file's dollar prices are
+    read in ticks of ``tick_size``, $0.01 when None) and opening price, and has no
     warm-up (sizes are the tape's lots, a share on LOBSTER files: ``order_size``,
     ``position_limit`` and ``fee_per_share`` count lots, and a tick of one lot is worth the
     tape's tick times its lot); a recorded synthetic day has ``day_steps`` steps (default
@@ -192,10 +194,11 @@ class MarketSpec:
             replay = MarketReplay(tape, queue=self.queue, queue_power=self.queue_power)
             background = [replay] + (background if self.tape != SYNTHETIC else [])
             clock |= _tape_clock(tape, self.n_steps, self.step_seconds)
+            _check_tick(self.tick_size, tape)
         given = {
             "open_time": self.open_time,
             "warmup_seconds": self.warmup_seconds,
-            "tick_size": self.tick_size,
+            "tick_size": self.tick_size if tape is None else None,
             "initial_price": self.initial_price,
         }
         clock |= {key: value for key, value in given.items() if value is not None}
@@ -228,7 +231,7 @@ class MarketSpec:
         if self.tape == SYNTHETIC:
             steps = max(self.day_steps or SYNTHETIC_DAY_STEPS, self.n_steps or 0)
             return _recorded_day(self._population_key(), self.tape_seed, steps, self.step_seconds)
-        return _file_tape(str(self.tape), self.tape_format)
+        return _file_tape(str(self.tape), self.tape_format, self.tick_size)
 
     def _population_key(self) -> str:
         if any(isinstance(t, Trader) for t in self.traders):
@@ -274,8 +277,12 @@ class MarketSpec:
 
 
 @lru_cache(maxsize=8)
-def _file_tape(path: str, format: str) -> Tape:
-    return load_tape(path, format=format)
+def _file_tape(path: str, format: str, tick_size: float | None) -> Tape:
+    """The tape of a file; ``tick_size`` (dollars, None: $0.01) is how a LOBSTER message
+    file's dollar prices are read into ticks (a converted tape has its own, in meta.json)."""
+    if tick_size is None:
+        return load_tape(path, format=format)
+    return load_tape(path, format=format, tick_size=tick_size)
 
 
 @lru_cache(maxsize=8)
@@ -303,6 +310,18 @@ def _tape_clock(tape: Tape, n_steps: int | None, step_seconds: float) -> dict[st
     elif tape.opening_price is not None:
         clock["initial_price"] = tape.opening_price
     return clock
+
+
+def _check_tick(tick_size: float | None, tape: Tape) -> None:
+    """Raise `SpecError` naming ``tick_size`` (dollars) when one is given beside ``tape`` and
+    is not the tape's own tick: the tape's prices are in its ticks, so another tick would
+    only rescale every dollar figure."""
+    if tick_size is not None and not math.isclose(tick_size, tape.tick_size, rel_tol=1e-9):
+        raise SpecError(
+            "tick_size",
+            f"{tick_size:g} dollars conflicts with the tape's own tick, {tape.tick_size:g} "
+            f"dollars ({tape.source}): a tape's prices are in its ticks; leave tick_size out",
+        )
 
 
 def _trader(spec: Trader | Mapping[str, Any]) -> Trader:

@@ -51,7 +51,7 @@ from tradearena.evaluation.schema import (
 )
 from tradearena.evaluation.trained import load_saved, saved_source
 
-__all__ = ["ConfigError", "load_config", "load_market", "merge", "parse_config"]
+__all__ = ["ConfigError", "config_text", "load_config", "load_market", "merge", "parse_config"]
 
 _MARKET_TYPES: dict[str, type | tuple[type, ...]] = {
     "population": str,
@@ -142,6 +142,13 @@ def load_config(path: str | Path, overrides: dict | None = None) -> dict[str, An
     (comments dropped) as its text. A tape file among them (``{"market": {"tape": ...}}``) is
     the caller's: relative to the current folder, not to the file's."""
     path = Path(path)
+    return parse_config(config_text(path, overrides), source=str(path), base=path.parent)
+
+
+def config_text(path: str | Path, overrides: dict | None = None) -> str:
+    """The TOML text of the experiment file at ``path`` with ``overrides`` applied (see
+    `load_config`), unchecked."""
+    path = Path(path)
     try:
         text = path.read_text()
     except OSError as error:
@@ -154,7 +161,7 @@ def load_config(path: str | Path, overrides: dict | None = None) -> dict[str, An
             text = tomli_w.dumps(merge(tomllib.loads(text), overrides))
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"{path}: not valid TOML: {error}") from None
-    return parse_config(text, source=str(path), base=path.parent)
+    return text
 
 
 def load_market(path: str | Path) -> MarketSpec:

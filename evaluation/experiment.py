@@ -1,7 +1,8 @@
 """Run an experiment file: plan its jobs, execute them, store the results, write the tables.
 
 A run directory holds ``config.toml`` (the file as run), ``results.sqlite`` (every finished
-job), ``summary.csv`` (the metrics table), the figures, and ``agents/`` (every agent as its
+job), ``calibrations.json`` (the references' calibrations, computed once for the run),
+``summary.csv`` (the metrics table), the figures, and ``agents/`` (every agent as its
 testing began, with a card; `evaluation.trained`); everything after the jobs can be rebuilt
 from it alone (`load_run`, `summarize`, ``tradearena plot``).
 """
@@ -14,9 +15,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from tradearena.agents import calibration
 from tradearena.envs.errors import UserError
-from tradearena.evaluation.config import load_config
-from tradearena.evaluation.kinds import KINDS
+from tradearena.evaluation.config import config_text, parse_config
+from tradearena.evaluation.kinds import CALIBRATIONS, KINDS
 from tradearena.evaluation.parallel import Executor
 from tradearena.evaluation.rollout import Job
 from tradearena.evaluation.rundir import load_run
@@ -60,10 +62,12 @@ def run_experiment(
 ) -> RunOutcome:
     """Run the experiment file at ``path`` with ``executor`` into ``out`` (default: the
     file's ``output.dir``), with ``overrides`` applied (see `load_config`). The config is
-    checked before anything is written; an existing run directory is only continued with
-    ``resume``."""
-    config = load_config(path, overrides)
-    directory = Path(out or config["output"].dir)
+    checked before anything is written, with the calibrations the run directory keeps (see
+    `run_config`); an existing run directory is only continued with ``resume``."""
+    text = config_text(path, overrides)
+    directory = Path(out or parse_config(text, complete=False)["output"].dir)
+    calibration.reuse(directory / CALIBRATIONS)
+    config = parse_config(text, source=str(path), base=Path(path).parent)
     return run_config(config, executor, directory, resume=resume, figures=figures)
 
 
@@ -75,9 +79,11 @@ def run_config(
     resume: bool = False,
     figures: bool | None = None,
 ) -> RunOutcome:
-    """Run a checked experiment ``config`` into ``directory``: its jobs stage by stage (every
-    job stored as it finishes, its checkpoints then dropped), then the tables, the agents'
-    cards and (``figures``, default the config's ``output.figures``) the figures."""
+    """Run a checked experiment ``config`` into ``directory``: the calibrations its check
+    computed kept there (`agents.calibration.keep`, reused by every job's process), its jobs
+    stage by stage (every job stored as it finishes, its checkpoints then dropped), then the
+    tables, the agents' cards and (``figures``, default the config's ``output.figures``) the
+    figures."""
     database = directory / "results.sqlite"
     if database.exists() and not resume:
         raise UserError(
@@ -88,6 +94,7 @@ def run_config(
     with Store(database) as store:
         store.start_run(config["source_text"], resume=resume)
         (directory / "config.toml").write_text(config["source_text"])
+        calibration.keep(directory / CALIBRATIONS)
         done = store.finished()
         where = str(directory.resolve())  # the same folder from a worker of another cwd
         jobs = [

@@ -155,10 +155,13 @@ class RayExecutor:
                 ray.cancel(ref, force=True)
 
     def close(self) -> None:
-        import ray
+        """Shut down the Ray this executor started (Ray is not imported when it started none:
+        a finished run's tables need no Ray)."""
+        if self._started:
+            import ray
 
-        if self._started and ray.is_initialized():
-            ray.shutdown()
+            if ray.is_initialized():
+                ray.shutdown()
         self._started = self._warm = False
 
 

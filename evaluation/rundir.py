@@ -1,8 +1,9 @@
 """Reading a run directory: the config as run and every episode record.
 
 A run directory holds ``config.toml`` (the file as run), ``results.sqlite`` (every finished
-job), the tables and the figures; `load_run` needs nothing but the directory (not the data
-files or custom agents the run used), so a notebook can load any run.
+job), ``calibrations.json`` (the references' calibrations and tunings, computed once for the
+run: `agents.calibration.keep`), the tables and the figures; `load_run` needs nothing but the
+directory (not the data files or custom agents the run used), so a notebook can load any run.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -285,7 +286,6 @@ class DQN(ConfiguredAgent):
         self.rng = np.random.default_rng(rng_seed)
         self.q_net = self._build_q_net(torch_seed)
         self.target = target(self.q_net, self.settings)
-        self.optimizer = torch.optim.Adam(self.q_net.parameters(), lr=self.settings.learning_rate)
         n_masks = self.n_heads if self.masks else 0
         self.buffer = ReplayBuffer(self.settings.buffer_size, self.obs_shape, n_masks, self._device)
         self.num_timesteps = 0
@@ -301,6 +301,13 @@ class DQN(ConfiguredAgent):
         # acting: one preallocated input (1, *obs_shape), shared with a numpy view on cpu
         self._obs = torch.zeros((1, *self.obs_shape), dtype=torch.float32)
         self._obs_np = self._obs.numpy()
+
+    @functools.cached_property
+    def optimizer(self) -> torch.optim.Adam:
+        """Adam over the online network's parameters, made when first used: making one
+        imports torch's compiler (seconds), which an agent built only to check a config or
+        to be tested never needs."""
+        return torch.optim.Adam(self.q_net.parameters(), lr=self.settings.learning_rate)
 
     def _build_q_net(self, seed: np.random.SeedSequence) -> QNetwork:
         """The online network, initialised from ``seed`` without touching torch's global state."""

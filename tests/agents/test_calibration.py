@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from tradearena import agents
+from tradearena.agents import calibration
 from tradearena.agents.calibration import (
     CALIBRATION_SEED,
     best_parameter,
@@ -77,6 +78,27 @@ def test_calibrated_light_market():
     assert 1.0 < calibration.kappa < 3.0
     assert calibration.steps == 16 * 60
     assert calibrate_market(LIGHT) is calibration  # once per process
+
+
+def test_a_kept_calibration_is_reused_in_a_new_process(tmp_path, monkeypatch):
+    """`keep` writes the process's calibrations and tunings, keyed by the market's table; a
+    process that `reuse`s the file gets the same values without computing them, and the
+    reference built from them is the one built from computed values."""
+    monkeypatch.setattr(calibration, "_DONE", {})
+    monkeypatch.setattr(calibration, "_PORTABLE", set())
+    built = agents.make("avellaneda_stoikov", market_spec=LIGHT)
+    computed = calibrate_market(LIGHT)
+    calibration.keep(tmp_path / "calibrations.json")
+
+    monkeypatch.setattr(calibration, "_DONE", {})  # a new process
+    monkeypatch.setattr(calibration, "_PORTABLE", set())
+    calibration.reuse(tmp_path / "calibrations.json")
+    assert calibration.once(("market", LIGHT, 16), lambda: pytest.fail("computed")) == computed
+    again = agents.make("avellaneda_stoikov", market_spec=LIGHT)
+    assert again.calibration == built.calibration
+    assert (again.gamma, again.sigma, again.kappa) == (built.gamma, built.sigma, built.kappa)
+    other = MarketSpec(task="making", n_steps=61)  # another market: not in the file
+    assert calibration.once(("market", other, 16), lambda: "computed") == "computed"
 
 
 def test_best_parameter_is_the_argmax_of_the_tuning_sharpes():

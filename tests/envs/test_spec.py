@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 from tradearena import envs  # noqa: F401 (registers the ids)
+from tradearena.envs.data.convert import Conversion, write_converted
+from tradearena.envs.data.tapes import TapeError, write_lobster
 from tradearena.envs.multi_agent import MarketParallelEnv
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import MarketMaker, Noise, light
@@ -101,7 +103,46 @@ def test_a_tape_sets_its_own_clock_and_shorter_sessions_are_windows():
     assert (day.n_steps, day.day_steps) == (45, None)  # 40 steps and the 5-minute warm-up
     assert (window.n_steps, window.day_steps) == (10, 45)
     assert day.tick_size == tape.tick_size and day.warmup_seconds == 0.0
-    assert MarketSpec(tape=tape, tick_size=0.05).market(0).tick_size == 0.05  # given wins
+
+
+def test_a_tick_beside_a_tape_must_be_the_tapes():
+    """The tape's prices are in its own ticks: the tape's tick given again changes nothing,
+    another one is an error naming the field and both values."""
+    tape = synthetic_tape(3, traders=light(), n_steps=5)
+    assert tape.tick_size == 0.01
+    assert MarketSpec(tape=tape, tick_size=0.01).market(0).tick_size == 0.01
+    with pytest.raises(SpecError, match=r"^tick_size: 0.05 dollars conflicts .* 0.01 dollars"):
+        MarketSpec(tape=tape, tick_size=0.05).market(0)
+
+
+def test_a_lobster_files_dollar_prices_are_read_in_the_given_tick(tmp_path):
+    """LOBSTER writes dollars x 10000: tick_size 0.0001 reads 100 ticks where $0.01 reads
+    one, a tick worth $0.0001; 0.05 is refused, since the prices are not on its grid."""
+    tape = synthetic_tape(3, traders=light(), n_steps=5)
+    path = tmp_path / "X_message_1.csv"
+    write_lobster(tape, path)
+    fine = MarketSpec(tape=str(path), tick_size=0.0001)
+    visible = tape.messages["type"] <= 4
+    np.testing.assert_array_equal(
+        fine.replayed_tape().messages["price"][visible], 100 * tape.messages["price"][visible]
+    )
+    assert fine.market(0).tick_size == 0.0001
+    with pytest.raises(TapeError, match="not a multiple of the tick"):
+        MarketSpec(tape=str(path), tick_size=0.05).market(0)
+
+
+def test_a_converted_tapes_tick_comes_from_its_meta(tmp_path):
+    """A converted directory's meta.json says its tick ($0.5) and lot (0.001 units): a market
+    values a tick of one lot at $0.0005; tick_size 0.5 agrees, 0.0005 (the lot's) does not."""
+    tape = synthetic_tape(3, traders=light(), n_steps=5)
+    meta = {"format": "l3", "symbol": "X", "tick_size": "0.5", "lot_size": "0.001"}
+    directory = tmp_path / "converted"
+    write_converted(Conversion(tape, meta), directory)
+    for tick_size in (None, 0.5):
+        market = MarketSpec(tape=str(directory), tick_size=tick_size).market(0)
+        assert market.tick_size == pytest.approx(0.0005, rel=1e-15)
+    with pytest.raises(SpecError, match=r"^tick_size: 0.0005 dollars conflicts .* 0.5 dollars"):
+        MarketSpec(tape=str(directory), tick_size=0.0005).market(0)
 
 
 def test_a_synthetic_day_is_recorded_once_and_replayed():

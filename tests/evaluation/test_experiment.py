@@ -3,6 +3,7 @@ run resumes to the same results, failing jobs are recorded, and run directories 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -15,12 +16,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tradearena.agents import calibration
 from tradearena.evaluation.analysis.metrics import summary_table
 from tradearena.evaluation.cli import main
 from tradearena.evaluation.config import load_config
 from tradearena.evaluation.experiment import plan, run_experiment
 from tradearena.evaluation.kinds import run_job
 from tradearena.evaluation.parallel import LocalExecutor, RayExecutor
+from tradearena.evaluation.rollout import market_spec
 from tradearena.evaluation.rundir import load_run
 from tradearena.evaluation.store import Store
 
@@ -208,6 +211,33 @@ def test_a_finished_run_resumed_prints_its_tables_without_ray(reference, tmp_pat
     outcome = run_experiment(path, RayExecutor(progress=False), out=run, resume=True)
     assert outcome.skipped == 4 and outcome.failed == {}
     assert (run / "summary.csv").read_bytes() == (local / "summary.csv").read_bytes()
+
+
+def test_a_run_keeps_its_calibration_and_resumes_without_recalibrating(
+    tmp_path, tiny_text, monkeypatch
+):
+    """A run with the making task's reference writes calibrations.json (the market's
+    calibration and the tuning of gamma, keyed by the market's table); resumed in a process
+    that has computed neither, the check and the jobs read them back: no session is played."""
+    monkeypatch.setattr(calibration, "_DONE", {})
+    monkeypatch.setattr(calibration, "_PORTABLE", set())
+    path = tmp_path / "making.toml"
+    path.write_text(
+        tiny_text.replace('population = "light"', 'task = "making"\npopulation = "light"')
+        + '\n[[agents]]\nid = "avellaneda_stoikov"\n'
+    )
+    first = run_experiment(path, LocalExecutor(progress=False), out=tmp_path / "run")
+    kept = json.loads((tmp_path / "run" / "calibrations.json").read_text())
+    assert sorted(entry["kind"] for entry in kept) == ["Calibration", "Tuning"]
+    table = json.dumps(market_spec(load_config(path)).to_table(), sort_keys=True)
+    assert [e["key"] for e in kept if e["kind"] == "Calibration"] == [["market", table, 16]]
+
+    monkeypatch.setattr(calibration, "_DONE", {})  # a new process
+    monkeypatch.setattr(calibration, "_PORTABLE", set())
+    monkeypatch.setattr(calibration, "calibration_seeds", lambda n: pytest.fail("calibrated"))
+    (tmp_path / "run" / "results.sqlite").unlink()  # every job again, from the kept values
+    again = run_experiment(path, LocalExecutor(progress=False), out=tmp_path / "run", resume=True)
+    pd.testing.assert_frame_equal(again.summary, first.summary)
 
 
 # ----------------------------------------------------------------------------- resuming

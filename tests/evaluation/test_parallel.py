@@ -11,6 +11,9 @@ from collections import Counter
 
 import pytest
 
+from tradearena.evaluation.config import load_config
+from tradearena.evaluation.experiment import plan
+from tradearena.evaluation.kinds import one_thread
 from tradearena.evaluation.parallel import LocalExecutor, RayExecutor, make_executor
 from tradearena.evaluation.rollout import Job
 from tradearena.evaluation.store import EpisodeRecord, JobResult
@@ -112,6 +115,36 @@ def test_no_jobs_start_no_ray(monkeypatch):
     """A finished run resumed has no jobs left: RayExecutor yields nothing, starting nothing."""
     monkeypatch.setattr(RayExecutor, "start", lambda self: pytest.fail("Ray was started"))
     assert list(RayExecutor(progress=False, job=echo).run([])) == []
+
+
+def test_a_job_runs_torch_on_one_thread_and_leaves_it_as_it_was(tiny_config):
+    """Inside a job torch's intra-op pool has one thread (results then do not depend on the
+    process's cores); after it, the pool is as it was."""
+    torch = pytest.importorskip("torch")
+    job = plan(load_config(tiny_config))[0]
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with one_thread(job):
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_an_executor_that_started_nothing_closes_without_importing_ray():
+    """Importing Ray takes half a second: a finished run resumed (no jobs) never pays it."""
+    code = (
+        "import sys\n"
+        "from tradearena.evaluation.parallel import RayExecutor\n"
+        "executor = RayExecutor(progress=False)\n"
+        "assert list(executor.run([])) == []\n"
+        "executor.close()\n"
+        "print('ray imported:', 'ray' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ray imported: False\n"
 
 
 def test_local_ray_keeps_token_authentication_without_a_warning(tiny_config, tmp_path):
