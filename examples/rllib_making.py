@@ -85,7 +85,7 @@ def train(seats: str, args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
     for seats in ("2", "takeover") if args.seats == "both" else (args.seats,):
         train(seats, args)
     ray.shutdown()

@@ -15,6 +15,7 @@ from ray.tune.registry import ENV_CREATOR, _global_registry
 
 from tradearena import agents
 from tradearena.agents.rllib import from_rllib
+from tradearena.envs.errors import UserError
 from tradearena.envs.multi_agent import MarketParallelEnv
 from tradearena.envs.rllib import (
     AGENTS,
@@ -36,9 +37,13 @@ LEARN = {"n_steps": 10, "inventory_penalty": 1e-3}
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    """A Ray instance of one CPU for this module's runs (the running one, if any)."""
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
     yield
-    ray.shutdown()
+    if started:
+        ray.shutdown()
 
 
 def test_registered_envs_pass_rllibs_check():
@@ -52,6 +57,13 @@ def test_registered_envs_pass_rllibs_check():
         check_multiagent_environments(env)
         assert sorted(env.possible_agents) == sorted(AGENTS[seats])
         assert all(env.get_action_space(a).n == 17 for a in AGENTS[seats])
+
+
+def test_ppo_config_refuses_unknown_seats_and_batched_adversaries():
+    with pytest.raises(UserError, match=r"seats must be one of \['2', 'takeover'\], got '3'"):
+        ppo_config(seats="3")
+    with pytest.raises(UserError, match="batched sessions seat learners only"):
+        ppo_config(seats="takeover", batched=True)
 
 
 def test_batched_sessions_play_as_the_wrapped_env():
