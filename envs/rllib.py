@@ -19,6 +19,7 @@ Needs ``ray[rllib]`` (the ``rllib`` extra)::
 go to `MarketParallelEnv`. `BatchedEnvRunner` (``.env_runners(env_runner_cls=...)``) instead
 steps the ``num_envs_per_env_runner`` sessions of each runner together through
 `BatchedMarketEnv`, one compiled step for all of them (as ``gymnasium.make_vec`` does).
+`ppo_config` is RLlib's PPO on one of the named markets, one policy per agent.
 """
 
 from __future__ import annotations
