@@ -34,6 +34,7 @@ BUILTIN = {
     "twap": "tradearena.agents.references:TWAP",
     "value_agent": "tradearena.agents.references:ValueAgent",
     "alpha_as": "tradearena.agents.hybrid:AlphaAS",
+    "rllib_policy": "tradearena.agents.rllib:RLlibPolicy",
     "q_learning": "tradearena.agents.tabular.q_learning:QLearning",
     "raql": "tradearena.agents.tabular.raql:RAQL",
     "averaged_q": "tradearena.agents.tabular.averaged_q:AveragedQ",
