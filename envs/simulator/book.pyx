@@ -2,7 +2,8 @@
 # distutils: language = c++
 """A limit order book with price-time priority, compiled (Cython over C++).
 
-Prices are integer ticks, quantities integer shares, sides +1 (buy) and -1 (sell), as in LOBSTER.
+Prices are integer ticks, quantities integer shares (or lots: 64-bit, up to ``MAX_QTY`` an order),
+sides +1 (buy) and -1 (sell), as in LOBSTER.
 Owners are integers below 2**20 chosen by the caller (the market gives each seat and background
 trader one); an owner below zero trades without an account.
 
@@ -52,11 +53,12 @@ cdef extern from *:
 
 __all__ = [
     "Side", "Fill", "OrderBook", "LIMIT", "MARKET", "REPLACE", "CANCEL_ALL", "HANDLE", "QUOTE",
-    "top_levels",
+    "top_levels", "MAX_QTY",
 ]
 
 LIMIT, MARKET, REPLACE, CANCEL_ALL, HANDLE = K_LIMIT, K_MARKET, K_REPLACE, K_CANCEL_ALL, K_HANDLE
 QUOTE = K_QUOTE
+MAX_QTY = QTY_MAX  # the most shares (lots) one order holds: 2**53 - 1
 
 cdef i64 NO_LIMIT = -(1LL << 62)  # a key every level's key exceeds: a market order's "limit"
 
