@@ -746,6 +746,7 @@ def top_levels(messages, i64 levels):
     cdef i64 empty_ask = EMPTY_ASK, empty_bid = EMPTY_BID
     cdef Py_ssize_t i
     cdef i64 k
+    known.reserve(n)
     for i in range(n):
         k = kind[i]
         if k == M_NEW:

@@ -67,7 +67,8 @@ def synthetic_tape(
     market.reset(seed)
     while not market.done:
         market.step()
-    messages = np.array(market.book.log, dtype=MESSAGE_DTYPE)
+    log = market.book.log
+    messages = np.fromiter(log, dtype=MESSAGE_DTYPE, count=len(log))
     return Tape(
         messages,
         top_levels(messages, levels),
