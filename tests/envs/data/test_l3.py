@@ -146,7 +146,8 @@ def test_a_capture_without_orders_is_named(files: list[Path]):
 
 def test_crypto_sizes_beyond_32_bits(tmp_path: Path):
     """Quantities of 8 decimals above 21.47483647 units (2**31 - 1 lots of 1E-8): a capture of
-    125.30623107 and 300.12345679 coins converts to the lot and replays exactly."""
+    125.30623107 and 300.12345679 coins converts to the lot, goes through its files and replays
+    exactly, and a seat trades 120 coins against the replayed book."""
     orders = [
         order(0, 1, "30000.00", "125.30623107", "created", "bid"),
         order(0, 2, "29999.99", "21.47483648", "created", "bid"),  # 2**31 lots
@@ -179,3 +180,11 @@ def test_crypto_sizes_beyond_32_bits(tmp_path: Path):
     written = load_converted(write_converted(conversion, tmp_path / "tape"))
     assert rows_of(written) == rows_of(conversion.tape)
     assert np.array_equal(written.book, conversion.tape.book)
+    replay = MarketReplay(conversion.tape)
+    book = OrderBook()
+    replay.start(book, 1)
+    for i in range(4):  # the snapshot
+        replay.handle(book, i)
+    fills = book.market(-1, 12_000_000_000, owner=0)  # a seat sells 120 coins
+    assert [(f.price, f.qty, f.maker_owner) for f in fills] == [(3_000_000, 12_000_000_000, 1)]
+    assert book.depth(1) == ([(3_000_000, 530_623_107)], [(3_000_050, 30_012_345_679)])
