@@ -730,7 +730,7 @@ def top_levels(messages, i64 levels):
     bid size per level; prices in ticks, sizes in shares; an empty level is EMPTY_ASK / EMPTY_BID
     with size 0). The compiled form of `envs.simulator.recording.book_snapshots`, which is its
     reference (tests/envs/test_recording.py holds them equal)."""
-    from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID
+    from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID  # here: a book loads without pandas
 
     cdef Py_ssize_t n = len(messages)
     cdef const cnp.int64_t[:] kind = np.ascontiguousarray(messages["type"], dtype=np.int64)
