@@ -15,8 +15,9 @@ from tradearena.envs.data.files import FeedError, Source
 
 __all__ = ["MAX_LOTS", "Decimals", "Steps", "to_steps"]
 
-MAX_LOTS = 2**31 - 1
-"""The most lots one order of the book holds."""
+MAX_LOTS = 2**53 - 1
+"""The most lots one order of the book holds (`envs.simulator.book.MAX_QTY`): 64-bit sizes
+exact as float64, 90 million units in lots of 1E-8."""
 
 
 @dataclass

@@ -13,8 +13,16 @@ ctypedef long long i64
 ctypedef int i32
 
 cdef enum:
-    I32_MAX = 2147483647  # the largest quantity and order slot a book holds
+    I32_MAX = 2147483647  # the largest order slot a book holds, and owners' bound below
     OWNERS = 1 << 20  # owners are below this (accounts and order lists are vectors by owner)
+
+cdef extern from *:
+    """
+    static const long long QTY_MAX = (1LL << 53) - 1;
+    """
+    # the largest quantity an order holds: 2**53 - 1 lots, exact as a float64 (features and
+    # Python read sizes as floats), an order of every bitcoin there is in lots of 1E-8
+    const i64 QTY_MAX
 
 cdef enum:
     # row kinds of `OrderBook.run` (tradearena.envs.simulator.orders.Kind has the same values)
@@ -41,10 +49,11 @@ ctypedef cmap[i64, Level].iterator LevelIter
 
 
 cdef struct Order:
-    # 48 bytes (quantities, owners and slots are checked to fit 32 bits where they enter)
+    # 56 bytes (quantities are checked to fit QTY_MAX, owners and slots 32 bits, where they
+    # enter)
     i64 price
     LevelIter level  # its level in its side's map, while it rests
-    i32 qty  # shares still resting; 0 once filled or cancelled
+    i64 qty  # shares (lots) still resting; 0 once filled or cancelled
     i32 owner
     i32 prev  # neighbours in the level's FIFO list, by slot (0: none)
     i32 next
@@ -141,8 +150,8 @@ cdef inline int check_owner(i64 owner) except -1:
 
 
 cdef inline int check_qty(i64 qty) except -1:
-    if qty <= 0 or qty > I32_MAX:
-        raise ValueError(f"qty must be a positive number of shares up to {I32_MAX}, got {qty}")
+    if qty <= 0 or qty > QTY_MAX:
+        raise ValueError(f"qty must be a positive number of shares up to {QTY_MAX}, got {qty}")
     return 0
 
 

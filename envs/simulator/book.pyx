@@ -2,7 +2,8 @@
 # distutils: language = c++
 """A limit order book with price-time priority, compiled (Cython over C++).
 
-Prices are integer ticks, quantities integer shares, sides +1 (buy) and -1 (sell), as in LOBSTER.
+Prices are integer ticks, quantities integer shares (or lots: 64-bit, up to ``MAX_QTY`` an order),
+sides +1 (buy) and -1 (sell), as in LOBSTER.
 Owners are integers below 2**20 chosen by the caller (the market gives each seat and background
 trader one); an owner below zero trades without an account.
 
@@ -51,11 +52,13 @@ cdef extern from *:
     LevelIter insert_before(Half* half, LevelIter hint, pair[i64, Level] value) except +
 
 __all__ = [
-    "Side", "Fill", "OrderBook", "LIMIT", "MARKET", "REPLACE", "CANCEL_ALL", "HANDLE", "QUOTE"
+    "Side", "Fill", "OrderBook", "LIMIT", "MARKET", "REPLACE", "CANCEL_ALL", "HANDLE", "QUOTE",
+    "top_levels", "MAX_QTY",
 ]
 
 LIMIT, MARKET, REPLACE, CANCEL_ALL, HANDLE = K_LIMIT, K_MARKET, K_REPLACE, K_CANCEL_ALL, K_HANDLE
 QUOTE = K_QUOTE
+MAX_QTY = QTY_MAX  # the most shares (lots) one order holds: 2**53 - 1
 
 cdef i64 NO_LIMIT = -(1LL << 62)  # a key every level's key exceeds: a market order's "limit"
 
@@ -718,3 +721,61 @@ cdef class OrderBook:
 
     def __repr__(self):
         return f"OrderBook(bid={self.best_bid()}, ask={self.best_ask()}, orders={len(self)})"
+
+
+def top_levels(messages, i64 levels):
+    """The top ``levels`` of the book after each of ``messages`` (a ``MESSAGE_DTYPE`` array of
+    a tape that starts from an empty book and names every order it touches, a recorded one):
+    int64 array (n, 4 * levels) in the layout of ``Tape.book`` (ask price, ask size, bid price,
+    bid size per level; prices in ticks, sizes in shares; an empty level is EMPTY_ASK / EMPTY_BID
+    with size 0). The compiled form of `envs.simulator.recording.book_snapshots`, which is its
+    reference (tests/envs/test_recording.py holds them equal)."""
+    from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID  # here: a book loads without pandas
+
+    cdef Py_ssize_t n = len(messages)
+    cdef const cnp.int64_t[:] kind = np.ascontiguousarray(messages["type"], dtype=np.int64)
+    cdef const cnp.int64_t[:] ids = np.ascontiguousarray(messages["order_id"], dtype=np.int64)
+    cdef const cnp.int64_t[:] size = np.ascontiguousarray(messages["size"], dtype=np.int64)
+    cdef const cnp.int64_t[:] price = np.ascontiguousarray(messages["price"], dtype=np.int64)
+    cdef const cnp.int64_t[:] side = np.ascontiguousarray(messages["direction"], dtype=np.int64)
+    out = np.empty((n, 4 * levels), dtype=np.int64)
+    cdef cnp.int64_t[:, :] rows = out
+    cdef OrderBook book = OrderBook()
+    cdef unordered_map[i64, i64] known  # the tape's order id -> the book's
+    cdef unordered_map[i64, i64].iterator found
+    cdef i64 empty_ask = EMPTY_ASK, empty_bid = EMPTY_BID
+    cdef Py_ssize_t i
+    cdef i64 k
+    known.reserve(n)
+    for i in range(n):
+        k = kind[i]
+        if k == M_NEW:
+            check_side(side[i])
+            check_qty(size[i])
+            known[ids[i]] = book._limit(<int>side[i], price[i], size[i], 0, None)
+        elif k == M_PARTIAL_CANCEL or k == M_DELETE or k == M_EXECUTE:
+            found = known.find(ids[i])
+            if found == known.end():
+                raise KeyError(ids[i])
+            book._cancel(deref(found).second, max(size[i], 0))
+        if levels > 0:
+            _top_row(&book._asks, -1, levels, empty_ask, &rows[i, 0])
+            _top_row(&book._bids, 1, levels, empty_bid, &rows[i, 2])
+    return out
+
+
+cdef inline void _top_row(Half* half, i64 side, i64 levels, i64 empty, cnp.int64_t* row) noexcept:
+    """Write ``half``'s best ``levels`` (price ticks, volume shares) into every fourth pair of
+    ``row`` from its start, the rest as ``empty`` price and size 0."""
+    cdef LevelIter it = half.end()
+    cdef LevelIter first = half.begin()
+    cdef i64 level = 0
+    while level < levels and it != first:
+        dec(it)
+        row[4 * level] = side * deref(it).first
+        row[4 * level + 1] = deref(it).second.volume
+        level += 1
+    while level < levels:
+        row[4 * level] = empty
+        row[4 * level + 1] = 0
+        level += 1

@@ -1,8 +1,9 @@
 """Recording a synthetic session as a tape, so that replay works with no data at all.
 
 The market records every change of its book as a LOBSTER message (``Market(record=True)``);
-`synthetic_tape` runs a session that way and `book_snapshots` rebuilds the top of the book
-after each message, the tape's book rows.
+`synthetic_tape` runs a session that way and `envs.simulator.book.top_levels` rebuilds the top
+of the book after each message, the tape's book rows; `book_snapshots` is its plain-Python
+reference.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, MESSAGE_DTYPE, Event, Tape
-from tradearena.envs.simulator.book import OrderBook
+from tradearena.envs.simulator.book import OrderBook, top_levels
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.traders import rmsc04
 
@@ -22,7 +23,11 @@ __all__ = ["book_snapshots", "synthetic_tape"]
 def book_snapshots(messages: np.ndarray, levels: int) -> np.ndarray:
     """The top ``levels`` of the book after each of ``messages``, for a tape that starts from
     an empty book and names every order it touches (a recorded one): int64 array (n,
-    4 * levels) in the layout of ``Tape.book``."""
+    4 * levels) in the layout of ``Tape.book``.
+
+    The plain-Python reference of the compiled `envs.simulator.book.top_levels` (envs/simulator/
+    book.pyx), which `synthetic_tape` uses; tests/envs/test_recording.py holds the two equal to
+    the bit on recorded sessions and hand-built messages."""
     book = OrderBook()
     ids: dict[int, int] = {}
     rows = np.empty((len(messages), 4 * levels), dtype=np.int64)
@@ -62,10 +67,11 @@ def synthetic_tape(
     market.reset(seed)
     while not market.done:
         market.step()
-    messages = np.array(market.book.log, dtype=MESSAGE_DTYPE)
+    log = market.book.log
+    messages = np.fromiter(log, dtype=MESSAGE_DTYPE, count=len(log))
     return Tape(
         messages,
-        book_snapshots(messages, levels),
+        top_levels(messages, levels),
         market.tick_size,
         complete=True,
         source=f"synthetic_tape(seed={seed})",

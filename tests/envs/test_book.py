@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from reference_book import OrderBook as ReferenceBook  # tests/envs/reference_book.py
 
 import tradearena.envs.simulator.book
-from tradearena.envs.simulator.book import Fill, OrderBook, Side
+from tradearena.envs.data.decimals import MAX_LOTS
+from tradearena.envs.simulator.book import MAX_QTY, Fill, OrderBook, Side
 from tradearena.envs.simulator.orders import Kind, Orders
 
 BUY, SELL = Side.BUY, Side.SELL
@@ -241,10 +242,10 @@ def test_quote_rows_in_a_batch():
     assert book.owned(7) == [(2, BUY, 101, 5)]
 
 
-@pytest.mark.parametrize("qty", [0, -1, 2**31])
+@pytest.mark.parametrize("qty", [0, -1, MAX_QTY + 1])
 def test_non_positive_qty_raises(qty):
-    """limit, market and immediate reject qty <= 0 (and beyond 2**31 - 1, the largest a
-    book holds) and leave the book unchanged."""
+    """limit, market and immediate reject qty <= 0 (and beyond MAX_QTY = 2**53 - 1, the largest
+    a book holds) and leave the book unchanged."""
     book = OrderBook()
     book.limit(SELL, 100, 5)
     with pytest.raises(ValueError):
@@ -666,3 +667,18 @@ def test_a_copy_goes_on_as_the_book_and_alone(before, after, recycle):
     assert untouched.depth(1000) == kept.depth(1000) and len(untouched) == len(kept)
     assert all(untouched.owned(o) == kept.owned(o) for o in range(4))
     assert [untouched.account(o) for o in range(4)] == [kept.account(o) for o in range(4)]
+
+
+def test_sizes_are_64_bit():
+    """An order of more than 2**31 - 1 shares (125.30623107 coins in lots of 1E-8) rests,
+    trades and cancels to the share; the book's most is the readers' most (MAX_LOTS)."""
+    assert MAX_QTY == MAX_LOTS == 2**53 - 1
+    book = OrderBook()
+    oid, _ = book.limit(SELL, 100, 12_530_623_107, owner=1)
+    book.limit(SELL, 100, MAX_QTY, owner=2)
+    assert book.depth() == ([], [(100, 12_530_623_107 + MAX_QTY)])
+    fills = book.market(BUY, 12_530_623_100, owner=3)
+    assert [(f.qty, f.maker_owner) for f in fills] == [(12_530_623_100, 1)]
+    assert book.account(3) == (12_530_623_100, -1_253_062_310_000, 12_530_623_100, 1)
+    assert book.cancel(oid, 3) == 3 and book.resting(oid) == 4
+    assert book.orders_at(SELL, 100) == [(oid, 4, 1), (2, MAX_QTY, 2)]

@@ -9,6 +9,7 @@ import pytest
 
 from tradearena.envs import OrderBook
 from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Tape, load_lobster
+from tradearena.envs.simulator.book import MAX_QTY
 from tradearena.envs.simulator.flow import Flow
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.orders import Kind, Rule
@@ -228,7 +229,7 @@ def test_replayer_refuses_bad_columns_and_messages(fixture_tape: Tape):
     with pytest.raises(ValueError, match="side must be"):
         Replayer(kind, order_id, size, price, direction).handle(OrderBook(), 1)
     huge = fixture_tape.book.copy()
-    huge[0, 3] = 3_000_000_000  # a row wanting more shares than an order holds
+    huge[0, 3] = MAX_QTY + 1  # a row wanting more shares than an order holds
     with pytest.raises(ValueError, match="qty must be a positive number of shares"):
         Replayer(*columns, huge).handle(OrderBook(), 0)
 

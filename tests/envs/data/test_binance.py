@@ -231,6 +231,7 @@ def test_bad_files_are_named(recording: Path, tmp_path: Path):
         convert("binance", [alone])
     with pytest.raises(FeedError, match="missing.txt: cannot read the file"):
         convert("binance", [tmp_path / "missing.txt"])
-    huge = write(tmp_path / "huge.txt", [snapshot(at(1), 1, [("10.0", "30000")], [])])
-    with pytest.raises(FeedError, match="huge.txt, line 1: quantity 30000 is more than"):
+    too_many = "100000000000"  # 10**16 lots of 1E-5: more than 2**53 - 1
+    huge = write(tmp_path / "huge.txt", [snapshot(at(1), 1, [("10.0", too_many)], [])])
+    with pytest.raises(FeedError, match=f"huge.txt, line 1: quantity {too_many} is more than"):
         convert("binance", [huge], lot="0.00001")

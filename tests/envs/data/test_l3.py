@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from recordings import MIDNIGHT_NS, replays_exactly, rows_of, write_csv
 
 from tradearena.envs import OrderBook
-from tradearena.envs.data.convert import convert
+from tradearena.envs.data.convert import convert, load_converted, write_converted
 from tradearena.envs.data.files import FeedError
-from tradearena.envs.data.tapes import EMPTY_ASK
+from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID
 from tradearena.envs.simulator.replayer import QUEUE_MODELS
 from tradearena.envs.simulator.traders import MarketReplay
 
@@ -141,3 +142,49 @@ def test_a_bad_row_is_named(tmp_path: Path, rows: list, message: str):
 def test_a_capture_without_orders_is_named(files: list[Path]):
     with pytest.raises(FeedError, match="trades.csv: no orders file"):
         convert("l3", files[1:])
+
+
+def test_crypto_sizes_beyond_32_bits(tmp_path: Path):
+    """Quantities of 8 decimals above 21.47483647 units (2**31 - 1 lots of 1E-8): a capture of
+    125.30623107 and 300.12345679 coins converts to the lot, goes through its files and replays
+    exactly, and a seat trades 120 coins against the replayed book."""
+    orders = [
+        order(0, 1, "30000.00", "125.30623107", "created", "bid"),
+        order(0, 2, "29999.99", "21.47483648", "created", "bid"),  # 2**31 lots
+        order(0, 3, "30000.50", "300.12345679", "created", "ask"),
+        order(0, 4, "30001.00", "0.5", "created", "ask"),
+        order(1000, 1, "30000.00", "25.30623106", "changed", "bid"),  # after its trade
+        order(2000, 3, "30000.50", "200.00000000", "changed", "ask"),
+        order(3000, 2, "29999.99", "21.47483648", "deleted", "bid"),
+    ]
+    trades = [trade(1000, "30000.00", "100.00000001", 1, 900, "sell")]
+    files = [
+        write_csv(tmp_path / "orders.csv", ORDERS_HEADER, orders),
+        write_csv(tmp_path / "trades.csv", TRADES_HEADER, trades),
+    ]
+    conversion = convert("l3", files, levels=2)
+    assert (conversion.meta["tick_size"], conversion.meta["lot_size"]) == ("0.01", "1E-8")
+    # (type, tape order id, size lots of 1E-8, price ticks of 0.01, direction)
+    assert rows_of(conversion.tape) == [
+        (1, 1, 12_530_623_107, 3_000_000, 1),
+        (1, 2, 2_147_483_648, 2_999_999, 1),
+        (1, 3, 30_012_345_679, 3_000_050, -1),
+        (1, 4, 50_000_000, 3_000_100, -1),
+        (4, 1, 10_000_000_001, 3_000_000, 1),
+        (2, 3, 10_012_345_679, 3_000_050, -1),
+        (3, 2, 2_147_483_648, 2_999_999, 1),
+    ]
+    last = [3_000_050, 20_000_000_000, 3_000_000, 2_530_623_106, 3_000_100, 50_000_000]
+    assert conversion.tape.book[-1].tolist() == [*last, EMPTY_BID, 0]
+    assert replays_exactly(conversion.tape)
+    written = load_converted(write_converted(conversion, tmp_path / "tape"))
+    assert rows_of(written) == rows_of(conversion.tape)
+    assert np.array_equal(written.book, conversion.tape.book)
+    replay = MarketReplay(conversion.tape)
+    book = OrderBook()
+    replay.start(book, 1)
+    for i in range(4):  # the snapshot
+        replay.handle(book, i)
+    fills = book.market(-1, 12_000_000_000, owner=0)  # a seat sells 120 coins
+    assert [(f.price, f.qty, f.maker_owner) for f in fills] == [(3_000_000, 12_000_000_000, 1)]
+    assert book.depth(1) == ([(3_000_000, 530_623_107)], [(3_000_050, 30_012_345_679)])
