@@ -94,14 +94,17 @@ class MarketSpec:
     Gymnasium id.
 
     Session: ``n_steps`` decisions ``step_seconds`` apart (None: the task's; with a tape, the
-    tape's whole day); with ``day_steps`` (> n_steps)
-    every session is a window of a longer day (see `Market`). A tape fixes its own day (as
-    many steps as cover its messages), open time, tick size (a ``tick_size`` given beside it
-    must be the tape's, a `SpecError` otherwise; a LOBSTER message file's dollar prices are
-    read in ticks of ``tick_size``, $0.01 when None) and opening price, and has no
-    warm-up (sizes are the tape's lots, a share on LOBSTER files: ``order_size``,
-    ``position_limit`` and ``fee_per_share`` count lots, and a tick of one lot is worth the
-    tape's tick times its lot); a recorded synthetic day has ``day_steps`` steps (default
+    tape's whole day); with ``day_steps`` (> n_steps) every session is a window of a longer
+    day (see `Market`); ``window_steps`` [first, last] restricts the steps of that day at
+    which a session may open (0: the day's first step; None: any the day allows), e.g. a
+    replayed day's morning to train on and its afternoon to test on (a `SpecError` names it
+    when the day holds no such window). A tape fixes its own day (as many steps as cover its
+    messages), open time, tick size (a ``tick_size`` given beside it must be the tape's, a
+    `SpecError` otherwise; a LOBSTER message file's dollar prices are read in ticks of
+    ``tick_size``, $0.01 when None) and opening price, and has no warm-up (sizes are the
+    tape's lots, a share on LOBSTER files: ``order_size``, ``position_limit`` and
+    ``fee_per_share`` count lots, and a tick of one lot is worth the tape's tick times its
+    lot); a recorded synthetic day has ``day_steps`` steps (default
     390, at least ``n_steps``). Otherwise ``open_time`` defaults to 09:30 (34,200 s),
     ``warmup_seconds`` to 300, ``tick_size`` to $0.01 and ``initial_price`` to 10,000 ticks.
     ``position_limit`` (shares, either side) clips orders; ``fee_per_share`` (dollars) is
@@ -132,6 +135,7 @@ class MarketSpec:
     extra_zi: int = 0
     n_steps: int | None = None
     day_steps: int | None = None
+    window_steps: tuple[int, int] | None = None
     step_seconds: float = 60.0
     open_time: float | None = None
     warmup_seconds: float | None = None
@@ -155,6 +159,8 @@ class MarketSpec:
         set_ = object.__setattr__  # normalising a frozen dataclass's own fields
         set_(self, "traders", tuple(self.traders))
         set_(self, "windows", tuple(int(w) for w in self.windows))
+        if isinstance(self.window_steps, list):
+            set_(self, "window_steps", tuple(self.window_steps))
         if self.tape == "":
             set_(self, "tape", None)
         if isinstance(self.tape, Path):
@@ -202,6 +208,7 @@ class MarketSpec:
             "initial_price": self.initial_price,
         }
         clock |= {key: value for key, value in given.items() if value is not None}
+        clock["window_steps"] = _window(self.window_steps, clock)
         zi = self.extra_zi + extra_zi
         if zi:
             background.append(ZeroIntelligence(zi))  # reverting to the initial price
@@ -273,6 +280,8 @@ class MarketSpec:
         del table["discretizer"]
         table["traders"] = [dict(t) for t in self.traders]
         table["windows"] = list(self.windows)
+        if self.window_steps is not None:
+            table["window_steps"] = list(self.window_steps)
         return table
 
 
@@ -310,6 +319,23 @@ def _tape_clock(tape: Tape, n_steps: int | None, step_seconds: float) -> dict[st
     elif tape.opening_price is not None:
         clock["initial_price"] = tape.opening_price
     return clock
+
+
+def _window(window: tuple[int, int] | None, clock: Mapping[str, Any]) -> tuple | None:
+    """``window`` (the steps at which a session may open), checked against the market's
+    ``clock``: `SpecError` naming ``window_steps`` when its last step would let a session
+    run past the day's end."""
+    if window is None:
+        return None
+    n_steps = clock["n_steps"]
+    day = clock["day_steps"] or n_steps
+    if window[1] > day - n_steps:
+        raise SpecError(
+            "window_steps",
+            f"a session of {n_steps} steps opened at step {window[1]} would run past the "
+            f"day's {day} steps: the last step a session may open at is {day - n_steps}",
+        )
+    return window
 
 
 def _check_tick(tick_size: float | None, tape: Tape) -> None:
@@ -354,6 +380,14 @@ def _check(spec: MarketSpec) -> None:
     need(spec.extra_zi >= 0, "extra_zi", ">= 0")
     need(spec.n_steps is None or spec.n_steps >= 1, "n_steps", ">= 1 steps")
     need(spec.day_steps is None or spec.day_steps >= 1, "day_steps", ">= 1 steps")
+    window = spec.window_steps
+    ok = window is None or (
+        isinstance(window, tuple)
+        and len(window) == 2
+        and all(isinstance(step, int) and not isinstance(step, bool) for step in window)
+        and 0 <= window[0] <= window[1]
+    )
+    need(ok, "window_steps", "[first, last] steps of the day with 0 <= first <= last")
     need(_positive(spec.step_seconds), "step_seconds", "> 0 seconds")
     need(spec.warmup_seconds is None or spec.warmup_seconds >= 0, "warmup_seconds", ">= 0 s")
     need(spec.tick_size is None or _positive(spec.tick_size), "tick_size", "> 0 dollars")

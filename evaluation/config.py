@@ -64,6 +64,7 @@ _MARKET_TYPES: dict[str, type | tuple[type, ...]] = {
     "extra_zi": int,
     "n_steps": int,
     "day_steps": int,
+    "window_steps": list,  # [first, last]: the steps of the day at which a session may open
     "step_seconds": (int, float),
     "open_time": (int, float),
     "warmup_seconds": (int, float),

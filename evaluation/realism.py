@@ -106,7 +106,7 @@ def simulate_days(spec: MarketSpec, days: int, first_seed: int = 0) -> list[DayV
     (``day_steps``, default 390 steps, or ``n_steps`` if longer), recorded as a tape with its
     top level and seen through `tape_view` from the open to the close."""
     steps = max(spec.day_steps or SYNTHETIC_DAY_STEPS, spec.n_steps or 0)
-    full = replace(spec, n_steps=steps, day_steps=None, tape=None)
+    full = replace(spec, n_steps=steps, day_steps=None, window_steps=None, tape=None)
     views = []
     for seed in range(first_seed, first_seed + days):
         market = full.market(0)

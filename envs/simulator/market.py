@@ -64,6 +64,10 @@ class Market(MarketState):
     it at a step drawn uniformly from the day's first ``day_steps - n_steps + 1`` steps, and
     the flow from the day's start (``warmup_seconds`` before ``open_time``) up to the window
     runs first, as warm-up. Episodes of a replayed day are then different windows of it.
+    ``window_steps`` (first, last) narrows the opening step to first .. last (steps of the
+    day, 0 at ``open_time``; last at most ``day_steps - n_steps``): sessions of a part of
+    the day, e.g. mornings to train on and afternoons to test on. None, the default, is
+    (0, day_steps - n_steps), which draws exactly the offsets of the whole day.
 
     With ``record`` the book logs every change as a LOBSTER message (``market.book.log``).
 
@@ -85,6 +89,7 @@ class Market(MarketState):
         position_limit: int = 1_000,
         fee_per_share: float = 0.0,
         day_steps: int | None = None,
+        window_steps: tuple[int, int] | None = None,
         record: bool = False,
     ) -> None:
         if n_seats < 0 or n_steps < 1 or step_seconds <= 0 or warmup_seconds < 0:
@@ -94,6 +99,7 @@ class Market(MarketState):
             )
         if day_steps is not None and day_steps < n_steps:
             raise ValueError(f"day_steps ({day_steps}) must be >= n_steps ({n_steps})")
+        self.window_steps = _window_steps(window_steps, day_steps or n_steps, n_steps)
         self.traders = list(traders)
         self.n_seats, self.n_steps, self.step_seconds = n_seats, n_steps, step_seconds
         self.day_open, self.warmup_seconds, self.day_steps = open_time, warmup_seconds, day_steps
@@ -127,7 +133,8 @@ class Market(MarketState):
         self._spreads = np.full(self.n_steps + 1, np.nan)
         offset = 0
         if self.day_steps is not None and self.day_steps > self.n_steps:
-            offset = int(self.rng.integers(self.day_steps - self.n_steps + 1))
+            first, last = self.window_steps
+            offset = first + int(self.rng.integers(last - first + 1))
         self.open_time = self.day_open + offset * self.step_seconds
         self.close_time = self.open_time + self.n_steps * self.step_seconds
         self.start_time = self.day_open - self.warmup_seconds
@@ -248,3 +255,18 @@ class Market(MarketState):
             "low_mid": float(mids.min()),
             "high_mid": float(mids.max()),
         }
+
+
+def _window_steps(window: tuple[int, int] | None, day_steps: int, n_steps: int) -> tuple:
+    """The steps (first, last) of a day of ``day_steps`` at which a session of ``n_steps``
+    may open: ``window``, checked, or the whole day's (0, day_steps - n_steps)."""
+    latest = day_steps - n_steps
+    if window is None:
+        return 0, latest
+    first, last = (int(step) for step in window)
+    if not 0 <= first <= last <= latest:
+        raise ValueError(
+            f"window_steps ({first}, {last}) must satisfy 0 <= first <= last <= "
+            f"day_steps - n_steps = {latest} (a day of {day_steps} steps, sessions of {n_steps})"
+        )
+    return first, last

@@ -458,3 +458,48 @@ def test_day_windows_open_at_different_steps_and_replay_the_day_before():
         assert day.t == window.open_time
         assert day.book.depth(50) == window.book.depth(50)
     assert len(opens) > 1
+
+
+def _opening_steps(market: Market, seeds: range) -> list[int]:
+    """The step of the day at which each seed's session opens."""
+    steps = []
+    for seed in seeds:
+        market.reset(seed)
+        steps.append(round((market.open_time - market.day_open) / market.step_seconds))
+    return steps
+
+
+def test_window_steps_open_sessions_only_in_the_window():
+    """window_steps (12, 20) of a 45-step day: each session opens at 12 + the market
+    generator's integers(9), so every opening lies in 12 .. 20 and both ends are reached."""
+    tape = synthetic_tape(3, traders=light(), n_steps=40)
+    window = MarketSpec(tape=tape, n_steps=10, window_steps=[12, 20]).market(0)
+    opens = _opening_steps(window, range(60))
+    first_draw = [  # the market's generator is the first child of the session's seed
+        12 + int(np.random.default_rng(np.random.SeedSequence(s).spawn(2)[0]).integers(9))
+        for s in range(60)
+    ]
+    assert opens == first_draw
+    assert min(opens) == 12 and max(opens) == 20
+
+
+def test_default_window_draws_the_whole_days_offsets_bit_for_bit():
+    """No window_steps, and the window (0, day_steps - n_steps), draw integers(36) from the
+    market's generator, the offsets of the whole day as before; the sessions' books agree."""
+    tape = synthetic_tape(3, traders=light(), n_steps=40)
+    whole = MarketSpec(tape=tape, n_steps=10).market(0)
+    spelt = MarketSpec(tape=tape, n_steps=10, window_steps=[0, 35]).market(0)
+    assert whole.window_steps == (0, 35)
+    expected = [
+        int(np.random.default_rng(np.random.SeedSequence(s).spawn(2)[0]).integers(36))
+        for s in range(40)
+    ]
+    assert _opening_steps(whole, range(40)) == expected == _opening_steps(spelt, range(40))
+    assert whole.book.depth(50) == spelt.book.depth(50)
+
+
+@pytest.mark.parametrize("window", [(5, 3), (-1, 3), (0, 31)])
+def test_a_window_outside_the_day_is_refused(window):
+    """window_steps must satisfy 0 <= first <= last <= day_steps - n_steps (here 30)."""
+    with pytest.raises(ValueError, match="window_steps"):
+        Market([], n_steps=10, day_steps=40, window_steps=window)

@@ -52,6 +52,10 @@ def test_a_misspelt_keyword_is_named_where_it_was_typed(make, owner):
         ({"windows": (1, 1)}, ("windows",)),
         ({"traders": ({"type": "Whale"},)}, ("traders", 0, "type")),
         ({"position_limit": -5}, ("position_limit",)),
+        ({"window_steps": (5, 2)}, ("window_steps",)),
+        ({"window_steps": (-1, 2)}, ("window_steps",)),
+        ({"window_steps": (0, 1, 2)}, ("window_steps",)),
+        ({"window_steps": (0, 1.5)}, ("window_steps",)),
     ],
 )
 def test_bad_values_name_their_field(keywords, path):
@@ -103,6 +107,21 @@ def test_a_tape_sets_its_own_clock_and_shorter_sessions_are_windows():
     assert (day.n_steps, day.day_steps) == (45, None)  # 40 steps and the 5-minute warm-up
     assert (window.n_steps, window.day_steps) == (10, 45)
     assert day.tick_size == tape.tick_size and day.warmup_seconds == 0.0
+
+
+def test_a_window_past_the_days_end_names_window_steps():
+    """A 40-step day recorded with a 5-minute warm-up has 45 steps: 10-step sessions may open
+    at steps 0 .. 35; a window reaching 36 is refused, naming the field and the last step."""
+    tape = synthetic_tape(3, traders=light(), n_steps=40)
+    assert MarketSpec(tape=tape, n_steps=10, window_steps=[20, 35]).market(0).window_steps == (
+        20,
+        35,
+    )
+    with pytest.raises(SpecError, match=r"^window_steps: .* the last step .* is 35$") as error:
+        MarketSpec(tape=tape, n_steps=10, window_steps=[20, 36]).market(0)
+    assert error.value.path == ("window_steps",)
+    with pytest.raises(SpecError, match="the last step a session may open at is 0"):
+        MarketSpec(population="light", n_steps=10, window_steps=[0, 1]).market(0)
 
 
 def test_a_tick_beside_a_tape_must_be_the_tapes():

@@ -31,6 +31,10 @@ TASKS = [
         id="execution",
     ),
     pytest.param({"tape": "synthetic", "n_steps": 10, "day_steps": 60}, id="replay"),
+    pytest.param(
+        {"tape": "synthetic", "n_steps": 10, "day_steps": 60, "window_steps": [30, 40]},
+        id="replay-afternoon",
+    ),
 ]
 
 

@@ -426,11 +426,13 @@ SHIPPED = sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.toml"
 
 @pytest.fixture(scope="module")
 def lobster_day(tmp_path_factory) -> Path:
-    """A small recorded day written as a LOBSTER message file (its orderbook file beside)."""
+    """A recorded day of 390 one-minute steps (385 and the 5-minute warm-up), as long as a
+    real one, so a config's ``window_steps`` fit it, written as a LOBSTER message file (its
+    orderbook file beside)."""
     folder = tmp_path_factory.mktemp("lobster")
     messages = folder / "DAY_34200000_57600000_message_1.csv"
     orderbook = folder / "DAY_34200000_57600000_orderbook_1.csv"
-    write_lobster(synthetic_tape(0, n_steps=10, levels=1), messages, orderbook)
+    write_lobster(synthetic_tape(0, n_steps=385, levels=1), messages, orderbook)
     return messages
 
 
