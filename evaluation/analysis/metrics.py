@@ -351,7 +351,8 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> Conf
         centre = (p + z^2 / (2n)) / (1 + z^2 / n)
         half = z / (1 + z^2 / n) * sqrt(p (1 - p) / n + z^2 / (4 n^2))
 
-    ``low, high = centre -/+ half``, within [0, 1] also at p = 0 or 1; ``estimate = p``. All
+    ``low, high = centre -/+ half``, within [0, 1]: ``low`` is 0 when no trial succeeds,
+    ``high`` 1 when every trial does; ``estimate = p``. All
     NaN (with a :class:`DegenerateMetricWarning`) for n = 0.
 
     Examples
@@ -372,7 +373,9 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> Conf
     shrink = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / shrink
     half = z / shrink * math.sqrt(p * (1.0 - p) / n + z * z / (4 * n * n))
-    return ConfidenceInterval(max(centre - half, 0.0), min(centre + half, 1.0), p)
+    low = 0.0 if successes == 0 else max(centre - half, 0.0)
+    high = 1.0 if successes == n else min(centre + half, 1.0)
+    return ConfidenceInterval(low, high, p)
 
 
 def outperformance(
@@ -758,8 +761,9 @@ def field_metrics(
     seeds with ``m_low``, ``m_high`` its 95% bootstrap interval (as `summary_table`). With
     ``reference`` (an agent label), ``p_beat_reference``: :func:`outperformance` of each
     agent over the reference on the episodes both played (same condition, seed and episode:
-    the same session), with its 95% Wilson interval; NaN for the reference itself and when
-    the reference did not play.
+    the same session), with its 95% Wilson interval; NaN for the reference itself, when the
+    reference did not play, and when a seed and episode do not name one session (an agent in
+    several seats, as in a tournament).
     """
     per_seed = {
         "gain_loss": lambda e: gain_loss_ratio(e["pnl"].to_numpy()),
@@ -792,13 +796,15 @@ def _columns(name: str, interval: ConfidenceInterval) -> dict[str, float]:
 
 def _beats(test: pd.DataFrame, key: tuple, reference: str) -> ConfidenceInterval:
     """`outperformance` of agent ``key`` = (condition, agent) over ``reference`` on the
-    sessions both played (same condition, seed and episode); NaN for the reference itself."""
+    sessions both played (same condition, seed and episode); NaN for the reference itself
+    and where a seed and episode name several of either's episodes."""
     condition, agent = key
     if agent == reference:
         return ConfidenceInterval(np.nan, np.nan, np.nan)
     session = ["seed", "episode"]
     here = test[test["condition"] == condition]
-    pairs = here[here["agent"] == agent].merge(
-        here[here["agent"] == reference][[*session, "pnl"]], on=session, suffixes=("", "_ref")
-    )
+    mine, theirs = here[here["agent"] == agent], here[here["agent"] == reference]
+    if mine.duplicated(session).any() or theirs.duplicated(session).any():
+        return ConfidenceInterval(np.nan, np.nan, np.nan)  # several seats: no one session
+    pairs = mine.merge(theirs[[*session, "pnl"]], on=session, suffixes=("", "_ref"))
     return outperformance(pairs["pnl"].to_numpy(), pairs["pnl_ref"].to_numpy())
