@@ -148,3 +148,11 @@ def test_run_summary_appends_the_field_metrics_after_the_existing_columns():
     ]
     assert list(full.columns) == [*existing, *bounds, *extra]
     pd.testing.assert_frame_equal(full[plain.columns], plain)
+
+
+def test_no_outperformance_where_a_seed_and_episode_name_several_sessions():
+    """An agent in two seats of the same sessions (a tournament's profiles): no pairing."""
+    two_seats = pd.concat([RECORDS, RECORDS[RECORDS["agent"] == "a"]], ignore_index=True)
+    table = field_metrics(two_seats, reference="ref").set_index("agent")
+    assert math.isnan(table.loc["a", "p_beat_reference"])
+    assert "shortfall_bp" not in table  # no parent order: no shortfall
