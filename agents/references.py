@@ -178,8 +178,8 @@ class PassiveTWAP(TWAP):
     price holds); at the slice's last step it cancels and crosses, at market, the whole lots
     (1 to 3) that cover what is still missing (a partial fill's remainder rounds up to a
     lot), and nothing when the resting order filled. ``slice_steps`` L >= 2 (default: the
-    steps in which the schedule accrues one lot, ``ceil(N lot / parent)``, at least 2: 3 steps
-    for 1,000 shares in 30 steps of 100-share lots). Reads what `TWAP` reads.
+    steps in which the schedule accrues one lot, ``ceil(N lot / parent)``, at least 2 and at
+    most N: 3 steps for 1,000 shares in 30 steps of 100-share lots). Reads what `TWAP` reads.
     """
 
     name = "passive_twap"
@@ -188,7 +188,9 @@ class PassiveTWAP(TWAP):
     def __init__(self, *, market_spec: MarketSpec, slice_steps: int | None = None) -> None:
         super().__init__(market_spec=market_spec)
         if slice_steps is None:
-            slice_steps = max(2, math.ceil(self.n_steps * self.lot / self.parent))
+            slice_steps = min(
+                max(2, math.ceil(self.n_steps * self.lot / self.parent)), self.n_steps
+            )
         if not 2 <= slice_steps <= self.n_steps:
             raise ValueError(
                 f"slice_steps must be in [2, n_steps={self.n_steps}] steps, got {slice_steps}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -82,6 +83,8 @@ def test_passive_twap_slices_the_execution_task_in_lots():
     assert agents.make("passive_twap", market_spec=EXECUTION).slice_steps == 3
     with pytest.raises(ValueError, match=r"slice_steps must be in \[2, n_steps=30\]"):
         agents.make("passive_twap", market_spec=EXECUTION, slice_steps=1)
+    small = dataclasses.replace(EXECUTION, parent_order=50)  # less than a lot: one slice
+    assert agents.make("passive_twap", market_spec=small).slice_steps == 30
 
 
 def test_passive_twap_rests_at_the_touch_and_crosses_the_remainder_at_the_slice_end():
