@@ -275,12 +275,8 @@ def light_population(tick_size: float, price: int, open_time: float) -> dict[str
         "open_time": float(open_time),
         "n_steps": 60,
         "traders": [
-            {
-                "type": "Noise",
-                "n_agents": 100,
-                "sizes": dict(sizes),
-                "profile": {"shape": "u", "ratio": 2.0, "bins": 13},
-            },
+            {"type": "Noise", "n_agents": 100, "sizes": dict(sizes),
+             "profile": {"shape": "u", "ratio": 2.0, "bins": 13}},
             {
                 "type": "ZeroIntelligence",
                 "n_agents": 20,
@@ -293,15 +289,8 @@ def light_population(tick_size: float, price: int, open_time: float) -> dict[str
                 "profile": {"shape": "u", "ratio": 2.0, "bins": 13},
                 "sizes": dict(sizes),
             },
-            {
-                "type": "MarketMaker",
-                "n_agents": 1,
-                "period": 30.0,
-                "levels": 5,
-                "half_spread": 6,
-                "spacing": 4,
-                "size": 100,
-            },
+            {"type": "MarketMaker", "n_agents": 1, "period": 30.0, "levels": 5,
+             "half_spread": 6, "spacing": 4, "size": 100},
             {"type": "Momentum", "n_agents": 4},
             {"type": "Metaorder", "n_agents": 4, "parent_rate": 1 / 1800},
         ],
