@@ -1,8 +1,10 @@
 """Reference policies of the tasks: the textbook rule each task's learners are measured against.
 
 `AvellanedaStoikov` quotes for the market-making task (action set ``make``); `TWAP` executes
-the parent order of the execution task (action set ``execute``); `ValueAgent` trades on the
-signal of the informed task.
+the parent order of the execution task (action set ``execute``) with market orders, and
+`PassiveTWAP` with child orders resting at the touch, crossing only what is left at each
+slice's end (a second execution reference); `ValueAgent` trades on the signal of the
+informed task.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from tradearena.envs.simulator.actions import MakeActions
 from tradearena.envs.simulator.features import feature_names
 from tradearena.envs.spec import MarketSpec
 
-__all__ = ["TWAP", "AvellanedaStoikov", "ValueAgent"]
+__all__ = ["TWAP", "AvellanedaStoikov", "PassiveTWAP", "ValueAgent"]
 
 
 class AvellanedaStoikov(Agent):
@@ -149,12 +151,60 @@ class TWAP(Agent):
         self.columns = [names.index(n) for n in ("inventory", "time_left")]
 
     def act(self, obs: Any, explore: bool = True) -> int:
+        done, steps_done = self.progress(obs)
+        return self.cross(self.parent * (steps_done + 1) / self.n_steps - done)
+
+    def progress(self, obs: Any) -> tuple[float, int]:
+        """(shares of the parent order done, as the float32 features give them; decision
+        steps done) at feature vector ``obs``."""
         inventory, time_left = (float(obs[i]) for i in self.columns)
-        done = abs(inventory) * self.limit
-        steps_done = round((1.0 - time_left) * self.n_steps)
-        behind = self.parent * (steps_done + 1) / self.n_steps - done
+        return abs(inventory) * self.limit, round((1.0 - time_left) * self.n_steps)
+
+    def cross(self, behind: float) -> int:
+        """The action that trades at market the whole lots (1 to 3) covering ``behind``
+        shares, or none (1) when ``behind`` <= 0."""
         lots = min(math.ceil(behind / self.lot - 1e-9), 3)
         return 1 if lots <= 0 else 1 + lots  # 1: none; 2, 3, 4: 1, 2, 3 lots
+
+
+class PassiveTWAP(TWAP):
+    """Passive TWAP: the even schedule in slices, each slice's child order resting at the
+    touch and only what is left of it crossed at the slice's end.
+
+    Slice j spans decision steps [j L, (j + 1) L) of N (the last may be shorter) and brings
+    the parent order to ``parent * min((j + 1) L, N) / N`` shares done. While behind that
+    target, each step of the slice but its last rests one lot at the others' best price on
+    the parent's side (action ``passive``: a bid when buying, kept in its queue while the
+    price holds); at the slice's last step it cancels and crosses, at market, the whole lots
+    (1 to 3) that cover what is still missing (a partial fill's remainder rounds up to a
+    lot), and nothing when the resting order filled. ``slice_steps`` L >= 2 (default: the
+    steps in which the schedule accrues one lot, ``ceil(N lot / parent)``, at least 2 and at
+    most N: 3 steps for 1,000 shares in 30 steps of 100-share lots). Reads what `TWAP` reads.
+    """
+
+    name = "passive_twap"
+    description = "TWAP resting at the touch, crossing each slice's remainder (execution)"
+
+    def __init__(self, *, market_spec: MarketSpec, slice_steps: int | None = None) -> None:
+        super().__init__(market_spec=market_spec)
+        if slice_steps is None:
+            slice_steps = min(
+                max(2, math.ceil(self.n_steps * self.lot / self.parent)), self.n_steps
+            )
+        if not 2 <= slice_steps <= self.n_steps:
+            raise ValueError(
+                f"slice_steps must be in [2, n_steps={self.n_steps}] steps, got {slice_steps}"
+            )
+        self.slice_steps = int(slice_steps)
+
+    def act(self, obs: Any, explore: bool = True) -> int:
+        done, steps_done = self.progress(obs)
+        done = round(done)  # whole shares
+        end = min((steps_done // self.slice_steps + 1) * self.slice_steps, self.n_steps)
+        behind = self.parent * end / self.n_steps - done
+        if behind > 0 and steps_done + 1 < end:
+            return 0  # passive: one lot resting at the touch
+        return self.cross(behind)
 
 
 class ValueAgent(Agent):

@@ -32,6 +32,7 @@ BUILTIN = {
     "zero_intelligence": "tradearena.agents.baselines:ZeroIntelligenceAgent",
     "avellaneda_stoikov": "tradearena.agents.references:AvellanedaStoikov",
     "twap": "tradearena.agents.references:TWAP",
+    "passive_twap": "tradearena.agents.references:PassiveTWAP",
     "value_agent": "tradearena.agents.references:ValueAgent",
     "alpha_as": "tradearena.agents.hybrid:AlphaAS",
     "rllib_policy": "tradearena.agents.rllib:RLlibPolicy",

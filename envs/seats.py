@@ -263,7 +263,7 @@ class SeatedMarket:
         """One whole episode with every seat held by a policy; learners learn when ``learn``.
         Returns per seat: reward (sum, reward units), pnl (the `score`, dollars), trades,
         inventory (at the end, shares), exposure (|inventory| after each step, averaged over
-        the steps, shares), steps."""
+        the steps, shares), steps, arrival (the opening mid, dollars per share)."""
         if None in self.policies:
             raise ValueError("play needs a policy in every seat; outside seats use step()")
         self.reset(seed)
@@ -286,6 +286,7 @@ class SeatedMarket:
         """What `play` returns for the episode just played, from each seat's summed rewards
         and time-averaged |inventory| (shape (n_seats,))."""
         out = []
+        arrival = float(self.market.mids()[0] * self.market.tick_size)
         for seat in range(self.n_seats):
             account = self.market.account(seat)
             out.append(
@@ -296,6 +297,7 @@ class SeatedMarket:
                     "inventory": account.inventory,
                     "exposure": float(exposure[seat]),
                     "steps": steps,
+                    "arrival": arrival,
                 }
             )
         return out

@@ -18,7 +18,8 @@ in dollars x 0.01; an execution buys 1,000 shares in 30 steps, rewards x 0.1.
 - ``execution`` (``tradearena/Execution-v0``): acquire a parent order (``parent_order``
   shares, negative to sell) by the close, with passive or market child orders (action set
   ``execute``); scored against the opening mid (minus the implementation shortfall).
-  Reference: TWAP (``twap``). The Almgren-Chriss model market of `envs.execution_model`
+  Reference: TWAP (``twap``; ``passive_twap`` rests each slice's lot at the touch and
+  crosses what is left). The Almgren-Chriss model market of `envs.execution_model`
   is its analytic counterpart.
 - ``informed`` (``tradearena/InformedTrading-v0``): market orders (``trade``) with a noisy
   look at the zero-intelligence traders' fundamental each step (``signal_noise`` ticks),

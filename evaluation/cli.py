@@ -582,7 +582,8 @@ def format_payoffs(path) -> str:
 
 
 def format_summary(summary) -> str:
-    """The summary table as text: Sharpe and PnL with their intervals, per condition."""
+    """The summary table as text, per condition: Sharpe and PnL with their intervals and the
+    risk metrics, then the field's metrics (`_field_columns`)."""
     if summary.empty:
         return "(no test episodes)"
     lines = []
@@ -608,7 +609,31 @@ def format_summary(summary) -> str:
         import pandas as pd
 
         lines.append(pd.DataFrame(columns).to_string())
+        if "gain_loss" in table:
+            lines.append(pd.DataFrame(_field_columns(table)).to_string())
     return "\n".join(lines)
+
+
+def _field_columns(table) -> dict:
+    """The field's metrics of a condition's summary rows (indexed by agent), as text columns:
+    gain-loss ratio, P&L-to-MAP ($/share), and where the run has them the shortfall (bp of
+    the arrival price) and the probability of beating the reference, with 95% intervals."""
+
+    def ranged(column: str, digits: int):
+        return table.apply(
+            lambda r: (
+                f"{r[column]:.{digits}f} "
+                f"[{r[column + '_low']:.{digits}f}, {r[column + '_high']:.{digits}f}]"
+            ),
+            axis=1,
+        )
+
+    columns = {"gain/loss": ranged("gain_loss", 2), "PnL/MAP $/sh": ranged("pnl_to_map", 4)}
+    if "shortfall_bp" in table:
+        columns["shortfall bp"] = ranged("shortfall_bp", 2)
+    if "p_beat_reference" in table:
+        columns["P(beat reference)"] = ranged("p_beat_reference", 2)
+    return columns
 
 
 def _plateau_text(row) -> str:

@@ -1,8 +1,9 @@
 """Experiment kind ``compare``: each agent trained alone, then tested, in one market.
 
 One job per (agent, seed); all agents of a seed index meet the same market randomness.
-Tables: ``summary.csv`` (test metrics per agent with intervals over seeds). Figures: learning
-curves and Sharpe bars.
+Tables: ``summary.csv`` (test metrics per agent with intervals over seeds; with the task's
+reference among the agents, each agent's probability of beating it, session by session).
+Figures: learning curves and Sharpe bars.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from tradearena.envs.seats import SeatedMarket
+from tradearena.envs.tasks import TASKS
 from tradearena.evaluation.analysis.metrics import run_summary
 from tradearena.evaluation.analysis.plots import save_learning_curves, save_sharpe_bars
 from tradearena.evaluation.rollout import TEST, Job, episodes, market_spec, trained_alone
@@ -51,9 +53,23 @@ def run(job: Job) -> list[EpisodeRecord]:
 
 def tables(directory: Path, config: dict, records: pd.DataFrame) -> pd.DataFrame:
     """Write ``summary.csv``; return the summary."""
-    summary = run_summary(records, config["training"])
+    market = market_spec(config)
+    summary = run_summary(
+        records,
+        config["training"],
+        parent_order=market.parent_order or 0,
+        reference=reference_label(config, market.task),
+    )
     summary.to_csv(directory / "summary.csv", index=False)
     return summary
+
+
+def reference_label(config: dict, task: str | None) -> str | None:
+    """The label of the agent that is ``task``'s reference policy (`envs.tasks.Task.reference`),
+    None when the task has none or no agent of the experiment is it."""
+    reference = TASKS[task].reference if task in TASKS else ""
+    labels = [spec["label"] for spec in config["agents"] if spec["id"] == reference]
+    return labels[0] if reference and labels else None
 
 
 def figures(directory: Path, config: dict, records: pd.DataFrame) -> list[Path]:

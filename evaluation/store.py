@@ -47,6 +47,7 @@ CREATE TABLE IF NOT EXISTS episodes (
     exposure REAL NOT NULL,
     steps INTEGER NOT NULL,
     value REAL,
+    arrival REAL,
     PRIMARY KEY (job_id, agent, seat, phase, condition, episode)
 );
 """
@@ -66,6 +67,7 @@ _EPISODE_COLUMNS = {
     "exposure": "float64",
     "steps": "int64",
     "value": "float64",
+    "arrival": "float64",
 }
 
 # ``error`` is absent (None) for done jobs, so it keeps the dtype pandas infers.
@@ -97,6 +99,8 @@ class EpisodeRecord:
     value: float | None = None  # the agent's greedy value estimate at the episode's
     # opening observation (agent units, as ``reward``): test and eval episodes of agents
     # with ``values``; None otherwise (NULL in the store, NaN in its frames)
+    arrival: float | None = None  # the arrival price (the opening mid), dollars per share;
+    # None where no market gave one (NULL in the store, NaN in its frames)
 
 
 @dataclass(frozen=True)
@@ -193,6 +197,7 @@ class Store:
                 float(r.exposure),
                 int(r.steps),
                 None if r.value is None else float(r.value),
+                None if r.arrival is None else float(r.arrival),
             )
             for r in result.records
         ]
@@ -220,7 +225,7 @@ class Store:
                 ),
             )
             self._db.executemany(
-                "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", episodes
+                "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", episodes
             )
 
     def episodes(self, *, phase: str | None = None) -> pd.DataFrame:
@@ -229,7 +234,8 @@ class Store:
         rows = self._db.execute(
             f"""
             SELECT e.job_id, j.seed, e.seat, e.agent, e.phase, e.condition, e.episode,
-                   e.reward, e.pnl, e.trades, e.inventory, e.exposure, e.steps, e.value
+                   e.reward, e.pnl, e.trades, e.inventory, e.exposure, e.steps, e.value,
+                   e.arrival
             FROM episodes AS e JOIN jobs AS j USING (job_id)
             {where}
             ORDER BY e.job_id, e.agent, e.seat, e.phase, e.condition, e.episode

@@ -15,6 +15,7 @@ import numbers
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Protocol
 
 import numpy as np
@@ -27,16 +28,22 @@ __all__ = [
     "DegenerateMetricWarning",
     "bootstrap_ci",
     "cvar",
+    "field_metrics",
     "floored_sharpe",
+    "gain_loss_ratio",
     "hit_rate",
     "max_drawdown",
+    "outperformance",
     "plateau",
+    "pnl_to_map",
     "sharpe",
+    "shortfall_bp",
     "sortino",
     "summarize",
     "summary_table",
     "run_summary",
     "total_pnl",
+    "wilson_interval",
 ]
 
 _ZERO_SPREAD = 10 * np.finfo(np.float64).resolution
@@ -262,6 +269,137 @@ def hit_rate(returns: ArrayLike) -> float:
     if r.size == 0:
         return _degenerate("hit_rate", "needs at least 1 return, got 0")
     return float(np.mean(r > 0))
+
+
+def gain_loss_ratio(returns: ArrayLike) -> float:
+    """Gain-loss ratio: the sum of the gains over the sum of the losses (dimensionless).
+
+    ``gain_loss = sum(max(r, 0)) / sum(max(-r, 0))`` over the per-episode returns ``r``
+    (dollars); a return of 0 is neither. NaN (with a :class:`DegenerateMetricWarning`) if no
+    return is below 0.
+
+    Examples
+    --------
+    >>> gain_loss_ratio([3.0, -1.0, 0.0, 2.0, -4.0])  # (3 + 2) / (1 + 4)
+    1.0
+    """
+    r = _returns_iv(returns, "returns")
+    losses = float(np.sum(np.maximum(-r, 0.0)))
+    if losses == 0:
+        return _degenerate("gain_loss_ratio", "no return is below 0")
+    return float(np.sum(np.maximum(r, 0.0)) / losses)
+
+
+def pnl_to_map(returns: ArrayLike, positions: ArrayLike) -> float:
+    """P&L-to-MAP: mean P&L over mean absolute position (Spooner et al. 2018), dollars per share.
+
+    ``returns`` (n,): per-episode P&L, dollars; ``positions`` (n,): each episode's mean
+    absolute position, shares (an episode record's ``exposure``: |inventory| after each
+    decision step, averaged over the steps). ``pnl_to_map = mean(returns) / mean(positions)``;
+    NaN (with a :class:`DegenerateMetricWarning`) for no episodes or a mean position of 0 (a
+    seat that never held a share).
+
+    Examples
+    --------
+    >>> pnl_to_map([4.0, -1.0, 3.0], [10.0, 30.0, 20.0])  # 2 / 20
+    0.1
+    """
+    r = _returns_iv(returns, "returns")
+    held = _returns_iv(positions, "positions")
+    if held.shape != r.shape:
+        raise ValueError(f"positions must have the shape of returns {r.shape}, got {held.shape}")
+    if (held < 0).any():
+        raise ValueError("positions must be >= 0 shares (mean absolute positions)")
+    if r.size == 0 or held.mean() == 0:
+        return _degenerate("pnl_to_map", "the mean absolute position is 0 (or no episodes)")
+    return float(r.mean() / held.mean())
+
+
+def shortfall_bp(returns: ArrayLike, arrival: ArrayLike, parent_order: int) -> np.ndarray:
+    """Implementation shortfall of each execution episode, in basis points of its arrival price.
+
+    ``returns`` (n,): each episode's score, dollars, which for an execution is minus its
+    shortfall against the arrival price (`envs.seats.SeatedMarket.score`: the parent order's
+    value at the arrival price less what filling it cost, for a buy or a sell);
+    ``arrival`` (n,): the arrival price (the opening mid), dollars per share;
+    ``parent_order``: shares of the parent order (negative: a sale). Returns (n,)::
+
+        shortfall_bp = -returns / (|parent_order| * arrival) * 1e4
+
+    positive when the execution cost more than the arrival price (bought above it, sold
+    below it).
+
+    Examples
+    --------
+    >>> shortfall_bp([-10.0, 5.0], [100.0, 50.0], 1000)  # $10 on $100,000; -$5 on $50,000
+    array([ 1., -1.])
+    """
+    r = _returns_iv(returns, "returns")
+    price = _returns_iv(arrival, "arrival")
+    if price.shape != r.shape:
+        raise ValueError(f"arrival must have the shape of returns {r.shape}, got {price.shape}")
+    if (price <= 0).any():
+        raise ValueError("arrival must be > 0 dollars per share")
+    if not isinstance(parent_order, numbers.Integral) or parent_order == 0:
+        raise ValueError(f"parent_order must be a non-zero number of shares, got {parent_order!r}")
+    return -r / (abs(parent_order) * price) * 1e4
+
+
+def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> ConfidenceInterval:
+    """Wilson score interval of a proportion: ``successes`` of ``n`` trials.
+
+    With p = successes / n and z the standard normal quantile of (1 + confidence) / 2::
+
+        centre = (p + z^2 / (2n)) / (1 + z^2 / n)
+        half = z / (1 + z^2 / n) * sqrt(p (1 - p) / n + z^2 / (4 n^2))
+
+    ``low, high = centre -/+ half``, within [0, 1]: ``low`` is 0 when no trial succeeds,
+    ``high`` 1 when every trial does; ``estimate = p``. All
+    NaN (with a :class:`DegenerateMetricWarning`) for n = 0.
+
+    Examples
+    --------
+    >>> wilson_interval(8, 10)  # p 0.8, z 1.959964: centre 0.7166, half 0.2263
+    ConfidenceInterval(low=0.49016247153664183, high=0.9433178485456247, estimate=0.8)
+    """
+    if not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"n must be an integer >= 0, got {n!r}")
+    if not isinstance(successes, numbers.Integral) or not 0 <= successes <= n:
+        raise ValueError(f"successes must be an integer in [0, n={n}], got {successes!r}")
+    _fraction_iv(confidence, "confidence")
+    if n == 0:
+        _degenerate("wilson_interval", "no trials")
+        return ConfidenceInterval(np.nan, np.nan, np.nan)
+    z = NormalDist().inv_cdf((1.0 + confidence) / 2.0)
+    p = successes / n
+    shrink = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / shrink
+    half = z / shrink * math.sqrt(p * (1.0 - p) / n + z * z / (4 * n * n))
+    low = 0.0 if successes == 0 else max(centre - half, 0.0)
+    high = 1.0 if successes == n else min(centre + half, 1.0)
+    return ConfidenceInterval(low, high, p)
+
+
+def outperformance(
+    returns: ArrayLike, reference: ArrayLike, *, confidence: float = 0.95
+) -> ConfidenceInterval:
+    """Probability of outperforming the reference: the share of paired episodes in which the
+    agent's return beats the reference's, with its Wilson interval (:func:`wilson_interval`).
+
+    ``returns`` and ``reference`` (n,): dollars, pair i being the same session (the same
+    seed) played by the agent and by the reference. A pair counts when ``returns[i] >
+    reference[i]`` (a tie is not a win).
+
+    Examples
+    --------
+    >>> outperformance([2.0, 1.0, -1.0, 3.0], [1.0, 1.0, -2.0, 4.0]).estimate  # wins 1st, 3rd
+    0.5
+    """
+    r = _returns_iv(returns, "returns")
+    ref = _returns_iv(reference, "reference")
+    if ref.shape != r.shape:
+        raise ValueError(f"reference must have the shape of returns {r.shape}, got {ref.shape}")
+    return wilson_interval(int(np.sum(r > ref)), r.size, confidence=confidence)
 
 
 def bootstrap_ci(
@@ -589,12 +727,23 @@ def _agreement(last: np.ndarray, earlier: np.ndarray, *, paired: bool, z: float)
     return change, z * se, bool(abs(change) <= z * se)
 
 
-def run_summary(records: pd.DataFrame, training: Checkpointing | None = None) -> pd.DataFrame:
+def run_summary(
+    records: pd.DataFrame,
+    training: Checkpointing | None = None,
+    *,
+    parent_order: int = 0,
+    reference: str | None = None,
+) -> pd.DataFrame:
     """The summary table of a run's episode records: test-episode metrics per condition and
     agent, mean over seeds with bootstrap intervals (`summary_table`), the mean ``exposure``
     (time-averaged |inventory|, shares), and each agent's `plateau` columns (``training``:
     the experiment's ``[training]`` table); empty without test episodes. NaN says a metric
-    is undefined (an agent that never trades)."""
+    is undefined (an agent that never trades).
+
+    Then the field's metrics (`field_metrics`): ``gain_loss`` and ``pnl_to_map`` ($/share),
+    each the mean over seeds of the seed's value with its bootstrap interval; with a
+    ``parent_order`` (shares, an execution) ``shortfall_bp`` likewise; with the
+    ``reference``'s label ``p_beat_reference`` with its Wilson interval."""
     test = records[records["phase"] == "test"] if not records.empty else records
     if test.empty:
         return pd.DataFrame()
@@ -606,7 +755,70 @@ def run_summary(records: pd.DataFrame, training: Checkpointing | None = None) ->
         exposure = by_seed.groupby(["condition", "agent"]).mean().rename("exposure")
         summary = summary.merge(exposure.reset_index(), on=["condition", "agent"], how="left")
     curves = plateau(records, training=training)
-    if curves.empty:
-        return summary
-    columns = ["agent", "plateaued", "plateau_episode"]
-    return summary.merge(curves[columns], on="agent", how="left")
+    if not curves.empty:
+        columns = ["agent", "plateaued", "plateau_episode"]
+        summary = summary.merge(curves[columns], on="agent", how="left")
+    field = field_metrics(test, parent_order=parent_order, reference=reference)
+    return summary.merge(field, on=["condition", "agent"], how="left")
+
+
+def field_metrics(
+    test: pd.DataFrame, *, parent_order: int = 0, reference: str | None = None
+) -> pd.DataFrame:
+    """The field's metrics of test episodes, one row per (condition, agent).
+
+    ``test``: episode records (columns condition, agent, seed, episode, pnl, and for the
+    ones asked for exposure and arrival). Per seed, :func:`gain_loss_ratio` of the PnLs,
+    :func:`pnl_to_map` of the PnLs over the ``exposure`` (each episode's mean |inventory|,
+    shares) and, with a non-zero ``parent_order`` (shares), the mean :func:`shortfall_bp`
+    against each episode's ``arrival`` price ($/share); each column ``m`` is the mean over
+    seeds with ``m_low``, ``m_high`` its 95% bootstrap interval (as `summary_table`). With
+    ``reference`` (an agent label), ``p_beat_reference``: :func:`outperformance` of each
+    agent over the reference on the episodes both played (same condition, seed and episode:
+    the same session), with its 95% Wilson interval; NaN for the reference itself, when the
+    reference did not play, and when a seed and episode do not name one session (an agent in
+    several seats, as in a tournament).
+    """
+    per_seed = {
+        "gain_loss": lambda e: gain_loss_ratio(e["pnl"].to_numpy()),
+        "pnl_to_map": lambda e: pnl_to_map(e["pnl"].to_numpy(), e["exposure"].to_numpy()),
+    }
+    if parent_order:
+        per_seed["shortfall_bp"] = lambda e: float(
+            shortfall_bp(e["pnl"].to_numpy(), e["arrival"].to_numpy(), parent_order).mean()
+        )
+    keys = ["condition", "agent"]
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateMetricWarning)
+        for key, group in test.groupby(keys, sort=True):
+            seeds = [episodes for _, episodes in group.groupby("seed", sort=True)]
+            row: dict[str, object] = dict(zip(keys, key))
+            for name, metric in per_seed.items():
+                interval = bootstrap_ci(np.array([metric(e) for e in seeds]), np.mean)
+                row |= _columns(name, interval)
+            if reference is not None:
+                row |= _columns("p_beat_reference", _beats(test, key, reference))
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _columns(name: str, interval: ConfidenceInterval) -> dict[str, float]:
+    """The table columns ``name``, ``name_low``, ``name_high`` of ``interval``."""
+    return {name: interval.estimate, f"{name}_low": interval.low, f"{name}_high": interval.high}
+
+
+def _beats(test: pd.DataFrame, key: tuple, reference: str) -> ConfidenceInterval:
+    """`outperformance` of agent ``key`` = (condition, agent) over ``reference`` on the
+    sessions both played (same condition, seed and episode); NaN for the reference itself
+    and where a seed and episode name several of either's episodes."""
+    condition, agent = key
+    if agent == reference:
+        return ConfidenceInterval(np.nan, np.nan, np.nan)
+    session = ["seed", "episode"]
+    here = test[test["condition"] == condition]
+    mine, theirs = here[here["agent"] == agent], here[here["agent"] == reference]
+    if mine.duplicated(session).any() or theirs.duplicated(session).any():
+        return ConfidenceInterval(np.nan, np.nan, np.nan)  # several seats: no one session
+    pairs = mine.merge(theirs[[*session, "pnl"]], on=session, suffixes=("", "_ref"))
+    return outperformance(pairs["pnl"].to_numpy(), pairs["pnl_ref"].to_numpy())

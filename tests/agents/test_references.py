@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -75,6 +76,50 @@ def test_twap_keeps_to_the_even_schedule():
             done = market.market.account(0).inventory
             assert abs(done - 1000 * k / 30) <= 100, (seed, k, done)
         assert done == 1000
+
+
+def test_passive_twap_slices_the_execution_task_in_lots():
+    """1,000 shares in 30 steps of 100-share lots: one lot a slice of 3 steps; L >= 2."""
+    assert agents.make("passive_twap", market_spec=EXECUTION).slice_steps == 3
+    with pytest.raises(ValueError, match=r"slice_steps must be in \[2, n_steps=30\]"):
+        agents.make("passive_twap", market_spec=EXECUTION, slice_steps=1)
+    small = dataclasses.replace(EXECUTION, parent_order=50)  # less than a lot: one slice
+    assert agents.make("passive_twap", market_spec=small).slice_steps == 30
+
+
+def test_passive_twap_rests_at_the_touch_and_crosses_the_remainder_at_the_slice_end():
+    """A hand-built book (no background traders): others bid 200 at 9,999 and offer 500 at
+    10,001. Buying 300 in 9 steps, slices of 3: in each slice the lot rests at the others'
+    best bid for 2 steps and what is left is crossed at the slice's last step."""
+    spec = MarketSpec(
+        task="execution", population="none", n_steps=9, parent_order=300, position_limit=300
+    )
+    table = SeatedMarket(spec, [agents.make("passive_twap", market_spec=spec)])
+    table.reset(0)
+    book = table.market.book
+    book.limit(1, 9_999, 200, owner=5)
+    book.limit(-1, 10_001, 500, owner=5)
+
+    def step(k: int) -> tuple[int, list[tuple[int, int, int]]]:
+        """Step k: (inventory, the seat's resting orders as (side, price, shares))."""
+        if k == 4:  # a seller hits the bid for 250: the others' 200 ahead, then 50 of ours
+            book.market(-1, 250, owner=5)
+        if k == 7:  # a seller takes our remaining 50, alone at 9,999 by then
+            book.market(-1, 50, owner=5)
+        table.step()
+        return table.market.account(0).inventory, [o[1:] for o in book.owned(0)]
+
+    rest = [(1, 9_999, 100)]
+    # slice 1: rests a lot behind the others' 200, unfilled; crosses one lot at 10,001
+    assert [step(k) for k in range(3)] == [(0, rest), (0, rest), (100, [])]
+    # slice 2: 50 of the lot fill at 9,999, the 50 left rest in the queue; the slice end
+    # crosses a whole lot for the missing 50 (ahead of the schedule by 50)
+    assert [step(k) for k in range(3, 6)] == [(100, rest), (150, [(1, 9_999, 50)]), (250, [])]
+    # slice 3: the 50 still to buy rest and fill at 9,999: nothing is crossed at its end
+    assert [step(k) for k in range(6, 9)] == [(250, [(1, 9_999, 50)]), (300, []), (300, [])]
+    # bought 200 at 10,001 and 100 at 9,999 against an arrival mid of 10,000 ticks of $0.01
+    assert table.market.mids()[0] == 10_000
+    assert table.score(0) == pytest.approx(-(200 * 0.01 - 100 * 0.01))
 
 
 def execution_profile(agent, sessions=30):

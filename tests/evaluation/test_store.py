@@ -65,6 +65,7 @@ def make_result(index: int, episodes: int = 3) -> JobResult:
             exposure=episode * 12.5,
             steps=390,
             value=None if phase == "train" else index - episode / 4.0,
+            arrival=None if seat else 100.0 + index / 8.0,
         )
         for seat in SEATS
         for phase in PHASES
@@ -85,6 +86,7 @@ def expected_rows(result: JobResult) -> pd.DataFrame:
     keys = ["job_id", "seat", "phase", "condition", "episode"]
     return frame.sort_values(keys, ignore_index=True).astype(
         {"job_id": "str", "agent": "str", "phase": "str", "condition": "str", "value": "float64"}
+        | {"arrival": "float64"}
     )
 
 
@@ -116,10 +118,11 @@ def test_round_trip_is_exact_with_sensible_dtypes(store: Store) -> None:
         "exposure",
         "steps",
         "value",
+        "arrival",
     ]
     for column in ("seed", "seat", "episode", "trades", "inventory", "steps"):
         assert frame[column].dtype == "int64"
-    for column in ("reward", "pnl", "value"):
+    for column in ("reward", "pnl", "value", "arrival"):
         assert frame[column].dtype == "float64"
     for column in ("job_id", "agent", "phase", "condition"):
         assert pd.api.types.is_string_dtype(frame[column])
@@ -161,6 +164,7 @@ def test_empty_store_gives_typed_empty_frames(store: Store) -> None:
             exposure=st.floats(min_value=0, allow_nan=False),
             steps=st.integers(0, 2**31),
             value=st.none() | st.floats(allow_nan=False),
+            arrival=st.none() | st.floats(min_value=0, allow_nan=False),
         ),
         max_size=20,
         unique_by=lambda r: (r.agent, r.seat, r.phase, r.condition, r.episode),
@@ -171,7 +175,7 @@ def test_any_records_round_trip_exactly(records: list[EpisodeRecord]) -> None:
         store.record(JobResult("job", seed=7, records=tuple(records), seconds=1.25))
         stored = store.episodes().drop(columns=["job_id", "seed"])
     back = [
-        EpisodeRecord(**{**row, "value": None if math.isnan(row["value"]) else row["value"]})
+        EpisodeRecord(**row | {k: None for k in ("value", "arrival") if math.isnan(row[k])})
         for row in stored.to_dict("records")
     ]
     assert sorted(back, key=lambda r: (r.agent, r.seat, r.phase, r.condition, r.episode)) == back
@@ -320,12 +324,14 @@ def test_killed_run_resumes_to_the_same_tables(tmp_path: Path) -> None:
     )
 
 
-def test_a_store_of_an_older_layout_is_refused_by_name(tmp_path):
+@pytest.mark.parametrize("column", ["exposure REAL NOT NULL", "arrival REAL"])
+def test_a_store_of_an_older_layout_is_refused_by_name(tmp_path, column):
     """A results file without a column this version records: a user error naming it."""
     path = tmp_path / "old.sqlite"
     with sqlite3.connect(path) as db:
-        db.executescript(_SCHEMA.replace("    exposure REAL NOT NULL,\n", ""))
+        db.executescript(_SCHEMA.replace(f"    {column},\n", ""))
+    name = column.split()[0]
     with pytest.raises(
-        UserError, match=r"older tradearena \(its episodes have no exposure\): start a new run"
+        UserError, match=rf"older tradearena \(its episodes have no {name}\): start a new run"
     ):
         Store(path)
