@@ -1,0 +1,65 @@
+"""Skill that carries over: the tables of docs/results.md from the test runs of the carry-over
+experiment (configs/carryover_*.toml).
+
+    python examples/carryover.py TASK REFERENCE LABEL=TEST_DIR...
+
+Each TEST_DIR is a training run's evaluation on the real afternoon (`tradearena evaluate
+RUN_DIR --config configs/carryover_test_TASK.toml`), labelled by its training market, e.g.
+``light=runs/carryover/making_light/evaluate-carryover_test_making``; the first label is
+the baseline of the paired differences, the second the market compared with it and with
+the REFERENCE agent (the task's reference, calibrated to the test market), seed by seed.
+Prints markdown: per agent and training market the test mean PnL and Sharpe ratio over
+seeds with 95% bootstrap intervals, then the paired differences.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+from tradearena.evaluation.analysis.metrics import DegenerateMetricWarning, bootstrap_ci
+from tradearena.evaluation.analysis.transfer import paired_difference, seed_metric
+from tradearena.evaluation.rundir import load_run
+
+METRICS = {"mean_pnl": "mean PnL $", "sharpe": "Sharpe"}
+
+
+def _cell(interval) -> str:
+    return f"{interval.estimate:.2f} [{interval.low:.2f}, {interval.high:.2f}]"
+
+
+def main(task: str, reference: str, *runs: str) -> None:
+    warnings.simplefilter("ignore", DegenerateMetricWarning)
+    labels = [run.partition("=")[0] for run in runs]
+    records = {label: load_run(run.partition("=")[2])[1] for label, run in zip(labels, runs)}
+    metric = {(m, lab): seed_metric(records[lab], m) for m in METRICS for lab in labels}
+    agents = list(metric["mean_pnl", labels[0]].columns)
+    print(f"### {task}: test on the real afternoon, by training market\n")
+    header = " | ".join(f"{name}, {lab}" for name in METRICS.values() for lab in labels)
+    print(f"| agent | {header} |\n|---|" + "---|" * (len(METRICS) * len(labels)))
+    for agent in agents:
+        cells = [
+            _cell(bootstrap_ci(metric[m, lab][agent].dropna())) for m in METRICS for lab in labels
+        ]
+        print(f"| {agent} | " + " | ".join(cells) + " |")
+    base, other = labels[:2]
+    print(f"\n### {task}: paired by seed\n")
+    print(
+        f"| agent | mean PnL $, {other} - {base} | Sharpe, {other} - {base} | "
+        f"mean PnL $, {other} - {reference} | Sharpe, {other} - {reference} |"
+    )
+    print("|---|---|---|---|---|")
+    for agent in agents:
+        cells = [
+            paired_difference(metric[m, base][agent], metric[m, other][agent]) for m in METRICS
+        ]
+        cells += [
+            paired_difference(metric[m, other][reference], metric[m, other][agent]) for m in METRICS
+        ]
+        print(f"| {agent} | " + " | ".join(_cell(c) for c in cells) + " |")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 5:
+        sys.exit(__doc__)
+    main(*sys.argv[1:])
