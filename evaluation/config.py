@@ -51,7 +51,16 @@ from tradearena.evaluation.schema import (
 )
 from tradearena.evaluation.trained import load_saved, saved_source
 
-__all__ = ["ConfigError", "config_text", "load_config", "load_market", "merge", "parse_config"]
+__all__ = [
+    "ConfigError",
+    "command_line",
+    "config_locator",
+    "config_text",
+    "load_config",
+    "load_market",
+    "merge",
+    "parse_config",
+]
 
 _MARKET_TYPES: dict[str, type | tuple[type, ...]] = {
     "population": str,
@@ -142,7 +151,8 @@ def load_config(path: str | Path, overrides: dict | None = None) -> dict[str, An
     (comments dropped) as its text. A tape file among them (``{"market": {"tape": ...}}``) is
     the caller's: relative to the current folder, not to the file's."""
     path = Path(path)
-    return parse_config(config_text(path, overrides), source=str(path), base=path.parent)
+    text, where = config_text(path, overrides), config_locator(path, overrides)
+    return parse_config(text, source=str(path), base=path.parent, where=where)
 
 
 def config_text(path: str | Path, overrides: dict | None = None) -> str:
@@ -162,6 +172,26 @@ def config_text(path: str | Path, overrides: dict | None = None) -> str:
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"{path}: not valid TOML: {error}") from None
     return text
+
+
+def config_locator(path: str | Path, overrides: dict | None = None) -> Locator:
+    """The `Locator` of the experiment file at ``path``: lines of the file as written, and the
+    keys ``overrides`` replaced named by their ``--set KEY=VALUE``."""
+    path = Path(path)
+    return Locator(path.read_text(), str(path), given=command_line(overrides or {}))
+
+
+def command_line(overrides: dict, prefix: tuple = ()) -> dict[tuple, str]:
+    """Every value of the nested ``overrides`` as ``--set KEY=VALUE``, by its key path."""
+    out = {}
+    for key, value in overrides.items():
+        path = prefix + (key,)
+        if isinstance(value, dict):
+            out.update(command_line(value, path))
+        else:
+            shown = value if isinstance(value, str) else tomli_w.dumps({"v": value})[4:].strip()
+            out[path] = f"--set {'.'.join(path)}={shown}"
+    return out
 
 
 def load_market(path: str | Path) -> MarketSpec:
@@ -193,17 +223,23 @@ def merge(base: dict, overrides: dict) -> dict:
 
 
 def parse_config(
-    text: str, *, source: str = "<config>", base: Path | None = None, complete: bool = True
+    text: str,
+    *,
+    source: str = "<config>",
+    base: Path | None = None,
+    complete: bool = True,
+    where: Locator | None = None,
 ) -> dict:
     """Check the TOML ``text`` of an experiment; relative data paths resolve against ``base``
     (default: the working directory). With ``complete=False`` only the schema is checked and
     the defaults filled (agents are not loaded, data files not looked for): reading a
-    finished run's config."""
+    finished run's config. ``where`` locates errors (default: in ``text`` itself;
+    `config_locator` for a file with ``--set`` overrides)."""
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{source}: not valid TOML: {error}") from None
-    where = Locator(text, source)
+    where = where or Locator(text, source)
     config = check_table(raw, TOP, (), where)
     config["output"]["dir"] = config["output"]["dir"] or f"runs/{config['name'] or config['kind']}"
     for key, section in SECTIONS.items():
@@ -289,7 +325,8 @@ def _check_market(market: dict, where: Locator, base: Path) -> MarketSpec:
     """The market table as a `MarketSpec`: traders take their parameters, the tape file (or
     a converted directory, or a recording's directory) exists (resolved against ``base``,
     or against the current folder when an environment variable gave it, as ``--set``
-    does), every value is one the spec accepts."""
+    does) and reads to its end (a wrong file, a malformed row or a truncated recording is
+    blamed on ``market.tape``), every value is one the spec accepts."""
     for i, spec in enumerate(market["traders"]):
         if not isinstance(spec, dict) or spec.get("type") not in TRADERS:
             got = spec.get("type") if isinstance(spec, dict) else spec
@@ -306,9 +343,14 @@ def _check_market(market: dict, where: Locator, base: Path) -> MarketSpec:
             raise where.error(("market", "tape"), f"no such file or directory: {tape}")
         market["tape"] = str(tape)
     try:
-        return MarketSpec(**market)
+        spec = MarketSpec(**market)
+        if market["tape"] and market["tape"] != SYNTHETIC:
+            spec.replayed_tape()  # read to its end once: bad content is the tape's, found here
     except SpecError as error:
         raise where.error(("market", *error.path), error.reason) from None
+    except UserError as error:
+        raise where.error(("market", "tape"), str(error)) from None
+    return spec
 
 
 def _expanded(tape: str, where: Locator) -> str:

@@ -197,14 +197,17 @@ class Locator:
     """Finds the line of a field in the TOML text, for messages.
 
     It follows table headers (``[a.b]``, ``[[agents]]`` counted per array) and ``key =``
-    lines; a field inside an inline table is reported at the line of the inline table.
+    lines; a field inside an inline table is reported at the line of the inline table. A
+    field that ``given`` holds (its key path -> the ``--set KEY=VALUE`` that replaced it) is
+    named by that instead: its value came from the command line, not from a line of the file.
     """
 
     _HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\-\"' ]+?)\s*\]\]?\s*(#.*)?$")
     _KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+|\"[^\"]*\")\s*=")
 
-    def __init__(self, text: str, source: str) -> None:
+    def __init__(self, text: str, source: str, given: dict[tuple, str] | None = None) -> None:
         self.source = source
+        self.given = given or {}
         self.lines: list[tuple[tuple, int]] = []  # (path, line number)
         table: tuple = ()
         counts: dict[tuple, int] = {}
@@ -245,6 +248,9 @@ class Locator:
 
     def error(self, path: tuple, message: str) -> ConfigError:
         dotted = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+        for key, command_line in self.given.items():
+            if path[: len(key)] == key:
+                return ConfigError(f"{command_line}: {dotted}: {message}")
         line = self.line(path)
         at = f"{self.source}, line {line}" if line else self.source
         return ConfigError(f"{at}: {dotted or 'top level'}: {message}")
