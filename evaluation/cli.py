@@ -562,7 +562,7 @@ def report(outcome) -> int:
 
 def format_payoffs(path) -> str:
     """A tournament's payoff table and the rest points of its replicator dynamics, as text."""
-    from tradearena.evaluation.analysis.dynamics import rest_points
+    from tradearena.evaluation.analysis.dynamics import format_rest_points
     from tradearena.evaluation.analysis.payoffs import PayoffTable
 
     table = PayoffTable.read_csv(path)
@@ -574,10 +574,7 @@ def format_payoffs(path) -> str:
         "",
         "rest points of the replicator dynamics (stability in the whole simplex):",
     ]
-    for point in rest_points(table):
-        mix = ", ".join(f"{s} {x:.2f}" for s, x in zip(table.strategies, point.x))
-        invaders = ", ".join(table.strategies[j] for j in point.invaders)
-        lines.append(f"  {point.kind:<8} ({mix})" + (f" invaded by {invaders}" if invaders else ""))
+    lines.extend(f"  {line}" for line in format_rest_points(table))
     return "\n".join(lines)
 
 

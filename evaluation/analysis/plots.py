@@ -17,13 +17,19 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
 
-from tradearena.evaluation.analysis.dynamics import field, rest_points, simplex_grid
+from tradearena.evaluation.analysis.dynamics import (
+    field,
+    rest_points,
+    rest_points_on_face,
+    simplex_grid,
+)
 from tradearena.evaluation.analysis.metrics import Checkpointing
 from tradearena.evaluation.analysis.payoffs import PayoffTable
 
 __all__ = [
     "dynamics_figure",
     "equilibria_figure",
+    "face_field",
     "flow_line",
     "learning_curves",
     "axes_or_new",
@@ -315,6 +321,18 @@ def simplex_field(
     return ax
 
 
+def face_field(
+    table: PayoffTable, strategies: Sequence[str], ax: Axes | None = None, **options
+) -> Axes:
+    """`simplex_field` of the face of three ``strategies`` of ``table`` (its sub-table, whose
+    dynamics are the whole game's on the face), its rest points those of the whole game on it
+    marked with their stability in the whole simplex (`rest_points_on_face`); ``options``
+    (``weighting``, ``kind``, ``resolution``) passed on."""
+    weighting = options.get("weighting", "tuyls")
+    rest = [(p.x, p.kind) for p in rest_points_on_face(table, strategies, weighting)]
+    return simplex_field(table.restrict(strategies), ax, rest=rest, **options)
+
+
 def simplex_faces(
     table: PayoffTable,
     fig: Figure | None = None,
@@ -338,14 +356,10 @@ def simplex_faces(
     if fig is None:
         fig = Figure(figsize=(5.0 * columns, 4.2 * rows), layout="constrained")
     axes = fig.subplots(rows, columns, squeeze=False).ravel()
-    whole = rest_points(table, weighting)
-    for ax, (strategies, face) in zip(axes, faces):
-        on_face = [
-            (point.x[list(strategies)], point.kind)
-            for point in whole
-            if set(point.support) <= set(strategies)
-        ]
-        simplex_field(face, ax, weighting=weighting, kind=kind, resolution=resolution, rest=on_face)
+    for ax, (_, face) in zip(axes, faces):
+        face_field(
+            table, face.strategies, ax, weighting=weighting, kind=kind, resolution=resolution
+        )
         ax.set_title(f"face {', '.join(face.strategies)}")
     for ax in axes[len(faces) :]:
         ax.set_axis_off()
