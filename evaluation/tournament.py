@@ -179,9 +179,7 @@ def tables(directory: Path, config: dict, records: pd.DataFrame) -> pd.DataFrame
     summary = summary_tables(directory, config, records)
     if not records.empty:
         settings = config["tournament"]
-        seats = seat_payoffs(
-            records, payoff=settings["payoff"], sharpe_floor=settings["sharpe_floor"]
-        )
+        seats = seat_payoffs(records, payoff=settings.payoff, sharpe_floor=settings.sharpe_floor)
         table = PayoffTable.from_records(seats, strategies=[a["label"] for a in config["agents"]])
         table.to_csv(directory / "payoffs.csv")
         for payoff in PAYOFFS:
