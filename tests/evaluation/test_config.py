@@ -66,6 +66,21 @@ BAD = {
         "agents[0].labl",
         r"unknown key \(did you mean 'label'\?\)",
     ),
+    "misspelt agent parameter": (
+        [("params = { k = 3 }", "params = { k = 3, exploraton = 0.2 }")],
+        "",
+        20,
+        "agents[1].params",
+        r"agent 'ra2q': .*unexpected keyword argument 'exploraton' "
+        r"\(did you mean 'exploration'\?\)$",
+    ),
+    "misspelt utility parameter": (
+        [("params = { k = 3 }", 'params = { utility = { name = "exponential", betta = -1 } }')],
+        "",
+        20,
+        "agents[1].params",
+        r"utility .*unexpected keyword argument 'betta' \(did you mean 'beta'\?\)$",
+    ),
     "string for an int": (
         [("n_steps = 15", 'n_steps = "15"')],
         "",
