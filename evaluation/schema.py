@@ -29,6 +29,7 @@ __all__ = [
     "Perturbation",
     "Testing",
     "Tournament",
+    "TYPE_NAMES",
     "Training",
     "check_table",
     "non_negative",
@@ -43,12 +44,14 @@ class ConfigError(UserError):
 
 @dataclass(frozen=True)
 class Field:
-    """One key of a table: its type, default (``REQUIRED`` if none) and allowed values."""
+    """One key of a table: its type, default (``REQUIRED`` if none), allowed values and what
+    it means (one line, with its unit: the reference ``docs/config.md`` is made of these)."""
 
     type: type | tuple[type, ...]
     default: Any
     check: Callable[[Any], bool] | None = None
     rule: str = ""  # what ``check`` asks, for the message ("> 0", "one of ...")
+    doc: str = ""
 
 
 REQUIRED = object()
@@ -104,7 +107,7 @@ def check_table(raw: dict, schema: dict[str, Field], path: tuple, where: Locator
 def _value(value: Any, field: Field, path: tuple, where: Locator) -> Any:
     expected = field.type if isinstance(field.type, tuple) else (field.type,)
     if isinstance(value, bool) and bool not in expected or not isinstance(value, expected):
-        names = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in expected)
+        names = " or ".join(TYPE_NAMES.get(t, t.__name__) for t in expected)
         raise where.error(path, f"expected {names}, got {value!r}")
     if isinstance(value, float) and not math.isfinite(value):
         raise where.error(path, f"expected a finite number, got {value!r}")
@@ -183,7 +186,7 @@ SECTIONS = {"training": Training, "testing": Testing, "tournament": Tournament, 
 """Typed tables: their key in the config -> their type."""
 
 
-_TYPE_NAMES = {
+TYPE_NAMES = {
     int: "an integer",
     float: "a number",
     str: "a string",
@@ -191,6 +194,7 @@ _TYPE_NAMES = {
     list: "an array",
     dict: "a table",
 }
+"""A TOML type's name in messages and in the reference."""
 
 
 class Locator:
