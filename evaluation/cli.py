@@ -578,6 +578,14 @@ def format_payoffs(path) -> str:
     return "\n".join(lines)
 
 
+def _sortino_text(row) -> str:
+    """The Sortino ratio to three decimals; "no loss" where no test episode lost and the mean
+    PnL is positive (no downside deviation to divide by: the ratio is unbounded)."""
+    if row.sortino != row.sortino and row.mean_pnl > 0:  # NaN
+        return "no loss"
+    return f"{row.sortino:.3f}"
+
+
 def format_summary(summary) -> str:
     """The summary table as text: Sharpe and PnL with their intervals, per condition."""
     if summary.empty:
@@ -593,7 +601,7 @@ def format_summary(summary) -> str:
             "mean PnL $": table.apply(
                 lambda r: f"{r.mean_pnl:.2f} [{r.mean_pnl_low:.2f}, {r.mean_pnl_high:.2f}]", axis=1
             ),
-            "Sortino": table["sortino"].map("{:.3f}".format),
+            "Sortino": table.apply(_sortino_text, axis=1),
             "max DD $": table["max_drawdown"].map("{:.2f}".format),
             "CVaR 5% $": table["cvar_5"].map("{:.2f}".format),
             "hit rate": table["hit_rate"].map("{:.2f}".format),
