@@ -743,8 +743,24 @@ def run_session(args: argparse.Namespace) -> int:
         f"simulated in {seconds:.2f} s"
     )
     for key, value in summary.items():
-        print(f"  {key:<12} {value:,.2f}" if isinstance(value, float) else f"  {key:<12} {value:,}")
+        number = f"{value:,.2f}" if isinstance(value, float) else f"{value:,}"
+        unit = SESSION_UNITS.get(key, "")
+        if unit == "ticks":
+            unit += f" (${value * market.tick_size:,.4f})"
+        print(f"  {key:<12} {number} {unit}".rstrip())
     return 0
+
+
+SESSION_UNITS = {
+    "volume": "shares",
+    "mean_spread": "ticks",
+    "open_mid": "ticks",
+    "close_mid": "ticks",
+    "low_mid": "ticks",
+    "high_mid": "ticks",
+}
+"""The unit of each `Market.summary` value `tradearena session` prints (counts have none);
+prices in ticks are followed by their dollars."""
 
 
 def fit_command(args: argparse.Namespace) -> int:

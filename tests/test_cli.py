@@ -128,11 +128,17 @@ def test_session_prints_the_summary(capsys):
         market.step()
     summary = market.summary()
     assert out.startswith("synthetic session, seed 0: 5 one-minute steps")
-    printed = dict(re.findall(r"^  (\w+)\s+([\d,.]+)$", out, flags=re.MULTILINE))
+    printed = {
+        key: (number, unit)
+        for key, number, unit in re.findall(r"^  (\w+)\s+([\d,.]+) ?(.*)$", out, re.MULTILINE)
+    }
     for key in ("steps", "orders", "cancels", "fills", "volume"):
-        assert int(printed[key].replace(",", "")) == summary[key]
+        assert int(printed[key][0].replace(",", "")) == summary[key]
     assert summary["orders"] > 0 and summary["fills"] > 0
-    assert float(printed["close_mid"].replace(",", "")) == pytest.approx(summary["close_mid"])
+    number, unit = printed["close_mid"]
+    assert float(number.replace(",", "")) == pytest.approx(summary["close_mid"], abs=0.005)
+    assert unit == f"ticks (${summary['close_mid'] * 0.01:,.4f})"  # $0.01 a tick
+    assert printed["volume"][1] == "shares" and printed["fills"][1] == ""
 
 
 def test_session_seed_changes_the_session(capsys):
