@@ -19,7 +19,7 @@ EXTRAS := test deep dev
 EXTENSIONS := $(wildcard envs/simulator/*.pyx envs/simulator/*.pxd envs/data/*.pyx envs/data/*.pxd agents/*.pyx agents/*.pxd)
 MAKEFLAGS += --jobs=2 --output-sync=line
 
-.PHONY: run test bench lint reproduce clean
+.PHONY: run test bench lint reproduce clean docs
 
 $(BIN)/python:
 	@echo "[1/5] creating $(VENV), a virtual environment of $$($(PYTHON) --version)"
@@ -50,6 +50,10 @@ $(VENV)/.installed: $(VENV)/.dependencies $(VENV)/.compiled
 	@$(PIP) --no-deps --no-build-isolation -e .
 	@$(call BYTECODE,agents envs evaluation)
 	@touch $@
+
+# the reference of experiment files, generated from the schema that checks them
+docs: $(VENV)/.installed
+	$(BIN)/python -m tradearena.evaluation.reference docs/config.md
 
 run: $(VENV)/.installed
 	$(BIN)/tradearena run $(CONFIG) --out runs/quickstart --resume

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tradearena.agents.base import STANDARD_KEYWORDS, Agent
-from tradearena.envs.errors import UserError, did_you_mean
+from tradearena.envs.errors import UserError, did_you_mean, keyword_hint
 
 __all__ = ["ENTRY_POINT_GROUP", "Recipe", "add_folders", "describe", "make", "names", "resolve"]
 
@@ -137,7 +137,7 @@ def make(name: str, **params: Any) -> Agent:
     try:
         agent = cls(**taken)
     except TypeError as error:
-        raise UserError(f"agent {name!r}: {error}") from None
+        raise UserError(f"agent {name!r}: {error}{keyword_hint(error, cls)}") from None
     object.__setattr__(agent, "recipe", Recipe(name, dict(params)))  # frozen dataclasses too
     return agent
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from tradearena.agents._kernels import UtilityKind
-from tradearena.envs.errors import did_you_mean
+from tradearena.envs.errors import did_you_mean, keyword_hint
 
 __all__ = [
     "RISK_AVERSE",
@@ -157,4 +157,5 @@ def make_utility(spec: str | Mapping[str, Any] | Utility | None = "identity") ->
     try:
         return _KINDS[spec["name"]](**params)
     except TypeError as error:
-        raise ValueError(f"utility {spec!r}: {error}") from None
+        hint = keyword_hint(error, _KINDS[spec["name"]])
+        raise ValueError(f"utility {spec!r}: {error}{hint}") from None

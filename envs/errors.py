@@ -5,16 +5,27 @@ one line (exit 2) and let anything else surface with its traceback. It is a `Val
 code that catches ``ValueError`` keeps working. `did_you_mean` and `not_one_of` word a value
 that is not one of a closed set of choices, with the nearest choice when one is close;
 `ParameterError` names a parameter of a table (a trader's ``hawkes = {...}``) by its path, and
-`known_keys` and `number` check such a table's keys and values.
+`known_keys` and `number` check such a table's keys and values; `keyword_hint` words a
+misspelt keyword argument.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from difflib import get_close_matches
 
-__all__ = ["ParameterError", "UserError", "did_you_mean", "known_keys", "not_one_of", "number"]
+__all__ = [
+    "ParameterError",
+    "UserError",
+    "did_you_mean",
+    "keyword_hint",
+    "known_keys",
+    "not_one_of",
+    "number",
+]
 
 
 class UserError(ValueError):
@@ -30,6 +41,26 @@ def did_you_mean(given: object, choices: Iterable[object]) -> str:
     names = {str(choice).lower(): str(choice) for choice in choices}
     near = get_close_matches(given.lower(), list(names), n=1)
     return f" (did you mean {names[near[0]]!r}?)" if near else ""
+
+
+def keyword_hint(error: TypeError, target: Callable) -> str:
+    """`did_you_mean` for the keyword a call of ``target`` did not take (``error``'s
+    "unexpected keyword argument 'x'"), among the named parameters of ``target`` (a class:
+    of every ``__init__`` along its MRO, which ``**params`` pass on to); "" for any other
+    error."""
+    found = re.search(r"unexpected keyword argument '(\w+)'", str(error))
+    if not found:
+        return ""
+    callables = [k.__init__ for k in target.__mro__ if "__init__" in vars(k)]
+    callables = callables if isinstance(target, type) else [target]
+    names = set()
+    for function in callables:
+        try:
+            parameters = inspect.signature(function).parameters.values()
+        except (TypeError, ValueError):  # a builtin's __init__
+            continue
+        names |= {p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    return did_you_mean(found.group(1), sorted(names - {"self"}))
 
 
 def not_one_of(given: object, choices: Iterable[object]) -> str:

@@ -12,6 +12,8 @@ import dataclasses
 import inspect
 import json
 import math
+import numbers
+import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -156,6 +158,7 @@ class MarketSpec:
     record: bool = False
 
     def __post_init__(self) -> None:
+        _check_types(self)
         set_ = object.__setattr__  # normalising a frozen dataclass's own fields
         set_(self, "traders", tuple(self.traders))
         set_(self, "windows", tuple(int(w) for w in self.windows))
@@ -357,6 +360,41 @@ def _trader(spec: Trader | Mapping[str, Any]) -> Trader:
     return build_trader(spec["type"], {k: v for k, v in spec.items() if k != "type"})
 
 
+_SCALARS = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+"""The plain types a field may hold, by their name in messages."""
+
+
+@lru_cache(maxsize=1)
+def _scalar_types() -> dict[str, tuple[type, str]]:
+    """Field name -> (its plain type, that type's name) for the fields annotated with one plain
+    type (or it or None): the types `_check_types` asks of a value."""
+    hints = typing.get_type_hints(MarketSpec)
+    out = {}
+    for name in (f.name for f in dataclasses.fields(MarketSpec)):
+        kinds = [t for t in typing.get_args(hints[name]) or (hints[name],) if t is not type(None)]
+        if len(kinds) == 1 and kinds[0] in _SCALARS:
+            out[name] = (kinds[0], _SCALARS[kinds[0]])
+    return out
+
+
+def _check_types(spec: MarketSpec) -> None:
+    """Raise `SpecError` naming the first field whose value is not of its type (a number of
+    either kind where a float is asked; never a bool for a number), or ``windows`` that are
+    not integers."""
+    for name, (kind, described) in _scalar_types().items():
+        value = getattr(spec, name)
+        if value is None:
+            continue
+        number = {int: numbers.Integral, float: numbers.Real}.get(kind, kind)
+        if not isinstance(value, number) or isinstance(value, bool) and kind is not bool:
+            raise SpecError(name, f"expected {described}, got {value!r}")
+    windows = spec.windows
+    if isinstance(windows, str | bytes) or not all(
+        isinstance(w, numbers.Integral) and not isinstance(w, bool) for w in windows
+    ):
+        raise SpecError("windows", f"expected integers (steps), got {windows!r}")
+
+
 def _check(spec: MarketSpec) -> None:
     """Raise `SpecError` naming the first field that cannot be used."""
 
@@ -384,7 +422,7 @@ def _check(spec: MarketSpec) -> None:
     ok = window is None or (
         isinstance(window, tuple)
         and len(window) == 2
-        and all(isinstance(step, int) and not isinstance(step, bool) for step in window)
+        and all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in window)
         and 0 <= window[0] <= window[1]
     )
     need(ok, "window_steps", "[first, last] steps of the day with 0 <= first <= last")

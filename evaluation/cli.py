@@ -562,7 +562,7 @@ def report(outcome) -> int:
 
 def format_payoffs(path) -> str:
     """A tournament's payoff table and the rest points of its replicator dynamics, as text."""
-    from tradearena.evaluation.analysis.dynamics import rest_points
+    from tradearena.evaluation.analysis.dynamics import format_rest_points
     from tradearena.evaluation.analysis.payoffs import PayoffTable
 
     table = PayoffTable.read_csv(path)
@@ -574,11 +574,16 @@ def format_payoffs(path) -> str:
         "",
         "rest points of the replicator dynamics (stability in the whole simplex):",
     ]
-    for point in rest_points(table):
-        mix = ", ".join(f"{s} {x:.2f}" for s, x in zip(table.strategies, point.x))
-        invaders = ", ".join(table.strategies[j] for j in point.invaders)
-        lines.append(f"  {point.kind:<8} ({mix})" + (f" invaded by {invaders}" if invaders else ""))
+    lines.extend(f"  {line}" for line in format_rest_points(table))
     return "\n".join(lines)
+
+
+def _sortino_text(row) -> str:
+    """The Sortino ratio to three decimals; "no loss" where no test episode lost and the mean
+    PnL is positive (no downside deviation to divide by: the ratio is unbounded)."""
+    if row.sortino != row.sortino and row.mean_pnl > 0:  # NaN
+        return "no loss"
+    return f"{row.sortino:.3f}"
 
 
 def format_summary(summary) -> str:
@@ -597,7 +602,7 @@ def format_summary(summary) -> str:
             "mean PnL $": table.apply(
                 lambda r: f"{r.mean_pnl:.2f} [{r.mean_pnl_low:.2f}, {r.mean_pnl_high:.2f}]", axis=1
             ),
-            "Sortino": table["sortino"].map("{:.3f}".format),
+            "Sortino": table.apply(_sortino_text, axis=1),
             "max DD $": table["max_drawdown"].map("{:.2f}".format),
             "CVaR 5% $": table["cvar_5"].map("{:.2f}".format),
             "hit rate": table["hit_rate"].map("{:.2f}".format),
@@ -763,8 +768,24 @@ def run_session(args: argparse.Namespace) -> int:
         f"simulated in {seconds:.2f} s"
     )
     for key, value in summary.items():
-        print(f"  {key:<12} {value:,.2f}" if isinstance(value, float) else f"  {key:<12} {value:,}")
+        number = f"{value:,.2f}" if isinstance(value, float) else f"{value:,}"
+        unit = SESSION_UNITS.get(key, "")
+        if unit == "ticks":
+            unit += f" (${value * market.tick_size:,.4f})"
+        print(f"  {key:<12} {number} {unit}".rstrip())
     return 0
+
+
+SESSION_UNITS = {
+    "volume": "shares",
+    "mean_spread": "ticks",
+    "open_mid": "ticks",
+    "close_mid": "ticks",
+    "low_mid": "ticks",
+    "high_mid": "ticks",
+}
+"""The unit of each `Market.summary` value `tradearena session` prints (counts have none);
+prices in ticks are followed by their dollars."""
 
 
 def fit_command(args: argparse.Namespace) -> int:

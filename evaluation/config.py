@@ -51,84 +51,142 @@ from tradearena.evaluation.schema import (
 )
 from tradearena.evaluation.trained import load_saved, saved_source
 
-__all__ = ["ConfigError", "config_text", "load_config", "load_market", "merge", "parse_config"]
+__all__ = [
+    "ConfigError",
+    "command_line",
+    "config_locator",
+    "config_text",
+    "load_config",
+    "load_market",
+    "merge",
+    "parse_config",
+]
 
-_MARKET_TYPES: dict[str, type | tuple[type, ...]] = {
-    "population": str,
-    "traders": list,  # explicit background tables {type = "ZeroIntelligence", ...}
-    "tape": str,  # a LOBSTER message file, a converted directory, or "synthetic"
-    "tape_format": str,
-    "tape_seed": int,
-    "queue": str,
-    "queue_power": (int, float),
-    "extra_zi": int,
-    "n_steps": int,
-    "day_steps": int,
-    "window_steps": list,  # [first, last]: the steps of the day at which a session may open
-    "step_seconds": (int, float),
-    "open_time": (int, float),
-    "warmup_seconds": (int, float),
-    "tick_size": (int, float),
-    "initial_price": int,
-    "position_limit": int,
-    "fee_per_share": (int, float),
-    "task": str,
-    "actions": str,
-    "order_size": int,
-    "reward_scale": (int, float),
-    "inventory_penalty": (int, float),
-    "parent_order": int,
-    "signal_noise": (int, float),
-    "windows": list,
-    "depth_levels": int,
+_MARKET_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "population": (str, 'background traders: "rmsc04", "light" or "none" (None: the task\'s)'),
+    "traders": (list, 'explicit background tables {type = "ZeroIntelligence", ...}, replacing it'),
+    "tape": (str, 'a LOBSTER message file, a converted directory, a recording, or "synthetic"'),
+    "tape_format": (str, 'the tape\'s files: "lobster", "binance", "tardis" or "l3"'),
+    "tape_seed": (int, 'seed of the day a "synthetic" tape records from the population'),
+    "queue": (str, 'how seats move up a replayed queue: "risk_averse", "power" or "log"'),
+    "queue_power": ((int, float), 'the exponent of the "power" queue model'),
+    "extra_zi": (int, "zero-intelligence traders added to the background"),
+    "n_steps": (int, "decisions per episode (None: the task's; with a tape, its whole day)"),
+    "day_steps": (int, "steps of the longer day each session is a window of (None: none)"),
+    "window_steps": (list, "[first, last]: the steps of that day a session may open at"),
+    "step_seconds": ((int, float), "seconds between decisions"),
+    "open_time": ((int, float), "seconds after midnight the session opens (None: 09:30)"),
+    "warmup_seconds": ((int, float), "seconds the background trades before the seats act"),
+    "tick_size": ((int, float), "dollars per tick (None: $0.01, or the tape's)"),
+    "initial_price": (int, "opening price in ticks (None: 10,000, or the tape's)"),
+    "position_limit": (
+        int,
+        "shares (lots on a tape) a seat may hold either side (None: the task's)",
+    ),
+    "fee_per_share": ((int, float), "dollars charged per share (lot) filled"),
+    "task": (str, "the task (`tradearena tasks`): defaults the fields left None"),
+    "actions": (str, 'the action set: "trade", "quote" or "make" (None: the task\'s)'),
+    "order_size": (int, "shares (lots on a tape) per order"),
+    "reward_scale": ((int, float), "rewards are dollars times this (None: the task's)"),
+    "inventory_penalty": (
+        (int, float),
+        "dollars per share^2 per step off the rewards (None: the task's)",
+    ),
+    "parent_order": (int, "shares to acquire by the close, negative to sell (None: the task's)"),
+    "signal_noise": ((int, float), "ticks: deviation of a seat's look at the fundamental"),
+    "windows": (list, "return windows of the features, in steps"),
+    "depth_levels": (int, "book levels the features read"),
 }
-"""The TOML types of the `MarketSpec` fields an experiment file may set."""
+"""The TOML types of the `MarketSpec` fields an experiment file may set, and their meaning."""
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(MarketSpec)}
-MARKET = {name: Field(kind, _DEFAULTS[name]) for name, kind in _MARKET_TYPES.items()}
+MARKET = {
+    name: Field(kind, _DEFAULTS[name], doc=doc) for name, (kind, doc) in _MARKET_TYPES.items()
+}
 """The ``[market]`` table: `MarketSpec`'s fields and defaults; values are checked by it."""
 AGENT = {
-    "id": Field(str, REQUIRED),
-    "label": Field(str, ""),
-    "params": Field(dict, ANY_TABLE),
-    "from": Field(str, ""),  # a saved agent, or a run's agents/<label> (seed-<n> per seed)
-    "train": Field(bool, True),  # false: frozen, only tested
+    "id": Field(str, REQUIRED, doc='a registry id (`tradearena agents`) or "module:ClassName"'),
+    "label": Field(str, "", doc="its name in the tables (default: the class's name)"),
+    "params": Field(dict, ANY_TABLE, doc="keywords of the agent's class (default: none)"),
+    "from": Field(str, "", doc="a saved agent, or a run's `agents/<label>` (`seed-<n>` per seed)"),
+    "train": Field(bool, True, doc="false: frozen, only tested"),
 }
 PERTURBATION = {
-    "name": Field(str, REQUIRED),
-    "type": Field(str, REQUIRED, *one_of("adversary", "zi")),
-    "mode": Field(str, "takeover", *one_of("takeover", "trader")),
-    "p": Field((int, float), 0.2, lambda x: 0 <= x <= 1, "in [0, 1]"),
-    "source": Field(str, ""),
-    "n_agents": Field(int, 50, positive, "> 0"),
+    "name": Field(str, REQUIRED, doc="the test condition's name in the tables"),
+    "type": Field(str, REQUIRED, *one_of("adversary", "zi"), doc="an adversary, or more ZI"),
+    "mode": Field(
+        str, "takeover", *one_of("takeover", "trader"), doc="adversary: takes seats or trades"
+    ),
+    "p": Field(
+        (int, float), 0.2, lambda x: 0 <= x <= 1, "in [0, 1]", doc="take-over chance per step"
+    ),
+    "source": Field(str, "", doc="label of the agent whose adversary acts (adversary)"),
+    "n_agents": Field(int, 50, positive, "> 0", doc="extra zero-intelligence traders (zi)"),
 }
 TOURNAMENT = {
-    "players": Field(int, 4, positive, "> 0 seats"),
-    "mode": Field(str, "train-in-profile", *one_of("train-in-profile", "pretrained")),
-    "payoff": Field(str, "sharpe", *one_of("sharpe", "pnl")),
-    "sharpe_floor": Field((int, float), 0.01, positive, "> 0 dollars"),
-    "weighting": Field(str, "tuyls", *one_of("tuyls", "focal")),
+    "players": Field(int, 4, positive, "> 0 seats", doc="seats of every profile"),
+    "mode": Field(
+        str,
+        "train-in-profile",
+        *one_of("train-in-profile", "pretrained"),
+        doc="a profile's agents learn together, or each learns alone once and is frozen",
+    ),
+    "payoff": Field(
+        str, "sharpe", *one_of("sharpe", "pnl"), doc="payoffs.csv: Sharpe ratio or mean PnL"
+    ),
+    "sharpe_floor": Field(
+        (int, float),
+        0.01,
+        positive,
+        "> 0 dollars",
+        doc="dollars: the least PnL deviation a Sharpe ratio divides by",
+    ),
+    "weighting": Field(
+        str, "tuyls", *one_of("tuyls", "focal"), doc="expected payoffs of the dynamics"
+    ),
 }
 TOP = {
-    "kind": Field(str, REQUIRED, *one_of(*KINDS)),
-    "name": Field(str, ""),
-    "seeds": Field(int, 3, positive, "> 0"),
-    "root_seed": Field(int, 0, non_negative, ">= 0"),
-    "market": Field(dict, MARKET),
+    "kind": Field(str, REQUIRED, *one_of(*KINDS), doc="what the experiment runs"),
+    "name": Field(str, "", doc="its name: the default run directory is `runs/<name>`"),
+    "seeds": Field(int, 3, positive, "> 0", doc="repetitions, each one market randomness"),
+    "root_seed": Field(int, 0, non_negative, ">= 0", doc="the seed every job's seed derives from"),
+    "market": Field(dict, MARKET, doc="the market every agent plays (`envs.spec.MarketSpec`)"),
     "training": Field(
         dict,
         {
-            "episodes": Field(int, 10, non_negative, ">= 0"),
-            "evaluate_every": Field(int, 0, non_negative, ">= 0 episodes (0: never)"),
-            "evaluate_episodes": Field(int, 10, positive, "> 0"),
-            "sessions": Field(int, 1, positive, "> 0 sessions played at once"),
-            "checkpoint_every": Field(int, 0, non_negative, ">= 0 episodes (0: never)"),
+            "episodes": Field(
+                int, 10, non_negative, ">= 0", doc="per agent (0: agents that do not learn)"
+            ),
+            "evaluate_every": Field(
+                int, 0, non_negative, ">= 0 episodes (0: never)", doc="episodes between checks"
+            ),
+            "evaluate_episodes": Field(int, 10, positive, "> 0", doc="greedy episodes per check"),
+            "sessions": Field(
+                int, 1, positive, "> 0 sessions played at once", doc="sessions played at once"
+            ),
+            "checkpoint_every": Field(
+                int, 0, non_negative, ">= 0 episodes (0: never)", doc="episodes between saves"
+            ),
         },
+        doc="how each agent (or profile) learns before it is tested",
     ),
-    "testing": Field(dict, {"episodes": Field(int, 5, positive, "> 0")}),
-    "agents": Field(list, AGENT),
-    "perturbations": Field(list, PERTURBATION),
-    "tournament": Field(dict, TOURNAMENT),
-    "output": Field(dict, {"dir": Field(str, ""), "figures": Field(bool, True)}),
+    "testing": Field(
+        dict,
+        {"episodes": Field(int, 5, positive, "> 0", doc="greedy test episodes per condition")},
+        doc="the greedy episodes the tables are made of",
+    ),
+    "agents": Field(list, AGENT, doc="the agents, one table each, in the order of the tables"),
+    "perturbations": Field(list, PERTURBATION, doc="test conditions (kind robustness)"),
+    "tournament": Field(dict, TOURNAMENT, doc="the empirical game (kind tournament)"),
+    "output": Field(
+        dict,
+        {
+            "dir": Field(
+                str, "", doc='the run directory ("": `runs/<name or kind>`; `--out` wins)'
+            ),
+            "figures": Field(bool, True, doc="draw the figures"),
+        },
+        doc="where the run goes",
+    ),
 }
 OPTIONAL_SECTIONS = ("perturbations",)
 
@@ -143,7 +201,8 @@ def load_config(path: str | Path, overrides: dict | None = None) -> dict[str, An
     (comments dropped) as its text. A tape file among them (``{"market": {"tape": ...}}``) is
     the caller's: relative to the current folder, not to the file's."""
     path = Path(path)
-    return parse_config(config_text(path, overrides), source=str(path), base=path.parent)
+    text, where = config_text(path, overrides), config_locator(path, overrides)
+    return parse_config(text, source=str(path), base=path.parent, where=where)
 
 
 def config_text(path: str | Path, overrides: dict | None = None) -> str:
@@ -163,6 +222,26 @@ def config_text(path: str | Path, overrides: dict | None = None) -> str:
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"{path}: not valid TOML: {error}") from None
     return text
+
+
+def config_locator(path: str | Path, overrides: dict | None = None) -> Locator:
+    """The `Locator` of the experiment file at ``path``: lines of the file as written, and the
+    keys ``overrides`` replaced named by their ``--set KEY=VALUE``."""
+    path = Path(path)
+    return Locator(path.read_text(), str(path), given=command_line(overrides or {}))
+
+
+def command_line(overrides: dict, prefix: tuple = ()) -> dict[tuple, str]:
+    """Every value of the nested ``overrides`` as ``--set KEY=VALUE``, by its key path."""
+    out = {}
+    for key, value in overrides.items():
+        path = prefix + (key,)
+        if isinstance(value, dict):
+            out.update(command_line(value, path))
+        else:
+            shown = value if isinstance(value, str) else tomli_w.dumps({"v": value})[4:].strip()
+            out[path] = f"--set {'.'.join(path)}={shown}"
+    return out
 
 
 def load_market(path: str | Path) -> MarketSpec:
@@ -194,17 +273,23 @@ def merge(base: dict, overrides: dict) -> dict:
 
 
 def parse_config(
-    text: str, *, source: str = "<config>", base: Path | None = None, complete: bool = True
+    text: str,
+    *,
+    source: str = "<config>",
+    base: Path | None = None,
+    complete: bool = True,
+    where: Locator | None = None,
 ) -> dict:
     """Check the TOML ``text`` of an experiment; relative data paths resolve against ``base``
     (default: the working directory). With ``complete=False`` only the schema is checked and
     the defaults filled (agents are not loaded, data files not looked for): reading a
-    finished run's config."""
+    finished run's config. ``where`` locates errors (default: in ``text`` itself;
+    `config_locator` for a file with ``--set`` overrides)."""
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{source}: not valid TOML: {error}") from None
-    where = Locator(text, source)
+    where = where or Locator(text, source)
     config = check_table(raw, TOP, (), where)
     config["output"]["dir"] = config["output"]["dir"] or f"runs/{config['name'] or config['kind']}"
     for key, section in SECTIONS.items():
@@ -290,7 +375,8 @@ def _check_market(market: dict, where: Locator, base: Path) -> MarketSpec:
     """The market table as a `MarketSpec`: traders take their parameters, the tape file (or
     a converted directory, or a recording's directory) exists (resolved against ``base``,
     or against the current folder when an environment variable gave it, as ``--set``
-    does), every value is one the spec accepts."""
+    does) and reads to its end (a wrong file, a malformed row or a truncated recording is
+    blamed on ``market.tape``), every value is one the spec accepts."""
     for i, spec in enumerate(market["traders"]):
         if not isinstance(spec, dict) or spec.get("type") not in TRADERS:
             got = spec.get("type") if isinstance(spec, dict) else spec
@@ -307,9 +393,14 @@ def _check_market(market: dict, where: Locator, base: Path) -> MarketSpec:
             raise where.error(("market", "tape"), f"no such file or directory: {tape}")
         market["tape"] = str(tape)
     try:
-        return MarketSpec(**market)
+        spec = MarketSpec(**market)
+        if market["tape"] and market["tape"] != SYNTHETIC:
+            spec.replayed_tape()  # read to its end once: bad content is the tape's, found here
     except SpecError as error:
         raise where.error(("market", *error.path), error.reason) from None
+    except UserError as error:
+        raise where.error(("market", "tape"), str(error)) from None
+    return spec
 
 
 def _expanded(tape: str, where: Locator) -> str:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from tradearena.agents import calibration
 from tradearena.envs.errors import UserError
-from tradearena.evaluation.config import config_text, parse_config
+from tradearena.evaluation.config import config_locator, config_text, parse_config
 from tradearena.evaluation.kinds import CALIBRATIONS, KINDS
 from tradearena.evaluation.parallel import Executor
 from tradearena.evaluation.rollout import Job
@@ -67,7 +67,8 @@ def run_experiment(
     text = config_text(path, overrides)
     directory = Path(out or parse_config(text, complete=False)["output"].dir)
     calibration.reuse(directory / CALIBRATIONS)
-    config = parse_config(text, source=str(path), base=Path(path).parent)
+    where = config_locator(path, overrides)
+    config = parse_config(text, source=str(path), base=Path(path).parent, where=where)
     return run_config(config, executor, directory, resume=resume, figures=figures)
 
 

@@ -4,6 +4,8 @@ A run directory holds ``config.toml`` (the file as run), ``results.sqlite`` (eve
 job), ``calibrations.json`` (the references' calibrations and tunings, computed once for the
 run: `agents.calibration.keep`), the tables and the figures; `load_run` needs nothing but the
 directory (not the data files or custom agents the run used), so a notebook can load any run.
+`find_run_dir` finds a relative run directory wherever the notebook's kernel started (the
+repository root, or ``notebooks/``, where Jupyter starts it).
 """
 
 from __future__ import annotations
@@ -12,10 +14,39 @@ from pathlib import Path
 
 import pandas as pd
 
+from tradearena.envs.errors import UserError
 from tradearena.evaluation.config import parse_config
 from tradearena.evaluation.store import Store
 
-__all__ = ["load_run"]
+__all__ = ["find_run_dir", "load_run", "project_root"]
+
+PROJECT_FILE = "pyproject.toml"
+"""The file that marks the repository root."""
+
+
+def project_root(start: str | Path | None = None) -> Path | None:
+    """The nearest folder at or above ``start`` (default: the working directory) that holds
+    `PROJECT_FILE`, or None."""
+    here = Path(start or Path.cwd()).resolve()
+    return next((d for d in (here, *here.parents) if (d / PROJECT_FILE).is_file()), None)
+
+
+def find_run_dir(path: str | Path) -> Path:
+    """The run directory ``path``: as given when absolute or found from the working
+    directory, else relative to the repository root (`project_root`), so that
+    ``runs/tournament`` is found from ``notebooks/`` too. `UserError` naming the places
+    looked in when neither holds it."""
+    path = Path(path).expanduser()
+    if path.is_absolute() or path.is_dir():
+        return path
+    root = project_root()
+    if root is not None and (root / path).is_dir():
+        return root / path
+    places = f"{Path.cwd()}" + (f" or {root}" if root is not None else "")
+    raise UserError(
+        f"no run directory {str(path)!r} in {places}: run the experiment first, or give the "
+        "directory's absolute path"
+    )
 
 
 def load_run(directory: str | Path) -> tuple[dict, pd.DataFrame]:

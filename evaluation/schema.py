@@ -29,6 +29,7 @@ __all__ = [
     "Perturbation",
     "Testing",
     "Tournament",
+    "TYPE_NAMES",
     "Training",
     "check_table",
     "non_negative",
@@ -43,12 +44,14 @@ class ConfigError(UserError):
 
 @dataclass(frozen=True)
 class Field:
-    """One key of a table: its type, default (``REQUIRED`` if none) and allowed values."""
+    """One key of a table: its type, default (``REQUIRED`` if none), allowed values and what
+    it means (one line, with its unit: the reference ``docs/config.md`` is made of these)."""
 
     type: type | tuple[type, ...]
     default: Any
     check: Callable[[Any], bool] | None = None
     rule: str = ""  # what ``check`` asks, for the message ("> 0", "one of ...")
+    doc: str = ""
 
 
 REQUIRED = object()
@@ -104,7 +107,7 @@ def check_table(raw: dict, schema: dict[str, Field], path: tuple, where: Locator
 def _value(value: Any, field: Field, path: tuple, where: Locator) -> Any:
     expected = field.type if isinstance(field.type, tuple) else (field.type,)
     if isinstance(value, bool) and bool not in expected or not isinstance(value, expected):
-        names = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in expected)
+        names = " or ".join(TYPE_NAMES.get(t, t.__name__) for t in expected)
         raise where.error(path, f"expected {names}, got {value!r}")
     if isinstance(value, float) and not math.isfinite(value):
         raise where.error(path, f"expected a finite number, got {value!r}")
@@ -183,7 +186,7 @@ SECTIONS = {"training": Training, "testing": Testing, "tournament": Tournament, 
 """Typed tables: their key in the config -> their type."""
 
 
-_TYPE_NAMES = {
+TYPE_NAMES = {
     int: "an integer",
     float: "a number",
     str: "a string",
@@ -191,20 +194,24 @@ _TYPE_NAMES = {
     list: "an array",
     dict: "a table",
 }
+"""A TOML type's name in messages and in the reference."""
 
 
 class Locator:
     """Finds the line of a field in the TOML text, for messages.
 
     It follows table headers (``[a.b]``, ``[[agents]]`` counted per array) and ``key =``
-    lines; a field inside an inline table is reported at the line of the inline table.
+    lines; a field inside an inline table is reported at the line of the inline table. A
+    field that ``given`` holds (its key path -> the ``--set KEY=VALUE`` that replaced it) is
+    named by that instead: its value came from the command line, not from a line of the file.
     """
 
     _HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\-\"' ]+?)\s*\]\]?\s*(#.*)?$")
     _KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+|\"[^\"]*\")\s*=")
 
-    def __init__(self, text: str, source: str) -> None:
+    def __init__(self, text: str, source: str, given: dict[tuple, str] | None = None) -> None:
         self.source = source
+        self.given = given or {}
         self.lines: list[tuple[tuple, int]] = []  # (path, line number)
         table: tuple = ()
         counts: dict[tuple, int] = {}
@@ -245,6 +252,9 @@ class Locator:
 
     def error(self, path: tuple, message: str) -> ConfigError:
         dotted = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+        for key, command_line in self.given.items():
+            if path[: len(key)] == key:
+                return ConfigError(f"{command_line}: {dotted}: {message}")
         line = self.line(path)
         at = f"{self.source}, line {line}" if line else self.source
         return ConfigError(f"{at}: {dotted or 'top level'}: {message}")

@@ -176,6 +176,13 @@ def _records_of(records: pd.DataFrame, label: str, seed: int, where: list[str]) 
     return mine
 
 
+def _load_call(path: Path, agent_id: str) -> str:
+    """The `agents.load` call that reads the agent saved at ``path``: a ``"module:Class"``
+    id must be allowed by name (``custom=``)."""
+    custom = f", custom=({agent_id!r},)" if ":" in agent_id else ""
+    return f'agents.load("{path}"{custom})'
+
+
 def _card(path: Path, label: str, config: dict, excerpt: str, mine: pd.DataFrame) -> str:
     """The card's Markdown: what the agent is, how it trained and how it tested."""
     header = read_header(path)
@@ -186,7 +193,7 @@ def _card(path: Path, label: str, config: dict, excerpt: str, mine: pd.DataFrame
         "",
         f"`{header['id']}`, trained {trained} episodes in "
         f"all, {len(phases['train'])} of them in this run ({config['kind']} experiment, root "
-        f'seed {config["root_seed"]}). `agents.load("{path}")` reads it.',
+        f"seed {config['root_seed']}). `{_load_call(path, header['id'])}` reads it.",
         "",
     ]
     pnl = phases["train"].sort_values("episode")["pnl"].to_numpy(float)

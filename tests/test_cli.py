@@ -128,11 +128,17 @@ def test_session_prints_the_summary(capsys):
         market.step()
     summary = market.summary()
     assert out.startswith("synthetic session, seed 0: 5 one-minute steps")
-    printed = dict(re.findall(r"^  (\w+)\s+([\d,.]+)$", out, flags=re.MULTILINE))
+    printed = {
+        key: (number, unit)
+        for key, number, unit in re.findall(r"^  (\w+)\s+([\d,.]+) ?(.*)$", out, re.MULTILINE)
+    }
     for key in ("steps", "orders", "cancels", "fills", "volume"):
-        assert int(printed[key].replace(",", "")) == summary[key]
+        assert int(printed[key][0].replace(",", "")) == summary[key]
     assert summary["orders"] > 0 and summary["fills"] > 0
-    assert float(printed["close_mid"].replace(",", "")) == pytest.approx(summary["close_mid"])
+    number, unit = printed["close_mid"]
+    assert float(number.replace(",", "")) == pytest.approx(summary["close_mid"], abs=0.005)
+    assert unit == f"ticks (${summary['close_mid'] * 0.01:,.4f})"  # $0.01 a tick
+    assert printed["volume"][1] == "shares" and printed["fills"][1] == ""
 
 
 def test_session_seed_changes_the_session(capsys):
@@ -371,3 +377,25 @@ def test_calibrate_says_when_a_task_has_no_reference(tmp_path, capsys):
     )
     assert main(["calibrate", str(config)]) == 0
     assert "has no reference policy" in capsys.readouterr().out
+
+
+def test_a_sortino_with_no_losing_episode_reads_no_loss():
+    """The summary prints "no loss" for a NaN Sortino ratio when the mean PnL is positive (no
+    episode below the target: no downside to divide by), nan when nothing was earned, and
+    the ratio to three decimals otherwise."""
+    import pandas as pd
+
+    from tradearena.evaluation.cli import format_summary
+
+    base = dict.fromkeys(["sharpe", "sharpe_low", "sharpe_high", "max_drawdown", "cvar_5"], 0.0)
+    base |= {"mean_pnl_low": 0.0, "mean_pnl_high": 0.0, "hit_rate": 1.0, "exposure": 3.0}
+    rows = [
+        {"agent": "winner", "mean_pnl": 5.0, "sortino": float("nan")},
+        {"agent": "hold", "mean_pnl": 0.0, "sortino": float("nan")},
+        {"agent": "mixed", "mean_pnl": 1.0, "sortino": 0.4472136},
+    ]
+    summary = pd.DataFrame([base | row | {"condition": "clean", "seeds": 2} for row in rows])
+    _, _, header, _, *lines = format_summary(summary).splitlines()
+    end = header.index("Sortino") + len("Sortino")  # the column is right-aligned under it
+    sortino = {line.split()[0]: line[end - 7 : end].strip() for line in lines}
+    assert sortino == {"winner": "no loss", "hold": "nan", "mixed": "0.447"}

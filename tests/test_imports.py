@@ -203,3 +203,25 @@ def test_importing_the_agent_contract_loads_no_market_and_no_pandas():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT.parent
     ).stdout.split()
     assert loaded == ["tradearena", "tradearena.agents", "tradearena.agents.base"]
+
+
+def test_the_faces_a_plain_install_offers_import_only_default_dependencies():
+    """The market's faces the README shows without an extra (Gymnasium, PettingZoo, the
+    batched market) import, at the top of the module, only packages that `pip install`
+    brings (``[project] dependencies``), so a plain install can use them."""
+    import re
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    installed = {re.split(r"[<>=\[ ]", d)[0].replace("-", "_") for d in project["dependencies"]}
+    for name in ("multi_agent", "trading_env", "vector", "spec"):
+        tree = ast.parse((ROOT / "envs" / f"{name}.py").read_text())
+        top = {
+            (node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
+            for node in tree.body
+            if isinstance(node, ast.Import | ast.ImportFrom) and not getattr(node, "level", 0)
+            for alias in node.names
+        }
+        third_party = top - set(sys.stdlib_module_names) - {NAMESPACE, "__future__"}
+        assert third_party <= installed, (name, third_party - installed)
+    assert "pettingzoo" in installed

@@ -9,8 +9,13 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from tradearena.envs.errors import UserError
+from tradearena.evaluation.analysis.dynamics import rest_points
+from tradearena.evaluation.analysis.payoffs import PayoffTable
+from tradearena.evaluation.cli import format_payoffs
 from tradearena.evaluation.experiment import run_experiment
 from tradearena.evaluation.parallel import LocalExecutor
+from tradearena.evaluation.rundir import find_run_dir, project_root
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,13 +71,20 @@ def tournament_run(tmp_path_factory) -> Path:
 
 
 def execute(
-    name: str, run_dir: Path, monkeypatch, variable: str = "TRADEARENA_RUN_DIR"
+    name: str,
+    run_dir: Path,
+    monkeypatch,
+    variable: str = "TRADEARENA_RUN_DIR",
+    start: Path = ROOT / "notebooks",
 ) -> nbformat.NotebookNode:
-    monkeypatch.setenv(variable, str(run_dir))
+    """Run the notebook ``name`` with its kernel started in ``start`` (``notebooks/``, as
+    Jupyter starts it) and ``variable`` naming ``run_dir`` relative to the repository root,
+    as a user who runs it from there writes it."""
+    monkeypatch.setenv(variable, os.path.relpath(run_dir, ROOT))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     notebook = nbformat.read(ROOT / "notebooks" / name, as_version=4)
     client = NotebookClient(
-        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(start)}}
     )
     client.execute()
     return notebook
@@ -98,14 +110,45 @@ def images(notebook: nbformat.NotebookNode) -> list:
     ]
 
 
-def test_evolutionary_dynamics_notebook(tournament_run, monkeypatch):
+def test_find_run_dir_looks_from_here_then_from_the_root(tmp_path, monkeypatch):
+    """A relative run directory is found from the working directory first, else from the
+    repository root (the folder of pyproject.toml); one in neither is a UserError naming both."""
+    monkeypatch.chdir(ROOT / "notebooks")
+    assert project_root() == ROOT
+    assert find_run_dir("configs") == ROOT / "configs"
+    (tmp_path / "configs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert find_run_dir("configs") == Path("configs")
+    assert project_root() is None
+    with pytest.raises(UserError, match=f"^no run directory 'runs/x' in {tmp_path}: "):
+        find_run_dir("runs/x")
+
+
+@pytest.mark.parametrize("start", [ROOT / "notebooks", ROOT], ids=["notebooks", "root"])
+def test_evolutionary_dynamics_notebook(tournament_run, monkeypatch, start):
     """Loads the run's payoff tables (3 seats, 3 strategies: 10 profiles), draws the fields
-    and compares Sharpe with PnL payoffs."""
-    notebook = execute("evolutionary_dynamics.ipynb", tournament_run, monkeypatch)
+    and compares Sharpe with PnL payoffs, its kernel started in notebooks/ or the root."""
+    notebook = execute("evolutionary_dynamics.ipynb", tournament_run, monkeypatch, start=start)
     text = stream_text(notebook)
     assert "p = 3 seats, k = 3 strategies ('raql', 'ra2q', 'momentum'), 10 profiles" in text
     assert "strategy the dynamics favour from the uniform mix" in text
     assert len(images(notebook)) == 2  # the flow line and the pair of simplex fields
+
+
+def test_notebook_and_command_agree_on_stability(tmp_path, monkeypatch):
+    """Four strategies where a dominates the face {a, b, c} but d invades pure a: judged in
+    the face a would be stable; the notebook and the command both judge it in the whole
+    simplex (a saddle invaded by d) and print the same rest points, line for line."""
+    a = [[3, 3, 3, 1], [1, 2, 1, 0], [1, 1, 2, 0], [4, 0, 0, 2]]
+    table = PayoffTable.from_matrix(a, strategies=("a", "b", "c", "d"))
+    assert rest_points(table.restrict(("a", "b", "c")))[0].kind == "stable"
+    for name in ("payoffs.csv", "payoffs_sharpe.csv", "payoffs_pnl.csv"):
+        table.to_csv(tmp_path / name)
+    command = format_payoffs(tmp_path / "payoffs.csv").split("(stability in the whole simplex):\n")
+    text = stream_text(execute("evolutionary_dynamics.ipynb", tmp_path, monkeypatch))
+    shown = text.split("rest points with Sharpe payoffs:\n")[1].split("rest points with")[0]
+    assert shown.rstrip("\n") == command[1]
+    assert "  saddle   (a 1.00, b 0.00, c 0.00, d 0.00) invaded by d" in command[1].splitlines()
 
 
 def test_custom_agent_notebook(tournament_run, monkeypatch):

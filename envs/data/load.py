@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tradearena.envs.data.convert import FORMATS, META, convert, load_converted
 from tradearena.envs.data.files import FeedError
-from tradearena.envs.data.tapes import Tape, load_lobster
+from tradearena.envs.data.tapes import Tape, TapeError, load_lobster
 
 __all__ = ["TAPE_FORMATS", "load_tape"]
 
@@ -41,6 +41,13 @@ def load_tape(
             raise FeedError(f"unknown tape format {format!r}; known: {list(TAPE_FORMATS)}")
         files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
         return convert(format, files).tape
+    if path.is_dir() and not (path / META).exists():
+        messages = sorted(path.glob("*_message_*.csv"))
+        hint = f" (here: {messages[0].name})" if messages else ""
+        raise TapeError(
+            f"{path}: a directory without {META} is not a converted tape; give a LOBSTER "
+            f"message file{hint}, or a directory that `tradearena data` converted"
+        )
     if path.is_dir() or path.with_name(META).exists():
         return load_converted(path, orderbook)
     if orderbook is None:

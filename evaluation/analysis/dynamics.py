@@ -46,8 +46,10 @@ __all__ = [
     "alpharank",
     "expected_payoffs",
     "field",
+    "format_rest_points",
     "replicator",
     "rest_points",
+    "rest_points_on_face",
     "simplex_grid",
     "trajectory",
 ]
@@ -401,6 +403,38 @@ def rest_points(
                 if x is not None and not any(np.abs(x - y).max() < same for y, _ in found):
                     found.append((x, support))
     return [_judged(polynomial, x, support, eig_tol) for x, support in found]
+
+
+def rest_points_on_face(
+    table: PayoffTable, strategies: Sequence[str], weighting: str = "tuyls"
+) -> list[RestPoint]:
+    """The rest points of the whole game ``table`` that lie on the face of ``strategies``
+    (their support within it), each judged in the whole simplex (`rest_points`), with ``x``
+    cut to those strategies (shape ``(len(strategies),)``, in their order) and ``support``
+    and ``invaders`` still indices into ``table.strategies``.
+
+    This is the one answer on stability: a point stable within a face that an absent
+    strategy invades is a saddle here, where the sub-game ``table.restrict(strategies)``
+    would call it stable."""
+    index = [table.strategies.index(s) for s in strategies]
+    return [
+        RestPoint(point.x[index], point.kind, point.eigenvalues, point.support, point.invaders)
+        for point in rest_points(table, weighting)
+        if set(point.support) <= set(index)
+    ]
+
+
+def format_rest_points(table: PayoffTable, weighting: str = "tuyls") -> list[str]:
+    """One line per rest point of `rest_points` (stability in the whole simplex): its kind,
+    its mix (shares to two decimals, by strategy) and the strategies that invade it, e.g.
+    ``saddle   (raql 0.00, ra2q 1.00, ra3q 0.00) invaded by ra3q``. The text the command
+    prints and the notebook shows."""
+    lines = []
+    for point in rest_points(table, weighting):
+        mix = ", ".join(f"{s} {x:.2f}" for s, x in zip(table.strategies, point.x))
+        invaders = ", ".join(table.strategies[j] for j in point.invaders)
+        lines.append(f"{point.kind:<8} ({mix})" + (f" invaded by {invaders}" if invaders else ""))
+    return lines
 
 
 def _judged(

@@ -17,13 +17,19 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
 
-from tradearena.evaluation.analysis.dynamics import field, rest_points, simplex_grid
+from tradearena.evaluation.analysis.dynamics import (
+    field,
+    rest_points,
+    rest_points_on_face,
+    simplex_grid,
+)
 from tradearena.evaluation.analysis.metrics import Checkpointing
 from tradearena.evaluation.analysis.payoffs import PayoffTable
 
 __all__ = [
     "dynamics_figure",
     "equilibria_figure",
+    "face_field",
     "flow_line",
     "learning_curves",
     "axes_or_new",
@@ -244,6 +250,7 @@ def simplex_field(
     kind: str = "arrows",
     resolution: int = 15,
     rest: Sequence[tuple[np.ndarray, str]] | None = None,
+    speed_max: float | None = None,
 ) -> Axes:
     """Replicator field of a 3-strategy game on the simplex (a triangle, strategies at the
     corners).
@@ -253,7 +260,9 @@ def simplex_field(
     Cartesian grid of ``4 * resolution`` points per side. Either way the colour is the speed
     ``|xdot|`` (Euclidean, in the plane of the triangle) with a colorbar. Rest points are
     marked by kind (`REST_POINT_COLOURS`) with a legend: ``rest``, (mix over the three
-    strategies, kind) pairs, by default those of `rest_points` of ``table``.
+    strategies, kind) pairs, by default those of `rest_points` of ``table``. ``speed_max``
+    (payoff units per unit time) tops the colour scale, shared by panels that pass the same
+    (default: this field's own fastest arrow).
     """
     _check_k(table, 3, 3)
     if kind not in ("arrows", "streamlines"):
@@ -292,6 +301,8 @@ def simplex_field(
         mappable = ax.streamplot(
             gx, gy, u, v, color=speed, cmap="viridis", density=1.2, linewidth=1.0, arrowsize=1.0
         ).lines
+    if speed_max is not None:
+        mappable.set_clim(0.0, speed_max)
     ax.figure.colorbar(mappable, ax=ax, label="speed |dx/dt|", shrink=0.8)
     ax.add_patch(Polygon(_CORNERS, closed=True, fill=False, edgecolor="black", linewidth=1.0))
     for corner, name, align in zip(_CORNERS, table.strategies, ("right", "left", "center")):
@@ -315,6 +326,18 @@ def simplex_field(
     return ax
 
 
+def face_field(
+    table: PayoffTable, strategies: Sequence[str], ax: Axes | None = None, **options
+) -> Axes:
+    """`simplex_field` of the face of three ``strategies`` of ``table`` (its sub-table, whose
+    dynamics are the whole game's on the face), its rest points those of the whole game on it
+    marked with their stability in the whole simplex (`rest_points_on_face`); ``options``
+    (``weighting``, ``kind``, ``resolution``) passed on."""
+    weighting = options.get("weighting", "tuyls")
+    rest = [(p.x, p.kind) for p in rest_points_on_face(table, strategies, weighting)]
+    return simplex_field(table.restrict(strategies), ax, rest=rest, **options)
+
+
 def simplex_faces(
     table: PayoffTable,
     fig: Figure | None = None,
@@ -329,7 +352,8 @@ def simplex_faces(
     (`PayoffTable.restrict`: complete when ``table`` is), whose dynamics are the whole game's
     on that face; its rest points are the whole game's that lie on it, marked with their
     stability in the whole simplex (a point stable within the face that another strategy
-    invades is a saddle). One panel per face, in a grid; returns the Figure.
+    invades is a saddle). One panel per face, in a grid, all on one colour scale of speed (0 to
+    the fastest arrow of any face); returns the Figure.
     """
     _check_k(table, 4)
     faces = list(table.faces(3))
@@ -338,14 +362,20 @@ def simplex_faces(
     if fig is None:
         fig = Figure(figsize=(5.0 * columns, 4.2 * rows), layout="constrained")
     axes = fig.subplots(rows, columns, squeeze=False).ravel()
-    whole = rest_points(table, weighting)
-    for ax, (strategies, face) in zip(axes, faces):
-        on_face = [
-            (point.x[list(strategies)], point.kind)
-            for point in whole
-            if set(point.support) <= set(strategies)
-        ]
-        simplex_field(face, ax, weighting=weighting, kind=kind, resolution=resolution, rest=on_face)
+    grid = simplex_grid(3, int(resolution), interior=True)
+    speeds = (np.linalg.norm(field(f, grid, weighting) @ _CORNERS, axis=1) for _, f in faces)
+    top = max(float(speed.max()) for speed in speeds)
+    top = max(top, np.finfo(float).tiny)  # a field at rest everywhere: any positive scale
+    for ax, (_, face) in zip(axes, faces):
+        face_field(
+            table,
+            face.strategies,
+            ax,
+            weighting=weighting,
+            kind=kind,
+            resolution=resolution,
+            speed_max=top,
+        )
         ax.set_title(f"face {', '.join(face.strategies)}")
     for ax in axes[len(faces) :]:
         ax.set_axis_off()

@@ -31,16 +31,17 @@ def return_tails(returns: Mapping[str, np.ndarray], ax: Axes | None = None) -> A
     """P(|r - mean| / sd > x) of each source's returns (any unit: each is standardised by its
     own sample sd) against a Gaussian's, log scale: heavy tails lie above the Gaussian."""
     ax = _axes(ax)
-    top = 1.0
+    top, floor = 1.0, 1.0
     for label, r in returns.items():
         if len(r) < 2 or r.std(ddof=1) == 0:
             continue
         x, survival = _survival(np.abs(r - r.mean()) / r.std(ddof=1))
         ax.step(x, survival, where="post", label=label)
-        top = max(top, x[-1])
+        top, floor = max(top, x[-1]), min(floor, survival[survival > 0].min())
     grid = np.linspace(0.0, top, 200)
     ax.plot(grid, 2 * stats.norm.sf(grid), "k--", label="Gaussian")
     ax.set_yscale("log")
+    ax.set_ylim(floor / 3, 1.5)  # the samples' range: the Gaussian's far tail is not drawn
     ax.set_xlabel("|return - mean| / sd")
     ax.set_ylabel("share at or beyond")
     ax.set_title("Tails of 1-min mid returns")

@@ -9,8 +9,10 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from tradearena import envs  # noqa: F401 - registers the environment ids
+from tradearena.envs.errors import UserError
 from tradearena.envs.simulator.features import FEATURE_NAMES
 from tradearena.envs.simulator.traders import MarketMaker, Noise, ZeroIntelligence
+from tradearena.envs.spec import SpecError
 from tradearena.envs.trading_env import TradingEnv
 
 IDS = ("tradearena/SyntheticMarket-v0", "tradearena/ReplayMarket-v0")
@@ -298,3 +300,28 @@ def test_render_ansi():
     assert f"ask {ask[0]:>8} x {ask[1]}" in text and f"bid {bid[0]:>8} x {bid[1]}" in text
     assert "inventory 100 shares" in text
     assert TradingEnv(traders=small_traders(), n_steps=5).render() is None
+
+
+@pytest.mark.parametrize(
+    "keywords, message",
+    [
+        ({"n_steps": "60"}, "n_steps: expected an integer, got '60'"),
+        ({"n_steps": 60.0}, "n_steps: expected an integer, got 60.0"),
+        ({"reward_scale": True}, "reward_scale: expected a number, got True"),
+        ({"task": 3}, "task: expected a string, got 3"),
+        ({"windows": (1, "5")}, "windows: expected integers (steps), got (1, '5')"),
+    ],
+)
+def test_a_wrong_type_through_gym_make_is_one_line_naming_the_keyword(keywords, message):
+    """A value of the wrong type given to gym.make is the project's one-line UserError (a
+    SpecError) naming the keyword, not a TypeError from inside the market."""
+    with pytest.raises(UserError) as error:
+        gymnasium.make("tradearena/SyntheticMarket-v0", **keywords)
+    assert isinstance(error.value, SpecError)
+    assert str(error.value) == message
+
+
+def test_numpy_scalars_are_numbers_of_their_kind():
+    """numpy integers and floats pass the type check as Python's do."""
+    env = TradingEnv(traders=small_traders(), n_steps=np.int64(12), reward_scale=np.float32(0.5))
+    assert env.market_spec.n_steps == 12

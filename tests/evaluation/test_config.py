@@ -4,6 +4,8 @@ is a `ConfigError` naming the file, the line and the field, raised before anythi
 from __future__ import annotations
 
 import dataclasses
+import gzip
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -63,6 +65,21 @@ BAD = {
         17,
         "agents[0].labl",
         r"unknown key \(did you mean 'label'\?\)",
+    ),
+    "misspelt agent parameter": (
+        [("params = { k = 3 }", "params = { k = 3, exploraton = 0.2 }")],
+        "",
+        20,
+        "agents[1].params",
+        r"agent 'ra2q': .*unexpected keyword argument 'exploraton' "
+        r"\(did you mean 'exploration'\?\)$",
+    ),
+    "misspelt utility parameter": (
+        [("params = { k = 3 }", 'params = { utility = { name = "exponential", betta = -1 } }')],
+        "",
+        20,
+        "agents[1].params",
+        r"utility .*unexpected keyword argument 'betta' \(did you mean 'beta'\?\)$",
     ),
     "string for an int": (
         [("n_steps = 15", 'n_steps = "15"')],
@@ -276,6 +293,49 @@ def test_missing_tape_file(tmp_path, tiny_text):
         load_config(path)
 
 
+@pytest.fixture(scope="module")
+def lobster_files(tmp_path_factory) -> tuple[Path, Path]:
+    """A recorded day's level-1 LOBSTER files, named as LOBSTER names them."""
+    folder = tmp_path_factory.mktemp("lobster")
+    messages = folder / "DAY_34200000_57600000_message_1.csv"
+    orderbook = folder / "DAY_34200000_57600000_orderbook_1.csv"
+    write_lobster(synthetic_tape(0, n_steps=10, levels=1), messages, orderbook)
+    return messages, orderbook
+
+
+def _malformed(messages: Path) -> Path:
+    """A copy of ``messages`` whose second row's size (column 4) reads ``abc``."""
+    rows = messages.read_text().splitlines()
+    cells = rows[1].split(",")
+    rows[1] = ",".join([*cells[:3], "abc", *cells[4:]])
+    copy = messages.with_name("malformed_message_1.csv")
+    copy.write_text("\n".join(rows) + "\n")
+    return copy
+
+
+@pytest.mark.parametrize(
+    "given, message",
+    [
+        (lambda m, o: o, "line 1: 4 columns, expected 6 (time, type, order_id, size, price"),
+        (lambda m, o: m.parent, "a directory without meta.json is not a converted tape"),
+        (lambda m, o: _malformed(m), "line 2, column 4 (size): 'abc' is not a number"),
+    ],
+    ids=["orderbook file", "LOBSTER folder", "malformed row"],
+)
+def test_bad_tape_content_is_the_tapes(given, message, lobster_files, tmp_path, tiny_text):
+    """An orderbook file given as the tape, a folder of LOBSTER files and a malformed row are
+    each named at ``market.tape`` (the file's line 8) with the tape file and its line, not at
+    an agent's parameters."""
+    tape = given(*lobster_files)
+    path = tmp_path / "bad.toml"
+    path.write_text(tiny_text.replace("n_steps = 15", f'n_steps = 15\ntape = "{tape}"'))
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    assert str(error.value).startswith(f"{path}, line 8: market.tape: {tape}")
+    assert message in str(error.value)
+    assert "agents" not in str(error.value)
+
+
 def test_invalid_toml(tmp_path, tiny_text):
     """A syntax error names the file and the line (from the TOML parser)."""
     path = tmp_path / "bad.toml"
@@ -403,6 +463,55 @@ def test_cli_dry_run(tiny_config, tiny_jobs, tmp_path, monkeypatch, capsys):
         *(f"  {job}" for job in tiny_jobs),
     ]
     assert not out.exists() and not (tmp_path / "runs").exists()
+
+
+def test_cli_truncated_gzip_tape_fails_before_writing(tmp_path, tiny_text, capsys):
+    """A binance recording cut short (its gzip stream ends before its end marker): ``run``
+    and ``run --dry-run`` both exit 2 with one line naming ``market.tape`` and the file, and
+    write no run directory."""
+    lines = [
+        f"{10**18} " + json.dumps({"lastUpdateId": 5, "bids": [["100.00", "1.0"]], "asks": []})
+    ]
+    lines += [
+        f"{10**18 + k * 10**8} "
+        + json.dumps({"stream": "btcusdt@trade", "data": {"T": k, "p": "100.00", "q": "0.1"}})
+        for k in range(1, 200)
+    ]
+    tape = tmp_path / "btcusdt.gz"
+    tape.write_bytes(gzip.compress("".join(line + "\n" for line in lines).encode())[:-30])
+    path = _write(
+        tmp_path, tiny_text.replace("n_steps = 15", 'n_steps = 15\ntape_format = "binance"')
+    )
+    out = tmp_path / "run"
+    for dry_run in (["--dry-run"], []):
+        argv = ["run", str(path), "--set", f"market.tape={tape}", "--out", str(out), *dry_run]
+        assert main([*argv, "--executor", "local"]) == 2
+        stdout, stderr = capsys.readouterr()
+        assert stdout == ""
+        assert stderr.splitlines() == [
+            f"tradearena: error: --set market.tape={tape}: market.tape: {tape}: truncated gzip "
+            "(the compressed data ends before its end marker)"
+        ]
+        assert not out.exists()
+
+
+def test_cli_set_errors_name_the_command_line(tmp_path, tiny_text, capsys):
+    """A bad value given with --set is named as given (``--set KEY=VALUE``), whether the
+    file has the key or not; a mistake in the file keeps its own line under overrides."""
+    path = _write(tmp_path, tiny_text)
+    cases = {
+        "market.n_steps=abc": "market.n_steps: expected an integer, got 'abc'",
+        "training.sessions=0": "training.sessions: must be > 0 sessions played at once, got 0",
+        "market.task=makng": "market.task: must be one of",
+    }
+    for given, message in cases.items():
+        assert main(["run", str(path), "--dry-run", "--set", given]) == 2
+        (line,) = capsys.readouterr().err.splitlines()
+        assert line.startswith(f"tradearena: error: --set {given}: {message}")
+    path = _write(tmp_path, tiny_text.replace("seeds = 2", "seedz = 2"))
+    assert main(["run", str(path), "--dry-run", "--set", "market.n_steps=5"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"tradearena: error: {path}, line 3: seedz: unknown key")
 
 
 def test_cli_agents_lists_every_id(capsys):

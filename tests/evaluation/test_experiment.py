@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tradearena import agents
 from tradearena.agents import calibration
 from tradearena.evaluation.analysis.metrics import summary_table
 from tradearena.evaluation.cli import main
@@ -199,6 +200,26 @@ def test_an_agent_beside_the_config_runs_locally_and_on_ray(
         "q_learning/seed=0",
         "q_learning/seed=1",
     ]
+
+
+def test_a_custom_agents_card_gives_the_load_call_that_reads_it(
+    own_folders, tmp_path, monkeypatch, tiny_text
+):
+    """The card of a "module:Class" agent names it in ``custom=``, and that call loads it; a
+    registry id's card needs none."""
+    (tmp_path / "contrarian.py").write_text(CONTRARIAN)
+    custom = tiny_text.replace('id = "ra2q"\nparams = { k = 3 }', 'id = "contrarian:Contrarian"')
+    path = tmp_path / "custom.toml"
+    path.write_text(custom.replace("seeds = 2", "seeds = 1") + "\n[output]\nfigures = false\n")
+    monkeypatch.chdir(tmp_path)
+    run = run_experiment(path, LocalExecutor(progress=False), out=tmp_path / "run").directory
+    saved = run / "agents" / "contrarian" / "seed-0"
+    call = f"agents.load(\"{saved}\", custom=('contrarian:Contrarian',))"
+    assert f"`{call}` reads it." in (saved / "card.md").read_text()
+    loaded = agents.load(saved, custom=("contrarian:Contrarian",))
+    assert type(loaded).__name__ == "Contrarian"
+    plain = run / "agents" / "q_learning" / "seed-0"
+    assert f'`agents.load("{plain}")` reads it.' in (plain / "card.md").read_text()
 
 
 def test_a_finished_run_resumed_prints_its_tables_without_ray(reference, tmp_path, monkeypatch):

@@ -13,6 +13,7 @@ from matplotlib.quiver import Quiver
 from tradearena import agents
 from tradearena.envs.simulator.features import FEATURE_NAMES
 from tradearena.envs.spec import MarketSpec
+from tradearena.evaluation.analysis.dynamics import field, simplex_grid
 from tradearena.evaluation.analysis.payoffs import PayoffTable
 from tradearena.evaluation.analysis.plots import (
     REST_POINT_COLOURS,
@@ -93,6 +94,26 @@ def test_simplex_faces_grid_of_faces():
         # stability in the whole simplex: the face's centre, unstable within the face, is
         # no mix the fourth strategy invades (it earns 0 < 1/3), so a saddle
         assert _rest_markers(ax) == {"stable": 3, "saddle": 4}
+
+
+def test_simplex_faces_share_one_colour_scale():
+    """Faces of unequal speed (D's payoff a tenth of the others'): every panel's colours run
+    from 0 to the fastest arrow of any face, not each face's own."""
+    a = np.diag([10.0, 10.0, 10.0, 1.0])
+    table = PayoffTable.from_matrix(a, p=2, strategies=list("ABCD"))
+    fig = simplex_faces(table, Figure(), resolution=6)
+    x = simplex_grid(3, 6, interior=True)
+    corners = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, np.sqrt(3) / 2]])
+    own = [
+        np.linalg.norm(field(table.restrict(face), x) @ corners, axis=1).max()
+        for face in ("ABC", "ABD", "ACD", "BCD")
+    ]
+    fastest = max(own)
+    assert min(own) < 0.95 * fastest  # the faces' own scales would differ
+    scales = [_quivers(ax)[0].get_clim() for ax in fig.axes if _quivers(ax)]
+    assert len(scales) == 4
+    for low, high in scales:
+        assert low == 0.0 and high == pytest.approx(fastest, rel=1e-12)
 
 
 def test_dynamics_figure_dispatch_and_errors():
