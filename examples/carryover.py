@@ -6,10 +6,10 @@ experiment (configs/carryover_*.toml).
 Each TEST_DIR is a training run's evaluation on the real afternoon (`tradearena evaluate
 RUN_DIR --config configs/carryover_test_TASK.toml`), labelled by its training market, e.g.
 ``light=runs/carryover/making_light/evaluate-carryover_test_making``; the first label is
-the baseline of the paired differences, the second the market compared with it and with
-the REFERENCE agent (the task's reference, calibrated to the test market), seed by seed.
-Prints markdown: per agent and training market the test mean PnL and Sharpe ratio over
-seeds with 95% bootstrap intervals, then the paired differences.
+the baseline of the paired differences. Prints markdown: per agent and training market the
+test mean PnL and Sharpe ratio over seeds with 95% bootstrap intervals; then, seed by seed,
+each market's agent minus the baseline market's same agent, and minus the REFERENCE agent
+(the task's reference, calibrated to the test market) on the same sessions.
 """
 
 from __future__ import annotations
@@ -42,21 +42,23 @@ def main(task: str, reference: str, *runs: str) -> None:
             _cell(bootstrap_ci(metric[m, lab][agent].dropna())) for m in METRICS for lab in labels
         ]
         print(f"| {agent} | " + " | ".join(cells) + " |")
-    base, other = labels[:2]
-    print(f"\n### {task}: paired by seed\n")
+    base = labels[0]
+    print(f"\n### {task}: paired by seed (mean over seeds of the per-seed difference)\n")
     print(
-        f"| agent | mean PnL $, {other} - {base} | Sharpe, {other} - {base} | "
-        f"mean PnL $, {other} - {reference} | Sharpe, {other} - {reference} |"
+        f"| agent | trained on | mean PnL $, - {base} | Sharpe, - {base} | "
+        f"mean PnL $, - {reference} | Sharpe, - {reference} |"
     )
-    print("|---|---|---|---|---|")
-    for agent in agents:
-        cells = [
-            paired_difference(metric[m, base][agent], metric[m, other][agent]) for m in METRICS
-        ]
-        cells += [
-            paired_difference(metric[m, other][reference], metric[m, other][agent]) for m in METRICS
-        ]
-        print(f"| {agent} | " + " | ".join(_cell(c) for c in cells) + " |")
+    print("|---|---|---|---|---|---|")
+    for agent in (a for a in agents if a != reference):
+        for label in labels:
+            against = [(base, agent)] * (label != base) + [(label, reference)]
+            cells = [
+                _cell(paired_difference(metric[m, lab][other], metric[m, label][agent]))
+                for lab, other in against
+                for m in METRICS
+            ]
+            cells = ["-", "-"] * (label == base) + cells
+            print(f"| {agent} | {label} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
