@@ -7,9 +7,10 @@ Each TEST_DIR is a training run's evaluation on the real afternoon (`tradearena 
 RUN_DIR --config configs/carryover_test_TASK.toml`), labelled by its training market, e.g.
 ``light=runs/carryover/making_light/evaluate-carryover_test_making``; the first label is
 the baseline of the paired differences. Prints markdown: per agent and training market the
-test mean PnL and Sharpe ratio over seeds with 95% bootstrap intervals; then, seed by seed,
-each market's agent minus the baseline market's same agent, and minus the REFERENCE agent
-(the task's reference, calibrated to the test market) on the same sessions.
+test mean PnL and Sharpe ratio over seeds with 95% bootstrap intervals and the mean final
+inventory (shares, signed: a position the test's price drift pays or costs); then, seed by
+seed, each market's agent minus the baseline market's same agent, and minus the REFERENCE
+agent (the task's reference, calibrated to the test market) on the same sessions.
 """
 
 from __future__ import annotations
@@ -28,6 +29,12 @@ def _cell(interval) -> str:
     return f"{interval.estimate:.2f} [{interval.low:.2f}, {interval.high:.2f}]"
 
 
+def _final_inventory(records, agent: str) -> float:
+    """The agent's mean inventory (shares, signed) at the end of its test episodes."""
+    test = records[(records["phase"] == "test") & (records["agent"] == agent)]
+    return float(test["inventory"].mean())
+
+
 def main(task: str, reference: str, *runs: str) -> None:
     warnings.simplefilter("ignore", DegenerateMetricWarning)
     labels = [run.partition("=")[0] for run in runs]
@@ -36,11 +43,13 @@ def main(task: str, reference: str, *runs: str) -> None:
     agents = list(metric["mean_pnl", labels[0]].columns)
     print(f"### {task}: test on the real afternoon, by training market\n")
     header = " | ".join(f"{name}, {lab}" for name in METRICS.values() for lab in labels)
-    print(f"| agent | {header} |\n|---|" + "---|" * (len(METRICS) * len(labels)))
+    header += " | " + " | ".join(f"final inventory, {lab}" for lab in labels)
+    print(f"| agent | {header} |\n|---|" + "---|" * ((len(METRICS) + 1) * len(labels)))
     for agent in agents:
         cells = [
             _cell(bootstrap_ci(metric[m, lab][agent].dropna())) for m in METRICS for lab in labels
         ]
+        cells += [f"{_final_inventory(records[lab], agent):+.0f}" for lab in labels]
         print(f"| {agent} | " + " | ".join(cells) + " |")
     base = labels[0]
     print(f"\n### {task}: paired by seed (mean over seeds of the per-seed difference)\n")
