@@ -13,7 +13,7 @@ is imported from the folder the command runs in or the file's folder (``agent_fo
 the jobs carry to the workers). The checked config is plain data (dicts, lists, numbers,
 strings): jobs carry it to workers. The tables that only the experiment machinery reads are
 checked into small typed sections once (`evaluation.schema.Training`, `Testing`,
-`Tournament`, `Perturbation`, `Output`, whose defaults are the schema's below) and read by
+`Tournament`, `Psro`, `Perturbation`, `Output`, whose defaults are the schema's below) and read by
 attribute afterwards.
 """
 
@@ -107,6 +107,13 @@ TOURNAMENT = {
     "sharpe_floor": Field((int, float), 0.01, positive, "> 0 dollars"),
     "weighting": Field(str, "tuyls", *one_of("tuyls", "focal")),
 }
+PSRO = {
+    "learner": Field(
+        dict, {"id": Field(str, ""), "label": Field(str, ""), "params": Field(dict, ANY_TABLE)}
+    ),
+    "rounds": Field(int, 3, positive, "> 0"),
+    "threshold": Field((int, float), 0.0, non_negative, ">= 0 payoff units"),
+}
 TOP = {
     "kind": Field(str, REQUIRED, *one_of(*KINDS)),
     "name": Field(str, ""),
@@ -127,6 +134,7 @@ TOP = {
     "agents": Field(list, AGENT),
     "perturbations": Field(list, PERTURBATION),
     "tournament": Field(dict, TOURNAMENT),
+    "psro": Field(dict, PSRO),
     "output": Field(dict, {"dir": Field(str, ""), "figures": Field(bool, True)}),
 }
 OPTIONAL_SECTIONS = ("perturbations",)

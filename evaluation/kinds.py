@@ -19,7 +19,7 @@ from types import ModuleType
 
 from tradearena import agents
 from tradearena.agents import calibration
-from tradearena.evaluation import compare, robustness, tournament
+from tradearena.evaluation import compare, psro, robustness, tournament
 from tradearena.evaluation.rollout import Job
 from tradearena.evaluation.store import JobResult
 
@@ -27,6 +27,7 @@ __all__ = ["CALIBRATIONS", "KINDS", "one_thread", "run_job"]
 
 KINDS: dict[str, ModuleType] = {
     "compare": compare,
+    "psro": psro,
     "robustness": robustness,
     "tournament": tournament,
 }

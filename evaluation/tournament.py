@@ -56,7 +56,17 @@ from tradearena.evaluation.schema import Locator
 from tradearena.evaluation.store import EpisodeRecord
 from tradearena.evaluation.trained import Checkpoints, agent_path
 
-__all__ = ["check", "figures", "payoff_table", "plan", "run", "seat_payoffs", "tables"]
+__all__ = [
+    "check",
+    "figures",
+    "payoff_table",
+    "plan",
+    "play_profile",
+    "run",
+    "saved_strategy",
+    "seat_payoffs",
+    "tables",
+]
 
 SECTIONS = ("tournament",)
 """Optional config tables this kind reads."""
@@ -94,8 +104,7 @@ def plan(config: dict) -> list[Job]:
 
 def run(job: Job) -> list[EpisodeRecord]:
     """A pretrained strategy's training job: train it alone (`trained_alone`, which saves it).
-    A profile: seat the strategies, train them in the profile (or load the pretrained ones),
-    test; records of every seat, condition = the profile's key (`profile_key`, e.g.
+    A profile: `play_profile`, condition = the profile's key (`profile_key`, e.g.
     ``"2-1-1"``)."""
     config = job.config
     index = {spec["label"]: i for i, spec in enumerate(config["agents"])}
@@ -103,10 +112,21 @@ def run(job: Job) -> list[EpisodeRecord]:
     if pretrained and job.stage == 0:
         (label,) = job.labels
         return trained_alone(config, job, config["agents"][index[label]], index[label])[1]
+    counts = tuple(job.labels.count(spec["label"]) for spec in config["agents"])
+    return play_profile(job, profile_key(counts), pretrained=pretrained)
+
+
+def play_profile(job: Job, key: str, *, pretrained: bool) -> list[EpisodeRecord]:
+    """Seat the strategies of ``job.labels`` (frozen copies of those the run directory saved
+    for the job's repetition when ``pretrained``; else new agents, the learners among them
+    trained together in the profile and then saved), test; records of every seat, condition
+    = ``key``."""
+    config = job.config
+    index = {spec["label"]: i for i, spec in enumerate(config["agents"])}
     specs = [config["agents"][index[label]] for label in job.labels]
     market = market_spec(config)
     seat_agents = [
-        _pretrained(job, spec, market)
+        saved_strategy(job, spec, market)
         if pretrained
         else seat_agent(
             spec, market, job, seed_int(config, job.seed, AGENT, index[spec["label"]], seat)
@@ -115,8 +135,6 @@ def run(job: Job) -> list[EpisodeRecord]:
     ]
     learners = () if pretrained else [seat for seat, spec in enumerate(specs) if spec["train"]]
     table = SeatedMarket(market, seat_agents, learners=learners)
-    counts = tuple(job.labels.count(spec["label"]) for spec in config["agents"])
-    key = profile_key(counts)
     common = {
         "condition": 0,
         "condition_name": key,
@@ -133,7 +151,7 @@ def run(job: Job) -> list[EpisodeRecord]:
     return records + episodes(table, config, job, phase=TEST, **common)
 
 
-def _pretrained(job: Job, spec: dict, market: MarketSpec) -> Agent:
+def saved_strategy(job: Job, spec: dict, market: MarketSpec) -> Agent:
     """A frozen copy of the strategy of ``spec`` that the training job of this repetition
     saved in the run directory."""
     if not job.directory:
@@ -179,9 +197,7 @@ def tables(directory: Path, config: dict, records: pd.DataFrame) -> pd.DataFrame
     summary = summary_tables(directory, config, records)
     if not records.empty:
         settings = config["tournament"]
-        seats = seat_payoffs(
-            records, payoff=settings["payoff"], sharpe_floor=settings["sharpe_floor"]
-        )
+        seats = seat_payoffs(records, payoff=settings.payoff, sharpe_floor=settings.sharpe_floor)
         table = PayoffTable.from_records(seats, strategies=[a["label"] for a in config["agents"]])
         table.to_csv(directory / "payoffs.csv")
         for payoff in PAYOFFS:

@@ -27,6 +27,7 @@ __all__ = [
     "flow_line",
     "learning_curves",
     "axes_or_new",
+    "psro_figure",
     "save_dynamics",
     "save_learning_curves",
     "save_sharpe_bars",
@@ -406,3 +407,26 @@ def _mark_equilibria(
             gid="equilibria",
         )
         ax.legend(loc="upper left", fontsize="small")
+
+
+def psro_figure(
+    rounds: Sequence[int],
+    regret: Sequence[float],
+    gain: Sequence[float],
+    threshold: float,
+    ax: Axes | None = None,
+) -> Figure:
+    """PSRO's progress: per round, the regret of the equilibrium mixture in the game solved
+    (~0) and the deviation gain of the round's response against it (its regret in the game
+    grown by the response), payoff units, with the ``threshold`` a response must exceed to
+    join the game; returns the Figure."""
+    ax = axes_or_new(ax)
+    ax.plot(rounds, gain, "o-", color="tab:red", label="gain of the round's response")
+    ax.plot(rounds, regret, "s--", color="tab:blue", label="regret in the game solved")
+    ax.axhline(threshold, color="0.5", lw=1, ls=":", label=f"threshold {threshold:g}")
+    ax.set_xticks(list(rounds))
+    ax.set_xlabel("PSRO round")
+    ax.set_ylabel("deviation gain (payoff units)")
+    ax.set_title("PSRO: regret of the equilibrium mixture per round")
+    ax.legend(frameon=False)
+    return ax.figure
