@@ -106,6 +106,7 @@ TOURNAMENT = {
     "payoff": Field(str, "sharpe", *one_of("sharpe", "pnl")),
     "sharpe_floor": Field((int, float), 0.01, positive, "> 0 dollars"),
     "weighting": Field(str, "tuyls", *one_of("tuyls", "focal")),
+    "roles": Field(dict, ANY_TABLE),
 }
 PSRO = {
     "learner": Field(

@@ -10,6 +10,7 @@ the text for the message::
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Callable
@@ -158,6 +159,8 @@ class Tournament:
     payoff: str  # "sharpe" or "pnl"
     sharpe_floor: float  # dollars
     weighting: str  # "tuyls" or "focal"
+    # role -> {seats, strategies}; empty: one population (`evaluation.role_games`)
+    roles: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)

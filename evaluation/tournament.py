@@ -38,8 +38,10 @@ from tradearena.evaluation.analysis.plots import (
     save_dynamics,
     save_learning_curves,
 )
+from tradearena.evaluation.analysis.roles import role_equilibria
 from tradearena.evaluation.compare import tables as summary_tables
-from tradearena.evaluation.games import analyse, equilibria_frame
+from tradearena.evaluation.games import TOL, analyse, equilibria_frame, role_frame
+from tradearena.evaluation.role_games import check_roles, role_key, role_profiles, role_table
 from tradearena.evaluation.rollout import (
     AGENT,
     TEST,
@@ -62,6 +64,7 @@ __all__ = [
     "payoff_table",
     "plan",
     "play_profile",
+    "role_tables",
     "run",
     "saved_strategy",
     "seat_payoffs",
@@ -75,9 +78,25 @@ PAYOFFS = ("sharpe", "pnl")
 
 
 def check(config: dict, where: Locator) -> None:
-    """A tournament needs at least two strategies."""
+    """A tournament needs at least two strategies, and roles declared as
+    `role_games.check_roles` asks."""
     if len(config["agents"]) < 2:
         raise where.error(("kind",), "a tournament needs at least two strategies ([[agents]])")
+    if config["tournament"].roles:
+        check_roles(config, where)
+
+
+def _profiles(config: dict) -> list[tuple[str, tuple[str, ...]]]:
+    """Every profile: (its key, its seats' labels); with roles, the role game's
+    (`role_games.role_profiles`)."""
+    settings = config["tournament"]
+    if settings.roles:
+        return list(role_profiles(settings.roles))
+    labels = [spec["label"] for spec in config["agents"]]
+    return [
+        (profile_key(counts), tuple(label for label, n in zip(labels, counts) for _ in range(n)))
+        for counts in PayoffTable.profiles(settings.players, len(labels))
+    ]
 
 
 def plan(config: dict) -> list[Job]:
@@ -85,7 +104,6 @@ def plan(config: dict) -> list[Job]:
     pretrained tournament first has one job per (strategy, repetition) training it (stage 0;
     the profiles are stage 1)."""
     labels = [spec["label"] for spec in config["agents"]]
-    p = config["tournament"].players
     pretrained = config["tournament"].mode == "pretrained"
     jobs = []
     if pretrained:
@@ -94,11 +112,9 @@ def plan(config: dict) -> list[Job]:
             for label in labels
             for rep in range(config["seeds"])
         ]
-    for counts in PayoffTable.profiles(p, len(labels)):
-        seats = tuple(label for label, n in zip(labels, counts) for _ in range(n))
+    for key, seats in _profiles(config):
         for rep in range(config["seeds"]):
-            name = f"profile={profile_key(counts)}/rep={rep}"
-            jobs.append(Job(name, rep, seats, config, stage=int(pretrained)))
+            jobs.append(Job(f"profile={key}/rep={rep}", rep, seats, config, int(pretrained)))
     return jobs
 
 
@@ -112,6 +128,10 @@ def run(job: Job) -> list[EpisodeRecord]:
     if pretrained and job.stage == 0:
         (label,) = job.labels
         return trained_alone(config, job, config["agents"][index[label]], index[label])[1]
+    if config["tournament"].roles:
+        return play_profile(
+            job, role_key(config["tournament"].roles, job.labels), pretrained=pretrained
+        )
     counts = tuple(job.labels.count(spec["label"]) for spec in config["agents"])
     return play_profile(job, profile_key(counts), pretrained=pretrained)
 
@@ -193,27 +213,49 @@ def payoff_table(records: pd.DataFrame, config: dict, payoff: str | None = None)
 
 def tables(directory: Path, config: dict, records: pd.DataFrame) -> pd.DataFrame:
     """Write ``summary.csv``, the payoff tables and, when the table has every profile,
-    ``equilibria.csv`` (when there are records); return the summary."""
+    ``equilibria.csv`` (when there are records; a role game's: `role_tables`); return the
+    summary."""
     summary = summary_tables(directory, config, records)
-    if not records.empty:
-        settings = config["tournament"]
-        seats = seat_payoffs(records, payoff=settings.payoff, sharpe_floor=settings.sharpe_floor)
-        table = PayoffTable.from_records(seats, strategies=[a["label"] for a in config["agents"]])
-        table.to_csv(directory / "payoffs.csv")
-        for payoff in PAYOFFS:
-            payoff_table(records, config, payoff).to_csv(directory / f"payoffs_{payoff}.csv")
-        if table.complete:
-            frame = equilibria_frame(analyse(table, records=seats, seed=config["root_seed"]))
-            frame.to_csv(directory / "equilibria.csv", index=False, float_format="%.10g")
+    if records.empty:
+        return summary
+    settings = config["tournament"]
+    if settings.roles:
+        role_tables(directory, config, records)
+        return summary
+    seats = seat_payoffs(records, payoff=settings.payoff, sharpe_floor=settings.sharpe_floor)
+    table = PayoffTable.from_records(seats, strategies=[a["label"] for a in config["agents"]])
+    table.to_csv(directory / "payoffs.csv")
+    for payoff in PAYOFFS:
+        payoff_table(records, config, payoff).to_csv(directory / f"payoffs_{payoff}.csv")
+    if table.complete:
+        frame = equilibria_frame(analyse(table, records=seats, seed=config["root_seed"]))
+        frame.to_csv(directory / "equilibria.csv", index=False, float_format="%.10g")
     return summary
 
 
+def role_tables(directory: Path, config: dict, records: pd.DataFrame) -> None:
+    """A role game's ``payoffs.csv`` (the config's payoff), ``payoffs_sharpe.csv`` and
+    ``payoffs_pnl.csv`` (`role_games.role_table`), and, when complete, ``equilibria.csv``
+    (`games.role_frame`: ``p_<role>_<strategy>``, each role's regret)."""
+    settings = config["tournament"]
+    names = {"payoffs.csv": settings.payoff, **{f"payoffs_{p}.csv": p for p in PAYOFFS}}
+    for name, payoff in names.items():
+        seats = seat_payoffs(records, payoff=payoff, sharpe_floor=settings.sharpe_floor)
+        table = role_table(seats, settings.roles)
+        table.to_frame().to_csv(directory / name, index=False, float_format="%.10g")
+        if name == "payoffs.csv" and table.complete:
+            frame = role_frame(table, role_equilibria(table, tol=TOL))
+            frame.to_csv(directory / "equilibria.csv", index=False, float_format="%.10g")
+
+
 def figures(directory: Path, config: dict, records: pd.DataFrame) -> list[Path]:
-    """Learning curves, the replicator dynamics of the Sharpe and PnL payoff tables
-    (``dynamics.png``, ``dynamics_pnl.png``) and the equilibria of ``equilibria.csv`` on the
-    focal replicator field of ``payoffs.csv`` (``equilibria.png``)."""
+    """Learning curves (alone, for a role game), the replicator dynamics of the Sharpe and
+    PnL payoff tables (``dynamics.png``, ``dynamics_pnl.png``) and the equilibria of
+    ``equilibria.csv`` on the focal replicator field of ``payoffs.csv`` (``equilibria.png``)."""
     weighting = config["tournament"].weighting
     written = save_learning_curves(directory, records)
+    if config["tournament"].roles:
+        return written
     for payoff in PAYOFFS:
         table = PayoffTable.read_csv(directory / f"payoffs_{payoff}.csv")
         name = "dynamics.png" if payoff == "sharpe" else f"dynamics_{payoff}.png"
