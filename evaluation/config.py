@@ -107,6 +107,7 @@ TOURNAMENT = {
     "sharpe_floor": Field((int, float), 0.01, positive, "> 0 dollars"),
     "weighting": Field(str, "tuyls", *one_of("tuyls", "focal")),
     "roles": Field(dict, ANY_TABLE),
+    "reduced": Field(int, 0, non_negative, ">= 0 players (0: the full game)"),
 }
 PSRO = {
     "learner": Field(

@@ -161,6 +161,7 @@ class Tournament:
     weighting: str  # "tuyls" or "focal"
     # role -> {seats, strategies}; empty: one population (`evaluation.role_games`)
     roles: dict = dataclasses.field(default_factory=dict)
+    reduced: int = 0  # players of the DPR game analysed (0: the full game)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,13 @@ Tables: ``summary.csv``, ``payoffs.csv`` (the config's payoff), ``payoffs_sharpe
 ``payoffs_pnl.csv``, and ``equilibria.csv``: the Nash equilibria of ``payoffs.csv`` with their
 regrets and bootstrap intervals over the seats' payoffs (`evaluation.games`). Figures: learning
 curves, the replicator dynamics of both tables and the equilibria (``equilibria.png``).
+
+Roles (``[tournament] roles``, `evaluation.role_games`) make the game role-symmetric: its
+profiles, payoff tables (``n_<role>_<strategy>`` columns) and equilibria (one mixture per
+role) are the role game's. Many seats (``[tournament] reduced = n``): only the full-game
+profiles that the deviation-preserving reduction to ``n`` players reads are played
+(`analysis.reduction`); ``payoffs.csv`` holds them, ``payoffs_reduced.csv`` the reduced game,
+whose equilibria (intervals from the cells' standard errors) and dynamics are reported.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from tradearena.evaluation.analysis.plots import (
     save_dynamics,
     save_learning_curves,
 )
+from tradearena.evaluation.analysis.reduction import dpr_profiles, reduce_dpr
 from tradearena.evaluation.analysis.roles import role_equilibria
 from tradearena.evaluation.compare import tables as summary_tables
 from tradearena.evaluation.games import TOL, analyse, equilibria_frame, role_frame
@@ -68,6 +76,7 @@ __all__ = [
     "run",
     "saved_strategy",
     "seat_payoffs",
+    "solved",
     "tables",
 ]
 
@@ -78,25 +87,51 @@ PAYOFFS = ("sharpe", "pnl")
 
 
 def check(config: dict, where: Locator) -> None:
-    """A tournament needs at least two strategies, and roles declared as
-    `role_games.check_roles` asks."""
+    """A tournament needs at least two strategies, roles declared as
+    `role_games.check_roles` asks, and a reduction DPR can make (``players - 1`` a multiple
+    of ``reduced - 1``), of a game without roles."""
     if len(config["agents"]) < 2:
         raise where.error(("kind",), "a tournament needs at least two strategies ([[agents]])")
-    if config["tournament"].roles:
+    settings = config["tournament"]
+    if settings.roles:
         check_roles(config, where)
+    if settings.reduced:
+        if settings.roles:
+            raise where.error(("tournament", "reduced"), "reduces a game without roles")
+        try:
+            dpr_profiles(settings.players, settings.reduced, len(config["agents"]))
+        except ValueError as error:
+            raise where.error(("tournament", "reduced"), str(error).partition(": ")[2]) from None
 
 
 def _profiles(config: dict) -> list[tuple[str, tuple[str, ...]]]:
     """Every profile: (its key, its seats' labels); with roles, the role game's
-    (`role_games.role_profiles`)."""
+    (`role_games.role_profiles`); with ``reduced``, only those its DPR game reads
+    (`analysis.reduction.dpr_profiles`)."""
     settings = config["tournament"]
     if settings.roles:
         return list(role_profiles(settings.roles))
     labels = [spec["label"] for spec in config["agents"]]
+    if settings.reduced:
+        profiles = map(tuple, dpr_profiles(settings.players, settings.reduced, len(labels)))
+    else:
+        profiles = PayoffTable.profiles(settings.players, len(labels))
     return [
         (profile_key(counts), tuple(label for label, n in zip(labels, counts) for _ in range(n)))
-        for counts in PayoffTable.profiles(settings.players, len(labels))
+        for counts in profiles
     ]
+
+
+def solved(table: PayoffTable, config: dict) -> PayoffTable | None:
+    """The game whose equilibria and dynamics a tournament reports: ``table``, or its DPR
+    game of ``[tournament] reduced`` players; None when it lacks a profile that game needs."""
+    reduced = config["tournament"].reduced
+    if not reduced:
+        return table if table.complete else None
+    try:
+        return reduce_dpr(table, reduced)
+    except ValueError:
+        return None
 
 
 def plan(config: dict) -> list[Job]:
@@ -227,8 +262,14 @@ def tables(directory: Path, config: dict, records: pd.DataFrame) -> pd.DataFrame
     table.to_csv(directory / "payoffs.csv")
     for payoff in PAYOFFS:
         payoff_table(records, config, payoff).to_csv(directory / f"payoffs_{payoff}.csv")
-    if table.complete:
-        frame = equilibria_frame(analyse(table, records=seats, seed=config["root_seed"]))
+    game = solved(table, config)
+    if game is not None:
+        if settings.reduced:  # the bootstrap draws the cells from their standard errors
+            game.to_csv(directory / "payoffs_reduced.csv")
+            analysis = analyse(game, seed=config["root_seed"])
+        else:
+            analysis = analyse(game, records=seats, seed=config["root_seed"])
+        frame = equilibria_frame(analysis)
         frame.to_csv(directory / "equilibria.csv", index=False, float_format="%.10g")
     return summary
 
@@ -251,17 +292,20 @@ def role_tables(directory: Path, config: dict, records: pd.DataFrame) -> None:
 def figures(directory: Path, config: dict, records: pd.DataFrame) -> list[Path]:
     """Learning curves (alone, for a role game), the replicator dynamics of the Sharpe and
     PnL payoff tables (``dynamics.png``, ``dynamics_pnl.png``) and the equilibria of
-    ``equilibria.csv`` on the focal replicator field of ``payoffs.csv`` (``equilibria.png``)."""
+    ``equilibria.csv`` on the focal replicator field of ``payoffs.csv`` (``equilibria.png``);
+    each table's DPR game (`solved`) when ``[tournament] reduced`` is set."""
     weighting = config["tournament"].weighting
     written = save_learning_curves(directory, records)
     if config["tournament"].roles:
         return written
     for payoff in PAYOFFS:
-        table = PayoffTable.read_csv(directory / f"payoffs_{payoff}.csv")
+        table = solved(PayoffTable.read_csv(directory / f"payoffs_{payoff}.csv"), config)
         name = "dynamics.png" if payoff == "sharpe" else f"dynamics_{payoff}.png"
-        written.append(save_dynamics(table, directory / name, payoff=payoff, weighting=weighting))
+        if table is not None:
+            path = directory / name
+            written.append(save_dynamics(table, path, payoff=payoff, weighting=weighting))
     if (directory / "equilibria.csv").exists():
-        table = PayoffTable.read_csv(directory / "payoffs.csv")
+        table = solved(PayoffTable.read_csv(directory / "payoffs.csv"), config)
         found = pd.read_csv(directory / "equilibria.csv")
         mixtures = found[[f"p_{s}" for s in table.strategies]].to_numpy()
         figure = equilibria_figure(table, list(mixtures))
