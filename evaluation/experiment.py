@@ -130,7 +130,8 @@ def run_config(
         failed = store.failed()
     as_run, records = load_run(directory)
     summary = kind.tables(directory, as_run, records)
-    write_cards(directory, as_run, records)
+    tables = kind.agent_tables(as_run) if hasattr(kind, "agent_tables") else None
+    write_cards(directory, as_run, records, tables)
     if config["output"].figures if figures is None else figures:
         kind.figures(directory, as_run, records)
     return RunOutcome(directory, summary, failed, len(done))

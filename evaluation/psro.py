@@ -27,6 +27,7 @@ curves and ``psro.png`` (regret and gain per round, with the threshold).
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -56,6 +57,7 @@ from tradearena.evaluation.store import EpisodeRecord
 from tradearena.evaluation.tournament import play_profile, saved_strategy, seat_payoffs
 
 __all__ = [
+    "agent_tables",
     "check",
     "drive",
     "figures",
@@ -252,6 +254,17 @@ def _respond(job: Job) -> list[EpisodeRecord]:
         records.append(EpisodeRecord(0, label, "train", "respond", e, **result[0], value=None))
     keep_agent(job, spec, learner)
     return records
+
+
+def agent_tables(config: dict) -> dict[str, dict]:
+    """The TOML table of every strategy the run may save, for its cards: the file's
+    ``[[agents]]`` and each round's response (the learner's table, labelled)."""
+    raw = tomllib.loads(config["source_text"])
+    out = {spec["label"]: table for spec, table in zip(config["agents"], raw["agents"])}
+    learner = raw.get("psro", {}).get("learner", {})
+    for r in range(1, config["psro"].rounds + 1):
+        out[response_label(config, r)] = {**learner, "label": response_label(config, r)}
+    return out
 
 
 def tables(directory: Path, config: dict, records: pd.DataFrame) -> pd.DataFrame:

@@ -93,7 +93,11 @@ def test_rounds_play_only_the_new_profiles_and_grow_the_game(whole):
     ]
     assert sizes == [(1, 2), (2, 3)]
     for label in ("raql_r1", "raql_r2"):
-        assert read_header(directory / "agents" / label / "seed-0")["id"] == "raql"
+        saved = directory / "agents" / label / "seed-0"
+        assert read_header(saved)["id"] == "raql"
+        card = (saved / "card.md").read_text()
+        assert "`raql`, trained 4 episodes in all, 4 of them in this run (psro" in card
+        assert f'label = "{label}"' in card
     assert (directory / "psro.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
