@@ -27,8 +27,9 @@ curves and ``psro.png`` (regret and gain per round, with the threshold).
 
 from __future__ import annotations
 
+import contextlib
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +39,7 @@ from tradearena import agents
 from tradearena.envs.seats import SeatedMarket
 from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
 from tradearena.evaluation.analysis.plots import psro_figure, save_learning_curves
-from tradearena.evaluation.analysis.psro import Round, psro
+from tradearena.evaluation.analysis.psro import Round, psro_rounds
 from tradearena.evaluation.compare import tables as summary_tables
 from tradearena.evaluation.rollout import (
     AGENT,
@@ -82,7 +83,8 @@ class Incomplete(Exception):
 
 
 def check(config: dict, where: Locator) -> None:
-    """The learner is a registered agent that builds in the market, with a label of its own."""
+    """The learner is a registered agent that builds in the market, with a label of its own;
+    the game has neither roles nor a reduction."""
     learner = config["psro"].learner
     if not learner["id"]:
         raise where.error(("psro", "learner", "id"), "a psro experiment names its learner")
@@ -91,6 +93,8 @@ def check(config: dict, where: Locator) -> None:
         build_agent(_response_spec(config, 1), market_spec(config), seed=0)
     except (TypeError, ValueError) as error:
         raise where.error(("psro", "learner"), str(error)) from None
+    if config["tournament"].roles or config["tournament"].reduced:
+        raise where.error(("tournament",), "a psro game has one population and no reduction")
     labels = [spec["label"] for spec in config["agents"]]
     taken = [response_label(config, r) for r in range(1, config["psro"].rounds + 1)]
     clash = sorted(set(labels) & set(taken))
@@ -167,10 +171,10 @@ def history(
     config: dict,
     table_of: Callable[[Sequence[str]], PayoffTable],
     respond: Callable[[tuple[str, ...], np.ndarray], None] | None = None,
-) -> list[Round]:
-    """The PSRO rounds of ``config`` (`analysis.psro.psro` from its agents' labels), the games
-    read by ``table_of``; ``respond(strategies, mixture)`` first trains each round's
-    response when given."""
+) -> Iterator[Round]:
+    """The PSRO rounds of ``config`` (`analysis.psro.psro_rounds` from its agents' labels),
+    each as it is done, the games read by ``table_of``; ``respond(strategies, mixture)`` first
+    trains each round's response when given."""
 
     def best_response(strategies: tuple[str, ...], mixture: np.ndarray) -> str:
         if respond is not None:
@@ -179,7 +183,7 @@ def history(
 
     settings = config["psro"]
     labels = [spec["label"] for spec in config["agents"]]
-    return psro(
+    return psro_rounds(
         table_of, best_response, labels, threshold=settings.threshold, rounds=settings.rounds
     )
 
@@ -192,10 +196,9 @@ def drive(config: dict, execute: Callable[[list[Job]], pd.DataFrame]) -> None:
     def table_of(strategies: Sequence[str]) -> PayoffTable:
         return game(execute(profile_jobs(config, strategies)), config, strategies)
 
-    try:
-        history(config, table_of, lambda s, x: execute(_response_jobs(config, s, x)))
-    except Incomplete:
-        return
+    with contextlib.suppress(Incomplete):
+        for _ in history(config, table_of, lambda s, x: execute(_response_jobs(config, s, x))):
+            pass
 
 
 def game(records: pd.DataFrame, config: dict, strategies: Sequence[str]) -> PayoffTable:
@@ -269,7 +272,7 @@ def agent_tables(config: dict) -> dict[str, dict]:
 
 def tables(directory: Path, config: dict, records: pd.DataFrame) -> pd.DataFrame:
     """Write ``summary.csv``, and ``psro.csv`` with each round's tables (module docstring)
-    when the first round's game is complete; return the summary."""
+    for the rounds whose games are complete; return the summary."""
     summary = summary_tables(directory, config, records)
     solved: dict[tuple[str, ...], PayoffTable] = {}
 
@@ -277,9 +280,11 @@ def tables(directory: Path, config: dict, records: pd.DataFrame) -> pd.DataFrame
         solved[tuple(strategies)] = game(records, config, strategies)
         return solved[tuple(strategies)]
 
-    try:
-        rounds = history(config, table_of)
-    except Incomplete:
+    rounds: list[Round] = []
+    with contextlib.suppress(Incomplete):  # the rounds finished before it are kept
+        for found in history(config, table_of):
+            rounds.append(found)
+    if not rounds:
         return summary
     everyone = list(max(solved, key=len))
     rows = []

@@ -17,7 +17,7 @@ from tradearena.evaluation.config import ConfigError, parse_config
 from tradearena.evaluation.experiment import plan, run_experiment
 from tradearena.evaluation.kinds import run_job
 from tradearena.evaluation.parallel import LocalExecutor
-from tradearena.evaluation.store import Store
+from tradearena.evaluation.store import JobResult, Store
 
 PSRO = """\
 kind = "psro"
@@ -143,6 +143,26 @@ def test_resume_skips_the_finished_round(whole, tmp_path):
         assert store.finished() == set(ROUND_0 + ROUND_1)
 
 
+def test_a_failed_response_keeps_the_finished_rounds(whole, tmp_path):
+    """Round 1's response fails: its profiles cannot seat it and fail too, the loop stops,
+    and psro.csv holds round 0 alone, as the whole run has it."""
+    path = tmp_path / "psro.toml"
+    path.write_text(PSRO.format(initial="random"))
+
+    def job(job):
+        if job.id == ROUND_1[0]:
+            return JobResult(job.id, job.seed, (), 0.0, "Traceback: no response")
+        return run_job(job)
+
+    outcome = run_experiment(path, LocalExecutor(progress=False, job=job), out=tmp_path / "run")
+    assert sorted(outcome.failed) == sorted(ROUND_1)
+    frame = pd.read_csv(tmp_path / "run" / "psro.csv")
+    expected = pd.read_csv(whole[0] / "psro.csv").head(1)
+    shown = ["round", "strategies", "p_random", "p_raql_r1", "regret", "response", "gain"]
+    assert list(frame.columns) == [*shown, "added"]
+    pd.testing.assert_frame_equal(frame, expected[frame.columns], check_dtype=False)
+
+
 def test_plan_is_the_first_rounds_game():
     """Before any result the plan is the initial strategies' training and their profiles."""
     jobs = plan(parse_config(PSRO.format(initial="random")))
@@ -151,7 +171,8 @@ def test_plan_is_the_first_rounds_game():
 
 
 def test_learner_errors_name_the_field():
-    """The learner must be given and known; a response may not take an agent's label."""
+    """The learner must be given and known; a response may not take an agent's label; the
+    game is one population without reduction."""
     text = PSRO.format(initial="random")
     cases = {
         'learner = { id = "" }': r"psro\.learner\.id: a psro experiment names its learner",
@@ -166,3 +187,6 @@ def test_learner_errors_name_the_field():
             changed = changed.replace('id = "random"', 'id = "random"\nlabel = "random_r1"')
         with pytest.raises(ConfigError, match=message):
             parse_config(changed)
+    reduced = text.replace("players = 2", "players = 3\nreduced = 2")
+    with pytest.raises(ConfigError, match="tournament: a psro game has one population and no"):
+        parse_config(reduced)
