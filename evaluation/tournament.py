@@ -42,11 +42,12 @@ from tradearena.evaluation.analysis.metrics import floored_sharpe
 from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
 from tradearena.evaluation.analysis.plots import (
     equilibria_figure,
+    role_dynamics_figure,
     save_dynamics,
     save_learning_curves,
 )
 from tradearena.evaluation.analysis.reduction import dpr_profiles, reduce_dpr
-from tradearena.evaluation.analysis.roles import role_equilibria
+from tradearena.evaluation.analysis.roles import RoleTable, role_equilibria
 from tradearena.evaluation.compare import tables as summary_tables
 from tradearena.evaluation.games import TOL, analyse, equilibria_frame, role_frame
 from tradearena.evaluation.role_games import check_roles, role_key, role_profiles, role_table
@@ -289,15 +290,29 @@ def role_tables(directory: Path, config: dict, records: pd.DataFrame) -> None:
             frame.to_csv(directory / "equilibria.csv", index=False, float_format="%.10g")
 
 
+def _role_figure(directory: Path) -> list[Path]:
+    """A role game's ``dynamics.png`` (`role_dynamics_figure` of ``payoffs.csv`` with the
+    equilibria of ``equilibria.csv``), when the game is complete."""
+    if not (directory / "equilibria.csv").exists():
+        return []
+    found = pd.read_csv(directory / "equilibria.csv")
+    roles = [c.removeprefix("regret_") for c in found.columns if c.startswith("regret_")]
+    table = RoleTable.from_frame(pd.read_csv(directory / "payoffs.csv"), roles)
+    mixtures = list(found[[f"p_{c}" for c in table.columns]].to_numpy())
+    role_dynamics_figure(table, mixtures=mixtures).savefig(directory / "dynamics.png", dpi=120)
+    return [directory / "dynamics.png"]
+
+
 def figures(directory: Path, config: dict, records: pd.DataFrame) -> list[Path]:
-    """Learning curves (alone, for a role game), the replicator dynamics of the Sharpe and
-    PnL payoff tables (``dynamics.png``, ``dynamics_pnl.png``) and the equilibria of
-    ``equilibria.csv`` on the focal replicator field of ``payoffs.csv`` (``equilibria.png``);
-    each table's DPR game (`solved`) when ``[tournament] reduced`` is set."""
+    """Learning curves, the replicator dynamics of the Sharpe and PnL payoff tables
+    (``dynamics.png``, ``dynamics_pnl.png``) and the equilibria of ``equilibria.csv`` on the
+    focal replicator field of ``payoffs.csv`` (``equilibria.png``); each table's DPR game
+    (`solved`) when ``[tournament] reduced`` is set; a role game's dynamics as trajectories
+    (`_role_figure`)."""
     weighting = config["tournament"].weighting
     written = save_learning_curves(directory, records)
     if config["tournament"].roles:
-        return written
+        return written + _role_figure(directory)
     for payoff in PAYOFFS:
         table = solved(PayoffTable.read_csv(directory / f"payoffs_{payoff}.csv"), config)
         name = "dynamics.png" if payoff == "sharpe" else f"dynamics_{payoff}.png"

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tradearena.evaluation.analysis.roles import role_regret
+from tradearena.evaluation.analysis.plots import role_dynamics_figure
+from tradearena.evaluation.analysis.roles import RoleTable, role_regret
 from tradearena.evaluation.cli import main
 from tradearena.evaluation.config import ConfigError, parse_config
 from tradearena.evaluation.experiment import plan, run_experiment
@@ -84,8 +85,38 @@ def test_role_tables_and_equilibria(tmp_path, capsys):
             regret, e[["regret_maker", "regret_taker"]].to_numpy(float), atol=1e-9
         )
         assert regret.max() <= 1e-6
+    assert (tmp_path / "run" / "dynamics.png").read_bytes()[:4] == b"\x89PNG"
     assert main(["games", str(tmp_path / "run" / "payoffs.csv"), "--roles", "maker,taker"]) == 0
     assert "maker: 2 players, ['hold', 'random']" in capsys.readouterr().out
+
+
+def test_role_dynamics_by_hand():
+    """A dominant strategy's share follows the logistic curve of multiplicative weights:
+    x_good / x_bad grows by exp(h (1 - 0)) a step, h = 0.1 / range = 0.1, so after n steps
+    x_good = 1 / (1 + exp(-0.1 n)); a role with one strategy keeps share 1. In matching
+    pennies every gain is 0 at the centre, which the dynamics never leave."""
+    nan = np.nan
+    table = RoleTable.from_arrays(
+        {"a": (1, ["good", "bad"]), "b": (1, ["only"])},
+        [[1, 0, 1], [0, 1, 1]],
+        [[1.0, nan, 0.5], [nan, 0.0, 0.5]],
+    )
+    figure = role_dynamics_figure(table, steps=50)
+    lines = {line.get_gid(): line for ax in figure.axes for line in ax.get_lines()}
+    time, good = lines["a_good"].get_data()
+    np.testing.assert_allclose(time, 0.1 * np.arange(51))
+    np.testing.assert_allclose(good, 1 / (1 + np.exp(-0.1 * np.arange(51))), rtol=1e-12)
+    np.testing.assert_allclose(lines["a_bad"].get_ydata(), 1 - good, rtol=1e-12)
+    np.testing.assert_array_equal(lines["b_only"].get_ydata(), 1.0)
+    pennies = RoleTable.from_arrays(
+        {"even": (1, ["h", "t"]), "odd": (1, ["h", "t"])},
+        [[1, 0, 1, 0], [1, 0, 0, 1], [0, 1, 1, 0], [0, 1, 0, 1]],
+        [[1, nan, -1, nan], [-1, nan, nan, 1], [nan, -1, 1, nan], [nan, 1, nan, -1]],
+    )
+    figure = role_dynamics_figure(pennies, steps=20, mixtures=[np.full(4, 0.5)])
+    for ax in figure.axes:
+        for line in ax.get_lines():
+            np.testing.assert_allclose(line.get_ydata(), 0.5, atol=1e-15)
 
 
 @pytest.mark.parametrize(
