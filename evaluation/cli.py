@@ -512,8 +512,12 @@ def run_command(args: argparse.Namespace) -> int:
     overrides = functools.reduce(merge, args.set, {})
     if args.dry_run:
         config = load_config(args.config, overrides)
+        from tradearena.evaluation.kinds import KINDS
+
         jobs = plan(config)
-        print(f"{args.config}: {config['kind']} experiment, {len(jobs)} jobs, valid")
+        later = hasattr(KINDS[config["kind"]], "drive")  # the later rounds follow its results
+        first = " in its first round (the next are planned from its results)" if later else ""
+        print(f"{args.config}: {config['kind']} experiment, {len(jobs)} jobs{first}, valid")
         for job in jobs:
             print(f"  {job.id}")
         return 0

@@ -13,6 +13,7 @@ import pytest
 from tradearena.agents.saving import read_header
 from tradearena.evaluation.analysis.equilibria import deviation_gains, regret
 from tradearena.evaluation.analysis.payoffs import PayoffTable
+from tradearena.evaluation.cli import main
 from tradearena.evaluation.config import ConfigError, parse_config
 from tradearena.evaluation.experiment import plan, run_experiment
 from tradearena.evaluation.kinds import run_job
@@ -163,11 +164,18 @@ def test_a_failed_response_keeps_the_finished_rounds(whole, tmp_path):
     pd.testing.assert_frame_equal(frame, expected[frame.columns], check_dtype=False)
 
 
-def test_plan_is_the_first_rounds_game():
-    """Before any result the plan is the initial strategies' training and their profiles."""
+def test_plan_is_the_first_rounds_game(tmp_path, capsys):
+    """Before any result the plan is the initial strategies' training and their profiles;
+    ``--dry-run`` says so."""
     jobs = plan(parse_config(PSRO.format(initial="random")))
     assert [job.id for job in jobs] == ROUND_0[:2]
     assert [job.stage for job in jobs] == [0, 1]
+    path = tmp_path / "psro.toml"
+    path.write_text(PSRO.format(initial="random"))
+    assert main(["run", str(path), "--dry-run"]) == 0
+    assert "psro experiment, 2 jobs in its first round (the next are planned" in (
+        capsys.readouterr().out
+    )
 
 
 def test_learner_errors_name_the_field():
