@@ -61,8 +61,8 @@ class Execution:
         self.store, self.executor, self.directory = store, executor, directory
         self.where = str(directory.resolve())  # the same folder from a worker of another cwd
 
-    def __call__(self, jobs: list[Job]) -> pd.DataFrame:
-        """Run the ``jobs`` not stored yet; return every episode record the store holds."""
+    def __call__(self, jobs: list[Job]) -> None:
+        """Run the ``jobs`` not stored yet."""
         done = self.store.finished()
         pending = [
             dataclasses.replace(job, directory=self.where) for job in jobs if job.id not in done
@@ -72,7 +72,11 @@ class Execution:
                 self.store.record(result)
                 if result.error is None:
                     discard_checkpoints(self.directory, result.job_id)
-        return self.store.episodes()
+
+    def records(self, phase: str | None = None) -> pd.DataFrame:
+        """The episode records stored so far (of one ``phase``, "train", "eval" or "test",
+        when given)."""
+        return self.store.episodes(phase=phase)
 
 
 def run_experiment(
@@ -107,8 +111,9 @@ def run_config(
     computed kept there (`agents.calibration.keep`, reused by every job's process), its jobs
     stage by stage (every job stored as it finishes, its checkpoints then dropped), then the
     tables, the agents' cards and (``figures``, default the config's ``output.figures``) the
-    figures. A kind with a ``drive(config, execute)`` function plans its own jobs step by
-    step through the `Execution` it is given; the others' jobs are their ``plan``'s."""
+    figures. A kind with a ``drive(config, execute, records)`` function plans its own jobs
+    step by step through the `Execution` it is given (and its ``records``); the others' jobs
+    are their ``plan``'s."""
     database = directory / "results.sqlite"
     if database.exists() and not resume:
         raise UserError(
@@ -124,7 +129,7 @@ def run_config(
         execute = Execution(store, executor, directory)
         kind = KINDS[config["kind"]]
         if hasattr(kind, "drive"):
-            kind.drive(config, execute)
+            kind.drive(config, execute, execute.records)
         else:
             execute(plan(config))
         failed = store.failed()

@@ -4,10 +4,11 @@ Each kind is a module with the same five functions: ``check(config, where)`` (wh
 schema cannot say; raises through the `evaluation.schema.Locator`), ``plan(config) ->
 list[Job]``, ``run(job) -> records``, ``tables(directory, config, records) -> summary`` and
 ``figures(directory, config, records) -> paths``, plus ``SECTIONS``, the optional config
-tables it reads. Two functions are optional: ``drive(config, execute)``, for a kind whose
-jobs depend on the results of earlier ones (PSRO's rounds): it plans its jobs step by step
-and runs each step through ``execute`` (`evaluation.experiment.Execution`), ``plan`` then
-giving only the first step; and ``agent_tables(config) -> {label: TOML table}``, the tables
+tables it reads. Two functions are optional: ``drive(config, execute, records)``, for a
+kind whose jobs depend on the results of earlier ones (PSRO's rounds): it plans its jobs
+step by step, runs each step through ``execute`` (`evaluation.experiment.Execution`) and
+reads what they stored with ``records(phase)``, ``plan`` then giving only the first step;
+and ``agent_tables(config) -> {label: TOML table}``, the tables
 of the strategies it saves beyond the file's ``[[agents]]`` (for their cards).
 """
 

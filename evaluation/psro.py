@@ -188,13 +188,19 @@ def history(
     )
 
 
-def drive(config: dict, execute: Callable[[list[Job]], pd.DataFrame]) -> None:
-    """Run the rounds: each round's profiles, then its response, through ``execute`` (an
-    `evaluation.experiment.Execution`, which skips the jobs stored already). Stops early,
-    leaving the failed jobs to the run's report, when a round's game cannot be completed."""
+def drive(
+    config: dict,
+    execute: Callable[[list[Job]], None],
+    records: Callable[[str], pd.DataFrame],
+) -> None:
+    """Run the rounds: each round's profiles, then its response, through ``execute`` (which
+    skips the jobs stored already; `evaluation.experiment.Execution`), each game read from
+    ``records("test")``, the test records stored so far. Stops early, leaving the failed jobs
+    to the run's report, when a round's game cannot be completed."""
 
     def table_of(strategies: Sequence[str]) -> PayoffTable:
-        return game(execute(profile_jobs(config, strategies)), config, strategies)
+        execute(profile_jobs(config, strategies))
+        return game(records("test"), config, strategies)
 
     with contextlib.suppress(Incomplete):
         for _ in history(config, table_of, lambda s, x: execute(_response_jobs(config, s, x))):
