@@ -512,8 +512,12 @@ def run_command(args: argparse.Namespace) -> int:
     overrides = functools.reduce(merge, args.set, {})
     if args.dry_run:
         config = load_config(args.config, overrides)
+        from tradearena.evaluation.kinds import KINDS
+
         jobs = plan(config)
-        print(f"{args.config}: {config['kind']} experiment, {len(jobs)} jobs, valid")
+        later = hasattr(KINDS[config["kind"]], "drive")  # the later rounds follow its results
+        first = " in its first round (the next are planned from its results)" if later else ""
+        print(f"{args.config}: {config['kind']} experiment, {len(jobs)} jobs{first}, valid")
         for job in jobs:
             print(f"  {job.id}")
         return 0
@@ -544,8 +548,7 @@ def report(outcome) -> int:
     the exit status: 1 if a job failed."""
     if outcome.skipped:
         print(f"resumed: {outcome.skipped} finished jobs skipped")
-    payoffs = outcome.directory / "payoffs.csv"
-    print(format_payoffs(payoffs) if payoffs.exists() else format_summary(outcome.summary))
+    print(format_game(outcome.directory) or format_summary(outcome.summary))
     equilibria = outcome.directory / "equilibria.csv"
     if equilibria.exists():
         from tradearena.evaluation.games import format_equilibria
@@ -558,6 +561,23 @@ def report(outcome) -> int:
             print(f"  {job_id}: {error.strip().splitlines()[-1]}", file=sys.stderr)
         return 1
     return 0
+
+
+def format_game(directory: Path) -> str | None:
+    """A tournament's game as text: `format_payoffs` of its payoff table (of its DPR game when
+    it has one), or a role game's table; None for a run without one."""
+    reduced = directory / "payoffs_reduced.csv"
+    if reduced.exists():
+        return format_payoffs(reduced)
+    payoffs = directory / "payoffs.csv"
+    if not payoffs.exists():
+        return None
+    if tomllib.loads((directory / "config.toml").read_text()).get("tournament", {}).get("roles"):
+        import pandas as pd
+
+        frame = pd.read_csv(payoffs)
+        return f"role game payoff table ({payoffs.name})\n" + frame.round(3).to_string(index=False)
+    return format_payoffs(payoffs)
 
 
 def format_payoffs(path) -> str:

@@ -142,7 +142,7 @@ BAD = {
         "",
         1,
         "kind",
-        r"must be one of \['compare', 'robustness', 'tournament'\], got 'compair'",
+        r"must be one of \['compare', 'psro', 'robustness', 'tournament'\], got 'compair'",
     ),
     "unknown agent id": (
         [('id = "q_learning"', 'id = "raq"')],
