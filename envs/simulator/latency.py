@@ -85,7 +85,11 @@ class Empirical(NamedTuple):
         return np.asarray(self.rows)[rng.integers(len(self.rows), size=n)]
 
 
-LATENCY_MODELS = {"constant": ("seconds",), "lognormal": ("median", "sigma"), "empirical": ("rows",)}
+LATENCY_MODELS = {
+    "constant": ("seconds",),
+    "lognormal": ("median", "sigma"),
+    "empirical": ("rows",),
+}
 """Order latency models by name, with the keys of their tables (beside ``model``)."""
 
 
@@ -140,12 +144,11 @@ class Latency:
         key = (*seq.spawn_key, LATENCY_KEY)
         self.rng = np.random.default_rng(np.random.SeedSequence(seq.entropy, spawn_key=key))
         self.in_flight: list[tuple[float, int, int, list]] = []
-        self.sent = 0
+        self.sent = self.next_view = 0
         if not self.feed:
             return
         market._seen_mids = np.full(market.n_steps + 1, np.nan)
         market._seen_book = np.full((market.n_steps + 1, 3), np.nan)
-        self.next_view = 0
         self.seen_mid = market.last_mid
         while (
             self.next_view <= market.n_steps
