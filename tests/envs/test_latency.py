@@ -6,6 +6,7 @@ delays are the session seed's, and a bad setting is named."""
 from __future__ import annotations
 
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -194,3 +195,19 @@ def test_bad_latency_settings_are_named(keywords, message):
     with pytest.raises(SpecError, match=None) as error:
         MarketSpec(**keywords)
     assert message in str(error.value)
+
+
+def test_a_market_pickled_mid_session_goes_on_the_same():
+    """Orders in flight, the latency stream and the views recorded travel with the market."""
+    model = LogNormal(median=30.0, sigma=1.0)
+    market = Market(light(), n_steps=20, order_latency=model, feed_latency=75.0)
+    market.reset(9)
+    for _ in range(10):
+        market.step([BUY_50])
+    copy = pickle.loads(pickle.dumps(market))
+    for m in (market, copy):
+        for _ in range(10):
+            m.step([BUY_50])
+    assert np.array_equal(copy.mids(), market.mids())
+    assert np.array_equal(copy.seen_mids(), market.seen_mids())
+    assert copy.accounts == market.accounts and market.account(0).inventory > 0
