@@ -166,13 +166,13 @@ class Latency:
         while self.feed and j <= market.n_steps and self._view_time(market, j) < t1:
             views.append(self._view_time(market, j))
             j += 1
-        counts = np.zeros(2, dtype=np.int64)
+        counts = []  # (orders submitted, orders cancelled) of each piece
         while views and views[0] <= t0:  # a view as of t0 is before the step's orders
             self._record(market)
             views.pop(0)
         if self.order is None:
             for seat in seats:
-                counts += submit(book, seat, seat_orders[seat], limit)
+                counts.append(submit(book, seat, seat_orders[seat], limit))
         else:
             delays = self.order.draw(self.rng, n).tolist()
             for seat in seats:
@@ -187,14 +187,14 @@ class Latency:
         events.sort(key=lambda event: event[:2])  # stable: landings keep their sending order
         background = _Background(market, t0, t1)
         for t, kind, landing in events:
-            counts += background.until(t)
+            counts.append(background.until(t))
             if kind == 0:
                 self._record(market)
             else:
                 book.now = t
-                counts += submit(book, landing[0], landing[1], limit)
-        counts += background.until(math.inf)
-        return int(counts[0]), int(counts[1])
+                counts.append(submit(book, landing[0], landing[1], limit))
+        counts.append(background.until(math.inf))
+        return sum(c[0] for c in counts), sum(c[1] for c in counts)
 
     def _view_time(self, market: Market, step: int) -> float:
         """When ``step``'s view shows the book: the step's time less the feed latency."""
