@@ -80,6 +80,8 @@ _MARKET_TYPES: dict[str, type | tuple[type, ...]] = {
     "signal_noise": (int, float),
     "windows": list,
     "depth_levels": int,
+    "order_latency": (int, float, dict),  # seconds, or a model table (envs.simulator.latency)
+    "feed_latency": (int, float),
 }
 """The TOML types of the `MarketSpec` fields an experiment file may set."""
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(MarketSpec)}
