@@ -72,7 +72,8 @@ def advance(
 
     A step (`envs.simulator.market.Market` describes it): the seats' orders at the step's start, seats
     in a random order from the market's generator, quantities clipped to the position limit;
-    the background flow over the step; every seat marked to the mid.
+    the background flow over the step; every seat marked to the mid. A market with latency
+    has `envs.simulator.latency.Latency.step` carry out its orders and flow.
     """
     cdef Py_ssize_t i, seat
     cdef OrderBook book

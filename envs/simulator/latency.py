@@ -5,8 +5,8 @@ as hftbacktest's order latency models draw them: `Constant`, `LogNormal` (a medi
 sigma of its logarithm) or `Empirical` (measured delays, drawn uniformly with replacement).
 A seat's orders sent at step time t land at t + delay, merged in time order with the
 background's rows (ties: the seat's orders first, seats in the step's random order); an
-order whose delay runs past the step lands in the step it falls in. Its quantity is clipped
-to the position limit when it lands.
+order whose delay runs past the step lands in the step it falls in (one still in flight at
+the close never does). Its quantity is clipped to the position limit when it lands.
 
 Market data: with a feed latency L (seconds) the seats' view at step time t is the book as of
 t - L (after every event before then): its mid, spread and the volumes of its best levels,
@@ -134,8 +134,6 @@ class Latency:
     (landing time, sending order, seat, orders)) and the view recorded for each step."""
 
     def __init__(self, order: OrderLatency | None, feed: float, depth_levels: int) -> None:
-        if not (math.isfinite(feed) and feed >= 0):
-            raise ValueError(f"feed latency must be >= 0 seconds, got {feed!r}")
         self.order, self.feed, self.depth_levels = order, feed, depth_levels
 
     def reset(self, market: Market, seq: np.random.SeedSequence) -> None:

@@ -102,6 +102,8 @@ class Market(MarketState):
                 "need n_seats >= 0, n_steps >= 1, step_seconds > 0 and warmup_seconds >= 0, "
                 f"got {n_seats}, {n_steps}, {step_seconds}, {warmup_seconds}"
             )
+        if not (np.isfinite(feed_latency) and feed_latency >= 0):
+            raise ValueError(f"feed_latency must be >= 0 seconds, got {feed_latency}")
         if day_steps is not None and day_steps < n_steps:
             raise ValueError(f"day_steps ({day_steps}) must be >= n_steps ({n_steps})")
         self.traders = list(traders)
