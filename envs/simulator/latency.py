@@ -28,11 +28,10 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 import numpy as np
 
 from tradearena.envs.errors import ParameterError, known_keys, not_one_of, number
-from tradearena.envs.simulator.flow import submit
+from tradearena.envs.simulator.flow import MarketState, submit
 from tradearena.envs.simulator.observation import volumes
 
 if TYPE_CHECKING:
-    from tradearena.envs.simulator.market import Market
     from tradearena.envs.simulator.orders import Orders
 
 __all__ = [
@@ -131,12 +130,13 @@ class Latency:
     """One market's latency: its ``order`` model (None: orders land at once), its
     ``feed`` latency (seconds; 0: the seats see the book now) and the levels of the
     imbalance's volumes it records (``depth_levels``). Keeps the orders in flight (a heap of
-    (landing time, sending order, seat, orders)) and the view recorded for each step."""
+    (landing time, sending order, seat, orders)) and the view recorded for each step. Its
+    ``market`` is an `envs.simulator.market.Market` (which imports this module)."""
 
     def __init__(self, order: OrderLatency | None, feed: float, depth_levels: int) -> None:
         self.order, self.feed, self.depth_levels = order, feed, depth_levels
 
-    def reset(self, market: Market, seq: np.random.SeedSequence) -> None:
+    def reset(self, market: MarketState, seq: np.random.SeedSequence) -> None:
         """Start ``market``'s session (just opened, seeded by ``seq``): nothing in flight; with
         feed latency, every step whose view falls before the open sees the open."""
         key = (*seq.spawn_key, LATENCY_KEY)
@@ -154,7 +154,9 @@ class Latency:
         ):
             self._record(market)
 
-    def step(self, market: Market, seat_orders: Sequence, t0: float, t1: float) -> tuple[int, int]:
+    def step(
+        self, market: MarketState, seat_orders: Sequence, t0: float, t1: float
+    ) -> tuple[int, int]:
         """The seats' orders and the background's flow over [t0, t1) seconds, with the views
         that fall in it recorded -> (orders submitted, orders cancelled)."""
         book, limit = market.book, market.position_limit
@@ -194,11 +196,11 @@ class Latency:
         counts.append(background.until(math.inf))
         return sum(c[0] for c in counts), sum(c[1] for c in counts)
 
-    def _view_time(self, market: Market, step: int) -> float:
+    def _view_time(self, market: MarketState, step: int) -> float:
         """When ``step``'s view shows the book: the step's time less the feed latency."""
         return market.open_time + step * market.step_seconds - self.feed
 
-    def _record(self, market: Market) -> None:
+    def _record(self, market: MarketState) -> None:
         """Record the book now as the next step's view (the last mid seen while a side is
         empty)."""
         book, j = market.book, self.next_view
@@ -214,7 +216,7 @@ class _Background:
     """The background's flow over [t0, t1) carried out in pieces, as one run would carry it
     out: priced (or drawn) at t0, then each piece's rows in time order."""
 
-    def __init__(self, market: Market, t0: float, t1: float) -> None:
+    def __init__(self, market: MarketState, t0: float, t1: float) -> None:
         self.market, self.flow = market, market._compiled
         self.batch: Orders | None = None
         if self.flow is not None:
