@@ -95,6 +95,12 @@ _MARKET_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
     "signal_noise": ((int, float), "ticks: deviation of a seat's look at the fundamental"),
     "windows": (list, "return windows of the features, in steps"),
     "depth_levels": (int, "book levels the features read"),
+    "order_latency": (
+        (int, float, dict),
+        "seconds an order takes to reach the book, or a model table (constant, lognormal, "
+        "empirical)",
+    ),
+    "feed_latency": ((int, float), "seconds by which the seats' view of the book lags"),
 }
 """The TOML types of the `MarketSpec` fields an experiment file may set, and their meaning."""
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(MarketSpec)}
