@@ -82,12 +82,17 @@ def integer_at_least(minimum: int):
     return parse
 
 
-def positive_float(text: str) -> float:
-    """An argparse type: a finite number > 0."""
+def _number(text: str) -> float:
+    """``text`` as a float, or the argparse error that it is not a number."""
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a finite number > 0."""
+    value = _number(text)
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
     return value
@@ -95,10 +100,7 @@ def positive_float(text: str) -> float:
 
 def non_negative_float(text: str) -> float:
     """An argparse type: a finite number >= 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    value = _number(text)
     if not 0 <= value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
     return value
@@ -616,12 +618,8 @@ def format_summary(summary) -> str:
         lines.append(f"\ncondition: {condition}")
         table = rows.set_index("agent")
         columns = {
-            "Sharpe": table.apply(
-                lambda r: f"{r.sharpe:.3f} [{r.sharpe_low:.3f}, {r.sharpe_high:.3f}]", axis=1
-            ),
-            "mean PnL $": table.apply(
-                lambda r: f"{r.mean_pnl:.2f} [{r.mean_pnl_low:.2f}, {r.mean_pnl_high:.2f}]", axis=1
-            ),
+            "Sharpe": _ranged(table, "sharpe", 3),
+            "mean PnL $": _ranged(table, "mean_pnl", 2),
             "Sortino": table.apply(_sortino_text, axis=1),
             "max DD $": table["max_drawdown"].map("{:.2f}".format),
             "CVaR 5% $": table["cvar_5"].map("{:.2f}".format),
@@ -643,22 +641,27 @@ def _field_columns(table) -> dict:
     """The field's metrics of a condition's summary rows (indexed by agent), as text columns:
     gain-loss ratio, P&L-to-MAP ($/share), and where the run has them the shortfall (bp of
     the arrival price) and the probability of beating the reference, with 95% intervals."""
-
-    def ranged(column: str, digits: int):
-        return table.apply(
-            lambda r: (
-                f"{r[column]:.{digits}f} "
-                f"[{r[column + '_low']:.{digits}f}, {r[column + '_high']:.{digits}f}]"
-            ),
-            axis=1,
-        )
-
-    columns = {"gain/loss": ranged("gain_loss", 2), "PnL/MAP $/sh": ranged("pnl_to_map", 4)}
+    columns = {
+        "gain/loss": _ranged(table, "gain_loss", 2),
+        "PnL/MAP $/sh": _ranged(table, "pnl_to_map", 4),
+    }
     if "shortfall_bp" in table:
-        columns["shortfall bp"] = ranged("shortfall_bp", 2)
+        columns["shortfall bp"] = _ranged(table, "shortfall_bp", 2)
     if "p_beat_reference" in table:
-        columns["P(beat reference)"] = ranged("p_beat_reference", 2)
+        columns["P(beat reference)"] = _ranged(table, "p_beat_reference", 2)
     return columns
+
+
+def _ranged(table, column: str, digits: int):
+    """Each row's ``column`` and its interval (``column``_low, _high) as text, "x [low, high]"
+    to ``digits`` decimals."""
+    return table.apply(
+        lambda r: (
+            f"{r[column]:.{digits}f} "
+            f"[{r[column + '_low']:.{digits}f}, {r[column + '_high']:.{digits}f}]"
+        ),
+        axis=1,
+    )
 
 
 def _plateau_text(row) -> str:
