@@ -29,7 +29,6 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium.vector import AutoresetMode
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.callbacks.utils import make_callback
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
@@ -40,10 +39,10 @@ from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
 from ray.tune.registry import register_env
 
 from tradearena.envs.errors import UserError, not_one_of
-from tradearena.envs.multi_agent import MarketParallelEnv, opposing_seats, seat_names
-from tradearena.envs.spec import MarketSpec, observation_kinds
+from tradearena.envs.multi_agent import MarketParallelEnv
+from tradearena.envs.spec import MarketSpec
 from tradearena.envs.tasks import TASKS
-from tradearena.envs.vector import sessions
+from tradearena.envs.vector import seated_sessions
 
 __all__ = [
     "AGENTS",
@@ -122,12 +121,17 @@ class BatchedMarketEnv(VectorMultiAgentEnv):
         workers: int = 1,
         **market: Any,
     ) -> None:
-        self.possible_agents = seat_names(n_seats)
+        self.possible_agents, spec, kinds, self.sessions = seated_sessions(
+            "BatchedMarketEnv",
+            num_envs,
+            n_seats,
+            market_spec,
+            observation,
+            opposes,
+            workers,
+            market,
+        )
         self.agents = list(self.possible_agents)
-        spec = MarketSpec.from_keywords("BatchedMarketEnv", market_spec, **market)
-        kinds = observation_kinds(observation, n_seats)
-        opposing = opposing_seats(opposes, self.possible_agents)
-        self.sessions = sessions(spec, num_envs, kinds, AutoresetMode.NEXT_STEP, workers, opposing)
         self.num_envs = num_envs
         self.single_observation_spaces = {
             agent: spec.observation_space(kind) for agent, kind in zip(self.agents, kinds)

@@ -27,6 +27,7 @@ from tradearena.envs.data.tapes import Tape
 from tradearena.envs.errors import ParameterError, UserError, did_you_mean, not_one_of
 from tradearena.envs.simulator.actions import ACTION_SETS, make_actions
 from tradearena.envs.simulator.features import DEFAULT_WINDOWS, Discretizer, feature_space
+from tradearena.envs.simulator.latency import order_latency
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.replayer import QUEUE_MODELS
@@ -125,6 +126,12 @@ class MarketSpec:
     ``reward_scale``; observations are the features of `envs.simulator.features` over return
     ``windows`` (steps) and ``depth_levels`` book levels, or their ``discretizer`` state.
     ``record`` logs the book's changes as LOBSTER messages.
+
+    Latency (`envs.simulator.latency`; both 0 by default): ``order_latency``, the delay of a
+    seat's orders before they reach the book, seconds or a model table (``{model =
+    "constant", seconds}``, ``{model = "lognormal", median, sigma}`` or ``{model =
+    "empirical", rows = [seconds, ...]}``); ``feed_latency`` (seconds): the seats see the
+    book as it was that long before each step.
     """
 
     population: str | None = None
@@ -156,6 +163,8 @@ class MarketSpec:
     depth_levels: int = 5
     discretizer: Discretizer | None = field(default=None, compare=False)
     record: bool = False
+    order_latency: float | Mapping[str, Any] = 0.0
+    feed_latency: float = 0.0
 
     def __post_init__(self) -> None:
         _check_types(self)
@@ -222,6 +231,9 @@ class MarketSpec:
             position_limit=self.position_limit,
             fee_per_share=self.fee_per_share,
             record=self.record,
+            order_latency=order_latency(self.order_latency),
+            feed_latency=self.feed_latency,
+            depth_levels=self.depth_levels,
             **clock,
         )
 
@@ -446,6 +458,13 @@ def _check(spec: MarketSpec) -> None:
     windows = spec.windows
     ok = bool(windows) and len(set(windows)) == len(windows) and min(windows) >= 1
     need(ok, "windows", "distinct positive step counts")
+    feed = spec.feed_latency
+    ok = isinstance(feed, int | float) and not isinstance(feed, bool) and math.isfinite(feed)
+    need(ok and feed >= 0, "feed_latency", ">= 0 seconds")
+    try:
+        order_latency(spec.order_latency)
+    except ParameterError as error:
+        raise SpecError(error.path, error.reason) from None
 
 
 def _check_trader(table: Mapping[str, Any], path: tuple) -> None:

@@ -20,7 +20,7 @@ from tradearena.envs.multi_agent import opposing_seats, seat_index, seat_names
 from tradearena.envs.spec import MarketSpec, observation_kinds
 from tradearena.envs.workers import Sharded
 
-__all__ = ["BatchedParallelEnv", "MarketVectorEnv", "sessions"]
+__all__ = ["BatchedParallelEnv", "MarketVectorEnv", "seated_sessions", "sessions"]
 
 
 def sessions(
@@ -36,6 +36,28 @@ def sessions(
     if workers == 1:
         return Restarting.of(spec, n_sessions, kinds, mode, opposes)
     return Sharded(spec, n_sessions, kinds, mode, workers, opposes=opposes)
+
+
+def seated_sessions(
+    face: str,
+    num_envs: int,
+    n_seats: int,
+    market_spec: MarketSpec | None,
+    observation: str | Sequence[str],
+    opposes: dict[str, str] | None,
+    workers: int,
+    market: dict[str, Any],
+) -> tuple[list[str], MarketSpec, list[str], Restarting | Sharded]:
+    """What a batched face of ``n_seats`` learner seats stands on: (its agents ``seat_0 ..``,
+    the market from ``market_spec`` or the ``market`` keywords (errors name ``face``), one
+    observation kind per seat, ``num_envs`` `sessions` restarting on the next step, each
+    adversary of ``opposes`` ({adversary: protagonist}) playing against its protagonist)."""
+    agents = seat_names(n_seats)
+    spec = MarketSpec.from_keywords(face, market_spec, **market)
+    kinds = observation_kinds(observation, n_seats)
+    opposing = opposing_seats(opposes, agents)
+    restarting = sessions(spec, num_envs, kinds, AutoresetMode.NEXT_STEP, workers, opposing)
+    return agents, spec, kinds, restarting
 
 
 class MarketVectorEnv(VectorEnv):
@@ -122,13 +144,15 @@ class BatchedParallelEnv:
         workers: int = 1,
         **market: Any,
     ) -> None:
-        self.possible_agents = seat_names(n_seats)
-        spec = MarketSpec.from_keywords("BatchedParallelEnv", market_spec, **market)
-        self.kinds = observation_kinds(observation, n_seats)
-        self.spec = spec
-        opposing = opposing_seats(opposes, self.possible_agents)
-        self.sessions = sessions(
-            spec, num_envs, self.kinds, AutoresetMode.NEXT_STEP, workers, opposing
+        self.possible_agents, self.spec, self.kinds, self.sessions = seated_sessions(
+            "BatchedParallelEnv",
+            num_envs,
+            n_seats,
+            market_spec,
+            observation,
+            opposes,
+            workers,
+            market,
         )
         self.num_envs = num_envs
         self.agents: list[str] = []

@@ -82,12 +82,17 @@ def integer_at_least(minimum: int):
     return parse
 
 
-def positive_float(text: str) -> float:
-    """An argparse type: a finite number > 0."""
+def _number(text: str) -> float:
+    """``text`` as a float, or the argparse error that it is not a number."""
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a finite number > 0."""
+    value = _number(text)
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
     return value
@@ -95,10 +100,7 @@ def positive_float(text: str) -> float:
 
 def non_negative_float(text: str) -> float:
     """An argparse type: a finite number >= 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    value = _number(text)
     if not 0 <= value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
     return value
@@ -512,8 +514,12 @@ def run_command(args: argparse.Namespace) -> int:
     overrides = functools.reduce(merge, args.set, {})
     if args.dry_run:
         config = load_config(args.config, overrides)
+        from tradearena.evaluation.kinds import KINDS
+
         jobs = plan(config)
-        print(f"{args.config}: {config['kind']} experiment, {len(jobs)} jobs, valid")
+        later = hasattr(KINDS[config["kind"]], "drive")  # the later rounds follow its results
+        first = " in its first round (the next are planned from its results)" if later else ""
+        print(f"{args.config}: {config['kind']} experiment, {len(jobs)} jobs{first}, valid")
         for job in jobs:
             print(f"  {job.id}")
         return 0
@@ -544,8 +550,7 @@ def report(outcome) -> int:
     the exit status: 1 if a job failed."""
     if outcome.skipped:
         print(f"resumed: {outcome.skipped} finished jobs skipped")
-    payoffs = outcome.directory / "payoffs.csv"
-    print(format_payoffs(payoffs) if payoffs.exists() else format_summary(outcome.summary))
+    print(format_game(outcome.directory) or format_summary(outcome.summary))
     equilibria = outcome.directory / "equilibria.csv"
     if equilibria.exists():
         from tradearena.evaluation.games import format_equilibria
@@ -558,6 +563,23 @@ def report(outcome) -> int:
             print(f"  {job_id}: {error.strip().splitlines()[-1]}", file=sys.stderr)
         return 1
     return 0
+
+
+def format_game(directory: Path) -> str | None:
+    """A tournament's game as text: `format_payoffs` of its payoff table (of its DPR game when
+    it has one), or a role game's table; None for a run without one."""
+    reduced = directory / "payoffs_reduced.csv"
+    if reduced.exists():
+        return format_payoffs(reduced)
+    payoffs = directory / "payoffs.csv"
+    if not payoffs.exists():
+        return None
+    if tomllib.loads((directory / "config.toml").read_text()).get("tournament", {}).get("roles"):
+        import pandas as pd
+
+        frame = pd.read_csv(payoffs)
+        return f"role game payoff table ({payoffs.name})\n" + frame.round(3).to_string(index=False)
+    return format_payoffs(payoffs)
 
 
 def format_payoffs(path) -> str:
@@ -596,12 +618,8 @@ def format_summary(summary) -> str:
         lines.append(f"\ncondition: {condition}")
         table = rows.set_index("agent")
         columns = {
-            "Sharpe": table.apply(
-                lambda r: f"{r.sharpe:.3f} [{r.sharpe_low:.3f}, {r.sharpe_high:.3f}]", axis=1
-            ),
-            "mean PnL $": table.apply(
-                lambda r: f"{r.mean_pnl:.2f} [{r.mean_pnl_low:.2f}, {r.mean_pnl_high:.2f}]", axis=1
-            ),
+            "Sharpe": _ranged(table, "sharpe", 3),
+            "mean PnL $": _ranged(table, "mean_pnl", 2),
             "Sortino": table.apply(_sortino_text, axis=1),
             "max DD $": table["max_drawdown"].map("{:.2f}".format),
             "CVaR 5% $": table["cvar_5"].map("{:.2f}".format),
@@ -623,22 +641,27 @@ def _field_columns(table) -> dict:
     """The field's metrics of a condition's summary rows (indexed by agent), as text columns:
     gain-loss ratio, P&L-to-MAP ($/share), and where the run has them the shortfall (bp of
     the arrival price) and the probability of beating the reference, with 95% intervals."""
-
-    def ranged(column: str, digits: int):
-        return table.apply(
-            lambda r: (
-                f"{r[column]:.{digits}f} "
-                f"[{r[column + '_low']:.{digits}f}, {r[column + '_high']:.{digits}f}]"
-            ),
-            axis=1,
-        )
-
-    columns = {"gain/loss": ranged("gain_loss", 2), "PnL/MAP $/sh": ranged("pnl_to_map", 4)}
+    columns = {
+        "gain/loss": _ranged(table, "gain_loss", 2),
+        "PnL/MAP $/sh": _ranged(table, "pnl_to_map", 4),
+    }
     if "shortfall_bp" in table:
-        columns["shortfall bp"] = ranged("shortfall_bp", 2)
+        columns["shortfall bp"] = _ranged(table, "shortfall_bp", 2)
     if "p_beat_reference" in table:
-        columns["P(beat reference)"] = ranged("p_beat_reference", 2)
+        columns["P(beat reference)"] = _ranged(table, "p_beat_reference", 2)
     return columns
+
+
+def _ranged(table, column: str, digits: int):
+    """Each row's ``column`` and its interval (``column``_low, _high) as text, "x [low, high]"
+    to ``digits`` decimals."""
+    return table.apply(
+        lambda r: (
+            f"{r[column]:.{digits}f} "
+            f"[{r[column + '_low']:.{digits}f}, {r[column + '_high']:.{digits}f}]"
+        ),
+        axis=1,
+    )
 
 
 def _plateau_text(row) -> str:

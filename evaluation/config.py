@@ -13,7 +13,7 @@ is imported from the folder the command runs in or the file's folder (``agent_fo
 the jobs carry to the workers). The checked config is plain data (dicts, lists, numbers,
 strings): jobs carry it to workers. The tables that only the experiment machinery reads are
 checked into small typed sections once (`evaluation.schema.Training`, `Testing`,
-`Tournament`, `Perturbation`, `Output`, whose defaults are the schema's below) and read by
+`Tournament`, `Psro`, `Perturbation`, `Output`, whose defaults are the schema's below) and read by
 attribute afterwards.
 """
 
@@ -96,6 +96,12 @@ _MARKET_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
     "signal_noise": ((int, float), "ticks: deviation of a seat's look at the fundamental"),
     "windows": (list, "return windows of the features, in steps"),
     "depth_levels": (int, "book levels the features read"),
+    "order_latency": (
+        (int, float, dict),
+        "seconds an order takes to reach the book, or a model table (constant, lognormal, "
+        "empirical)",
+    ),
+    "feed_latency": ((int, float), "seconds by which the seats' view of the book lags"),
 }
 """The TOML types of the `MarketSpec` fields an experiment file may set, and their meaning."""
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(MarketSpec)}
@@ -143,6 +149,37 @@ TOURNAMENT = {
     "weighting": Field(
         str, "tuyls", *one_of("tuyls", "focal"), doc="expected payoffs of the dynamics"
     ),
+    "roles": Field(
+        dict,
+        ANY_TABLE,
+        doc="a role game: role -> {seats, strategies} (labels of [[agents]]); {}: one population",
+    ),
+    "reduced": Field(
+        int,
+        0,
+        non_negative,
+        ">= 0 players (0: the full game)",
+        doc="play only the deviation-preserving reduction to this many players",
+    ),
+}
+PSRO = {
+    "learner": Field(
+        dict,
+        {
+            "id": Field(str, "", doc="the agent id trained as each round's best response"),
+            "label": Field(str, "", doc="its label (the round is appended: <label>_r<round>)"),
+            "params": Field(dict, ANY_TABLE, doc="its keyword arguments"),
+        },
+        doc="the learner that grows the strategy set",
+    ),
+    "rounds": Field(int, 3, positive, "> 0", doc="rounds at most"),
+    "threshold": Field(
+        (int, float),
+        0.0,
+        non_negative,
+        ">= 0 payoff units",
+        doc="a response joins when it gains more than this against the equilibrium",
+    ),
 }
 TOP = {
     "kind": Field(str, REQUIRED, *one_of(*KINDS), doc="what the experiment runs"),
@@ -177,6 +214,7 @@ TOP = {
     "agents": Field(list, AGENT, doc="the agents, one table each, in the order of the tables"),
     "perturbations": Field(list, PERTURBATION, doc="test conditions (kind robustness)"),
     "tournament": Field(dict, TOURNAMENT, doc="the empirical game (kind tournament)"),
+    "psro": Field(dict, PSRO, doc="the strategy set grown by learned responses (kind psro)"),
     "output": Field(
         dict,
         {

@@ -26,6 +26,7 @@ from tradearena.evaluation.store import Store
 from tradearena.evaluation.trained import discard_checkpoints, write_cards
 
 __all__ = [
+    "Execution",
     "RunOutcome",
     "plan",
     "run_config",
@@ -49,6 +50,33 @@ class RunOutcome:
     summary: pd.DataFrame
     failed: dict[str, str]
     skipped: int
+
+
+class Execution:
+    """Runs jobs of one run into its store: those not stored yet, stage by stage, each
+    stored as it finishes (its checkpoints then dropped). A kind whose jobs depend on the
+    results of earlier ones (``drive``, as PSRO's rounds do) calls it once per step."""
+
+    def __init__(self, store: Store, executor: Executor, directory: Path) -> None:
+        self.store, self.executor, self.directory = store, executor, directory
+        self.where = str(directory.resolve())  # the same folder from a worker of another cwd
+
+    def __call__(self, jobs: list[Job]) -> None:
+        """Run the ``jobs`` not stored yet."""
+        done = self.store.finished()
+        pending = [
+            dataclasses.replace(job, directory=self.where) for job in jobs if job.id not in done
+        ]
+        for stage in sorted({job.stage for job in pending}):
+            for result in self.executor.run([job for job in pending if job.stage == stage]):
+                self.store.record(result)
+                if result.error is None:
+                    discard_checkpoints(self.directory, result.job_id)
+
+    def records(self, phase: str | None = None) -> pd.DataFrame:
+        """The episode records stored so far (of one ``phase``, "train", "eval" or "test",
+        when given)."""
+        return self.store.episodes(phase=phase)
 
 
 def run_experiment(
@@ -84,7 +112,9 @@ def run_config(
     computed kept there (`agents.calibration.keep`, reused by every job's process), its jobs
     stage by stage (every job stored as it finishes, its checkpoints then dropped), then the
     tables, the agents' cards and (``figures``, default the config's ``output.figures``) the
-    figures."""
+    figures. A kind with a ``drive(config, execute, records)`` function plans its own jobs
+    step by step through the `Execution` it is given (and its ``records``); the others' jobs
+    are their ``plan``'s."""
     database = directory / "results.sqlite"
     if database.exists() and not resume:
         raise UserError(
@@ -97,20 +127,17 @@ def run_config(
         (directory / "config.toml").write_text(config["source_text"])
         calibration.keep(directory / CALIBRATIONS)
         done = store.finished()
-        where = str(directory.resolve())  # the same folder from a worker of another cwd
-        jobs = [
-            dataclasses.replace(job, directory=where) for job in plan(config) if job.id not in done
-        ]
-        for stage in sorted({job.stage for job in jobs}):
-            for result in executor.run([job for job in jobs if job.stage == stage]):
-                store.record(result)
-                if result.error is None:
-                    discard_checkpoints(directory, result.job_id)
+        execute = Execution(store, executor, directory)
+        kind = KINDS[config["kind"]]
+        if hasattr(kind, "drive"):
+            kind.drive(config, execute, execute.records)
+        else:
+            execute(plan(config))
         failed = store.failed()
     as_run, records = load_run(directory)
-    kind = KINDS[as_run["kind"]]
     summary = kind.tables(directory, as_run, records)
-    write_cards(directory, as_run, records)
+    tables = kind.agent_tables(as_run) if hasattr(kind, "agent_tables") else None
+    write_cards(directory, as_run, records, tables)
     if config["output"].figures if figures is None else figures:
         kind.figures(directory, as_run, records)
     return RunOutcome(directory, summary, failed, len(done))

@@ -322,24 +322,20 @@ def light_population(
 
 LIGHT_SPACE = (
     FitParameter("traders.0.n_agents", 20, 2000, log=True),
-    FitParameter("traders.0.profile.ratio", 1.0, 8.0),
-    FitParameter("traders.1.arrival_rate", 1 / 600, 1.0, log=True),
+    FitParameter("traders.1.arrival_rate", 1 / 600, 0.5, log=True),
     FitParameter("traders.1.tick_scale", 2.0, 40.0, log=True),
     FitParameter("traders.1.sigma", 0.005, 0.5, log=True),
     FitParameter("traders.1.volatile_sigma", 0.05, 3.0, log=True),
-    FitParameter("traders.1.hawkes.branching", 0.0, 0.95),
-    FitParameter("traders.1.hawkes.decay", 0.005, 2.0, log=True),
-    FitParameter("traders.1.profile.ratio", 1.0, 8.0),
+    FitParameter("traders.1.hawkes.branching", 0.0, 0.9),
+    FitParameter("traders.1.profile.ratio", 1.0, 6.0),
     FitParameter("traders.1.sizes.round_share", 0.0, 0.9),
     FitParameter("traders.1.sizes.odd_median", 5.0, 150.0, log=True),
     FitParameter("traders.2.half_spread", 1, 20),
-    FitParameter("traders.2.spacing", 1, 10),
-    FitParameter("traders.2.period", 2.0, 120.0, log=True),
     FitParameter("traders.4.parent_rate", 1 / 20000, 1 / 100, log=True),
 )
 """What a fit of the light population moves (paths into `light_population`'s table)."""
 
-INTEGER_PATHS = {"traders.0.n_agents", "traders.2.half_spread", "traders.2.spacing"}
+INTEGER_PATHS = {"traders.0.n_agents", "traders.2.half_spread"}
 """Parameters a trader takes as integers: rounded before the market is built."""
 
 

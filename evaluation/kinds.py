@@ -4,7 +4,12 @@ Each kind is a module with the same five functions: ``check(config, where)`` (wh
 schema cannot say; raises through the `evaluation.schema.Locator`), ``plan(config) ->
 list[Job]``, ``run(job) -> records``, ``tables(directory, config, records) -> summary`` and
 ``figures(directory, config, records) -> paths``, plus ``SECTIONS``, the optional config
-tables it reads.
+tables it reads. Two functions are optional: ``drive(config, execute, records)``, for a
+kind whose jobs depend on the results of earlier ones (PSRO's rounds): it plans its jobs
+step by step, runs each step through ``execute`` (`evaluation.experiment.Execution`) and
+reads what they stored with ``records(phase)``, ``plan`` then giving only the first step;
+and ``agent_tables(config) -> {label: TOML table}``, the tables
+of the strategies it saves beyond the file's ``[[agents]]`` (for their cards).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from types import ModuleType
 
 from tradearena import agents
 from tradearena.agents import calibration
-from tradearena.evaluation import compare, robustness, tournament
+from tradearena.evaluation import compare, psro, robustness, tournament
 from tradearena.evaluation.rollout import Job
 from tradearena.evaluation.store import JobResult
 
@@ -27,6 +32,7 @@ __all__ = ["CALIBRATIONS", "KINDS", "one_thread", "run_job"]
 
 KINDS: dict[str, ModuleType] = {
     "compare": compare,
+    "psro": psro,
     "robustness": robustness,
     "tournament": tournament,
 }

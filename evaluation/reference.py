@@ -47,7 +47,9 @@ def _type(field: Field) -> str:
     return TYPE_NAMES[kinds[0]].removeprefix("an ").removeprefix("a ")
 
 
-def _default(field: Field) -> str:
+def _default(field: Field, key: str = "") -> str:
+    if isinstance(field.default, dict):
+        return f"see `[{key}]`"
     if field.default is REQUIRED:
         return "required"
     if field.default is ANY_TABLE:
@@ -64,18 +66,23 @@ def _default(field: Field) -> str:
     return f"`{value}`"
 
 
-def _row(key: str, field: Field) -> str:
+def _row(key: str, field: Field, table: str = "") -> str:
     allowed = field.rule or "-"
-    cells = (f"`{key}`", _type(field), _default(field), allowed, field.doc)
+    cells = (f"`{key}`", _type(field), _default(field, f"{table}.{key}"), allowed, field.doc)
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
 
-def _section(title: str, doc: str, schema: dict[str, Field]) -> list[str]:
+def _section(title: str, doc: str, schema: dict[str, Field], name: str = "") -> list[str]:
+    """The table ``name`` (dotted) headed ``title``, then each table nested in it, in turn."""
     heading = f"## `{title}`" if title else "## Top level"
     lines = [heading, "", doc[0].upper() + doc[1:] + ".", ""]
     lines += ["| key | type | default | allowed | meaning |", "|---|---|---|---|---|"]
-    lines += [_row(key, field) for key, field in schema.items()]
-    return [*lines, ""]
+    lines += [_row(key, field, name) for key, field in schema.items()]
+    lines.append("")
+    for key, field in schema.items():
+        if isinstance(field.default, dict) and name:
+            lines += _section(f"[{name}.{key}]", field.doc, field.default, f"{name}.{key}")
+    return lines
 
 
 def config_reference() -> str:
@@ -85,14 +92,14 @@ def config_reference() -> str:
     plain = {key: field for key, field in TOP.items() if key not in tables}
     optional = ", ".join(
         f"`{section}` (kind {' or '.join(n for n, k in KINDS.items() if section in k.SECTIONS)})"
-        for section in (*OPTIONAL_SECTIONS, "tournament")
+        for section in (*OPTIONAL_SECTIONS, "tournament", "psro")
     )
     kinds = ", ".join(f"`{name}`" for name in KINDS)
     lines = [_INTRO.format(kinds=kinds, optional=optional)]
     lines += _section("", "the keys outside any table", plain)
     for key, field in tables.items():
         title = f"[[{key}]]" if field.type is list else f"[{key}]"
-        lines += _section(title, field.doc, field.default)
+        lines += _section(title, field.doc, field.default, key)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

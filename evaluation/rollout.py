@@ -36,7 +36,7 @@ __all__ = [
     "trained_alone",
 ]
 
-TRAIN, TEST, AGENT, ADVERSARY, SPARRING, EVALUATE = 0, 1, 2, 3, 4, 5  # spawn-key roles
+TRAIN, TEST, AGENT, ADVERSARY, SPARRING, EVALUATE, OPPONENTS = 0, 1, 2, 3, 4, 5, 6  # spawn keys
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,16 @@
 """Checking TOML tables against a schema, with errors that name the file, line and field.
 
 `Field` describes one key; `check_table` fills defaults and checks types, ranges and unknown
-keys of a parsed TOML table; `Training`, `Testing`, `Tournament`, `Perturbation` and `Output`
-are the typed sections tables are checked into; `Locator` finds the line of a field in the
-text for the message::
+keys of a parsed TOML table; `Training`, `Testing`, `Tournament`, `Psro`, `Perturbation` and
+`Output` are the typed sections tables are checked into; `Locator` finds the line of a field in
+the text for the message::
 
     configs/x.toml, line 14: agents[1].id: unknown agent 'raq' (did you mean 'raql'?); ...
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Callable
@@ -27,6 +28,7 @@ __all__ = [
     "Locator",
     "Output",
     "Perturbation",
+    "Psro",
     "Testing",
     "Tournament",
     "TYPE_NAMES",
@@ -160,6 +162,20 @@ class Tournament:
     payoff: str  # "sharpe" or "pnl"
     sharpe_floor: float  # dollars
     weighting: str  # "tuyls" or "focal"
+    # role -> {seats, strategies}; empty: one population (`evaluation.role_games`)
+    roles: dict = dataclasses.field(default_factory=dict)
+    reduced: int = 0  # players of the DPR game analysed (0: the full game)
+
+
+@dataclass(frozen=True)
+class Psro:
+    """The ``[psro]`` table: the learner trained as each round's best response (an agent
+    table: ``id``, ``label``, ``params``), at most ``rounds`` rounds, and the deviation gain
+    (payoff units) a response must exceed to join the game."""
+
+    learner: dict
+    rounds: int
+    threshold: float
 
 
 @dataclass(frozen=True)
@@ -182,7 +198,13 @@ class Output:
     figures: bool
 
 
-SECTIONS = {"training": Training, "testing": Testing, "tournament": Tournament, "output": Output}
+SECTIONS = {
+    "training": Training,
+    "testing": Testing,
+    "tournament": Tournament,
+    "psro": Psro,
+    "output": Output,
+}
 """Typed tables: their key in the config -> their type."""
 
 

@@ -18,6 +18,13 @@ Tables: ``summary.csv``, ``payoffs.csv`` (the config's payoff), ``payoffs_sharpe
 ``payoffs_pnl.csv``, and ``equilibria.csv``: the Nash equilibria of ``payoffs.csv`` with their
 regrets and bootstrap intervals over the seats' payoffs (`evaluation.games`). Figures: learning
 curves, the replicator dynamics of both tables and the equilibria (``equilibria.png``).
+
+Roles (``[tournament] roles``, `evaluation.role_games`) make the game role-symmetric: its
+profiles, payoff tables (``n_<role>_<strategy>`` columns) and equilibria (one mixture per
+role) are the role game's. Many seats (``[tournament] reduced = n``): only the full-game
+profiles that the deviation-preserving reduction to ``n`` players reads are played
+(`analysis.reduction`); ``payoffs.csv`` holds them, ``payoffs_reduced.csv`` the reduced game,
+whose equilibria (intervals from the cells' standard errors) and dynamics are reported.
 """
 
 from __future__ import annotations
@@ -35,11 +42,15 @@ from tradearena.evaluation.analysis.metrics import floored_sharpe
 from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
 from tradearena.evaluation.analysis.plots import (
     equilibria_figure,
+    role_dynamics_figure,
     save_dynamics,
     save_learning_curves,
 )
+from tradearena.evaluation.analysis.reduction import dpr_profiles, reduce_dpr
+from tradearena.evaluation.analysis.roles import RoleTable, role_equilibria
 from tradearena.evaluation.compare import tables as summary_tables
-from tradearena.evaluation.games import analyse, equilibria_frame
+from tradearena.evaluation.games import TOL, analyse, equilibria_frame, role_frame
+from tradearena.evaluation.role_games import check_roles, role_key, role_profiles, role_table
 from tradearena.evaluation.rollout import (
     AGENT,
     TEST,
@@ -56,7 +67,19 @@ from tradearena.evaluation.schema import Locator
 from tradearena.evaluation.store import EpisodeRecord
 from tradearena.evaluation.trained import Checkpoints, agent_path
 
-__all__ = ["check", "figures", "payoff_table", "plan", "run", "seat_payoffs", "tables"]
+__all__ = [
+    "check",
+    "figures",
+    "payoff_table",
+    "plan",
+    "play_profile",
+    "role_tables",
+    "run",
+    "saved_strategy",
+    "seat_payoffs",
+    "solved",
+    "tables",
+]
 
 SECTIONS = ("tournament",)
 """Optional config tables this kind reads."""
@@ -65,9 +88,51 @@ PAYOFFS = ("sharpe", "pnl")
 
 
 def check(config: dict, where: Locator) -> None:
-    """A tournament needs at least two strategies."""
+    """A tournament needs at least two strategies, roles declared as
+    `role_games.check_roles` asks, and a reduction DPR can make (``players - 1`` a multiple
+    of ``reduced - 1``), of a game without roles."""
     if len(config["agents"]) < 2:
         raise where.error(("kind",), "a tournament needs at least two strategies ([[agents]])")
+    settings = config["tournament"]
+    if settings.roles:
+        check_roles(config, where)
+    if settings.reduced:
+        if settings.roles:
+            raise where.error(("tournament", "reduced"), "reduces a game without roles")
+        try:
+            dpr_profiles(settings.players, settings.reduced, len(config["agents"]))
+        except ValueError as error:
+            raise where.error(("tournament", "reduced"), str(error).partition(": ")[2]) from None
+
+
+def _profiles(config: dict) -> list[tuple[str, tuple[str, ...]]]:
+    """Every profile: (its key, its seats' labels); with roles, the role game's
+    (`role_games.role_profiles`); with ``reduced``, only those its DPR game reads
+    (`analysis.reduction.dpr_profiles`)."""
+    settings = config["tournament"]
+    if settings.roles:
+        return list(role_profiles(settings.roles))
+    labels = [spec["label"] for spec in config["agents"]]
+    if settings.reduced:
+        profiles = map(tuple, dpr_profiles(settings.players, settings.reduced, len(labels)))
+    else:
+        profiles = PayoffTable.profiles(settings.players, len(labels))
+    return [
+        (profile_key(counts), tuple(label for label, n in zip(labels, counts) for _ in range(n)))
+        for counts in profiles
+    ]
+
+
+def solved(table: PayoffTable, config: dict) -> PayoffTable | None:
+    """The game whose equilibria and dynamics a tournament reports: ``table``, or its DPR
+    game of ``[tournament] reduced`` players; None when it lacks a profile that game needs."""
+    reduced = config["tournament"].reduced
+    if not reduced:
+        return table if table.complete else None
+    try:
+        return reduce_dpr(table, reduced)
+    except ValueError:
+        return None
 
 
 def plan(config: dict) -> list[Job]:
@@ -75,7 +140,6 @@ def plan(config: dict) -> list[Job]:
     pretrained tournament first has one job per (strategy, repetition) training it (stage 0;
     the profiles are stage 1)."""
     labels = [spec["label"] for spec in config["agents"]]
-    p = config["tournament"].players
     pretrained = config["tournament"].mode == "pretrained"
     jobs = []
     if pretrained:
@@ -84,18 +148,15 @@ def plan(config: dict) -> list[Job]:
             for label in labels
             for rep in range(config["seeds"])
         ]
-    for counts in PayoffTable.profiles(p, len(labels)):
-        seats = tuple(label for label, n in zip(labels, counts) for _ in range(n))
+    for key, seats in _profiles(config):
         for rep in range(config["seeds"]):
-            name = f"profile={profile_key(counts)}/rep={rep}"
-            jobs.append(Job(name, rep, seats, config, stage=int(pretrained)))
+            jobs.append(Job(f"profile={key}/rep={rep}", rep, seats, config, int(pretrained)))
     return jobs
 
 
 def run(job: Job) -> list[EpisodeRecord]:
     """A pretrained strategy's training job: train it alone (`trained_alone`, which saves it).
-    A profile: seat the strategies, train them in the profile (or load the pretrained ones),
-    test; records of every seat, condition = the profile's key (`profile_key`, e.g.
+    A profile: `play_profile`, condition = the profile's key (`profile_key`, e.g.
     ``"2-1-1"``)."""
     config = job.config
     index = {spec["label"]: i for i, spec in enumerate(config["agents"])}
@@ -103,10 +164,25 @@ def run(job: Job) -> list[EpisodeRecord]:
     if pretrained and job.stage == 0:
         (label,) = job.labels
         return trained_alone(config, job, config["agents"][index[label]], index[label])[1]
+    if config["tournament"].roles:
+        return play_profile(
+            job, role_key(config["tournament"].roles, job.labels), pretrained=pretrained
+        )
+    counts = tuple(job.labels.count(spec["label"]) for spec in config["agents"])
+    return play_profile(job, profile_key(counts), pretrained=pretrained)
+
+
+def play_profile(job: Job, key: str, *, pretrained: bool) -> list[EpisodeRecord]:
+    """Seat the strategies of ``job.labels`` (frozen copies of those the run directory saved
+    for the job's repetition when ``pretrained``; else new agents, the learners among them
+    trained together in the profile and then saved), test; records of every seat, condition
+    = ``key``."""
+    config = job.config
+    index = {spec["label"]: i for i, spec in enumerate(config["agents"])}
     specs = [config["agents"][index[label]] for label in job.labels]
     market = market_spec(config)
     seat_agents = [
-        _pretrained(job, spec, market)
+        saved_strategy(job, spec, market)
         if pretrained
         else seat_agent(
             spec, market, job, seed_int(config, job.seed, AGENT, index[spec["label"]], seat)
@@ -115,8 +191,6 @@ def run(job: Job) -> list[EpisodeRecord]:
     ]
     learners = () if pretrained else [seat for seat, spec in enumerate(specs) if spec["train"]]
     table = SeatedMarket(market, seat_agents, learners=learners)
-    counts = tuple(job.labels.count(spec["label"]) for spec in config["agents"])
-    key = profile_key(counts)
     common = {
         "condition": 0,
         "condition_name": key,
@@ -133,7 +207,7 @@ def run(job: Job) -> list[EpisodeRecord]:
     return records + episodes(table, config, job, phase=TEST, **common)
 
 
-def _pretrained(job: Job, spec: dict, market: MarketSpec) -> Agent:
+def saved_strategy(job: Job, spec: dict, market: MarketSpec) -> Agent:
     """A frozen copy of the strategy of ``spec`` that the training job of this repetition
     saved in the run directory."""
     if not job.directory:
@@ -175,33 +249,78 @@ def payoff_table(records: pd.DataFrame, config: dict, payoff: str | None = None)
 
 def tables(directory: Path, config: dict, records: pd.DataFrame) -> pd.DataFrame:
     """Write ``summary.csv``, the payoff tables and, when the table has every profile,
-    ``equilibria.csv`` (when there are records); return the summary."""
+    ``equilibria.csv`` (when there are records; a role game's: `role_tables`); return the
+    summary."""
     summary = summary_tables(directory, config, records)
-    if not records.empty:
-        settings = config["tournament"]
-        seats = seat_payoffs(records, payoff=settings.payoff, sharpe_floor=settings.sharpe_floor)
-        table = PayoffTable.from_records(seats, strategies=[a["label"] for a in config["agents"]])
-        table.to_csv(directory / "payoffs.csv")
-        for payoff in PAYOFFS:
-            payoff_table(records, config, payoff).to_csv(directory / f"payoffs_{payoff}.csv")
-        if table.complete:
-            frame = equilibria_frame(analyse(table, records=seats, seed=config["root_seed"]))
-            frame.to_csv(directory / "equilibria.csv", index=False, float_format="%.10g")
+    if records.empty:
+        return summary
+    settings = config["tournament"]
+    if settings.roles:
+        role_tables(directory, config, records)
+        return summary
+    seats = seat_payoffs(records, payoff=settings.payoff, sharpe_floor=settings.sharpe_floor)
+    table = PayoffTable.from_records(seats, strategies=[a["label"] for a in config["agents"]])
+    table.to_csv(directory / "payoffs.csv")
+    for payoff in PAYOFFS:
+        payoff_table(records, config, payoff).to_csv(directory / f"payoffs_{payoff}.csv")
+    game = solved(table, config)
+    if game is not None:
+        if settings.reduced:  # the bootstrap draws the cells from their standard errors
+            game.to_csv(directory / "payoffs_reduced.csv")
+            analysis = analyse(game, seed=config["root_seed"])
+        else:
+            analysis = analyse(game, records=seats, seed=config["root_seed"])
+        frame = equilibria_frame(analysis)
+        frame.to_csv(directory / "equilibria.csv", index=False, float_format="%.10g")
     return summary
+
+
+def role_tables(directory: Path, config: dict, records: pd.DataFrame) -> None:
+    """A role game's ``payoffs.csv`` (the config's payoff), ``payoffs_sharpe.csv`` and
+    ``payoffs_pnl.csv`` (`role_games.role_table`), and, when complete, ``equilibria.csv``
+    (`games.role_frame`: ``p_<role>_<strategy>``, each role's regret)."""
+    settings = config["tournament"]
+    names = {"payoffs.csv": settings.payoff, **{f"payoffs_{p}.csv": p for p in PAYOFFS}}
+    for name, payoff in names.items():
+        seats = seat_payoffs(records, payoff=payoff, sharpe_floor=settings.sharpe_floor)
+        table = role_table(seats, settings.roles)
+        table.to_frame().to_csv(directory / name, index=False, float_format="%.10g")
+        if name == "payoffs.csv" and table.complete:
+            frame = role_frame(table, role_equilibria(table, tol=TOL))
+            frame.to_csv(directory / "equilibria.csv", index=False, float_format="%.10g")
+
+
+def _role_figure(directory: Path) -> list[Path]:
+    """A role game's ``dynamics.png`` (`role_dynamics_figure` of ``payoffs.csv`` with the
+    equilibria of ``equilibria.csv``), when the game is complete."""
+    if not (directory / "equilibria.csv").exists():
+        return []
+    found = pd.read_csv(directory / "equilibria.csv")
+    roles = [c.removeprefix("regret_") for c in found.columns if c.startswith("regret_")]
+    table = RoleTable.from_frame(pd.read_csv(directory / "payoffs.csv"), roles)
+    mixtures = list(found[[f"p_{c}" for c in table.columns]].to_numpy())
+    role_dynamics_figure(table, mixtures=mixtures).savefig(directory / "dynamics.png", dpi=120)
+    return [directory / "dynamics.png"]
 
 
 def figures(directory: Path, config: dict, records: pd.DataFrame) -> list[Path]:
     """Learning curves, the replicator dynamics of the Sharpe and PnL payoff tables
     (``dynamics.png``, ``dynamics_pnl.png``) and the equilibria of ``equilibria.csv`` on the
-    focal replicator field of ``payoffs.csv`` (``equilibria.png``)."""
+    focal replicator field of ``payoffs.csv`` (``equilibria.png``); each table's DPR game
+    (`solved`) when ``[tournament] reduced`` is set; a role game's dynamics as trajectories
+    (`_role_figure`)."""
     weighting = config["tournament"].weighting
     written = save_learning_curves(directory, records)
+    if config["tournament"].roles:
+        return written + _role_figure(directory)
     for payoff in PAYOFFS:
-        table = PayoffTable.read_csv(directory / f"payoffs_{payoff}.csv")
+        table = solved(PayoffTable.read_csv(directory / f"payoffs_{payoff}.csv"), config)
         name = "dynamics.png" if payoff == "sharpe" else f"dynamics_{payoff}.png"
-        written.append(save_dynamics(table, directory / name, payoff=payoff, weighting=weighting))
+        if table is not None:
+            path = directory / name
+            written.append(save_dynamics(table, path, payoff=payoff, weighting=weighting))
     if (directory / "equilibria.csv").exists():
-        table = PayoffTable.read_csv(directory / "payoffs.csv")
+        table = solved(PayoffTable.read_csv(directory / "payoffs.csv"), config)
         found = pd.read_csv(directory / "equilibria.csv")
         mixtures = found[[f"p_{s}" for s in table.strategies]].to_numpy()
         figure = equilibria_figure(table, list(mixtures))

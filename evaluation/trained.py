@@ -146,20 +146,25 @@ def discard_checkpoints(directory: str | Path, job_id: str) -> None:
 
 
 # ----------------------------------------------------------------------------- cards
-def write_cards(directory: Path, config: dict, records: pd.DataFrame) -> list[Path]:
+def write_cards(
+    directory: Path, config: dict, records: pd.DataFrame, tables: dict[str, dict] | None = None
+) -> list[Path]:
     """A ``card.md`` beside every saved agent of the run: the config excerpt that made it,
-    its training (episodes, learning-curve summary) and its test Sharpe ratios."""
+    its training (episodes, learning-curve summary) and its test Sharpe ratios. ``tables``:
+    the TOML table of each label (default: the file's ``[[agents]]``; a kind that adds
+    strategies, as PSRO does, gives theirs too)."""
     written = []
     raw = tomllib.loads(config["source_text"])
-    labels = [spec["label"] for spec in config["agents"]]
+    if tables is None:
+        labels = [spec["label"] for spec in config["agents"]]
+        tables = dict(zip(labels, raw["agents"]))
     for header in sorted(Path(directory, AGENTS).glob(f"*/seed-*/**/{HEADER}")):
         path = header.parent
         label, seed, *where = path.relative_to(directory, AGENTS).parts
-        if label not in labels:
+        if label not in tables:
             continue
-        index = labels.index(label)
         excerpt = tomli_w.dumps({"market": raw.get("market", {})})
-        excerpt += "\n" + tomli_w.dumps({"agents": [raw["agents"][index]]})
+        excerpt += "\n" + tomli_w.dumps({"agents": [tables[label]]})
         mine = _records_of(records, label, int(seed.removeprefix("seed-")), where)
         text = _card(path, label, config, excerpt, mine)
         (path / CARD).write_text(text)
@@ -214,7 +219,7 @@ def _card(path: Path, label: str, config: dict, excerpt: str, mine: pd.DataFrame
         )
     test = phases["test"]
     groups = list(test.groupby("condition", sort=False))
-    if config["kind"] == "tournament" and len(groups) > 1:  # a strategy in every profile
+    if config["kind"] in ("tournament", "psro") and len(groups) > 1:  # in every profile
         groups = [(f"all {len(groups)} profiles", test)]
     for condition, group in groups:
         values = group.sort_values("episode")["pnl"].to_numpy(float)

@@ -33,7 +33,7 @@ import numpy as np
 from gymnasium import spaces
 
 from tradearena.envs.errors import did_you_mean
-from tradearena.envs.simulator.observation import discretize, fill_features
+from tradearena.envs.simulator.observation import discretize, fill_features, observe
 
 if TYPE_CHECKING:
     from tradearena.envs.simulator.market import Market
@@ -99,13 +99,30 @@ def features(
     ``signal`` (bp) appended last.
 
     ``market`` needs ``book``, ``mids()`` (ndarray of positive mids, ticks), ``account(seat)``,
-    ``position_limit``, ``step_index`` and ``n_steps``, as `envs.simulator.market.Market` has.
+    ``position_limit``, ``step_index`` and ``n_steps``, as `envs.simulator.market.Market` has;
+    a market with feed latency shows its recorded view (`envs.simulator.observation.observe`).
     """
     if depth_levels < 1:
         raise ValueError(f"depth_levels must be >= 1, got {depth_levels}")
     if any(w < 1 for w in windows):
         raise ValueError(f"windows must be positive step counts, got {tuple(windows)}")
     out = np.empty(len(windows) + 5 + (signal is not None), dtype=np.float32)
+    if getattr(market, "_seen_mids", None) is not None:  # feed latency: the view recorded
+        seats = np.empty((1, market.n_seats, len(windows) + 5), dtype=np.float32)
+        steps = np.asarray(windows, dtype=np.int64)
+        observe([market], market.n_seats, steps, depth_levels, SPREAD_CAP, RETURN_CAP, seats)
+        out[: seats.shape[2]] = seats[0, seat]
+    else:
+        _fill_now(market, seat, windows, depth_levels, out)
+    if signal is not None:
+        out[-1] = -RETURN_CAP if signal < -RETURN_CAP else min(signal, RETURN_CAP)
+    return out
+
+
+def _fill_now(
+    market: Market, seat: int, windows: Sequence[int], depth_levels: int, out: np.ndarray
+) -> None:
+    """The features of ``seat`` from the book now into ``out`` (F,)."""
     fill_features(
         market.book,
         market.account(seat).inventory,
@@ -119,9 +136,6 @@ def features(
         RETURN_CAP,
         out,
     )
-    if signal is not None:
-        out[-1] = -RETURN_CAP if signal < -RETURN_CAP else min(signal, RETURN_CAP)
-    return out
 
 
 class Discretizer:

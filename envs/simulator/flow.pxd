@@ -39,10 +39,12 @@ cdef class Flow:
     @cython.final
     cdef _keep(self, Py_ssize_t p, object program)
     @cython.final
-    cdef int _run(
+    cdef int _open(
         self, OrderBook book, double t0, double t1, double last_mid, const double* mids,
-        Py_ssize_t n_mids, i64* counts,
+        Py_ssize_t n_mids,
     ) except -1
+    @cython.final
+    cdef int _until(self, OrderBook book, double limit, i64* counts) except -1
     @cython.final
     cdef int _price(
         self, OrderBook book, double last_mid, const double* mids, Py_ssize_t n_mids
@@ -57,6 +59,9 @@ cdef class MarketState:
     cdef public cnp.ndarray _mids  # float64 (n_steps + 1,): the mid at the open and each step
     cdef public cnp.ndarray _spreads  # float64, the same for the spread
     cdef public list _values  # each seat's marked-to-market value at the last step, dollars
+    cdef public object _latency  # None: seats' orders land at once and they see the book now
+    cdef public cnp.ndarray _seen_mids  # float64 (n_steps + 1,): the mid each step's view shows
+    cdef public cnp.ndarray _seen_book  # float64 (n_steps + 1, 3): its spread, bid, ask volume
 
     @cython.final
     cdef inline bint _over(self) noexcept:

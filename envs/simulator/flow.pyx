@@ -18,7 +18,7 @@ price, carry out), with the same arithmetic, so both give the same session to th
 import numpy as np
 
 cimport numpy as cnp
-from libc.math cimport NAN, ceil, floor, rint
+from libc.math cimport INFINITY, NAN, ceil, floor, rint
 from cython.operator cimport dereference as deref, predecrement as dec
 from libcpp.vector cimport vector
 
@@ -31,7 +31,8 @@ from tradearena.envs.simulator.replayer cimport Replayer
 cnp.import_array()
 
 __all__ = [
-    "Flow", "MarketState", "advance", "linear_recursion", "make_orders", "periodic_times"
+    "Flow", "MarketState", "advance", "linear_recursion", "make_orders", "periodic_times",
+    "submit",
 ]
 
 cdef enum:
@@ -71,7 +72,8 @@ def advance(
 
     A step (`envs.simulator.market.Market` describes it): the seats' orders at the step's start, seats
     in a random order from the market's generator, quantities clipped to the position limit;
-    the background flow over the step; every seat marked to the mid.
+    the background flow over the step; every seat marked to the mid. A market with latency
+    has `envs.simulator.latency.Latency.step` carry out its orders and flow.
     """
     cdef Py_ssize_t i, seat
     cdef OrderBook book
@@ -98,16 +100,20 @@ cdef OrderBook _advance(MarketState market, list seat_orders, double[::1] change
     cdef Flow flow = market._compiled
     counts[0] = counts[1] = 0
     book.now = t0
-    if len(seat_orders) > 1:
-        for seat in market.rng.permutation(len(seat_orders)).tolist():
-            _submit(book, seat, seat_orders[seat], market.position_limit, counts)
-    elif seat_orders:
-        _submit(book, 0, seat_orders[0], market.position_limit, counts)
     cdef cnp.ndarray mids = market._mids  # float64; the first k are the mids so far
-    if flow is not None:
-        flow._run(book, t0, t1, market.last_mid, <double*>cnp.PyArray_DATA(mids), k, counts)
+    if market._latency is not None:  # orders in flight, views recorded (envs.simulator.latency)
+        counts[0], counts[1] = market._latency.step(market, seat_orders, t0, t1)
     else:
-        market._flow(t0, t1)
+        if len(seat_orders) > 1:
+            for seat in market.rng.permutation(len(seat_orders)).tolist():
+                _submit(book, seat, seat_orders[seat], market.position_limit, counts)
+        elif seat_orders:
+            _submit(book, 0, seat_orders[0], market.position_limit, counts)
+        if flow is not None:
+            flow._open(book, t0, t1, market.last_mid, <double*>cnp.PyArray_DATA(mids), k)
+            flow._until(book, INFINITY, counts)
+        else:
+            market._flow(t0, t1)
     market.n_orders += counts[0]
     market.n_cancels += counts[1]
     market.t = t1
@@ -124,6 +130,16 @@ cdef OrderBook _advance(MarketState market, list seat_orders, double[::1] change
         change[seat] = value - values[seat]
         values[seat] = value
     return book
+
+
+def submit(OrderBook book, i64 seat, object orders, i64 limit):
+    """Carry out a seat's orders (`envs.simulator.orders.SeatOrder`) now, as a decision step
+    does, quantities clipped to the position limit ``limit`` (shares) -> (orders submitted,
+    orders cancelled)."""
+    cdef i64 counts[2]
+    counts[0] = counts[1] = 0
+    _submit(book, seat, orders, limit, counts)
+    return counts[0], counts[1]
 
 
 cdef _submit(OrderBook book, i64 seat, object orders, i64 limit, i64* counts):
@@ -330,20 +346,30 @@ cdef class Flow:
         """Carry out the rows in [t0, t1) seconds on ``book``, priced from what it shows now,
         ``last_mid`` (ticks) and ``mids`` (the mids of the decision steps so far, ticks) ->
         (orders submitted, orders cancelled)."""
+        self.open(book, t0, t1, last_mid, mids)
+        return self.until(book, INFINITY)
+
+    def open(self, OrderBook book, double t0, double t1, double last_mid, const double[::1] mids):
+        """Start the interval [t0, t1) seconds: its rows priced as `run` prices them; `until`
+        then carries them out."""
+        n = mids.shape[0]
+        self._open(book, t0, t1, last_mid, &mids[0] if n else NULL, n)
+
+    def until(self, OrderBook book, double limit):
+        """Carry out the opened interval's rows before ``limit`` seconds, in time order ->
+        (orders submitted, orders cancelled)."""
         cdef i64 counts[2]
         counts[0] = counts[1] = 0
-        n = mids.shape[0]
-        self._run(book, t0, t1, last_mid, &mids[0] if n else NULL, n, counts)
+        self._until(book, limit, counts)
         return counts[0], counts[1]
 
-    cdef int _run(
+    cdef int _open(
         self, OrderBook book, double t0, double t1, double last_mid, const double* mids,
-        Py_ssize_t n_mids, i64* counts,
+        Py_ssize_t n_mids,
     ) except -1:
-        """`run`, adding to counts[0] the orders submitted and to counts[1] those cancelled."""
-        cdef Py_ssize_t p, best, n_pops = self.populations.size()
+        """`open`: each population's rows in [t0, t1), priced."""
+        cdef Py_ssize_t p, n_pops = self.populations.size()
         cdef Population* pop
-        cdef double t
         for p in range(n_pops):
             pop = &self.populations[p]
             while pop.cursor < pop.n and pop.time[pop.cursor] < t0:  # never in an interval
@@ -352,6 +378,14 @@ cdef class Flow:
             while pop.stop < pop.n and pop.time[pop.stop] < t1:
                 pop.stop += 1
         self._price(book, last_mid, mids, n_mids)
+        return 0
+
+    cdef int _until(self, OrderBook book, double limit, i64* counts) except -1:
+        """`until`, adding to counts[0] the orders submitted and to counts[1] those
+        cancelled."""
+        cdef Py_ssize_t p, best, n_pops = self.populations.size()
+        cdef Population* pop
+        cdef double t
         while True:  # merge the populations' rows by time, ties in population order
             best = -1
             for p in range(n_pops):
@@ -360,7 +394,7 @@ cdef class Flow:
                     best < 0 or pop.time[pop.cursor] < t
                 ):
                     best, t = p, pop.time[pop.cursor]
-            if best < 0:
+            if best < 0 or not t < limit:
                 break
             pop = &self.populations[best]
             book.now = t

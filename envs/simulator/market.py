@@ -9,6 +9,7 @@ import numpy as np
 
 from tradearena.envs.simulator.book import OrderBook
 from tradearena.envs.simulator.flow import Flow, MarketState, advance
+from tradearena.envs.simulator.latency import Latency, OrderLatency
 from tradearena.envs.simulator.orders import Orders, Program, SeatOrder
 
 __all__ = ["Account", "Background", "Market"]
@@ -71,6 +72,12 @@ class Market(MarketState):
 
     With ``record`` the book logs every change as a LOBSTER message (``market.book.log``).
 
+    Latency (`envs.simulator.latency`): with ``order_latency`` (a model of the delay, seconds)
+    the seats' orders (1.) land at t + delay, merged in time order with the background's
+    rows (a delay past the step lands in a later step); with ``feed_latency`` (seconds) the
+    seats see the book as it was that long before each step (`seen_mids`; the imbalance at
+    ``depth_levels`` levels).
+
     Randomness: one `numpy.random.SeedSequence` per session, spawned into one generator per
     trader and one for the market, so adding a trader leaves the others' draws unchanged.
     """
@@ -91,12 +98,17 @@ class Market(MarketState):
         day_steps: int | None = None,
         window_steps: tuple[int, int] | None = None,
         record: bool = False,
+        order_latency: OrderLatency | None = None,
+        feed_latency: float = 0.0,
+        depth_levels: int = 5,
     ) -> None:
         if n_seats < 0 or n_steps < 1 or step_seconds <= 0 or warmup_seconds < 0:
             raise ValueError(
                 "need n_seats >= 0, n_steps >= 1, step_seconds > 0 and warmup_seconds >= 0, "
                 f"got {n_seats}, {n_steps}, {step_seconds}, {warmup_seconds}"
             )
+        if not (np.isfinite(feed_latency) and feed_latency >= 0):
+            raise ValueError(f"feed_latency must be >= 0 seconds, got {feed_latency}")
         if day_steps is not None and day_steps < n_steps:
             raise ValueError(f"day_steps ({day_steps}) must be >= n_steps ({n_steps})")
         self.window_steps = _window_steps(window_steps, day_steps or n_steps, n_steps)
@@ -109,6 +121,10 @@ class Market(MarketState):
         self.tick_size, self.initial_price = tick_size, initial_price
         self.position_limit, self.fee_per_share = position_limit, fee_per_share
         self.record = record
+        self.order_latency, self.feed_latency = order_latency, feed_latency
+        self._latency = None
+        if order_latency is not None or feed_latency > 0:
+            self._latency = Latency(order_latency, feed_latency, depth_levels)
         owners, start = [], n_seats
         self._handlers = {}  # owner -> the population that carries out its HANDLE rows
         for trader in self.traders:
@@ -155,6 +171,8 @@ class Market(MarketState):
         self._mids[0] = self._mark()
         self._spreads[0] = self.spread()
         self._values = [self.value(seat) for seat in range(self.n_seats)]
+        if self._latency is not None:
+            self._latency.reset(self, seq)
 
     @property
     def day(self) -> tuple[float, float]:
@@ -185,6 +203,13 @@ class Market(MarketState):
         """Mid price (ticks) at the open and after each step so far, shape (step_index + 1,);
         before the open, the mids so far are empty."""
         return self._mids[: self.step_index + 1] if self._opened else self._mids[:0]
+
+    def seen_mids(self) -> np.ndarray:
+        """The mid (ticks) the seats saw at the open and after each step so far, shape
+        (step_index + 1,): `mids` without feed latency, else the mid ``feed_latency``
+        seconds before each step (the open's while that is before the open)."""
+        seen = self._seen_mids if self._seen_mids is not None else self._mids
+        return seen[: self.step_index + 1] if self._opened else seen[:0]
 
     def spreads(self) -> np.ndarray:
         """Spread (ticks, NaN while a side is empty) at the open and after each step."""
@@ -228,12 +253,19 @@ class Market(MarketState):
             self.n_orders += orders
             self.n_cancels += cancels
             return
-        batch = Orders.concat(
+        self._carry(self._background(t0, t1))
+
+    def _background(self, t0: float, t1: float) -> Orders:
+        """The populations' orders in [t0, t1), from their `orders`, merged in time order."""
+        return Orders.concat(
             [
                 trader.orders(self, t0, t1, rng)
                 for trader, rng in zip(self.traders, self.trader_rngs)
             ]
         )
+
+    def _carry(self, batch: Orders) -> None:
+        """Execute ``batch``'s rows on the book, in order, counting its orders and cancels."""
         _, orders, cancels = self.book.run(*batch, self._handlers, collect=False)
         self.n_orders += orders
         self.n_cancels += cancels

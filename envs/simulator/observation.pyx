@@ -11,14 +11,14 @@ import numpy as np
 
 cimport numpy as cnp
 from cython.operator cimport dereference as deref, predecrement as dec
-from libc.math cimport isnan, log, sqrt
+from libc.math cimport NAN, isnan, log, sqrt
 
 from tradearena.envs.simulator.book cimport Half, LevelIter, OrderBook, i64, position, quoted, spread_ticks
 from tradearena.envs.simulator.flow cimport MarketState
 
 cnp.import_array()
 
-__all__ = ["discretize", "fill_features", "observe"]
+__all__ = ["discretize", "fill_features", "observe", "volumes"]
 
 
 def discretize(
@@ -68,8 +68,9 @@ def fill_features(
     """Write the features of a seat holding ``inventory`` shares into ``out`` (shape
     (len(windows) + 5,), float32): inventory, imbalance, spread, returns, time left,
     volatility."""
-    _fill(book, inventory, position_limit, &mids[0] if mids.shape[0] else NULL, mids.shape[0],
-          step_index, n_steps, windows, depth_levels, spread_cap, return_cap, &out[0])
+    _fill(inventory, position_limit, _volume(&book._bids, depth_levels),
+          _volume(&book._asks, depth_levels), _spread(book), &mids[0] if mids.shape[0] else NULL,
+          mids.shape[0], step_index, n_steps, windows, spread_cap, return_cap, &out[0])
 
 
 def observe(
@@ -82,47 +83,66 @@ def observe(
     float[:, :, ::1] out,
 ):
     """Write every seat's features in each of ``markets`` (`envs.simulator.market.Market`, opened) into
-    ``out[i, seat]`` (shape (len(markets), n_seats, F), float32)."""
+    ``out[i, seat]`` (shape (len(markets), n_seats, F), float32). A market with feed latency
+    shows the view recorded for its step (`envs.simulator.latency`: mids, spread and the
+    volumes at its own depth), the seats' inventories as they are now."""
     cdef Py_ssize_t i, seat
     cdef OrderBook book
     cdef MarketState market
     cdef const double* mids
-    cdef i64 k
+    cdef const double* seen
+    cdef i64 k, bid_volume, ask_volume
+    cdef double spread
     for i in range(len(markets)):
         market = markets[i]
         book = market.book
-        mids = <const double*>cnp.PyArray_DATA(market._mids)  # float64, contiguous
         k = market.step_index
+        if market._seen_mids is None:
+            mids = <const double*>cnp.PyArray_DATA(market._mids)  # float64, contiguous
+            bid_volume = _volume(&book._bids, depth_levels)
+            ask_volume = _volume(&book._asks, depth_levels)
+            spread = _spread(book)
+        else:
+            mids = <const double*>cnp.PyArray_DATA(market._seen_mids)
+            seen = <const double*>cnp.PyArray_DATA(market._seen_book) + 3 * k
+            spread, bid_volume, ask_volume = seen[0], <i64>seen[1], <i64>seen[2]
         for seat in range(n_seats):
-            _fill(book, position(book, seat), market.position_limit, mids, k + 1, k, market.n_steps,
-                  windows, depth_levels, spread_cap, return_cap, &out[i, seat, 0])
+            _fill(position(book, seat), market.position_limit, bid_volume, ask_volume, spread,
+                  mids, k + 1, k, market.n_steps, windows, spread_cap, return_cap,
+                  &out[i, seat, 0])
+
+
+cdef inline double _spread(OrderBook book) noexcept:
+    """The spread in ticks, NaN while a side is empty."""
+    return <double>spread_ticks(book) if quoted(book) else NAN
 
 
 cdef void _fill(
-    OrderBook book,
     i64 inventory,
     i64 position_limit,
+    i64 bid_volume,
+    i64 ask_volume,
+    double spread,
     const double* mids,
     Py_ssize_t n_mids,
     i64 step_index,
     i64 n_steps,
     const i64[::1] windows,
-    i64 depth_levels,
     double spread_cap,
     double return_cap,
     float* out,
 ):
+    """The features from the seat's ``inventory`` (shares), the book's volumes at the depth
+    observed (shares) and ``spread`` (ticks; NaN: a side is empty) and the first ``n_mids``
+    ``mids`` (ticks)."""
     cdef double x = <double>inventory / <double>position_limit
     out[0] = <float>(-1.0 if x < -1.0 else 1.0 if x > 1.0 else x)
-    cdef i64 bid_volume = _volume(&book._bids, depth_levels)
-    cdef i64 ask_volume = _volume(&book._asks, depth_levels)
     cdef i64 total = bid_volume + ask_volume
     out[1] = <float>(<double>(bid_volume - ask_volume) / <double>total if total else 0.0)
-    if not quoted(book):
+    if isnan(spread):
         x = spread_cap
     else:
-        x = <double>spread_ticks(book)
-        x = 0.0 if x < 0.0 else spread_cap if x > spread_cap else x
+        x = 0.0 if spread < 0.0 else spread_cap if spread > spread_cap else spread
     out[2] = <float>x
     cdef Py_ssize_t j, last = n_mids - 1
     cdef i64 w
@@ -171,3 +191,9 @@ cdef inline i64 _volume(Half* half, i64 levels):
         if it == first:
             break
     return total
+
+
+def volumes(OrderBook book, i64 depth_levels):
+    """(bid, ask) shares resting at the best ``depth_levels`` levels of each side, as the
+    imbalance feature counts them."""
+    return _volume(&book._bids, depth_levels), _volume(&book._asks, depth_levels)

@@ -36,6 +36,7 @@ the replicator dynamics are Nash equilibria, Nash equilibria are its rest points
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,10 +55,12 @@ __all__ = [
     "METHODS",
     "Equilibrium",
     "MaxWelfare",
+    "check_methods",
     "deviation_gains",
     "deviation_weights",
     "equilibria",
     "max_welfare",
+    "merge_candidates",
     "regret",
     "welfare",
 ]
@@ -200,9 +203,7 @@ def equilibria(
     list of Equilibrium
         Sorted by support size, then by mixture (largest share of the first strategy first).
     """
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown or not methods:
-        raise ValueError(f"methods: expected some of {list(METHODS)}, got {list(methods)}")
+    check_methods(methods)
     if not tol > 0:
         raise ValueError(f"tol: expected a regret > 0, got {tol!r}")
     candidates: list[tuple[np.ndarray, str]] = []
@@ -211,19 +212,37 @@ def equilibria(
         candidates += [(point.x, "support") for point in points]
     if "replicator" in methods:
         candidates += [(x, "replicator") for x in _replicator_candidates(table, grid, steps)]
+    found = merge_candidates(candidates, lambda x: regret(table, x), tol, same)
+    out = [_equilibrium(table, x, found_by) for x, found_by in found]
+    return sorted(out, key=lambda e: (len(e.support), tuple(-e.x)))
+
+
+def check_methods(methods: tuple[str, ...]) -> None:
+    """Raise ValueError unless ``methods`` is a non-empty selection of `METHODS`."""
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown or not methods:
+        raise ValueError(f"methods: expected some of {list(METHODS)}, got {list(methods)}")
+
+
+def merge_candidates(
+    candidates: list[tuple[np.ndarray, str]],
+    regret_of: Callable[[np.ndarray], float],
+    tol: float,
+    same: float,
+) -> list[tuple[np.ndarray, tuple[str, ...]]]:
+    """The candidate mixtures (each with the method that found it) of regret at most ``tol``
+    (payoff units), smallest support first, those within ``same`` in every share of an earlier
+    one merged into it: (mixture, the methods that found it, in `METHODS` order) each."""
     found: list[tuple[np.ndarray, set[str]]] = []
     for x, method in sorted(candidates, key=lambda c: np.count_nonzero(c[0] > 0)):
-        if regret(table, x) > tol:
+        if regret_of(x) > tol:
             continue
         match = next((f for f in found if np.abs(f[0] - x).max() < same), None)
         if match is None:
             found.append((x, {method}))
         else:
             match[1].add(method)
-    out = [
-        _equilibrium(table, x, tuple(m for m in METHODS if m in found_by)) for x, found_by in found
-    ]
-    return sorted(out, key=lambda e: (len(e.support), tuple(-e.x)))
+    return [(x, tuple(m for m in METHODS if m in by)) for x, by in found]
 
 
 def _equilibrium(table: PayoffTable, x: np.ndarray, methods: tuple[str, ...]) -> Equilibrium:

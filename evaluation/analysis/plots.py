@@ -25,6 +25,7 @@ from tradearena.evaluation.analysis.dynamics import (
 )
 from tradearena.evaluation.analysis.metrics import Checkpointing
 from tradearena.evaluation.analysis.payoffs import PayoffTable
+from tradearena.evaluation.analysis.roles import RoleTable, role_gains
 
 __all__ = [
     "dynamics_figure",
@@ -33,6 +34,8 @@ __all__ = [
     "flow_line",
     "learning_curves",
     "axes_or_new",
+    "psro_figure",
+    "role_dynamics_figure",
     "save_dynamics",
     "save_learning_curves",
     "save_sharpe_bars",
@@ -436,3 +439,68 @@ def _mark_equilibria(
             gid="equilibria",
         )
         ax.legend(loc="upper left", fontsize="small")
+
+
+def psro_figure(
+    rounds: Sequence[int],
+    regret: Sequence[float],
+    gain: Sequence[float],
+    threshold: float,
+    ax: Axes | None = None,
+) -> Figure:
+    """PSRO's progress: per round, the regret of the equilibrium mixture in the game solved
+    (~0) and the deviation gain of the round's response against it (its regret in the game
+    grown by the response), payoff units, with the ``threshold`` a response must exceed to
+    join the game; returns the Figure."""
+    ax = axes_or_new(ax)
+    ax.plot(rounds, gain, "o-", color="tab:red", label="gain of the round's response")
+    ax.plot(rounds, regret, "s--", color="tab:blue", label="regret in the game solved")
+    ax.axhline(threshold, color="0.5", lw=1, ls=":", label=f"threshold {threshold:g}")
+    ax.set_xticks(list(rounds))
+    ax.set_xlabel("PSRO round")
+    ax.set_ylabel("deviation gain (payoff units)")
+    ax.set_title("PSRO: regret of the equilibrium mixture per round")
+    ax.legend(frameon=False)
+    return ax.figure
+
+
+def role_dynamics_figure(
+    table: RoleTable,
+    start: Sequence[float] | None = None,
+    *,
+    steps: int = 2000,
+    mixtures: Sequence[np.ndarray] = (),
+) -> Figure:
+    """The replicator dynamics of a role game as a trajectory: one panel per role, each of
+    its strategies' share against time, from ``start`` (K,; default each role's uniform
+    mixture), ``steps`` multiplicative-weights steps ``x_c <- x_c exp(h g_c(x))`` renormalised
+    per role (``g`` the deviation gains, `roles.role_gains`; ``h`` = 0.1 / the payoffs' range,
+    so time is ``h`` per step, in 1 / payoff units). ``mixtures`` (each (K,), equilibria)
+    are drawn as dotted lines at their shares; returns the Figure (lines with gid
+    ``"<role>_<strategy>"``)."""
+    sizes = [len(own) for own in table.strategies]
+    x = np.concatenate([np.full(k, 1 / k) for k in sizes]) if start is None else np.array(start)
+    spread = np.nanmax(table.payoffs) - np.nanmin(table.payoffs)
+    h = 0.1 / spread if spread > 0 else 0.0
+    path = [x]
+    for _ in range(steps):
+        x = x * np.exp(h * role_gains(table, x))
+        x = x / np.add.reduceat(x, table.starts)[table.role_of]
+        path.append(x)
+    shares, time = np.array(path), h * np.arange(steps + 1)
+    figure = Figure(figsize=(4.2 * len(sizes), 3.6), layout="constrained")
+    axes = figure.subplots(1, len(sizes), squeeze=False)[0]
+    columns = iter(range(len(table.columns)))
+    for ax, role, own in zip(axes, table.roles, table.strategies):
+        for strategy in own:
+            c = next(columns)
+            (line,) = ax.plot(time, shares[:, c], label=strategy, gid=f"{role}_{strategy}")
+            for mixture in mixtures:
+                ax.axhline(mixture[c], color=line.get_color(), ls=":", lw=1)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("time (1 / payoff units)")
+        ax.set_ylabel("share")
+        ax.set_title(f"{role} ({table.players[table.roles.index(role)]} seats)")
+        ax.legend(frameon=False)
+    figure.suptitle("Replicator dynamics of the role game (dotted: equilibria)")
+    return figure

@@ -17,7 +17,7 @@ multiagent reinforcement learning. NeurIPS 2017.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +25,7 @@ import numpy as np
 from tradearena.evaluation.analysis.equilibria import deviation_gains, equilibria
 from tradearena.evaluation.analysis.payoffs import PayoffTable
 
-__all__ = ["Round", "psro"]
+__all__ = ["Round", "psro", "psro_rounds"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,19 @@ def psro(
     list of Round
         One per round; the last has ``added`` False unless ``rounds`` ran out.
     """
+    return list(psro_rounds(table_of, best_response, initial, threshold=threshold, rounds=rounds))
+
+
+def psro_rounds(
+    table_of: Callable[[Sequence[str]], PayoffTable],
+    best_response: Callable[[tuple[str, ...], np.ndarray], str],
+    initial: Sequence[str],
+    *,
+    threshold: float,
+    rounds: int,
+) -> Iterator[Round]:
+    """`psro`'s rounds, each as soon as it is done (what an exception in ``table_of`` or
+    ``best_response`` leaves of the loop is the rounds yielded before it)."""
     strategies = tuple(initial)
     if not strategies or len(set(strategies)) != len(strategies):
         raise ValueError(f"initial: expected distinct strategy names, got {list(initial)}")
@@ -93,7 +106,6 @@ def psro(
         raise ValueError(f"threshold: expected a gain >= 0, got {threshold!r}")
     if int(rounds) != rounds or rounds < 1:
         raise ValueError(f"rounds: expected an integer >= 1, got {rounds!r}")
-    history = []
     for _ in range(int(rounds)):
         mixture, regret = _meta_strategy(table_of(strategies))
         response = best_response(strategies, mixture)
@@ -101,11 +113,10 @@ def psro(
         padded = np.append(mixture, np.zeros(len(extended) - len(strategies)))
         gain = float(deviation_gains(table_of(extended), padded)[extended.index(response)])
         added = response not in strategies and gain > threshold
-        history.append(Round(strategies, mixture, regret, response, gain, added))
+        yield Round(strategies, mixture, regret, response, gain, added)
         if not added:
-            break
+            return
         strategies = extended
-    return history
 
 
 def _meta_strategy(table: PayoffTable) -> tuple[np.ndarray, float]:

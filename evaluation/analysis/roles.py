@@ -36,7 +36,7 @@ from numpy.typing import ArrayLike
 from scipy import optimize
 
 from tradearena.evaluation.analysis.dynamics import simplex_grid
-from tradearena.evaluation.analysis.equilibria import METHODS
+from tradearena.evaluation.analysis.equilibria import METHODS, check_methods, merge_candidates
 
 __all__ = [
     "RoleEquilibrium",
@@ -249,29 +249,19 @@ def role_equilibria(
     parameters as `equilibria.equilibria`, ``grid`` the resolution per role)."""
     if not table.complete:
         raise ValueError("table: equilibria need every profile of the role game")
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown or not methods:
-        raise ValueError(f"methods: expected some of {list(METHODS)}, got {list(methods)}")
+    check_methods(methods)
     candidates: list[tuple[np.ndarray, str]] = []
     if "support" in methods:
         candidates += [(x, "support") for x in _support_candidates(table, grid)]
     if "replicator" in methods:
         candidates += [(x, "replicator") for x in _replicator_candidates(table, grid, steps)]
-    found: list[tuple[np.ndarray, set[str]]] = []
-    for x, method in sorted(candidates, key=lambda c: np.count_nonzero(c[0] > 0)):
-        if _gains(table, x[None])[0].max() > tol:
-            continue
-        match = next((f for f in found if np.abs(f[0] - x).max() < same), None)
-        if match is None:
-            found.append((x, {method}))
-        else:
-            match[1].add(method)
+    found = merge_candidates(candidates, lambda x: _gains(table, x[None])[0].max(), tol, same)
     out = []
     for x, by in found:
         gains = _gains(table, x[None])[0]
         regret = np.maximum.reduceat(gains, table.starts)
         support = tuple(int(i) for i in np.flatnonzero(x > 0))
-        out.append(RoleEquilibrium(x, regret, gains, support, tuple(m for m in METHODS if m in by)))
+        out.append(RoleEquilibrium(x, regret, gains, support, by))
     return sorted(out, key=lambda e: (len(e.support), tuple(-e.x)))
 
 

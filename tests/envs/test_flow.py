@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from tradearena.envs.data.tapes import Tape
+from tradearena.envs.simulator.latency import LogNormal
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.orders import Kind, Orders
 from tradearena.envs.simulator.recording import synthetic_tape
@@ -38,6 +39,7 @@ def session(traders: list[Trader], seed: int, n_steps: int, **market: object) ->
     return {
         "compiled": compiled,
         "mids": m.mids().tolist(),
+        "seen": m.seen_mids().tolist(),
         "spreads": m.spreads().tolist(),
         "summary": m.summary(),
         "accounts": [m.book.account(o) for o in range(owners)],
@@ -67,6 +69,19 @@ def test_compiled_flow_equals_orders(population, seed, uncompiled):
     assert compiled.pop("compiled") and not plain.pop("compiled")
     assert compiled == plain
     assert compiled["summary"]["fills"] > 500  # the flow traded: the comparison has teeth
+
+
+@pytest.mark.parametrize("population", [rmsc04, light])
+def test_compiled_flow_equals_orders_with_latency(population, uncompiled):
+    """Orders in flight land in the middle of the flow and views are recorded inside it: on
+    both paths alike."""
+    latency = {"order_latency": LogNormal(median=10.0, sigma=1.0), "feed_latency": 45.0}
+    compiled = session(population(), 4, 60, **latency)
+    uncompiled()
+    plain = session(population(), 4, 60, **latency)
+    assert compiled.pop("compiled") and not plain.pop("compiled")
+    assert compiled == plain
+    assert compiled["seen"] != compiled["mids"]  # the views are late: the test has teeth
 
 
 def test_compiled_flow_equals_orders_with_drift_windows_and_extra_zi(uncompiled):

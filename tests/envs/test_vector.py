@@ -35,6 +35,25 @@ TASKS = [
         {"tape": "synthetic", "n_steps": 10, "day_steps": 60, "window_steps": [30, 40]},
         id="replay-afternoon",
     ),
+    pytest.param(
+        {
+            **LIGHT,
+            "task": "making",
+            "order_latency": {"model": "lognormal", "median": 20.0, "sigma": 1.0},
+            "feed_latency": 45.0,
+        },
+        id="latency",
+    ),
+    pytest.param(
+        {
+            "tape": "synthetic",
+            "n_steps": 10,
+            "day_steps": 60,
+            "order_latency": {"model": "empirical", "rows": [0.5, 30.0, 75.0]},
+            "feed_latency": 100.0,
+        },
+        id="replay-latency",
+    ),
 ]
 
 

@@ -30,6 +30,7 @@ from tradearena.evaluation.config import (
     TOURNAMENT,
     ConfigError,
     load_config,
+    load_market,
     parse_config,
 )
 from tradearena.evaluation.experiment import plan
@@ -142,7 +143,7 @@ BAD = {
         "",
         1,
         "kind",
-        r"must be one of \['compare', 'robustness', 'tournament'\], got 'compair'",
+        r"must be one of \['compare', 'psro', 'robustness', 'tournament'\], got 'compair'",
     ),
     "unknown agent id": (
         [('id = "q_learning"', 'id = "raq"')],
@@ -528,6 +529,22 @@ def test_every_market_spec_field_can_be_set_in_a_file():
     hold live objects (a discretizer) or serve recording only."""
     fields = {f.name for f in dataclasses.fields(MarketSpec)}
     assert fields - set(MARKET) == {"discretizer", "record"}
+
+
+def test_a_file_sets_the_latency_models_and_names_a_misspelt_key(tmp_path, tiny_text):
+    """[market] order_latency as a model table reaches the market; a misspelt key inside it is
+    named with its line and the nearest key."""
+    lines = '[market]\norder_latency = {model = "empirical", rows = [0.001, 0.004]}\n'
+    path = _write(tmp_path, tiny_text.replace("[market]\n", lines + "feed_latency = 0.5\n"))
+    market = load_market(path).market(1)
+    assert (market.order_latency.rows, market.feed_latency) == ((0.001, 0.004), 0.5)
+    path = _write(tmp_path, tiny_text.replace("[market]\n", lines.replace("rows", "rws")))
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    line = tiny_text.splitlines().index("[market]") + 2
+    assert str(error.value).startswith(
+        f"{path}, line {line}: market.order_latency.rws: no such parameter (did you mean 'rows'?)"
+    )
 
 
 SHIPPED = sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.toml"))
