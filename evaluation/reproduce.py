@@ -128,8 +128,21 @@ def write_report(directories: dict[str, Path | str], docs: Path) -> Path:
     parts.append(text["tried"])
     parts.append(runs_table(Path(directories["sharpe"]).parent))
     report = docs / "results.md"
+    parts.append(kept_sections(report))
     report.write_text("\n".join(parts))
     return report
+
+
+KEPT = "<!-- Sections below are not written by `tradearena reproduce`: it keeps them. -->"
+"""The line after which docs/results.md holds sections of other experiments (the carry-over's),
+which a new report keeps as they are."""
+
+
+def kept_sections(report: Path) -> str:
+    """The part of ``report`` from the `KEPT` line on ("" when the file or the line is not
+    there)."""
+    text = report.read_text() if report.exists() else ""
+    return text[text.index(KEPT) :] if KEPT in text else ""
 
 
 def _summary(directory: Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:

@@ -5,7 +5,14 @@ from __future__ import annotations
 import pandas as pd
 
 from tradearena.evaluation.parallel import LocalExecutor
-from tradearena.evaluation.reproduce import EXPERIMENTS, curve_variance, reproduce, value_variance
+from tradearena.evaluation.reproduce import (
+    EXPERIMENTS,
+    KEPT,
+    curve_variance,
+    kept_sections,
+    reproduce,
+    value_variance,
+)
 from tradearena.evaluation.schema import Training
 
 SMOKE = {
@@ -83,3 +90,14 @@ def test_value_variance_is_the_variance_over_seeds_of_the_mean_test_estimate():
         rows, columns=["agent", "seed", "phase", "condition", "episode", "value"]
     )
     assert value_variance(records, 0.01).round(9).to_dict() == {"a": 8.0}
+
+
+def test_a_new_report_keeps_the_sections_after_the_kept_line(tmp_path):
+    """What follows the `KEPT` line of docs/results.md (the carry-over experiment) survives a
+    new report; a file without that line keeps nothing."""
+    report = tmp_path / "results.md"
+    report.write_text(f"# old report\n\n{KEPT}\n\n## Skill that carries over\n\n+66 [-45, 161]\n")
+    assert kept_sections(report) == f"{KEPT}\n\n## Skill that carries over\n\n+66 [-45, 161]\n"
+    report.write_text("# old report without the line\n")
+    assert kept_sections(report) == ""
+    assert kept_sections(tmp_path / "missing.md") == ""
