@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 import numpy as np
 
@@ -34,9 +35,10 @@ def day_seconds(days: int = 5) -> tuple[float, dict]:
     return min(times), market.summary()
 
 
-def env_steps_per_second(days: int = 3) -> float:
-    """TradingEnv steps per second with uniformly random actions, resets included."""
-    env = TradingEnv(**DAY)
+def env_steps_per_second(days: int = 3, **settings: Any) -> float:
+    """TradingEnv steps per second with uniformly random actions, resets included; ``settings``
+    (e.g. latency) are passed to the env beside `DAY`."""
+    env = TradingEnv(**DAY, **settings)
     rng = np.random.default_rng(0)
     steps = 0
     start = time.perf_counter()

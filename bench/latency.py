@@ -10,14 +10,9 @@ taking turns) with the setting named, and its ratio to the steps per second with
 from __future__ import annotations
 
 import json
-import time
 
-import numpy as np
+from env import env_steps_per_second  # bench/env.py: whole rmsc04 days
 
-from tradearena.envs.trading_env import TradingEnv
-
-DAY = {"population": "rmsc04", "n_steps": 390, "position_limit": 1000, "reward_scale": 1.0}
-"""Whole rmsc04 days, as bench/env.py steps them."""
 ORDER = {"model": "lognormal", "median": 0.05, "sigma": 1.0}
 SETTINGS = {
     "off": {},
@@ -26,26 +21,11 @@ SETTINGS = {
 }
 
 
-def env_steps_per_second(latency: dict, days: int = 3) -> float:
-    """TradingEnv steps per second with uniformly random actions, resets included."""
-    env = TradingEnv(**DAY, **latency)
-    rng = np.random.default_rng(0)
-    steps = 0
-    start = time.perf_counter()
-    for seed in range(days):
-        env.reset(seed=seed)
-        done = False
-        while not done:
-            _, _, done, _, _ = env.step(int(rng.integers(env.action_space.n)))
-            steps += 1
-    return steps / (time.perf_counter() - start)
-
-
 def main(rounds: int = 5) -> None:
     best = dict.fromkeys(SETTINGS, 0.0)
     for _ in range(rounds):  # interleaved, best of the rounds: the machine's load is shared
         for name, latency in SETTINGS.items():
-            best[name] = max(best[name], env_steps_per_second(latency))
+            best[name] = max(best[name], env_steps_per_second(**latency))
     for name, latency in SETTINGS.items():
         rate, base = best[name], best["off"]
         line = {"name": "env_steps_per_s", "latency": name, "value": round(rate, 1)}
