@@ -101,16 +101,26 @@ def objective(simulated: Sequence[Mapping[str, float]], targets: Mapping[str, Ta
     return float(np.mean(terms))
 
 
-def set_path(table: dict, path: str, value: float) -> None:
-    """``table`` with the number at ``path`` (``"traders.1.arrival_rate"``) replaced, in place."""
+def _parent(table: Any, path: str) -> tuple[Any, int | str]:
+    """The table or list holding the number at ``path`` (``"traders.1.arrival_rate"``: key,
+    list index, key), and its key or index there."""
     *parents, last = path.split(".")
-    node: Any = table
+    node = table
     for part in parents:
         node = node[int(part)] if isinstance(node, list) else node[part]
-    if isinstance(node, list):
-        node[int(last)] = value
-    else:
-        node[last] = value
+    return node, int(last) if isinstance(node, list) else last
+
+
+def get_path(table: Mapping[str, Any], path: str) -> float:
+    """The number at ``path`` in ``table``."""
+    node, key = _parent(table, path)
+    return float(node[key])
+
+
+def set_path(table: dict, path: str, value: float) -> None:
+    """``table`` with the number at ``path`` replaced, in place."""
+    node, key = _parent(table, path)
+    node[key] = value
 
 
 @dataclass
@@ -418,7 +428,7 @@ def fit_day(
             for job in jobs
         ]
 
-    start = {p.path: _get_path(base, p.path) for p in space}
+    start = {p.path: get_path(base, p.path) for p in space}
     with tqdm(total=budget, unit="candidate", dynamic_ncols=True) as bar:
 
         def progress(spent: int, best: float) -> None:
@@ -436,13 +446,6 @@ def fit_day(
             progress=progress,
         )
     return result, candidate_table(base, result.parameters), goal
-
-
-def _get_path(table: Mapping[str, Any], path: str) -> float:
-    node: Any = table
-    for part in path.split("."):
-        node = node[int(part)] if isinstance(node, list) else node[part]
-    return float(node)
 
 
 POPULATIONS = {
