@@ -176,7 +176,8 @@ def add_run_command(commands: argparse._SubParsersAction) -> None:
         "--resume",
         action="store_true",
         help="continue an interrupted run in the same directory: finished jobs are skipped, "
-        "the others continue from their last checkpoint ([training] checkpoint_every)",
+        "the others continue from their last checkpoint ([training] checkpoint_every); a "
+        "finished run prints its table and keeps its figures (`tradearena plot` redraws them)",
     )
     run.add_argument(
         "--dry-run", action="store_true", help="check the file and list the jobs, run nothing"

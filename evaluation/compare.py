@@ -15,7 +15,6 @@ import pandas as pd
 from tradearena.envs.seats import SeatedMarket
 from tradearena.envs.tasks import TASKS
 from tradearena.evaluation.analysis.metrics import run_summary
-from tradearena.evaluation.analysis.plots import save_learning_curves, save_sharpe_bars
 from tradearena.evaluation.rollout import TEST, Job, episodes, market_spec, trained_alone
 from tradearena.evaluation.store import EpisodeRecord
 
@@ -74,6 +73,11 @@ def reference_label(config: dict, task: str | None) -> str | None:
 
 def figures(directory: Path, config: dict, records: pd.DataFrame) -> list[Path]:
     """Learning curves and one Sharpe bar chart per condition."""
+    from tradearena.evaluation.analysis.plots import (  # matplotlib: loaded to draw only
+        save_learning_curves,
+        save_sharpe_bars,
+    )
+
     return save_learning_curves(directory, records, config["training"]) + save_sharpe_bars(
         directory, run_summary(records, config["training"])
     )

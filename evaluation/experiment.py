@@ -60,6 +60,7 @@ class Execution:
     def __init__(self, store: Store, executor: Executor, directory: Path) -> None:
         self.store, self.executor, self.directory = store, executor, directory
         self.where = str(directory.resolve())  # the same folder from a worker of another cwd
+        self.ran = 0  # jobs run by this call
 
     def __call__(self, jobs: list[Job]) -> None:
         """Run the ``jobs`` not stored yet."""
@@ -70,6 +71,7 @@ class Execution:
         for stage in sorted({job.stage for job in pending}):
             for result in self.executor.run([job for job in pending if job.stage == stage]):
                 self.store.record(result)
+                self.ran += 1
                 if result.error is None:
                     discard_checkpoints(self.directory, result.job_id)
 
@@ -112,9 +114,10 @@ def run_config(
     computed kept there (`agents.calibration.keep`, reused by every job's process), its jobs
     stage by stage (every job stored as it finishes, its checkpoints then dropped), then the
     tables, the agents' cards and (``figures``, default the config's ``output.figures``) the
-    figures. A kind with a ``drive(config, execute, records)`` function plans its own jobs
-    step by step through the `Execution` it is given (and its ``records``); the others' jobs
-    are their ``plan``'s."""
+    figures, which a resumed run that had no job left to run keeps as they are when it has
+    any (`write_figures` redraws them). A kind with a ``drive(config, execute, records)``
+    function plans its own jobs step by step through the `Execution` it is given (and its
+    ``records``); the others' jobs are their ``plan``'s."""
     database = directory / "results.sqlite"
     if database.exists() and not resume:
         raise UserError(
@@ -138,7 +141,8 @@ def run_config(
     summary = kind.tables(directory, as_run, records)
     tables = kind.agent_tables(as_run) if hasattr(kind, "agent_tables") else None
     write_cards(directory, as_run, records, tables)
-    if config["output"].figures if figures is None else figures:
+    drawn = any(directory.glob("*.png"))
+    if (config["output"].figures if figures is None else figures) and (execute.ran or not drawn):
         kind.figures(directory, as_run, records)
     return RunOutcome(directory, summary, failed, len(done))
 

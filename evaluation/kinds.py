@@ -14,28 +14,43 @@ of the strategies it saves beyond the file's ``[[agents]]`` (for their cards).
 
 from __future__ import annotations
 
+import importlib
 import sys
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 
 from tradearena import agents
 from tradearena.agents import calibration
-from tradearena.evaluation import compare, psro, robustness, tournament
 from tradearena.evaluation.rollout import Job
 from tradearena.evaluation.store import JobResult
 
 __all__ = ["CALIBRATIONS", "KINDS", "one_thread", "run_job"]
 
-KINDS: dict[str, ModuleType] = {
-    "compare": compare,
-    "psro": psro,
-    "robustness": robustness,
-    "tournament": tournament,
-}
+
+class _Kinds(Mapping[str, ModuleType]):
+    """Kind name -> its module (``tradearena.evaluation.<name>``), imported when first looked
+    up: a run imports only its own kind (the game analysis' modules stay out of a compare
+    run's start)."""
+
+    NAMES = ("compare", "psro", "robustness", "tournament")
+
+    def __getitem__(self, name: str) -> ModuleType:
+        if name not in self.NAMES:
+            raise KeyError(name)
+        return importlib.import_module(f"tradearena.evaluation.{name}")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.NAMES)
+
+    def __len__(self) -> int:
+        return len(self.NAMES)
+
+
+KINDS: Mapping[str, ModuleType] = _Kinds()
 """Experiment kind name -> its module."""
 CALIBRATIONS = "calibrations.json"
 """The run directory's file of calibrations and tunings (`agents.calibration.keep`), which

@@ -191,18 +191,35 @@ def test_the_graph_sees_function_local_and_relative_imports():
     )  # a package's own imports count
 
 
+def loaded_after(statements: str, *tops: str) -> list[str]:
+    """The modules of the packages ``tops`` (and those named in full) that a fresh
+    interpreter has loaded after running ``statements``, sorted."""
+    code = (
+        f"import sys\n{statements}\n"
+        f"print(*sorted(m for m in sys.modules if m in {tops} or m.split('.')[0] in {tops}))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT.parent
+    ).stdout.split()
+
+
 def test_importing_the_agent_contract_loads_no_market_and_no_pandas():
     """``from tradearena.agents import Agent``, in a fresh interpreter, leaves no module of
     ``tradearena.envs`` and no pandas loaded: of this project, the package and its base only."""
-    code = (
-        "import sys\n"
-        "from tradearena.agents import Agent\n"
-        "print(*sorted(m for m in sys.modules if m.split('.')[0] in ('tradearena', 'pandas')))"
-    )
-    loaded = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT.parent
-    ).stdout.split()
+    loaded = loaded_after("from tradearena.agents import Agent", "tradearena", "pandas")
     assert loaded == ["tradearena", "tradearena.agents", "tradearena.agents.base"]
+
+
+def test_a_compare_run_loads_no_plotting_and_no_game_analysis_until_it_draws():
+    """Checking and running a compare experiment (its kind looked up) loads neither
+    matplotlib nor scipy nor another kind's module: a finished run resumed answers fast."""
+    statements = (
+        "from tradearena.evaluation.experiment import run_experiment\n"
+        "from tradearena.evaluation.kinds import KINDS\n"
+        "KINDS['compare']"
+    )
+    others = ("tradearena.evaluation.tournament", "tradearena.evaluation.psro")
+    assert loaded_after(statements, "matplotlib", "scipy", *others) == []
 
 
 def test_the_faces_a_plain_install_offers_import_only_default_dependencies():

@@ -30,6 +30,7 @@ from tradearena.evaluation.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
 PNG = b"\x89PNG\r\n\x1a\n"
+FIGURES = ("learning_curves.png", "sharpe.png")  # a compare run's figures
 
 ROBUSTNESS = """\
 kind = "robustness"
@@ -224,14 +225,21 @@ def test_a_custom_agents_card_gives_the_load_call_that_reads_it(
 
 def test_a_finished_run_resumed_prints_its_tables_without_ray(reference, tmp_path, monkeypatch):
     """Every job stored: --resume with the Ray executor skips them all and writes the same
-    summary.csv from the store, without starting Ray."""
+    summary.csv from the store, without starting Ray; the figures it has are kept, not drawn
+    again; a run without them draws them."""
     path, local = reference
     run = tmp_path / "run"
     shutil.copytree(local, run)
+    figures = {name: (run / name).stat().st_mtime_ns for name in FIGURES}
     monkeypatch.setattr(RayExecutor, "start", lambda self: pytest.fail("Ray was started"))
     outcome = run_experiment(path, RayExecutor(progress=False), out=run, resume=True)
     assert outcome.skipped == 4 and outcome.failed == {}
     assert (run / "summary.csv").read_bytes() == (local / "summary.csv").read_bytes()
+    assert {name: (run / name).stat().st_mtime_ns for name in FIGURES} == figures
+    for name in FIGURES:
+        (run / name).unlink()
+    run_experiment(path, RayExecutor(progress=False), out=run, resume=True)
+    assert all((run / name).read_bytes().startswith(PNG) for name in FIGURES)
 
 
 def test_a_run_keeps_its_calibration_and_resumes_without_recalibrating(
@@ -483,7 +491,7 @@ def test_figures(reference, tmp_path, capsys):
     """A run writes learning_curves.png and sharpe.png; ``plot RUN_DIR`` redraws them."""
     run = tmp_path / "run"
     shutil.copytree(reference[1], run)
-    names = ["learning_curves.png", "sharpe.png"]
+    names = list(FIGURES)
     for name in names:
         assert (run / name).read_bytes().startswith(PNG)
         (run / name).unlink()
