@@ -338,9 +338,12 @@ def parse_config(
         config["agent_folders"] = list(dict.fromkeys([os.getcwd(), str(base.resolve())]))
         agents.add_folders(*config["agent_folders"])
         named = _check_semantics(config, where, base)
-        if named:  # labels the text must carry, so that a finished run reads as it ran
-            for i, label in named.items():
+        variable = "$" in raw.get("market", {}).get("tape", "")  # a tape the environment named
+        if named or variable:  # what the text must carry, so that a finished run reads as it
+            for i, label in named.items():  # ran and resumes only on the same file
                 raw["agents"][i]["label"] = label
+            if variable:
+                raw["market"]["tape"] = config["market"]["tape"]
             text = tomli_w.dumps(raw)
     for spec in config["agents"]:
         spec["label"] = spec["label"] or spec["id"].rpartition(":")[2]

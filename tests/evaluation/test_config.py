@@ -573,6 +573,16 @@ def test_every_shipped_config_is_valid(path, lobster_day, monkeypatch):
     assert config["agents"] and MarketSpec(**config["market"]).task in TASKS
 
 
+def test_a_tape_named_by_the_environment_is_kept_as_the_file_it_named(lobster_day, monkeypatch):
+    """A run keeps the file $LOBSTER_MESSAGES named in its config text (its config.toml), so
+    that its report names the day and a resume under another value is a changed config."""
+    path = SHIPPED[0].parent / "paper_sharpe_lobster.toml"
+    monkeypatch.setenv("LOBSTER_MESSAGES", str(lobster_day))
+    config = load_config(path)
+    kept = tomllib.loads(config["source_text"])["market"]["tape"]
+    assert kept == config["market"]["tape"] == str(lobster_day)
+
+
 def test_every_task_config_runs_the_market_of_its_gymnasium_id():
     """configs/TASK.toml (quickstart.toml for making) and gymnasium.make(the task's id) are
     one market: the task defaults it in both."""
