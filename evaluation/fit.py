@@ -323,6 +323,7 @@ def light_population(
                 "half_spread": 6,
                 "spacing": 4,
                 "size": 100,
+                "hawkes": {"branching": 0.5, "decay": 1.0},
             },
             {"type": "Momentum", "n_agents": 4},
             {"type": "Metaorder", "n_agents": 4, "parent_rate": 1 / 1800},
@@ -341,11 +342,15 @@ LIGHT_SPACE = (
     FitParameter("traders.1.sizes.round_share", 0.0, 0.9),
     FitParameter("traders.1.sizes.odd_median", 5.0, 150.0, log=True),
     FitParameter("traders.2.half_spread", 1, 20),
+    FitParameter("traders.2.period", 0.5, 60.0, log=True),
+    FitParameter("traders.2.levels", 1, 10),
+    FitParameter("traders.2.hawkes.branching", 0.0, 0.95),
+    FitParameter("traders.2.hawkes.decay", 0.1, 20.0, log=True),
     FitParameter("traders.4.parent_rate", 1 / 20000, 1 / 100, log=True),
 )
 """What a fit of the light population moves (paths into `light_population`'s table)."""
 
-INTEGER_PATHS = {"traders.0.n_agents", "traders.2.half_spread"}
+INTEGER_PATHS = {"traders.0.n_agents", "traders.2.half_spread", "traders.2.levels"}
 """Parameters a trader takes as integers: rounded before the market is built."""
 
 

@@ -19,10 +19,18 @@ OPEN, STEPS, RATE = 34_200.0, 30, 1 / 20
 every 20 s each."""
 
 
+def known_population(*day) -> dict:
+    """`light_population` with its market maker waking on a grid (no bursts): a day whose
+    order flow the ZI rate alone shapes, so that two short days show it."""
+    table = light_population(*day)
+    del table["traders"][2]["hawkes"]
+    return table
+
+
 @pytest.fixture
 def day(tmp_path, monkeypatch):
     """The known day as a LOBSTER pair, and a fit space of the ZI arrival rate alone."""
-    table = light_population(0.01, 22_000, OPEN, STEPS)
+    table = known_population(0.01, 22_000, OPEN, STEPS)
     table["traders"][1]["arrival_rate"] = RATE
     spec = MarketSpec(**candidate_market(table))
     market = spec.market(0)
@@ -38,7 +46,7 @@ def day(tmp_path, monkeypatch):
     messages = tmp_path / "known_message_1.csv"
     write_lobster(tape, messages, tmp_path / "known_orderbook_1.csv")
     space = (FitParameter("traders.1.arrival_rate", 1 / 200, 1.0, log=True),)
-    monkeypatch.setitem(fitting.POPULATIONS, "light", lambda *d: (light_population(*d), space))
+    monkeypatch.setitem(fitting.POPULATIONS, "light", lambda *d: (known_population(*d), space))
     return messages
 
 

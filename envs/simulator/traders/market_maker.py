@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tradearena.envs.simulator.arrivals import Hawkes, arrival_times
 from tradearena.envs.simulator.draws import uniform
 from tradearena.envs.simulator.flow import periodic_times
 from tradearena.envs.simulator.orders import Kind, Orders, Program, Rule
@@ -22,7 +23,10 @@ class MarketMaker(Trader):
     Each wakes every ``period`` seconds (its own random phase) and replaces its quotes with
     ``levels`` bids and ``levels`` asks of ``size`` shares: the best at ``half_spread`` ticks
     from the last mid (rounded outward), the others ``spacing`` ticks apart. This keeps a
-    synthetic book liquid.
+    synthetic book liquid. With ``hawkes`` (``{branching, decay}``, see
+    `envs.simulator.arrivals.Hawkes`) each wakes at the times of its own Hawkes process of
+    mean rate 1 / ``period`` instead: quote updates in bursts, as fast liquidity providers
+    send them.
     """
 
     def __init__(
@@ -34,8 +38,10 @@ class MarketMaker(Trader):
         half_spread: int = 1,
         spacing: int = 1,
         size: int = 100,
+        hawkes: Hawkes | dict | None = None,
     ) -> None:
         self.n_owners = n_agents
+        self.hawkes = Hawkes.of(hawkes)
         self.period, self.levels, self.half_spread = period, levels, half_spread
         self.spacing, self.size = spacing, size
         # one wake-up: a cancel, then `levels` bids and `levels` asks
@@ -47,8 +53,18 @@ class MarketMaker(Trader):
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
         start = market.start_time
-        phase = start + uniform(rng, 0.0, self.period, self.n_owners)
-        time, agents = periodic_times(phase, self.period, start, market.close_time)
+        if self.hawkes is None:
+            phase = start + uniform(rng, 0.0, self.period, self.n_owners)
+            time, agents = periodic_times(phase, self.period, start, market.close_time)
+        else:
+            each = [
+                arrival_times(1 / self.period, start, market.close_time, rng, hawkes=self.hawkes)
+                for _ in range(self.n_owners)
+            ]
+            time = np.concatenate(each)
+            agents = np.repeat(np.arange(self.n_owners), [len(times) for times in each])
+            order = np.argsort(time, kind="stable")
+            time, agents = time[order], agents[order]
         self.wakes = Orders.build(time, Kind.CANCEL_ALL, 0, 0, 0, owners.start + agents)
 
     def program(self) -> Program:
