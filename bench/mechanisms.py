@@ -1,6 +1,6 @@
 """What the flow mechanisms cost: a light-population day (390 one-minute steps, no seats, reset
 included) with each mechanism on (an intraday U profile, Hawkes arrivals, round-lot sizes, and
-all three) against the same day with none.
+all three; the market maker's wake-ups in Hawkes bursts) against the same day with none.
 
 Prints one JSON line per figure: light_day_s (none) and light_<mechanism>_day_s, wall seconds
 per simulated day (best of ``days`` seeded days, the settings taken in turn so that the
@@ -15,7 +15,7 @@ import sys
 import time
 
 from tradearena.envs.simulator.market import Market
-from tradearena.envs.simulator.traders import light
+from tradearena.envs.simulator.traders import MarketMaker, Trader, light
 
 MECHANISMS = {
     "profile": {"profile": {"shape": "u", "ratio": 3.0}},
@@ -28,6 +28,17 @@ SETTINGS = {
     "all": {k: v for mechanism in MECHANISMS.values() for k, v in mechanism.items()},
 }
 """The light population's keywords per setting."""
+MAKER_BURSTS = {"branching": 0.5, "decay": 1.0}
+"""The market maker's wake-ups of setting "maker_bursts" (its mean period kept, 30 s)."""
+
+
+def population(name: str) -> list[Trader]:
+    """The light population of setting ``name`` ("maker_bursts": its maker's wake-ups in
+    Hawkes bursts, the rest as "off")."""
+    traders = light(**SETTINGS.get(name, {}))
+    if name == "maker_bursts":
+        traders[2] = MarketMaker(1, period=30.0, levels=5, hawkes=MAKER_BURSTS)
+    return traders
 
 
 def day_seconds(market: Market, seed: int) -> float:
@@ -41,18 +52,19 @@ def day_seconds(market: Market, seed: int) -> float:
 
 def main() -> None:
     days = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    markets = {name: Market(light(**keywords), n_seats=0) for name, keywords in SETTINGS.items()}
-    best = dict.fromkeys(SETTINGS, float("inf"))
+    names = [*SETTINGS, "maker_bursts"]
+    markets = {name: Market(population(name), n_seats=0) for name in names}
+    best = dict.fromkeys(names, float("inf"))
     for seed in range(days):
         for name, market in markets.items():
             best[name] = min(best[name], day_seconds(market, seed))
-    for name in SETTINGS:
+    for name in names:
         line = {
             "name": "light_day_s" if name == "off" else f"light_{name}_day_s",
             "value": round(best[name], 5),
             "unit": "s",
             "days": days,
-            "keywords": SETTINGS[name],
+            "keywords": SETTINGS.get(name, {"maker": {"hawkes": MAKER_BURSTS}}),
             "ratio_to_off": round(best[name] / best["off"], 3),
             "bar": 2.0,
         }
