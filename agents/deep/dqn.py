@@ -82,8 +82,9 @@ class DQNSettings:
     rewards, 2.28 [1.56, 2.99] (reward normalisation is what matters); raw inputs, 4.03
     [3.39, 4.67]; ``double`` on, 4.25 [3.70, 4.80]; ``dueling`` on, 4.16 [3.81, 4.61]; the
     calibrated reference, 3.07 [2.45, 3.73] (`tradearena run configs/dqn_tuning.toml`). The
-    last four learners are within each other's intervals: the defaults keep SB3's plain head
-    and bootstrap (the best estimate), with both normalisations.
+    defaults, raw inputs, ``double`` and ``dueling`` are within each other's intervals: the
+    defaults keep SB3's plain head and bootstrap (the best estimate), with both
+    normalisations.
     """
 
     learning_rate: float = setting(1e-3, POSITIVE)
