@@ -338,9 +338,11 @@ def parse_config(
         config["agent_folders"] = list(dict.fromkeys([os.getcwd(), str(base.resolve())]))
         agents.add_folders(*config["agent_folders"])
         named = _check_semantics(config, where, base)
-        variable = "$" in raw.get("market", {}).get("tape", "")  # a tape the environment named
-        if named or variable:  # what the text must carry, so that a finished run reads as it
-            for i, label in named.items():  # ran and resumes only on the same file
+        # what the text must carry, so that a finished run reads as it ran and resumes only on
+        # the same data: the labels its check gave, the file an environment variable named
+        variable = "$" in raw.get("market", {}).get("tape", "")
+        if named or variable:
+            for i, label in named.items():
                 raw["agents"][i]["label"] = label
             if variable:
                 raw["market"]["tape"] = config["market"]["tape"]

@@ -60,7 +60,6 @@ class Execution:
     def __init__(self, store: Store, executor: Executor, directory: Path) -> None:
         self.store, self.executor, self.directory = store, executor, directory
         self.where = str(directory.resolve())  # the same folder from a worker of another cwd
-        self.ran = 0  # jobs run by this call
 
     def __call__(self, jobs: list[Job]) -> None:
         """Run the ``jobs`` not stored yet."""
@@ -71,7 +70,6 @@ class Execution:
         for stage in sorted({job.stage for job in pending}):
             for result in self.executor.run([job for job in pending if job.stage == stage]):
                 self.store.record(result)
-                self.ran += 1
                 if result.error is None:
                     discard_checkpoints(self.directory, result.job_id)
 
@@ -114,7 +112,7 @@ def run_config(
     computed kept there (`agents.calibration.keep`, reused by every job's process), its jobs
     stage by stage (every job stored as it finishes, its checkpoints then dropped), then the
     tables, the agents' cards and (``figures``, default the config's ``output.figures``) the
-    figures, which a resumed run that had no job left to run keeps as they are when it has
+    figures, which a resumed run whose records did not change keeps as they are when it has
     any (`write_figures` redraws them). A kind with a ``drive(config, execute, records)``
     function plans its own jobs step by step through the `Execution` it is given (and its
     ``records``); the others' jobs are their ``plan``'s."""
@@ -136,13 +134,14 @@ def run_config(
             kind.drive(config, execute, execute.records)
         else:
             execute(plan(config))
-        failed = store.failed()
+        failed, new_records = store.failed(), store.finished() != done
     as_run, records = load_run(directory)
     summary = kind.tables(directory, as_run, records)
     tables = kind.agent_tables(as_run) if hasattr(kind, "agent_tables") else None
     write_cards(directory, as_run, records, tables)
-    drawn = any(directory.glob("*.png"))
-    if (config["output"].figures if figures is None else figures) and (execute.ran or not drawn):
+    if (config["output"].figures if figures is None else figures) and (
+        new_records or not any(directory.glob("*.png"))
+    ):
         kind.figures(directory, as_run, records)
     return RunOutcome(directory, summary, failed, len(done))
 
