@@ -117,6 +117,38 @@ def tick_size(text: str) -> float:
     return float(value)
 
 
+def time_of_day(text: str) -> float:
+    """An argparse type: a time of day, HH:MM or HH:MM:SS, as seconds after midnight."""
+    parts = text.split(":")
+    try:
+        numbers = [int(p) for p in parts]
+    except ValueError:
+        numbers = []
+    if len(numbers) not in (2, 3) or not all(0 <= n < 60 for n in numbers[1:]):
+        raise argparse.ArgumentTypeError(f"expected a time of day HH:MM, got {text!r}")
+    if not 0 <= numbers[0] < 24:
+        raise argparse.ArgumentTypeError(f"hours must be 0-23, got {text!r}")
+    return float(numbers[0] * 3600 + numbers[1] * 60 + (numbers[2] if len(numbers) == 3 else 0))
+
+
+def add_window_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--from`` and ``--until`` (times of day): the part of each day ``what`` uses."""
+    parser.add_argument(
+        "--from",
+        dest="start",
+        type=time_of_day,
+        metavar="HH:MM",
+        help=f"{what} only what comes at or after this time of day (default: the open)",
+    )
+    parser.add_argument(
+        "--until",
+        dest="end",
+        type=time_of_day,
+        metavar="HH:MM",
+        help=f"{what} only what comes before this time of day (default: the close)",
+    )
+
+
 class Parser(argparse.ArgumentParser):
     """An `argparse.ArgumentParser` whose "invalid choice" names the nearest choice (what
     Python 3.14's ``suggest_on_error`` does)."""
@@ -336,13 +368,23 @@ def add_realism_command(commands: argparse._SubParsersAction) -> None:
         "arrivals, range) and compare them with the --against tape (default: the first tape "
         "among the sources). A source is a tape (a LOBSTER message file with its orderbook "
         "file beside it, or a converted directory) or a market (an experiment file's [market] "
-        "table, or a Gymnasium id) simulated over --days days.",
+        "table, or a Gymnasium id) simulated over --days days. Each market is also judged by "
+        "a classifier that tries to tell its one-minute and ten-second windows from the real "
+        "day's (ROC AUC: 0.5 cannot tell, 1 always can), beside the AUC of one of its own days "
+        "against its others. --from/--until judge only that part of every day.",
     )
     realism.add_argument("sources", nargs="+", metavar="SOURCE", help="a tape, .toml or id")
     realism.add_argument("--against", metavar="TAPE", help="the real day to compare with")
     realism.add_argument(
         "--days", type=integer_at_least(1), default=100, help="days per market (default 100)"
     )
+    realism.add_argument(
+        "--classifier-days",
+        type=integer_at_least(1),
+        default=5,
+        help="a market's days the classifier sees (default 5; its floor takes one more)",
+    )
+    add_window_arguments(realism, "judge")
     realism.add_argument("--out", help="write DIR/scorecard.csv and the figures there")
     realism.set_defaults(func=realism_command)
 

@@ -24,6 +24,12 @@ from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Event, Tape
 from tradearena.envs.errors import UserError, did_you_mean
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.spec import SYNTHETIC, SYNTHETIC_DAY_STEPS, MarketSpec
+from tradearena.evaluation.analysis.discriminator import (
+    Discrimination,
+    classifier_test,
+    day_windows,
+    own_day_test,
+)
 from tradearena.evaluation.analysis.realism import (
     DayView,
     day_facts,
@@ -38,7 +44,16 @@ from tradearena.evaluation.analysis.realism import (
 from tradearena.evaluation.config import load_market
 
 __all__ = [
+    "CLASSIFIER_DAYS",
     "COLUMNS",
+    "DISCRIMINATORS",
+    "OWN_DAY",
+    "Report",
+    "clipped",
+    "clock",
+    "discriminate",
+    "discriminator_rows",
+    "format_features",
     "Measurement",
     "Source",
     "format_scorecard",
@@ -47,7 +62,9 @@ __all__ = [
     "read_source",
     "scorecard",
     "simulate_days",
+    "tape_levels",
     "tape_view",
+    "write_classifier_figure",
     "write_figures",
 ]
 
@@ -70,22 +87,36 @@ class Source:
 
 
 # ------------------------------------------------------------------------------ the view
-def tape_view(tape: Tape, open: float | None = None, close: float | None = None) -> DayView:
+def tape_view(
+    tape: Tape, open: float | None = None, close: float | None = None, *, levels: int = 1
+) -> DayView:
     """The level-1 view of ``tape`` between ``open`` and ``close`` (seconds after midnight;
     default: the first message's second, and the last's rounded up): the messages after which
     the best bid or ask (price or size) changed, plus every execution, cross and halt, with
-    ``open <= time <= close``. Prices stay in the tape's ticks; an empty side is NaN."""
+    ``open <= time <= close``. Prices stay in the tape's ticks; an empty side is NaN. With
+    ``levels`` > 1 (at most the tape's), the view's ``depth`` holds the book's first
+    ``levels`` levels after every message that changed them."""
     if tape.book is None:
-        raise UserError(f"{tape.source}: the realism scorecard needs the tape's orderbook file")
+        raise UserError(
+            f"{tape.source}: the realism judges need the tape's orderbook file"
+            f"{_expected_book(tape.source)}"
+        )
     times = tape.messages["time"]
     open = math.floor(times[0]) if open is None else open
     close = math.ceil(times[-1]) if close is None else close
+    inside = (times >= open) & (times <= close)
     top = tape.book[:, :4]
     changed = np.r_[True, (top[1:] != top[:-1]).any(axis=1)]
-    keep = changed | np.isin(tape.messages["type"], _ALWAYS_SHOWN)
-    keep &= (times >= open) & (times <= close)
+    keep = (changed | np.isin(tape.messages["type"], _ALWAYS_SHOWN)) & inside
     m, top = tape.messages[keep], top[keep].astype(float)
     ask, ask_size, bid, bid_size = top.T
+    depth = depth_time = None
+    if levels > 1:
+        rows = tape.book[:, : 4 * min(levels, tape.book.shape[1] // 4)]
+        moved = np.r_[True, (rows[1:] != rows[:-1]).any(axis=1)] & inside
+        depth, depth_time = rows[moved].astype(float), times[moved].astype(float)
+        depth[:, 0::4][rows[moved][:, 0::4] == EMPTY_ASK] = np.nan
+        depth[:, 2::4][rows[moved][:, 2::4] == EMPTY_BID] = np.nan
     return DayView(
         time=m["time"].astype(float),
         kind=m["type"].astype(np.int64),
@@ -98,13 +129,38 @@ def tape_view(tape: Tape, open: float | None = None, close: float | None = None)
         tick_size=tape.tick_size,
         open=float(open),
         close=float(close),
+        depth=depth,
+        depth_time=depth_time,
     )
 
 
-def simulate_days(spec: MarketSpec, days: int, first_seed: int = 0) -> list[DayView]:
+def _expected_book(source: str) -> str:
+    """Where a LOBSTER message file's orderbook file is looked for, as a clause ("" for
+    a source that is not such a file)."""
+    path = Path(source)
+    if "_message_" not in path.name:
+        return ""
+    return f" beside it: {path.with_name(path.name.replace('_message_', '_orderbook_'))}"
+
+
+def tape_levels(tape: Tape) -> int:
+    """Book levels of ``tape``'s orderbook rows (0 without them)."""
+    return 0 if tape.book is None else tape.book.shape[1] // 4
+
+
+def simulate_days(
+    spec: MarketSpec,
+    days: int,
+    first_seed: int = 0,
+    *,
+    start: float | None = None,
+    end: float | None = None,
+    levels: int = 1,
+) -> list[DayView]:
     """``days`` sessions of ``spec``'s market (seeds ``first_seed`` onwards), each a full day
     (``day_steps``, default 390 steps, or ``n_steps`` if longer), recorded as a tape with its
-    top level and seen through `tape_view` from the open to the close."""
+    top ``levels`` and seen through `tape_view` from the open (or ``start``, seconds after
+    midnight, when later) to the close (or ``end``, when earlier)."""
     steps = max(spec.day_steps or SYNTHETIC_DAY_STEPS, spec.n_steps or 0)
     full = replace(spec, n_steps=steps, day_steps=None, window_steps=None, tape=None)
     views = []
@@ -113,7 +169,7 @@ def simulate_days(spec: MarketSpec, days: int, first_seed: int = 0) -> list[DayV
         tape = synthetic_tape(
             seed,
             traders=market.traders,
-            levels=1,
+            levels=levels,
             n_steps=market.n_steps,
             step_seconds=market.step_seconds,
             open_time=market.open_time,
@@ -121,37 +177,80 @@ def simulate_days(spec: MarketSpec, days: int, first_seed: int = 0) -> list[DayV
             tick_size=market.tick_size,
             initial_price=market.initial_price,
         )
-        views.append(tape_view(tape, market.open_time, market.close_time))
+        bounds = clipped(market.open_time, market.close_time, start, end, f"{spec.task} market")
+        views.append(tape_view(tape, *bounds, levels=levels))
     return views
 
 
+def clipped(
+    open: float, close: float, start: float | None, end: float | None, what: str
+) -> tuple[float, float]:
+    """(open, close) of a session cut to ``start``..``end`` (seconds after midnight, None:
+    no cut); UserError naming ``what`` when nothing of the session is left."""
+    low = open if start is None else max(open, start)
+    high = close if end is None else min(close, end)
+    if not high > low:
+        raise UserError(
+            f"{what}: its session ({clock(open)}-{clock(close)}) has nothing between "
+            f"{clock(start) if start is not None else 'its open'} and "
+            f"{clock(end) if end is not None else 'its close'}"
+        )
+    return low, high
+
+
+def clock(seconds: float) -> str:
+    """Seconds after midnight as HH:MM (HH:MM:SS when not a whole minute)."""
+    hours, rest = divmod(int(round(seconds)), 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours:02d}:{minutes:02d}" + (f":{secs:02d}" if secs else "")
+
+
 # ----------------------------------------------------------------------------- the sources
-def read_source(name: str, days: int) -> Source:
+def read_source(
+    name: str,
+    days: int,
+    *,
+    start: float | None = None,
+    end: float | None = None,
+    levels: int = 1,
+) -> Source:
     """The source ``name`` names: an experiment file (``.toml``: its ``[market]`` table), a
     tape (a LOBSTER message file, its orderbook file beside it; a converted directory), or a
-    Gymnasium id of a tradearena market. A market whose ``tape`` is a file is that tape."""
+    Gymnasium id of a tradearena market. A market whose ``tape`` is a file is that tape. Its
+    days are seen from ``start`` to ``end`` (seconds after midnight; None: the session's
+    open, close) with ``levels`` book levels (at most what a tape has)."""
     path = Path(name)
     if path.suffix == ".toml":
-        return _market_source(load_market(path), path.stem, days)
+        return _market_source(load_market(path), path.stem, days, start, end, levels)
     if path.exists():
-        return _tape_source(load_tape(path), _label(path))
-    return _market_source(_gym_spec(name), name, days)
+        return _tape_source(load_tape(path), _label(path), start, end, levels)
+    return _market_source(_gym_spec(name), name, days, start, end, levels)
 
 
 def _label(path: Path) -> str:
     return path.name if path.is_dir() else path.stem
 
 
-def _tape_source(tape: Tape, label: str) -> Source:
+def _tape_source(
+    tape: Tape, label: str, start: float | None, end: float | None, levels: int
+) -> Source:
     session = _LOBSTER_SESSION.search(Path(tape.source).stem)
-    bounds = (int(session[1]) / 1000, int(session[2]) / 1000) if session else (None, None)
-    return Source(label, [tape_view(tape, *bounds)], simulated=False)
+    times = tape.messages["time"]
+    if session:
+        open, close = int(session[1]) / 1000, int(session[2]) / 1000
+    else:
+        open, close = math.floor(times[0]), math.ceil(times[-1])
+    bounds = clipped(open, close, start, end, label)
+    view = tape_view(tape, *bounds, levels=min(levels, tape_levels(tape)))
+    return Source(label, [view], simulated=False)
 
 
-def _market_source(spec: MarketSpec, label: str, days: int) -> Source:
+def _market_source(
+    spec: MarketSpec, label: str, days: int, start: float | None, end: float | None, levels: int
+) -> Source:
     if spec.tape is not None and spec.tape != SYNTHETIC:
-        return _tape_source(spec.replayed_tape(), label)
-    return Source(label, simulate_days(spec, days), simulated=True)
+        return _tape_source(spec.replayed_tape(), label, start, end, levels)
+    return Source(label, simulate_days(spec, days, start=start, end=end, levels=levels), True)
 
 
 def _gym_spec(name: str) -> MarketSpec:
@@ -305,42 +404,209 @@ def write_figures(measured: Sequence[Measurement], out: Path) -> list[Path]:
     return paths
 
 
+def write_classifier_figure(
+    sources: Sequence[Source],
+    reference: Source,
+    tests: dict[str, dict[str, Discrimination]],
+    out: Path,
+    top: int = 6,
+) -> Path:
+    """``out``/realism_classifier.png: the 1-min window features that separate most (the
+    ``top`` of any market, by single-feature AUC), real against each market, one panel
+    each, with each market's single-feature AUC in its title."""
+    from matplotlib.figure import Figure
+
+    from tradearena.evaluation.analysis import realism_plots as plots
+
+    separation: dict[str, float] = {}
+    for t in tests.values():
+        for row in t["discriminator_auc"].features.itertuples():
+            separation[row.feature] = max(separation.get(row.feature, 0.0), row.separation)
+    names = sorted(separation, key=separation.get, reverse=True)[:top]
+    seconds = DISCRIMINATORS["discriminator_auc"]
+    frames = {reference.label: day_windows(reference.days, seconds, 0)}
+    for s in sources:
+        if s.label in tests:
+            frames[s.label] = day_windows(s.days[:CLASSIFIER_DAYS], seconds, 1)
+    columns = min(3, len(names))
+    rows = -(-len(names) // columns)
+    figure = Figure(figsize=(4.2 * columns, 3.2 * rows), layout="constrained")
+    axes = figure.subplots(rows, columns, squeeze=False).ravel()
+    for i, (ax, name) in enumerate(zip(axes, names)):
+        values = {label: frame[name].to_numpy(float) for label, frame in frames.items()}
+        aucs = {
+            label: t["discriminator_auc"].features.set_index("feature").auc[name]
+            for label, t in tests.items()
+        }
+        plots.feature_histograms(values, name, aucs, ax, legend=i == 0)
+    for ax in axes[len(names) :]:
+        ax.set_axis_off()
+    figure.suptitle("What tells the markets' minutes from the real day's")
+    figure.savefig(out / "realism_classifier.png", dpi=100)
+    return out / "realism_classifier.png"
+
+
+# ------------------------------------------------------------------------- the classifier
+DISCRIMINATORS = {"discriminator_auc": 60.0, "discriminator_auc_10s": 10.0}
+"""The classifier's scorecard facts and their windows, seconds."""
+OWN_DAY = "discriminator_auc_own_day"
+"""The scorecard fact of a market's floor: one of its days against its others (1-min
+windows)."""
+CLASSIFIER_DAYS = 5
+"""Simulated days the classifier sees by default (the floor takes one more when there)."""
+
+
+def discriminate(
+    source: Source, reference: Source, *, days: int = CLASSIFIER_DAYS, seed: int = 0
+) -> dict[str, Discrimination]:
+    """The classifier two-sample tests of a simulated ``source`` against the ``reference``
+    day: per fact of `DISCRIMINATORS` its first ``days`` days against the reference's
+    windows, and `OWN_DAY` when it has a day more (`analysis.discriminator.own_day_test`).
+    UserError naming the source when a side has too few windows."""
+    simulated = source.days[:days]
+    real = reference.days
+    levels = min(real[0].levels, simulated[0].levels)
+    if levels < real[0].levels or levels < simulated[0].levels:
+        real, simulated = _levels(real, levels), _levels(simulated, levels)
+    out = {}
+    try:
+        for fact, seconds in DISCRIMINATORS.items():
+            windows = pd.concat(
+                [day_windows(simulated, seconds, 1), day_windows(real, seconds, 0)],
+                ignore_index=True,
+            )
+            out[fact] = classifier_test(windows, seed=seed)
+        if len(source.days) > days:
+            out[OWN_DAY] = own_day_test(source.days[: days + 1], 60.0, seed=seed)
+    except ValueError as error:
+        raise UserError(f"{source.label} against {reference.label}: {error}") from None
+    return out
+
+
+def _levels(views: Sequence[DayView], levels: int) -> list[DayView]:
+    """``views`` with their depth cut to ``levels`` levels (none for 1)."""
+    if levels <= 1:
+        return [replace(v, depth=None, depth_time=None) for v in views]
+    return [replace(v, depth=v.depth[:, : 4 * levels]) for v in views]
+
+
+def discriminator_rows(label: str, tests: dict[str, Discrimination]) -> list[tuple]:
+    """Scorecard rows (`COLUMNS`) of a source's classifier tests: the AUC and its interval
+    (no distance: an AUC is its own scale, 0.5 where the classifier cannot tell)."""
+    return [(fact, label, t.auc, t.low, t.high, math.nan) for fact, t in tests.items()]
+
+
+def format_features(label: str, tests: dict[str, Discrimination], top: int = 5) -> str:
+    """The features that tell ``label``'s 1-min windows from the real day's most, as text:
+    single-feature AUC and the medians on both sides."""
+    test = tests["discriminator_auc"]
+    lines = [
+        f"{label}: classifier AUC {test.auc:.3f} [{test.low:.3f}, {test.high:.3f}] on 1-min "
+        f"windows ({test.real} real, {test.simulated} simulated)"
+        + (
+            f"; one of its own days against the others: {tests[OWN_DAY].auc:.3f}"
+            if OWN_DAY in tests
+            else ""
+        )
+    ]
+    lines.append(f"  {'feature':20} {'AUC':>6} {'median real':>12} {'simulated':>12}")
+    for row in test.features.head(top).itertuples():
+        lines.append(
+            f"  {row.feature:20} {row.auc:6.3f} {row.median_real:12.4g} "
+            f"{row.median_simulated:12.4g}"
+        )
+    return "\n".join(lines)
+
+
 # ------------------------------------------------------------------------------ the command
+@dataclass(frozen=True)
+class Report:
+    """What `realism` finds: the scorecard ``table`` (`COLUMNS`), per source the facts
+    ``missing`` (day too short), and per simulated source its classifier ``tests``
+    (`discriminate`)."""
+
+    table: pd.DataFrame
+    missing: dict[str, list[str]]
+    tests: dict[str, dict[str, Discrimination]]
+
+
 def realism(
-    names: Sequence[str], *, against: str | None = None, days: int = 100, out: str | None = None
-) -> tuple[pd.DataFrame, dict[str, list[str]]]:
-    """The scorecard of the sources ``names`` (`read_source`, ``days`` days a market) against
-    the tape ``against`` (default: the first tape among them), and per source the facts not
-    available; with ``out``, also ``out``/scorecard.csv and the figures."""
-    sources = [read_source(name, days) for name in names]
-    if against is not None:
-        reference = read_source(against, days)
-        if reference.simulated:
-            raise UserError(f"--against {against}: must be a tape, not a market")
-        sources.insert(0, reference)
-    else:
-        tapes = [s for s in sources if not s.simulated]
-        if not tapes:
-            raise UserError("no tape to compare with: give --against TAPE or a tape as a source")
-        reference = tapes[0]
+    names: Sequence[str],
+    *,
+    against: str | None = None,
+    days: int = 100,
+    out: str | None = None,
+    start: float | None = None,
+    end: float | None = None,
+    classifier_days: int = CLASSIFIER_DAYS,
+) -> Report:
+    """The scorecard of the sources ``names`` (`read_source`, ``days`` days a market, seen
+    from ``start`` to ``end``, seconds after midnight) against the tape ``against`` (default:
+    the first tape among them), with the classifier tests of each market (its first
+    ``classifier_days`` days); with ``out``, also ``out``/scorecard.csv and the figures."""
+    span = {"start": start, "end": end}
+    tapes = [name for name in [against, *names] if name is not None and not _is_market(name)]
+    if against is not None and against not in tapes:
+        raise UserError(f"--against {against}: must be a tape, not a market")
+    if not tapes:
+        raise UserError("no tape to compare with: give --against TAPE or a tape as a source")
+    read = {name: read_source(name, days, **span, levels=MAX_LEVELS) for name in tapes}
+    reference = read[tapes[0]]
+    levels = reference.days[0].levels
+    for name in names:
+        if name not in read:
+            read[name] = read_source(name, days, **span, levels=levels)
+    sources = ([reference] if against is not None else []) + [read[name] for name in names]
     measured = [measure(source) for source in sources]
     ref = measured[sources.index(reference)]
-    table = scorecard(measured, ref)
+    rows = scorecard(measured, ref)
+    tests = {
+        s.label: discriminate(s, reference, days=classifier_days) for s in sources if s.simulated
+    }
+    extra = [row for label, t in tests.items() for row in discriminator_rows(label, t)]
+    table = pd.concat([rows, pd.DataFrame(extra, columns=list(COLUMNS))], ignore_index=True)
     missing = {m.label: not_available(mean_facts(m.facts)) for m in measured}
     if out is not None:
         directory = Path(out)
         directory.mkdir(parents=True, exist_ok=True)
         table.to_csv(directory / "scorecard.csv", index=False)
         write_figures(measured, directory)
-    return table, {label: names for label, names in missing.items() if names}
+        if tests:
+            write_classifier_figure(sources, reference, tests, directory)
+    missing = {label: names for label, names in missing.items() if names}
+    return Report(table, missing, tests)
+
+
+MAX_LEVELS = 10
+"""Book levels a tape is read with, at most (LOBSTER's deepest files)."""
+
+
+def _is_market(name: str) -> bool:
+    """Whether the source ``name`` is simulated (a market file or id, not a tape)."""
+    path = Path(name)
+    if path.suffix == ".toml":
+        spec = load_market(path)
+        return spec.tape is None or spec.tape == SYNTHETIC
+    return not path.exists()
 
 
 def command(args) -> int:
-    """``tradearena realism``: print the scorecard (and where it was written)."""
-    table, missing = realism(args.sources, against=args.against, days=args.days, out=args.out)
-    print(format_scorecard(table))
-    for label, names in missing.items():
+    """``tradearena realism``: print the scorecard and the classifier's verdicts (and where
+    they were written)."""
+    report = realism(
+        args.sources,
+        against=args.against,
+        days=args.days,
+        out=args.out,
+        start=args.start,
+        end=args.end,
+        classifier_days=min(args.classifier_days, args.days),
+    )
+    print(format_scorecard(report.table))
+    for label, names in report.missing.items():
         print(f"\n{label}: not available (day too short): {', '.join(names)}")
+    for label, tests in report.tests.items():
+        print("\n" + format_features(label, tests))
     if args.out is not None:
         print(f"\nwrote {Path(args.out) / 'scorecard.csv'} and realism_*.png")
     return 0

@@ -84,7 +84,11 @@ class DayView:
     lots). direction: +1 buy, -1 sell (the resting order's side). bid, ask: best prices after
     the message, in ticks (float64, integer-valued; NaN while that side is empty); bid_size,
     ask_size: shares there (0 when empty). tick_size: dollars per tick. open, close: the
-    session, seconds after midnight (``open <= time < close`` or ``<=`` close).
+    session, seconds after midnight (``open <= time < close`` or ``<=`` close). depth,
+    depth_time: optional, the book's levels after every message that changed any of them,
+    shape (m, 4 L) in a LOBSTER orderbook file's column order (ask price, ask size, bid
+    price, bid size per level; prices in ticks, NaN where a level is empty) and their times
+    (m,); None for a level-1 view.
     """
 
     time: np.ndarray
@@ -98,12 +102,18 @@ class DayView:
     tick_size: float
     open: float
     close: float
+    depth: np.ndarray | None = None
+    depth_time: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.time)
         for name in ("kind", "size", "direction", "bid", "ask", "bid_size", "ask_size"):
             if len(getattr(self, name)) != n:
                 raise ValueError(f"{name} has {len(getattr(self, name))} rows, time has {n}")
+        if (self.depth is None) != (self.depth_time is None) or (
+            self.depth is not None and len(self.depth) != len(self.depth_time)
+        ):
+            raise ValueError("depth and depth_time go together, with one row per time")
         if not self.close > self.open:
             raise ValueError(f"close ({self.close}) must be after open ({self.open})")
 
@@ -111,6 +121,11 @@ class DayView:
     def minutes(self) -> float:
         """Length of the session in minutes."""
         return (self.close - self.open) / 60.0
+
+    @property
+    def levels(self) -> int:
+        """Book levels the view shows on each side (1 without ``depth``)."""
+        return 1 if self.depth is None else self.depth.shape[1] // 4
 
     @property
     def mid(self) -> np.ndarray:
