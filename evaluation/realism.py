@@ -587,7 +587,10 @@ def _is_market(name: str) -> bool:
     if path.suffix == ".toml":
         spec = load_market(path)
         return spec.tape is None or spec.tape == SYNTHETIC
-    return not path.exists()
+    if path.exists():
+        return False
+    _gym_spec(name)  # an id, or the error that names the nearest
+    return True
 
 
 def command(args) -> int:

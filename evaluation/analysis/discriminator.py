@@ -91,8 +91,9 @@ def window_features(view: DayView, seconds: float) -> pd.DataFrame:
     """One row per full window of ``seconds`` from ``view.open`` (column ``start``, seconds
     after midnight) and what a level-1 file shows of it:
 
-    ``mid_return_bp`` (log return of the mid over the window, x 10^4), ``range_bp`` (highest
-    less lowest mid on the window's 1-s grid over its first mid, x 10^4), ``rv_1s_bp2`` (sum
+    ``mid_return_bp`` (log return of the mid from its first value on the window's 1-s grid
+    to the window's end, x 10^4), ``range_bp`` (highest less lowest mid on that grid over
+    the first, x 10^4), ``rv_1s_bp2`` (sum
     of squared 1-s log returns of the mid, bp^2), ``spread_mean_ticks`` (on the 1-s grid),
     ``spread_max_ticks`` (after any message, and at the window's start), ``depth_touch``
     (mean of bid and ask size at the touch on the 1-s grid, shares), ``messages``,
@@ -132,9 +133,12 @@ def window_features(view: DayView, seconds: float) -> pd.DataFrame:
     spread = np.where(defined, view.ask[state] - view.bid[state], np.nan).reshape(n, per)
     touch = np.where(defined, (view.bid_size[state] + view.ask_size[state]) / 2.0, np.nan)
     window_mid = points[:-1].reshape(n, per)
+    defined_mid = np.isfinite(window_mid)
+    first_mid = np.where(
+        defined_mid.any(axis=1), window_mid[np.arange(n), defined_mid.argmax(axis=1)], np.nan
+    )
+    last_mid = points[per::per]
     with np.errstate(invalid="ignore", divide="ignore", all="ignore"):
-        first_mid = points[:-1:per]
-        last_mid = points[per::per]
         mid_return = np.log(last_mid / first_mid) * 1e4
         mid_range = (
             (

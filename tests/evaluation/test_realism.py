@@ -40,7 +40,8 @@ from tradearena.evaluation.analysis.realism import (
 )
 from tradearena.evaluation.analysis.realism_plots import return_tails, tail_lines
 from tradearena.evaluation.cli import main
-from tradearena.evaluation.realism import Source, measure, scorecard, tape_view
+from tradearena.envs.errors import UserError
+from tradearena.evaluation.realism import Source, measure, realism, scorecard, tape_view
 
 OPEN = 34_200.0
 REQUIRED = [
@@ -330,10 +331,59 @@ def test_realism_command_writes_the_scorecard(tmp_path, capsys):
         "realism_acf.png",
         "realism_profiles.png",
         "realism_distributions.png",
+        "realism_classifier.png",
     }
     printed = capsys.readouterr().out
     assert "return_sd_1min_bp" in printed
     assert "tiny: not available (day too short): " in printed and "volume_profile_02" in printed
+    # the classifier: the market against a recorded day of its own population
+    auc = simulated.loc[["discriminator_auc", "discriminator_auc_10s"]]
+    assert ((auc.low <= auc.value) & (auc.value <= auc.high)).all()
+    assert (auc.value < 0.7).all() and auc.distance.isna().all()
+    assert "tiny: classifier AUC" in printed
+
+
+def test_realism_from_until_judge_part_of_the_day(tmp_path, capsys):
+    config = tmp_path / "tiny.toml"
+    config.write_text(MARKET)
+    tape = synthetic_tape(7, traders=light(), levels=3, n_steps=60)
+    messages = tmp_path / "day_message_3.csv"
+    write_lobster(tape, messages, tmp_path / "day_orderbook_3.csv")
+    report = realism([str(config)], against=str(messages), days=2, start=OPEN + 600)
+    table = report.table.set_index(["fact", "source"])
+    late = day_facts(tape_view(tape, OPEN + 600, math.ceil(tape.messages["time"][-1])))
+    value = table.loc[("spread_mean_ticks", "day_message_3"), "value"]
+    assert value == pytest.approx(late["spread_mean_ticks"])
+    assert set(report.tests["tiny"]) == {"discriminator_auc", "discriminator_auc_10s"}
+    # both sides had 3 levels: the classifier saw the depth behind the touch
+    features = set(report.tests["tiny"]["discriminator_auc"].features.feature)
+    assert {"depth_l2", "depth_l3", "book_span_ticks"} <= features
+    with pytest.raises(UserError, match="has nothing between 15:00 and its close"):
+        realism([str(config)], against=str(messages), days=1, start=15 * 3600.0)
+
+
+def test_tape_view_carries_the_depth_that_changed():
+    tape = synthetic_tape(3, traders=light(), levels=2, n_steps=5)
+    day = tape_view(tape, levels=2)
+    assert day.levels == 2 and day.depth.shape[1] == 8
+    rows = tape.book.astype(float)
+    changed = np.r_[True, (np.diff(tape.book, axis=0) != 0).any(axis=1)]
+    assert len(day.depth) == changed.sum()
+    shown = rows[changed]
+    shown[:, 0::4][tape.book[changed][:, 0::4] == EMPTY_ASK] = np.nan
+    shown[:, 2::4][tape.book[changed][:, 2::4] == EMPTY_BID] = np.nan
+    np.testing.assert_array_equal(day.depth, shown)
+    assert tape_view(tape).levels == 1
+
+
+def test_a_message_file_alone_names_the_orderbook_file_expected(tmp_path, capsys):
+    tape = synthetic_tape(7, traders=light(), levels=1, n_steps=5)
+    messages = tmp_path / "day_34200000_37800000_message_1.csv"
+    write_lobster(tape, messages, tmp_path / "elsewhere.csv")
+    assert main(["realism", str(messages), "--days", "1"]) == 2
+    error = capsys.readouterr().err
+    assert "need the tape's orderbook file beside it" in error
+    assert "day_34200000_37800000_orderbook_1.csv" in error
 
 
 def test_realism_unknown_source_is_one_line_with_a_hint(capsys):
