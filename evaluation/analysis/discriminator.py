@@ -64,6 +64,19 @@ def _per_window(index: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(index[keep], weights=values[keep], minlength=n)[:n]
 
 
+def _row_mean(a: np.ndarray) -> np.ndarray:
+    """Mean of each row's finite values (NaN for a row with none), shape (rows,)."""
+    finite = np.isfinite(a)
+    return _ratio(np.where(finite, a, 0.0).sum(axis=1), finite.sum(axis=1).astype(float))
+
+
+def _row_extreme(a: np.ndarray, largest: bool) -> np.ndarray:
+    """Largest (or smallest) finite value of each row (NaN for a row with none)."""
+    fill = -np.inf if largest else np.inf
+    out = (np.max if largest else np.min)(np.where(np.isfinite(a), a, fill), axis=1)
+    return np.where(np.isfinite(out), out, np.nan)
+
+
 def _ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(b > 0, a / b, np.nan)
@@ -140,23 +153,17 @@ def window_features(view: DayView, seconds: float) -> pd.DataFrame:
     last_mid = points[per::per]
     with np.errstate(invalid="ignore", divide="ignore", all="ignore"):
         mid_return = np.log(last_mid / first_mid) * 1e4
-        mid_range = (
-            (
-                np.nanmax(np.c_[window_mid, last_mid], axis=1)
-                - np.nanmin(np.c_[window_mid, last_mid], axis=1)
-            )
-            / first_mid
-            * 1e4
-        )
-        spread_max = np.fmax(np.nanmax(spread, axis=1), _window_max(index, view.ask - view.bid, n))
+        with_end = np.c_[window_mid, last_mid]
+        mid_range = (_row_extreme(with_end, True) - _row_extreme(with_end, False)) / first_mid
+        spread_max = np.fmax(_row_extreme(spread, True), _window_max(index, view.ask - view.bid, n))
         columns = {
             "start": starts,
             "mid_return_bp": mid_return,
-            "range_bp": mid_range,
+            "range_bp": mid_range * 1e4,
             "rv_1s_bp2": np.where(np.isfinite(first_mid), rv, np.nan),
-            "spread_mean_ticks": np.nanmean(spread, axis=1),
+            "spread_mean_ticks": _row_mean(spread),
             "spread_max_ticks": spread_max,
-            "depth_touch": np.nanmean(touch.reshape(n, per), axis=1),
+            "depth_touch": _row_mean(touch.reshape(n, per)),
             "messages": messages,
             "trades": trades,
             "volume": volume,
@@ -193,10 +200,10 @@ def _depth_features(view: DayView, grid: np.ndarray, n: int, per: int) -> dict[s
     out = {}
     for k in range(1, levels):
         both = (rows[:, 4 * k + 1] + rows[:, 4 * k + 3]) / 2.0
-        out[f"depth_l{k + 1}"] = np.nanmean(both.reshape(n, per), axis=1)
+        out[f"depth_l{k + 1}"] = _row_mean(both.reshape(n, per))
     last = 4 * (levels - 1)
     ask, bid = rows[:, last], rows[:, last + 2]
-    out["book_span_ticks"] = np.nanmean((ask - bid).reshape(n, per), axis=1)
+    out["book_span_ticks"] = _row_mean((ask - bid).reshape(n, per))
     return out
 
 

@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 from scipy import stats
 
 from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, MESSAGE_DTYPE, Tape, write_lobster
+from tradearena.envs.errors import UserError
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import light
 from tradearena.evaluation.analysis.realism import (
@@ -40,7 +41,6 @@ from tradearena.evaluation.analysis.realism import (
 )
 from tradearena.evaluation.analysis.realism_plots import return_tails, tail_lines
 from tradearena.evaluation.cli import main
-from tradearena.envs.errors import UserError
 from tradearena.evaluation.realism import Source, measure, realism, scorecard, tape_view
 
 OPEN = 34_200.0
