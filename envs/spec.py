@@ -84,7 +84,7 @@ class MarketSpec:
     background population with ``tape_seed``, which is then replayed instead of the population; with
     ``tape_format`` "binance", "tardis" or "l3", ``tape`` is a recording of that format (a file, or
     a directory of its files), converted when loaded (see `envs.data.load.load_tape`). ``queue``
-    ("risk_averse", the default, "power" with ``queue_power``, or "log"; see
+    ("risk_averse", the default, "power" with ``queue_power``, "log" or "optimistic"; see
     `envs.simulator.replayer.QUEUE_MODELS`): how the seats' orders move up a replayed level's queue
     when the tape cancels volume there without naming whose (an L2 feed). ``extra_zi``
     zero-intelligence traders are added (the ZI perturbation).

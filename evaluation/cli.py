@@ -389,6 +389,64 @@ def add_realism_command(commands: argparse._SubParsersAction) -> None:
     realism.set_defaults(func=realism_command)
 
 
+def step_window(text: str) -> tuple[int, int]:
+    """An argparse type: FIRST,LAST, the decision steps of a day at which sessions open."""
+    parts = text.split(",")
+    try:
+        first, last = (int(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected FIRST,LAST (two steps), got {text!r}") from None
+    if not 0 <= first <= last:
+        raise argparse.ArgumentTypeError(f"need 0 <= FIRST <= LAST, got {text!r}")
+    return first, last
+
+
+def add_transfer_command(commands: argparse._SubParsersAction) -> None:
+    """`tradearena transfer MARKET --against TAPE`: the predictivity of a policy zoo."""
+    transfer = commands.add_parser(
+        "transfer",
+        help="does a market rank strategies as the real day does? a policy zoo on both",
+        description="Test a zoo of fixed policies (the task's reference over a grid of its "
+        "parameters, random and hold, and the saved agents of --agents runs) without training "
+        "in MARKET (an experiment file or a Gymnasium id) and on the real day TAPE, over the "
+        "same seeds and sessions, and judge the market by its rank correlation with the tape "
+        "(Spearman, with a bootstrap interval over seeds) and by the real PnL of the policy it "
+        "would pick (its regret against the tape's best). On the tape passive fills rest on "
+        "the replay's queue model: every model is reported. Writes transfer.csv, "
+        "predictivity.csv and transfer.png with --out.",
+    )
+    transfer.add_argument("market", metavar="MARKET", help="a .toml or a Gymnasium id")
+    transfer.add_argument("--against", required=True, metavar="TAPE", help="the real day")
+    transfer.add_argument(
+        "--task", choices=("making", "execution"), help="the zoo's task (default: the market's)"
+    )
+    transfer.add_argument(
+        "--window",
+        type=step_window,
+        metavar="FIRST,LAST",
+        help="the tape's steps at which sessions open (default: any; see --from)",
+    )
+    transfer.add_argument(
+        "--from",
+        dest="start",
+        type=time_of_day,
+        metavar="HH:MM",
+        help="sessions on the tape open at or after this time of day (and end by its close)",
+    )
+    transfer.add_argument(
+        "--agents", nargs="+", default=(), metavar="RUN_DIR", help="runs whose saved agents join"
+    )
+    transfer.add_argument(
+        "--seeds", type=integer_at_least(2), default=4, help="seeds a side (default 4)"
+    )
+    transfer.add_argument(
+        "--sessions", type=integer_at_least(1), default=10, help="sessions a seed (default 10)"
+    )
+    add_executor_arguments(transfer)
+    transfer.add_argument("--out", help="write DIR/transfer.csv, predictivity.csv, transfer.png")
+    transfer.set_defaults(func=transfer_command)
+
+
 def add_fit_command(commands: argparse._SubParsersAction) -> None:
     """`tradearena fit`: a population fitted to a real day."""
     fitting = commands.add_parser(
@@ -484,6 +542,7 @@ COMMANDS = (
     add_calibrate_command,
     add_session_command,
     add_realism_command,
+    add_transfer_command,
     add_fit_command,
     add_data_command,
 )
@@ -537,12 +596,17 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 @contextmanager
-def executor_from(args: argparse.Namespace) -> Iterator:
-    """The executor the arguments ask for, closed (Ray shut down if it started it) after."""
+def executor_from(args: argparse.Namespace, **job: Any) -> Iterator:
+    """The executor the arguments ask for (``job=``: the function that runs a job, default
+    its kind's), closed (Ray shut down if it started it) after."""
     from tradearena.evaluation.parallel import make_executor
 
     executor = make_executor(
-        args.executor, workers=args.workers, address=args.address, progress=not args.no_progress
+        args.executor,
+        workers=args.workers,
+        address=args.address,
+        progress=not args.no_progress,
+        **job,
     )
     try:
         yield executor
@@ -858,6 +922,13 @@ def fit_command(args: argparse.Namespace) -> int:
     from tradearena.evaluation.fit import command
 
     return command(args)
+
+
+def transfer_command(args: argparse.Namespace) -> int:
+    from tradearena.evaluation.transfer import command, transfer_job
+
+    with executor_from(args, job=transfer_job) as executor:
+        return command(args, executor)
 
 
 def realism_command(args: argparse.Namespace) -> int:

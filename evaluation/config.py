@@ -68,7 +68,10 @@ _MARKET_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
     "tape": (str, 'a LOBSTER message file, a converted directory, a recording, or "synthetic"'),
     "tape_format": (str, 'the tape\'s files: "lobster", "binance", "tardis" or "l3"'),
     "tape_seed": (int, 'seed of the day a "synthetic" tape records from the population'),
-    "queue": (str, 'how seats move up a replayed queue: "risk_averse", "power" or "log"'),
+    "queue": (
+        str,
+        'how seats move up a replayed queue: "risk_averse", "power", "log" or "optimistic"',
+    ),
     "queue_power": ((int, float), 'the exponent of the "power" queue model'),
     "extra_zi": (int, "zero-intelligence traders added to the background"),
     "n_steps": (int, "decisions per episode (None: the task's; with a tape, its whole day)"),

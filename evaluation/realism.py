@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tradearena.envs.data.load import load_tape
+from tradearena.envs.data.load import load_tape, missing_book
 from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Event, Tape
 from tradearena.envs.errors import UserError, did_you_mean
 from tradearena.envs.simulator.recording import synthetic_tape
@@ -97,10 +97,7 @@ def tape_view(
     ``levels`` > 1 (at most the tape's), the view's ``depth`` holds the book's first
     ``levels`` levels after every message that changed them."""
     if tape.book is None:
-        raise UserError(
-            f"{tape.source}: the realism judges need the tape's orderbook file"
-            f"{_expected_book(tape.source)}"
-        )
+        raise missing_book(tape, "the realism judges")
     times = tape.messages["time"]
     open = math.floor(times[0]) if open is None else open
     close = math.ceil(times[-1]) if close is None else close
@@ -132,15 +129,6 @@ def tape_view(
         depth=depth,
         depth_time=depth_time,
     )
-
-
-def _expected_book(source: str) -> str:
-    """Where a LOBSTER message file's orderbook file is looked for, as a clause ("" for
-    a source that is not such a file)."""
-    path = Path(source)
-    if "_message_" not in path.name:
-        return ""
-    return f" beside it: {path.with_name(path.name.replace('_message_', '_orderbook_'))}"
 
 
 def tape_levels(tape: Tape) -> int:

@@ -10,7 +10,7 @@ from tradearena.envs.data.convert import FORMATS, META, convert, load_converted
 from tradearena.envs.data.files import FeedError
 from tradearena.envs.data.tapes import Tape, TapeError, load_lobster
 
-__all__ = ["TAPE_FORMATS", "load_tape"]
+__all__ = ["TAPE_FORMATS", "load_tape", "missing_book", "orderbook_beside", "require_book"]
 
 TAPE_FORMATS = ("lobster", *FORMATS)
 """What a tape's files can be: LOBSTER's (or a converted directory), or a recording format."""
@@ -51,6 +51,33 @@ def load_tape(
     if path.is_dir() or path.with_name(META).exists():
         return load_converted(path, orderbook)
     if orderbook is None:
-        book = path.with_name(path.name.replace("_message_", "_orderbook_"))
-        orderbook = book if book != path and book.exists() else None
+        book = orderbook_beside(path)
+        orderbook = book if book is not None and book.exists() else None
     return load_lobster(path, orderbook, tick_size=tick_size)
+
+
+def orderbook_beside(messages: str | os.PathLike) -> Path | None:
+    """The orderbook file LOBSTER names beside the message file ``messages`` (its name with
+    ``_message_`` replaced by ``_orderbook_``), whether or not it exists; None for a file not
+    named as LOBSTER names them."""
+    path = Path(messages)
+    if "_message_" not in path.name:
+        return None
+    return path.with_name(path.name.replace("_message_", "_orderbook_"))
+
+
+def require_book(tape: Tape, what: str) -> Tape:
+    """``tape``, when its book after each message is known (an orderbook file, or messages
+    that explain the whole book); else a TapeError saying that ``what`` needs the orderbook
+    file, naming the file expected beside the message file."""
+    if tape.book is not None or tape.complete:
+        return tape
+    raise missing_book(tape, what)
+
+
+def missing_book(tape: Tape, what: str) -> TapeError:
+    """The error that ``what`` needs ``tape``'s orderbook file, naming the file expected
+    beside its message file."""
+    beside = orderbook_beside(tape.source)
+    where = f" beside it: {beside}" if beside is not None else ""
+    return TapeError(f"{tape.source}: {what} need the tape's orderbook file{where}")

@@ -19,7 +19,7 @@ from tradearena.envs.simulator.book cimport (
 
 __all__ = ["QUEUE_MODELS", "Replayer"]
 
-QUEUE_MODELS = ("risk_averse", "power", "log")
+QUEUE_MODELS = ("risk_averse", "power", "log", "optimistic")
 """How a cancel that names no order of the replay's (an L2 feed's, or one placed before the
 tape starts) is shared out at a level where another owner's order (a seat's) rests, between
 the replay's volume ahead of that order and behind it:
@@ -28,7 +28,9 @@ the replay's volume ahead of that order and behind it:
   what is ahead) advance the order (hftbacktest's RiskAverseQueueModel);
 - ``power``: a share f(ahead) / (f(ahead) + f(behind)) of the cancel from ahead, the rest
   from behind, with f(x) = x ** ``queue_power`` (x in lots), rounded to the nearest lot;
-- ``log``: the same with f(x) = log(1 + x).
+- ``log``: the same with f(x) = log(1 + x);
+- ``optimistic``: from ahead first, so every cancel advances the order as far
+  as it can: the bound opposite to ``risk_averse``.
 
 The probabilistic models take the expected share of each cancel, as hftbacktest's
 ProbQueueModel does with its PowerProbQueueFunc and LogProbQueueFunc."""
@@ -37,6 +39,7 @@ cdef enum:
     RISK_AVERSE = 0
     POWER = 1
     LOG = 2
+    OPTIMISTIC = 3
 
 
 cdef class Replayer:
@@ -196,7 +199,9 @@ cdef class Replayer:
         cdef i64 total = min(qty, ahead + behind)
         cdef double f_ahead = self._weight(ahead), f_behind = self._weight(behind)
         cdef i64 front = 0
-        if f_ahead + f_behind > 0:
+        if self._queue == OPTIMISTIC:
+            front = total
+        elif f_ahead + f_behind > 0:
             front = <i64>floor(total * f_ahead / (f_ahead + f_behind) + 0.5)
         front = max(min(front, ahead, total), total - behind)
         return (

@@ -5,13 +5,24 @@ pyplot's global state."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from scipy import stats
 
-__all__ = ["acf_lines", "feature_histograms", "profile_lines", "return_tails", "tail_lines"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "acf_lines",
+    "feature_histograms",
+    "profile_lines",
+    "return_tails",
+    "tail_lines",
+    "transfer_scatter",
+]
 
 
 def _survival(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -126,4 +137,44 @@ def feature_histograms(
     ax.set_title("AUC " + ", ".join(f"{auc:.2f}" for auc in aucs.values()), fontsize="small")
     if legend:
         ax.legend(fontsize="x-small", loc="best")
+    return ax
+
+
+def transfer_scatter(
+    table: pd.DataFrame,
+    verdicts: Mapping[str, object],
+    market: str,
+    tape: str,
+    ax: Axes | None = None,
+) -> Axes:
+    """Each policy's mean PnL a session in the market (x) against on the tape (y), with
+    their 95% intervals, one marker per queue model of the tape (``table``: the rows of
+    `evaluation.transfer.COLUMNS`); the legend gives each model's rank correlation
+    (``verdicts``: queue model -> `Predictivity`)."""
+    ax = _axes(ax)
+    simulated = table[table.side == "market"].set_index("policy")
+    markers = "osD^v"
+    for i, (queue, verdict) in enumerate(verdicts.items()):
+        real = table[table.side == f"tape/{queue}"].set_index("policy").loc[simulated.index]
+        ax.errorbar(
+            simulated.mean_pnl,
+            real.mean_pnl,
+            xerr=[simulated.mean_pnl - simulated.low, simulated.high - simulated.mean_pnl],
+            yerr=[real.mean_pnl - real.low, real.high - real.mean_pnl],
+            fmt=markers[i % len(markers)],
+            markersize=5,
+            elinewidth=0.6,
+            capsize=0,
+            alpha=0.8,
+            label=f"{queue} queue: Spearman {verdict.rho:.2f}",
+        )
+        if i == 0:
+            for name, x, y in zip(simulated.index, simulated.mean_pnl, real.mean_pnl):
+                ax.annotate(name, (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    ax.axhline(0.0, color="k", linewidth=0.6)
+    ax.axvline(0.0, color="k", linewidth=0.6)
+    ax.set_xlabel(f"mean PnL a session in {market}, $")
+    ax.set_ylabel(f"mean PnL a session on {tape}, $")
+    ax.set_title("Does the market rank the policies as the real day does?")
+    ax.legend(fontsize="small", loc="best")
     return ax

@@ -1,11 +1,35 @@
-"""evaluation.analysis.transfer: per-seed metrics and their paired differences."""
+"""Skill that carries over and the predictivity of a market: per-seed metrics and their paired
+differences, the rank correlation of a zoo ranked by construction, and ``tradearena
+transfer``'s known answer (a market against its own recorded day)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from tradearena.envs.data.tapes import write_lobster
+from tradearena.envs.errors import UserError
+from tradearena.envs.simulator.recording import synthetic_tape
+from tradearena.envs.simulator.traders import light
+from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.analysis.metrics import bootstrap_ci
-from tradearena.evaluation.analysis.transfer import paired_difference, seed_metric
+from tradearena.evaluation.analysis.transfer import (
+    paired_difference,
+    predictivity,
+    seed_metric,
+    spearman,
+)
+from tradearena.evaluation.cli import main
+from tradearena.evaluation.parallel import LocalExecutor
+from tradearena.evaluation.transfer import (
+    Policy,
+    transfer,
+    transfer_job,
+    window_of,
+    write_transfer,
+    zoo,
+)
+
+OPEN = 34_200.0
 
 
 def _records() -> pd.DataFrame:
@@ -38,3 +62,102 @@ def test_paired_difference_takes_the_seeds_both_hold():
     expected = bootstrap_ci(np.array([1.0, 0.0, 4.0]))
     assert (interval.low, interval.high) == (expected.low, expected.high)
     assert 0.0 <= interval.low < interval.estimate < interval.high <= 4.0
+
+
+# ------------------------------------------------------------------------- predictivity
+def _ranked(order, seeds=6, sessions=5, noise=0.1, seed=0):
+    """PnL arrays (policies, seeds, sessions) whose policies' means are ``order``."""
+    rng = np.random.default_rng(seed)
+    means = np.asarray(order, float)[:, None, None]
+    return means + noise * rng.standard_normal((len(order), seeds, sessions))
+
+
+def test_a_zoo_ranked_alike_by_construction_has_rank_correlation_one():
+    verdict = predictivity(_ranked([1, 2, 3, 4, 5]), _ranked([10, 20, 30, 40, 50], seed=1))
+    assert verdict.rho == pytest.approx(1.0) and verdict.low == pytest.approx(1.0)
+    assert verdict.pick == verdict.best == 4 and verdict.regret == 0.0
+
+
+def test_a_zoo_ranked_backwards_has_minus_one_and_the_regret_of_its_pick():
+    real = _ranked([5, 4, 3, 2, 1], seed=1)
+    verdict = predictivity(_ranked([1, 2, 3, 4, 5]), real)
+    assert verdict.rho == pytest.approx(-1.0)
+    assert (verdict.pick, verdict.best) == (4, 0)
+    assert verdict.regret == pytest.approx(real[0].mean() - real[4].mean())
+
+
+def test_an_unrelated_market_has_an_interval_around_zero():
+    rng = np.random.default_rng(3)
+    simulated = rng.standard_normal((8, 10, 5))
+    verdict = predictivity(simulated, rng.standard_normal((8, 10, 5)))
+    assert verdict.low < 0 < verdict.high
+    assert spearman(np.ones(3), np.arange(3.0)) != spearman(np.ones(3), np.arange(3.0))  # NaN
+
+
+# ---------------------------------------------------------------------- the transfer judge
+MAKING = """\
+[market]
+task = "making"
+population = "light"
+n_steps = 20
+"""
+
+
+def test_a_market_against_its_own_recorded_day_ranks_the_zoo_alike(tmp_path, capsys):
+    config = tmp_path / "light_making.toml"
+    config.write_text(MAKING)
+    tape = synthetic_tape(11, traders=light(), levels=1, n_steps=120)
+    messages = tmp_path / "light_34200000_41400000_message_1.csv"
+    write_lobster(tape, messages, tmp_path / "light_34200000_41400000_orderbook_1.csv")
+    result = transfer(
+        str(config),
+        str(messages),
+        executor=LocalExecutor(progress=False, job=transfer_job),
+        seeds=3,
+        sessions=4,
+        queues=("risk_averse", "optimistic"),
+    )
+    assert set(result.verdicts) == {"risk_averse", "optimistic"}
+    for verdict in result.verdicts.values():
+        assert verdict.rho > 0.8
+    table = result.table
+    assert set(table.side) == {"market", "tape/risk_averse", "tape/optimistic"}
+    hold = table[table.policy == "hold"]
+    assert (hold.mean_pnl == 0).all() and (hold.trades == 0).all()
+    assert ((table.low <= table.mean_pnl) & (table.mean_pnl <= table.high)).all()
+    paths = write_transfer(result, tmp_path / "out")
+    assert [p.name for p in paths] == ["transfer.csv", "predictivity.csv", "transfer.png"]
+    written = pd.read_csv(tmp_path / "out" / "predictivity.csv")
+    assert list(written.queue) == ["risk_averse", "optimistic"]
+
+
+def test_transfer_names_the_orderbook_file_a_message_file_needs(tmp_path, capsys):
+    config = tmp_path / "m.toml"
+    config.write_text(MAKING)
+    tape = synthetic_tape(11, traders=light(), levels=1, n_steps=30)
+    messages = tmp_path / "x_34200000_36000000_message_1.csv"
+    write_lobster(tape, messages, tmp_path / "elsewhere.csv")
+    assert main(["transfer", str(config), "--against", str(messages), "--executor", "local"]) == 2
+    error = capsys.readouterr().err
+    assert "need the tape's orderbook file beside it" in error
+    assert "x_34200000_36000000_orderbook_1.csv" in error
+
+
+def test_zoo_of_each_task_and_an_unknown_task():
+    making = zoo("making")
+    assert len(making) == 14 and making[-2:] == [Policy("random", "random"), Policy("hold", "hold")]
+    assert {p.params["gamma"] for p in making[:-2]} == {0.01, 0.3}
+    execution = zoo("execution")
+    assert [p.id for p in execution[:2]] == ["twap", "passive_twap"]
+    with pytest.raises(UserError, match="--task"):
+        zoo("taker")
+
+
+def test_from_gives_the_steps_whose_sessions_open_then(tmp_path):
+    tape = synthetic_tape(11, traders=light(), levels=1, n_steps=120)
+    spec = MarketSpec(task="making", tape=tape, n_steps=20)
+    # the recorded day opens at its warm-up, 5 minutes before 09:30: 10:00 is step 35
+    assert window_of(spec, OPEN + 30 * 60, None) == (35, 105)
+    assert window_of(spec, None, (3, 4)) == (3, 4)
+    with pytest.raises(UserError, match="no 20-step session"):
+        window_of(spec, OPEN + 110 * 60, None)

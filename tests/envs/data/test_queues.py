@@ -66,6 +66,8 @@ def trade_time(k: int) -> float:
         ({"queue": "power", "queue_power": 1.0}, 24),
         # log(31) / (log(31) + log(11)) = 0.589 of 8 = 4.71 -> 5 from ahead
         ({"queue": "log"}, 25),
+        # every lot that leaves leaves from ahead: 30 - 8
+        ({"queue": "optimistic"}, 22),
     ],
 )
 def test_each_model_fills_the_seat_at_the_known_trade(tape: Tape, queue: dict, ahead: int):
@@ -78,6 +80,7 @@ def test_each_model_fills_the_seat_at_the_known_trade(tape: Tape, queue: dict, a
         ("risk_averse", [(REPLAY, 30), (SEAT, 1), (REPLAY, 2)]),
         ("power", [(REPLAY, 23), (SEAT, 1), (REPLAY, 9)]),
         ("log", [(REPLAY, 25), (SEAT, 1), (REPLAY, 7)]),
+        ("optimistic", [(REPLAY, 22), (SEAT, 1), (REPLAY, 10)]),
     ],
 )
 def test_the_cancel_is_shared_out_around_the_seat(tape: Tape, name: str, queue: list):
@@ -102,7 +105,7 @@ def test_without_another_owner_at_the_level_every_model_cancels_newest_first(tap
         for i in range(4):
             replay.handle(book, i)
         books.append([qty for _, qty, _ in book.orders_at(1, BID)])
-    assert books == [[30, 2]] * 3  # the 10 that joined last lost 8
+    assert books == [[30, 2]] * len(QUEUE_MODELS)  # the 10 that joined last lost 8
 
 
 def test_the_model_travels_with_the_replayer(tape: Tape):

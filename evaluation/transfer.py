@@ -1,0 +1,453 @@
+"""Whether a market's verdicts hold on a real day (``tradearena transfer``).
+
+A zoo of policies (`zoo`: the task's reference over a grid of its parameters and the
+rule-based agents; the saved agents of runs given) is tested without training in the market
+and on the real day's tape, over the same seeds and sessions on each side: seed index s,
+session i meets the sessions of ``SeedSequence(root_seed, spawn_key=(s, i))`` whichever
+policy plays. On the tape the seats' passive fills rest on the replay's queue model, an
+assumption: every model the replay offers (`QUEUE_MODELS`) is tested, so that a verdict
+can be seen not to rest on one. The market predicts well when it ranks the policies as the
+tape does (`analysis.transfer.predictivity`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import tomllib
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tradearena.envs.data.load import require_book
+from tradearena.envs.errors import UserError, not_one_of
+from tradearena.envs.seats import SeatedMarket
+from tradearena.envs.simulator.replayer import QUEUE_MODELS
+from tradearena.envs.spec import MarketSpec
+from tradearena.evaluation.analysis.metrics import bootstrap_ci, sharpe
+from tradearena.evaluation.analysis.transfer import Predictivity, predictivity
+from tradearena.evaluation.parallel import Executor
+from tradearena.evaluation.rollout import Job, build_agent
+from tradearena.evaluation.store import JobResult
+
+__all__ = [
+    "MIN_TRADING",
+    "TASKS",
+    "Policy",
+    "Transfer",
+    "command",
+    "format_transfer",
+    "market_of",
+    "saved_policies",
+    "session_pnl",
+    "tape_market",
+    "transfer",
+    "transfer_job",
+    "window_of",
+    "write_transfer",
+    "zoo",
+]
+
+TASKS = ("making", "execution")
+"""The tasks a zoo is defined for."""
+MIN_TRADING = 5
+"""Fewest policies of a zoo that must trade for a rank correlation to mean anything."""
+AS_GRID = {"gamma": (0.01, 0.3), "sigma": (1.0, 8.0), "kappa": (0.1, 0.5, 2.0)}
+"""Avellaneda-Stoikov's fixed parameters in the making zoo: risk aversion (per tick per
+lot), volatility (ticks per step) and the fill intensity's decay (per tick)."""
+SLICES = (2, 3, 5, 10, 15)
+"""Passive TWAP's slice lengths (decision steps) in the execution zoo."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One policy of a zoo: ``label``, the agent ``id`` and its ``params``; a saved run's
+    agent also has ``source`` (its ``RUN/agents/<label>``, one saved agent per seed index,
+    taken in turn over ``saved_seeds``)."""
+
+    label: str
+    id: str
+    params: dict[str, Any] = field(default_factory=dict)
+    source: str = ""
+    saved_seeds: int = 0
+
+
+def zoo(task: str) -> list[Policy]:
+    """The fixed policies of ``task``: making, Avellaneda-Stoikov quotes over `AS_GRID`;
+    execution, TWAP and passive TWAP over `SLICES`; both, random and hold."""
+    if task == "making":
+        policies = [
+            Policy(
+                f"as g={g:g} s={s:g} k={k:g}",
+                "avellaneda_stoikov",
+                {"gamma": g, "sigma": s, "kappa": k},
+            )
+            for g in AS_GRID["gamma"]
+            for s in AS_GRID["sigma"]
+            for k in AS_GRID["kappa"]
+        ]
+    elif task == "execution":
+        policies = [Policy("twap", "twap")] + [
+            Policy(f"passive_twap l={n}", "passive_twap", {"slice_steps": n}) for n in SLICES
+        ]
+    else:
+        raise UserError(f"--task: {not_one_of(task, TASKS)}")
+    return policies + [Policy("random", "random"), Policy("hold", "hold")]
+
+
+def saved_policies(run_dir: str | Path) -> list[Policy]:
+    """The agents a run saved (its config's agent tables: label and id), each a `Policy`
+    labelled ``<run>/<label>``; UserError naming the directory when it saved none."""
+    from tradearena.agents.saving import HEADER
+    from tradearena.evaluation.trained import AGENTS, agent_path
+
+    directory = Path(run_dir)
+    config = directory / "config.toml"
+    if not config.is_file():
+        raise UserError(f"--agents {run_dir}: not a run directory (no config.toml)")
+    raw = tomllib.loads(config.read_text())
+    seeds = int(raw.get("seeds", 1))
+    policies = []
+    for table in raw.get("agents", []):
+        label = table.get("label", table["id"])
+        if (agent_path(directory, label, 0) / HEADER).exists():
+            source = str(directory.resolve() / AGENTS / label)
+            policies.append(Policy(f"{directory.name}/{label}", table["id"], {}, source, seeds))
+    if not policies:
+        raise UserError(f"--agents {run_dir}: the run saved no agent trained alone")
+    return policies
+
+
+# -------------------------------------------------------------------------------- markets
+KEPT = (
+    "task",
+    "actions",
+    "order_size",
+    "n_steps",
+    "step_seconds",
+    "position_limit",
+    "fee_per_share",
+    "reward_scale",
+    "inventory_penalty",
+    "parent_order",
+    "windows",
+    "depth_levels",
+    "order_latency",
+    "feed_latency",
+)
+"""What a seat sees and may do: the fields a tape's market takes from the market judged."""
+
+
+def market_of(name: str, task: str | None) -> MarketSpec:
+    """The market ``name`` names (an experiment file's ``[market]`` or a Gymnasium id), as
+    ``task`` (default: its own) sets a seat in it."""
+    from tradearena.evaluation.config import load_market
+    from tradearena.evaluation.realism import _gym_spec
+
+    spec = load_market(Path(name)) if name.endswith(".toml") else _gym_spec(name)
+    if task is not None and task not in TASKS:
+        raise UserError(f"--task: {not_one_of(task, TASKS)}")
+    task = task or spec.task
+    if task not in TASKS:
+        raise UserError(f"{name}: its task is {spec.task!r}; give --task ({' or '.join(TASKS)})")
+    if task != spec.task:  # the market's background and clock; the seat of the task
+        keep = {f: getattr(spec, f) for f in MarketSpec.__dataclass_fields__ if f not in KEPT}
+        spec = MarketSpec(**{**keep, "discretizer": None, "task": task})
+    return spec
+
+
+def tape_market(
+    market: MarketSpec, tape: str, window: tuple[int, int] | None, queue: str
+) -> MarketSpec:
+    """The seat of ``market`` on the tape ``tape`` (its own day, price, tick and lot),
+    sessions opening at the steps of ``window``, passive fills under the replay's ``queue``
+    model."""
+    seat = {f: getattr(market, f) for f in KEPT}
+    return MarketSpec(**seat, tape=tape, window_steps=window, queue=queue)
+
+
+def window_of(spec: MarketSpec, start: float | None, window: tuple[int, int] | None):
+    """The steps at which ``spec``'s sessions may open: ``window``, or, from ``start``
+    (seconds after midnight), every step at or after it whose session ends by the close
+    (None: any)."""
+    if window is not None or start is None:
+        return window
+    market = spec.market(0)
+    day = market.day_steps or market.n_steps
+    first = max(math.ceil((start - market.day_open) / market.step_seconds), 0)
+    last = day - market.n_steps
+    if first > last:
+        raise UserError(
+            f"--from: no {market.n_steps}-step session opening then ends by the day's close "
+            f"(the last opens at step {last}, step {first} asked)"
+        )
+    return first, last
+
+
+# ------------------------------------------------------------------------------- sessions
+def session_pnl(
+    spec: MarketSpec, policy: Policy, seeds: int, sessions: int, root_seed: int
+) -> np.ndarray:
+    """PnL (dollars) and trades of ``policy`` alone in ``spec``'s market, shape (seeds,
+    sessions, 2): seed index s, session i plays ``SeedSequence(root_seed, spawn_key=(s, i))``
+    greedily, with the saved agent of seed index ``s % saved_seeds`` for a saved policy."""
+    out = np.zeros((seeds, sessions, 2))
+    for s in range(seeds):
+        agent = _agent(policy, spec, s, root_seed)
+        seated = SeatedMarket(spec, [agent])
+        for i in range(sessions):
+            result = seated.play(np.random.SeedSequence(root_seed, spawn_key=(s, i)))[0]
+            out[s, i] = result["pnl"], result["trades"]
+    return out
+
+
+def _agent(policy: Policy, spec: MarketSpec, seed: int, root_seed: int):
+    if policy.source:
+        from tradearena.evaluation.trained import load_saved
+
+        table = {"id": policy.id, "from": policy.source}
+        return load_saved(table, spec, seed % policy.saved_seeds)
+    entropy = np.random.SeedSequence(root_seed, spawn_key=(seed,)).generate_state(1)[0]
+    return build_agent({"id": policy.id, "params": policy.params}, spec, int(entropy))
+
+
+def transfer_job(job: Job) -> JobResult:
+    """One policy on one side: ``job.config`` holds the ``market`` table, the ``policy``
+    (`Policy` fields), ``seeds``, ``sessions`` and ``root_seed``; its records, one
+    ``(pnl, trades)`` pair per session in (seed, session) order."""
+    start = time.perf_counter()
+    config = job.config
+    try:
+        spec = MarketSpec(**{**config["market"], "traders": tuple(config["market"]["traders"])})
+        values = session_pnl(
+            spec,
+            Policy(**config["policy"]),
+            config["seeds"],
+            config["sessions"],
+            config["root_seed"],
+        )
+    except Exception:  # noqa: BLE001 - reported with the policy it failed for
+        return JobResult(job.id, job.seed, (), time.perf_counter() - start, traceback.format_exc())
+    records = tuple(tuple(map(float, pair)) for pair in values.reshape(-1, 2))
+    return JobResult(job.id, job.seed, records, time.perf_counter() - start)
+
+
+# -------------------------------------------------------------------------------- judging
+@dataclass(frozen=True)
+class Transfer:
+    """The zoo tested in a market and on a tape: ``table`` (`write_transfer`'s rows) and
+    per queue model of the tape its `Predictivity` (``verdicts``)."""
+
+    table: pd.DataFrame
+    verdicts: dict[str, Predictivity]
+    market: str
+    tape: str
+
+
+def transfer(
+    market: str,
+    against: str,
+    *,
+    executor: Executor,
+    task: str | None = None,
+    window: tuple[int, int] | None = None,
+    start: float | None = None,
+    agents: Sequence[str] = (),
+    seeds: int = 4,
+    sessions: int = 10,
+    root_seed: int = 0,
+    queues: Sequence[str] = QUEUE_MODELS,
+) -> Transfer:
+    """Test the zoo of ``task`` (and the saved agents of the runs ``agents``) in ``market``
+    and on the tape ``against`` (its sessions opening in ``window``, or from ``start``,
+    seconds after midnight; the same window in the market when its day is as long), over
+    ``seeds`` x ``sessions`` sessions a side, on ``executor``; the tape under each of
+    ``queues``."""
+    spec = market_of(market, task)
+    policies = zoo(spec.task) + [p for run in agents for p in saved_policies(run)]
+    probe = tape_market(spec, against, None, queues[0])
+    require_book(probe.replayed_tape(), "the transfer judge's sessions")
+    steps = window_of(probe, start, window)
+    sides = {"market": _same_window(spec, steps)}
+    sides |= {f"tape/{q}": tape_market(spec, against, steps, q) for q in queues}
+    jobs = [
+        Job(
+            f"{side}|{policy.label}",
+            0,
+            (),
+            {
+                "market": side_spec.to_table(),
+                "policy": policy.__dict__,
+                "seeds": seeds,
+                "sessions": sessions,
+                "root_seed": root_seed,
+            },
+        )
+        for side, side_spec in sides.items()
+        for policy in policies
+    ]
+    results = {r.job_id: r for r in executor.run(jobs)}
+    failed = [r for r in results.values() if r.error is not None]
+    if failed:
+        last = failed[0].error.strip().splitlines()[-1]
+        raise UserError(f"{failed[0].job_id.split('|', 1)[1]}: {last}")
+
+    def values(side: str) -> np.ndarray:  # (policies, seeds, sessions, 2)
+        return np.array(
+            [results[f"{side}|{p.label}"].records for p in policies], dtype=float
+        ).reshape(len(policies), seeds, sessions, 2)
+
+    measured = {side: values(side) for side in sides}
+    trading = (measured["market"][..., 1].sum(axis=(1, 2)) > 0) | np.any(
+        [m[..., 1].sum(axis=(1, 2)) > 0 for side, m in measured.items() if side != "market"],
+        axis=0,
+    )
+    if trading.sum() < MIN_TRADING:
+        raise UserError(
+            f"the zoo has {int(trading.sum())} policies that trade; a rank correlation needs "
+            f"at least {MIN_TRADING}"
+        )
+    verdicts = {
+        side.split("/", 1)[1]: predictivity(measured["market"][..., 0], m[..., 0])
+        for side, m in measured.items()
+        if side != "market"
+    }
+    table = _rows(policies, measured, market, against)
+    return Transfer(table, verdicts, Path(market).stem, Path(against).stem)
+
+
+def _same_window(spec: MarketSpec, window: tuple[int, int] | None) -> MarketSpec:
+    """``spec`` with its sessions opening in ``window`` when its day holds it, else as it
+    is (a market with no day of its own opens every session at its open)."""
+    if window is None or spec.day_steps is None:
+        return spec
+    if window[1] > spec.day_steps - (spec.n_steps or 0):
+        return spec
+    return replace(spec, window_steps=window)
+
+
+COLUMNS = (
+    "policy",
+    "side",
+    "mean_pnl",
+    "low",
+    "high",
+    "sharpe",
+    "sharpe_low",
+    "sharpe_high",
+    "trades",
+)
+"""`transfer.csv`'s columns: per policy and side ("market", or "tape/<queue model>") the
+mean PnL a session (dollars) with its 95% bootstrap interval over seeds, the Sharpe ratio of
+the sessions' PnL with its interval over sessions, and the mean trades a session."""
+
+
+def _rows(policies, measured, market, against) -> pd.DataFrame:
+    rows = []
+    for side, m in measured.items():
+        for p, values in zip(policies, m):
+            pnl = values[..., 0]
+            mean = bootstrap_ci(pnl.mean(axis=1), n_resamples=1000)
+            ratio = (
+                bootstrap_ci(pnl.reshape(-1), _sharpe, n_resamples=1000)
+                if np.ptp(pnl) > 0
+                else None
+            )
+            rows.append(
+                (
+                    p.label,
+                    side,
+                    float(pnl.mean()),
+                    mean.low,
+                    mean.high,
+                    _sharpe(pnl.reshape(-1)),
+                    ratio.low if ratio else math.nan,
+                    ratio.high if ratio else math.nan,
+                    float(values[..., 1].mean()),
+                )
+            )
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _sharpe(x: np.ndarray) -> float:
+    return sharpe(x) if len(x) > 1 and np.ptp(x) > 0 else math.nan
+
+
+# ------------------------------------------------------------------------------- writing
+def format_transfer(result: Transfer) -> str:
+    """The verdicts and the zoo's table as text: per policy its mean PnL a session in the
+    market and on the tape (each queue model), then per queue model the rank correlation,
+    the market's pick, the real best and the pick's regret."""
+    wide = result.table.pivot(index="policy", columns="side", values="mean_pnl")
+    wide = wide.reindex(index=result.table.policy.unique(), columns=result.table.side.unique())
+    lines = [f"mean PnL a session, dollars: {result.market} against {result.tape}", ""]
+    lines.append(wide.to_string(float_format=lambda x: f"{x:.2f}"))
+    lines.append("")
+    labels = list(result.table.policy.unique())
+    for queue, v in result.verdicts.items():
+        lines.append(
+            f"queue model {queue}: Spearman {v.rho:.2f} [{v.low:.2f}, {v.high:.2f}]; the "
+            f"market picks {labels[v.pick]!r}, the tape's best is {labels[v.best]!r}; "
+            f"regret ${v.regret:.2f} a session"
+        )
+    return "\n".join(lines)
+
+
+def write_transfer(result: Transfer, out: Path) -> list[Path]:
+    """``out``/transfer.csv (`COLUMNS`), ``out``/predictivity.csv (per queue model: rho,
+    its interval, the pick, the best and the regret) and ``out``/transfer.png (simulated
+    against real mean PnL, one point a policy, per queue model)."""
+    from matplotlib.figure import Figure
+
+    from tradearena.evaluation.analysis.realism_plots import transfer_scatter
+
+    out.mkdir(parents=True, exist_ok=True)
+    result.table.to_csv(out / "transfer.csv", index=False)
+    labels = list(result.table.policy.unique())
+    verdicts = pd.DataFrame(
+        [
+            {
+                "queue": q,
+                "spearman": v.rho,
+                "low": v.low,
+                "high": v.high,
+                "pick": labels[v.pick],
+                "best": labels[v.best],
+                "regret": v.regret,
+            }
+            for q, v in result.verdicts.items()
+        ]
+    )
+    verdicts.to_csv(out / "predictivity.csv", index=False)
+    figure = Figure(figsize=(6.8, 5.2), layout="constrained")
+    transfer_scatter(
+        result.table, result.verdicts, result.market, result.tape, figure.add_subplot()
+    )
+    figure.savefig(out / "transfer.png", dpi=100)
+    return [out / "transfer.csv", out / "predictivity.csv", out / "transfer.png"]
+
+
+def command(args, executor: Executor) -> int:
+    """``tradearena transfer``: test the zoo on ``executor``, print the verdicts, write the
+    files."""
+    result = transfer(
+        args.market,
+        args.against,
+        executor=executor,
+        task=args.task,
+        window=args.window,
+        start=args.start,
+        agents=args.agents,
+        seeds=args.seeds,
+        sessions=args.sessions,
+    )
+    print(format_transfer(result))
+    if args.out is not None:
+        paths = write_transfer(result, Path(args.out))
+        print(f"\nwrote {', '.join(str(p) for p in paths)}")
+    return 0
