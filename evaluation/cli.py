@@ -474,6 +474,7 @@ def add_fit_command(commands: argparse._SubParsersAction) -> None:
     )
     fitting.add_argument("--executor", choices=["ray", "local"], default="ray")
     fitting.add_argument("--workers", type=integer_at_least(1), help="Ray CPUs (default all)")
+    add_window_arguments(fitting, "learn from")
     fitting.add_argument("--resume", action="store_true", help="go on from OUT.fit.jsonl")
     fitting.add_argument("--out", required=True, help="the market file written (.toml)")
     fitting.set_defaults(func=fit_command)

@@ -370,16 +370,18 @@ which a fitted market is then judged."""
 
 
 def day_job(job: Job) -> JobResult:
-    """One candidate's simulated days: ``job.config`` holds its market table (``market``) and
-    the number of ``days``; the result's records are the days' fact dicts (`day_facts`), in
-    seed order, from seed `FIT_SEED`."""
+    """One candidate's simulated days: ``job.config`` holds its market table (``market``),
+    the number of ``days`` and the part of each day the fit learns from (``start``, ``end``:
+    seconds after midnight, or None); the result's records are the days' fact dicts
+    (`day_facts`), in seed order, from seed `FIT_SEED`."""
     from tradearena.evaluation.analysis.realism import day_facts
     from tradearena.evaluation.realism import simulate_days
 
     start = time.perf_counter()
     try:
         spec = MarketSpec(**candidate_market(job.config["market"]))
-        views = simulate_days(spec, job.config["days"], first_seed=FIT_SEED)
+        span = {"start": job.config.get("start"), "end": job.config.get("end")}
+        views = simulate_days(spec, job.config["days"], first_seed=FIT_SEED, **span)
         facts = tuple(day_facts(view) for view in views)
     except Exception:  # noqa: BLE001 - a candidate the market refuses scores as the worst
         return JobResult(job.id, job.seed, (), time.perf_counter() - start, traceback.format_exc())
@@ -401,9 +403,13 @@ def fit_day(
     restarts: int = 3,
     executor: Executor,
     memory: Path | None = None,
+    start: float | None = None,
+    end: float | None = None,
 ) -> tuple[FitResult, dict[str, Any], dict[str, Target]]:
-    """Fit ``population`` to the real days of ``tapes`` (`evaluation.realism.read_source`):
-    (the result, the fitted market table, the targets)."""
+    """Fit ``population`` to the real days of ``tapes`` (`evaluation.realism.read_source`),
+    learning only from what lies between ``start`` and ``end`` (seconds after midnight; None:
+    the open, the close) of each day, simulated days seen the same way: (the result, the
+    fitted market table, a whole day long, and the targets)."""
     from tradearena.evaluation.analysis.realism import day_facts
     from tradearena.evaluation.realism import read_source
 
@@ -411,11 +417,11 @@ def fit_day(
         raise UserError(f"--population: {not_one_of(population, sorted(POPULATIONS))}")
     views = []
     for name in tapes:
-        source = read_source(name, 1)
+        source = read_source(name, 1, start=start, end=end)
         if source.simulated:
             raise UserError(f"{name}: a fit needs a real day (a tape), not a market")
         views += source.days
-    first = views[0]
+    first = read_source(tapes[0], 1).days[0]  # the whole session: the fitted market's day
     mids = (first.bid + first.ask) / 2
     price = int(round(float(mids[np.isfinite(mids)][0])))
     day_steps = max(int(round((first.close - first.open) / 60)), 1)
@@ -424,7 +430,12 @@ def fit_day(
 
     def evaluate(candidates: list[dict[str, float]]) -> list[float]:
         jobs = [
-            Job(f"candidate-{i}", 0, (), {"market": candidate_table(base, c), "days": days})
+            Job(
+                f"candidate-{i}",
+                0,
+                (),
+                {"market": candidate_table(base, c), "days": days, "start": start, "end": end},
+            )
             for i, c in enumerate(candidates)
         ]
         results = {r.job_id: r for r in executor.run(jobs)}
@@ -433,7 +444,7 @@ def fit_day(
             for job in jobs
         ]
 
-    start = {p.path: get_path(base, p.path) for p in space}
+    origin = {p.path: get_path(base, p.path) for p in space}
     with tqdm(total=budget, unit="candidate", dynamic_ncols=True) as bar:
 
         def progress(spent: int, best: float) -> None:
@@ -443,7 +454,7 @@ def fit_day(
         result = fit(
             space,
             evaluate,
-            start=start,
+            start=origin,
             budget=budget,
             seconds=60.0 * minutes,
             restarts=restarts,
@@ -461,17 +472,30 @@ POPULATIONS = {
 
 
 def write_market(
-    path: Path, table: Mapping[str, Any], result: FitResult, tapes: Sequence[str]
+    path: Path,
+    table: Mapping[str, Any],
+    result: FitResult,
+    tapes: Sequence[str],
+    window: tuple[float | None, float | None] = (None, None),
 ) -> Path:
     """``path``: an experiment file (the quickstart's agents on the fitted market) whose
     ``[market]`` table `tradearena run`, `tradearena realism` and `load_market` read; its
-    header says what was fitted to what, and each parameter's spread over the restarts."""
+    header says what was fitted to what (the tapes, the ``window`` of each day learned from,
+    seconds after midnight or None, and the version of tradearena), and each parameter's
+    spread over the restarts."""
+    from tradearena.agents.saving import project_version
+    from tradearena.evaluation.realism import clock
+
     spread = result.spread()
+    start, end = window
     lines = [
         f"# A population fitted to {', '.join(Path(t).name for t in tapes)} by `tradearena fit`",
         f"# (simulated moments, CMA-ES): distance {result.distance:.4g} after "
         f"{result.evaluations} candidates in {result.seconds / 60:.1f} min"
         + (" (the budget ended first: the best candidate so far)" if result.stopped_early else ""),
+        f"# Learned from {'the open' if start is None else clock(start)} to "
+        f"{'the close' if end is None else clock(end)} of each day, with tradearena "
+        f"{project_version()}.",
         "# Each fitted parameter: its value; mean and sd over the restarts' bests (a large sd",
         "# is what the day does not identify).",
     ]
@@ -513,10 +537,12 @@ def command(args) -> int:
             restarts=args.restarts,
             executor=executor,
             memory=memory,
+            start=args.start,
+            end=args.end,
         )
     finally:
         executor.close()
-    write_market(out, table, result, args.tapes)
+    write_market(out, table, result, args.tapes, (args.start, args.end))
     print(
         f"distance {result.distance:.4g} after {result.evaluations} candidates in "
         f"{result.seconds:.0f} s"

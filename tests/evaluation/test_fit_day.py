@@ -82,3 +82,16 @@ def test_a_fit_resumes_from_its_memory(day, tmp_path, capsys, monkeypatch):
 def test_an_unknown_population_is_one_line_with_a_hint(day, tmp_path, capsys):
     assert run(day, tmp_path / "x.toml", "--population", "lite") == 2
     assert "did you mean 'light'" in capsys.readouterr().err
+
+
+def test_a_fit_learns_only_before_until_and_says_so(day, tmp_path, monkeypatch):
+    seen = []
+    job = fitting.day_job
+    monkeypatch.setattr(fitting, "day_job", lambda j: seen.append(j.config) or job(j))
+    out = tmp_path / "morning.toml"
+    assert run(day, out, "--until", "09:45") == 0
+    assert {(c["start"], c["end"]) for c in seen} == {(None, OPEN + 900)}
+    header = out.read_text().splitlines()[2]
+    assert header.startswith("# Learned from the open to 09:45 of each day, with tradearena ")
+    fitted = load_market(out)  # the tape's whole day (its warm-up from 09:25 too), not 15 min
+    assert fitted.day_steps == STEPS + 5 and fitted.open_time == OPEN - 300
