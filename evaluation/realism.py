@@ -465,7 +465,8 @@ def discriminate(
             )
             out[fact] = classifier_test(windows, seed=seed)
         if len(source.days) > days:
-            out[OWN_DAY] = own_day_test(source.days[: days + 1], 60.0, seed=seed)
+            minute = DISCRIMINATORS["discriminator_auc"]
+            out[OWN_DAY] = own_day_test(source.days[: days + 1], minute, seed=seed)
     except ValueError as error:
         raise UserError(f"{source.label} against {reference.label}: {error}") from None
     return out
