@@ -173,8 +173,8 @@ def transfer_scatter(
                 ax.annotate(name, (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
     ax.axhline(0.0, color="k", linewidth=0.6)
     ax.axvline(0.0, color="k", linewidth=0.6)
-    ax.set_xlabel(f"mean PnL a session in {market}, $")
-    ax.set_ylabel(f"mean PnL a session on {tape}, $")
-    ax.set_title("Does the market rank the policies as the real day does?")
+    ax.set_xlabel("mean PnL a session in the market, $")
+    ax.set_ylabel("mean PnL a session on the real day, $")
+    ax.set_title(f"{market} against {tape}", fontsize="small")
     ax.legend(fontsize="small", loc="best")
     return ax
