@@ -309,8 +309,8 @@ def transfer(
     )
     if trading.sum() < MIN_TRADING:
         raise UserError(
-            f"the zoo has {int(trading.sum())} policies that trade; a rank correlation needs "
-            f"at least {MIN_TRADING}"
+            f"only {int(trading.sum())} of the zoo's {len(policies)} policies trade; a rank "
+            f"correlation needs at least {MIN_TRADING}"
         )
     verdicts = {
         side.split("/", 1)[1]: predictivity(measured["market"][..., 0], m[..., 0])

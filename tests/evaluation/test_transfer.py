@@ -161,3 +161,23 @@ def test_from_gives_the_steps_whose_sessions_open_then(tmp_path):
     assert window_of(spec, None, (3, 4)) == (3, 4)
     with pytest.raises(UserError, match="no 20-step session"):
         window_of(spec, OPEN + 110 * 60, None)
+
+
+def test_a_zoo_with_too_few_policies_that_trade_is_refused(tmp_path, monkeypatch):
+    import tradearena.evaluation.transfer as judge
+
+    config = tmp_path / "light_making.toml"
+    config.write_text(MAKING)
+    tape = synthetic_tape(11, traders=light(), levels=1, n_steps=40)
+    messages = tmp_path / "light_34200000_36600000_message_1.csv"
+    write_lobster(tape, messages, tmp_path / "light_34200000_36600000_orderbook_1.csv")
+    monkeypatch.setattr(judge, "zoo", lambda task: [Policy("hold", "hold"), Policy("r", "random")])
+    with pytest.raises(UserError, match="only 1 of the zoo's 2 policies trade; .* at least 5"):
+        transfer(
+            str(config),
+            str(messages),
+            executor=LocalExecutor(progress=False, job=transfer_job),
+            seeds=2,
+            sessions=1,
+            queues=("risk_averse",),
+        )
