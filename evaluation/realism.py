@@ -93,7 +93,9 @@ def tape_view(
     """The level-1 view of ``tape`` between ``open`` and ``close`` (seconds after midnight;
     default: the first message's second, and the last's rounded up): the messages after which
     the best bid or ask (price or size) changed, plus every execution, cross and halt, with
-    ``open <= time <= close``. Prices stay in the tape's ticks; an empty side is NaN. With
+    ``open <= time <= close``. Prices stay in the tape's ticks, sizes in its lots, and the
+    view's tick is what a tick is worth on one lot (as the replay prices it); an empty side
+    is NaN. With
     ``levels`` > 1 (at most the tape's), the view's ``depth`` holds the book's first
     ``levels`` levels after every message that changed them."""
     if tape.book is None:
@@ -123,7 +125,7 @@ def tape_view(
         ask=np.where(ask == EMPTY_ASK, np.nan, ask),
         bid_size=bid_size,
         ask_size=ask_size,
-        tick_size=tape.tick_size,
+        tick_size=tape.tick_size * tape.lot_size,
         open=float(open),
         close=float(close),
         depth=depth,

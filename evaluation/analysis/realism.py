@@ -83,7 +83,8 @@ class DayView:
     3 delete, 4 visible execution, 5 hidden execution, 6 cross, 7 halt). size: shares (or
     lots). direction: +1 buy, -1 sell (the resting order's side). bid, ask: best prices after
     the message, in ticks (float64, integer-valued; NaN while that side is empty); bid_size,
-    ask_size: shares there (0 when empty). tick_size: dollars per tick. open, close: the
+    ask_size: shares there (0 when empty). tick_size: dollars per tick on one share (on one
+    lot of a recording whose sizes are lots). open, close: the
     session, seconds after midnight (``open <= time < close`` or ``<=`` close). depth,
     depth_time: optional, the book's levels after every message that changed any of them,
     shape (m, 4 L) in a LOBSTER orderbook file's column order (ask price, ask size, bid

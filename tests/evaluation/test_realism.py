@@ -415,3 +415,10 @@ def test_return_tails_draw_each_source_and_the_gaussian():
     assert return_tails({"a": rng.standard_normal(100), "b": rng.laplace(size=100)}, ax) is ax
     labels = [line.get_label() for line in ax.get_lines()]
     assert labels == ["a", "b", "Gaussian"]
+
+
+def test_a_recordings_view_prices_a_tick_of_one_lot():
+    tape = synthetic_tape(7, traders=light(), levels=1, n_steps=5)
+    lots = Tape(tape.messages, tape.book, tick_size=0.01, lot_size=1e-6, complete=True)
+    assert tape_view(lots).tick_size == pytest.approx(1e-8)  # as the replay prices it
+    assert tape_view(tape).tick_size == 0.01
