@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from days import lobster_day  # tests/evaluation/days.py
 from matplotlib.figure import Figure
 from scipy import stats
 
@@ -346,9 +347,7 @@ def test_realism_command_writes_the_scorecard(tmp_path, capsys):
 def test_realism_from_until_judge_part_of_the_day(tmp_path, capsys):
     config = tmp_path / "tiny.toml"
     config.write_text(MARKET)
-    tape = synthetic_tape(7, traders=light(), levels=3, n_steps=60)
-    messages = tmp_path / "day_message_3.csv"
-    write_lobster(tape, messages, tmp_path / "day_orderbook_3.csv")
+    messages, tape = lobster_day(tmp_path, "day", 60, seed=7, levels=3)
     report = realism([str(config)], against=str(messages), days=2, start=OPEN + 600)
     table = report.table.set_index(["fact", "source"])
     late = day_facts(tape_view(tape, OPEN + 600, math.ceil(tape.messages["time"][-1])))
@@ -377,9 +376,7 @@ def test_tape_view_carries_the_depth_that_changed():
 
 
 def test_a_message_file_alone_names_the_orderbook_file_expected(tmp_path, capsys):
-    tape = synthetic_tape(7, traders=light(), levels=1, n_steps=5)
-    messages = tmp_path / "day_34200000_37800000_message_1.csv"
-    write_lobster(tape, messages, tmp_path / "elsewhere.csv")
+    messages, _ = lobster_day(tmp_path, "day_34200000_37800000", 5, seed=7, book=False)
     assert main(["realism", str(messages), "--days", "1"]) == 2
     error = capsys.readouterr().err
     assert "need the tape's orderbook file beside it" in error

@@ -5,8 +5,8 @@ transfer``'s known answer (a market against its own recorded day)."""
 import numpy as np
 import pandas as pd
 import pytest
+from days import lobster_day  # tests/evaluation/days.py
 
-from tradearena.envs.data.tapes import write_lobster
 from tradearena.envs.errors import UserError
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import light
@@ -106,9 +106,7 @@ n_steps = 20
 def test_a_market_against_its_own_recorded_day_ranks_the_zoo_alike(tmp_path, capsys):
     config = tmp_path / "light_making.toml"
     config.write_text(MAKING)
-    tape = synthetic_tape(11, traders=light(), levels=1, n_steps=120)
-    messages = tmp_path / "light_34200000_41400000_message_1.csv"
-    write_lobster(tape, messages, tmp_path / "light_34200000_41400000_orderbook_1.csv")
+    messages, _ = lobster_day(tmp_path, "light_34200000_41400000", 120)
     result = transfer(
         str(config),
         str(messages),
@@ -134,9 +132,7 @@ def test_a_market_against_its_own_recorded_day_ranks_the_zoo_alike(tmp_path, cap
 def test_transfer_names_the_orderbook_file_a_message_file_needs(tmp_path, capsys):
     config = tmp_path / "m.toml"
     config.write_text(MAKING)
-    tape = synthetic_tape(11, traders=light(), levels=1, n_steps=30)
-    messages = tmp_path / "x_34200000_36000000_message_1.csv"
-    write_lobster(tape, messages, tmp_path / "elsewhere.csv")
+    messages, _ = lobster_day(tmp_path, "x_34200000_36000000", 30, book=False)
     assert main(["transfer", str(config), "--against", str(messages), "--executor", "local"]) == 2
     error = capsys.readouterr().err
     assert "need the tape's orderbook file beside it" in error
@@ -168,9 +164,7 @@ def test_a_zoo_with_too_few_policies_that_trade_is_refused(tmp_path, monkeypatch
 
     config = tmp_path / "light_making.toml"
     config.write_text(MAKING)
-    tape = synthetic_tape(11, traders=light(), levels=1, n_steps=40)
-    messages = tmp_path / "light_34200000_36600000_message_1.csv"
-    write_lobster(tape, messages, tmp_path / "light_34200000_36600000_orderbook_1.csv")
+    messages, _ = lobster_day(tmp_path, "light_34200000_36600000", 40)
     monkeypatch.setattr(judge, "zoo", lambda task: [Policy("hold", "hold"), Policy("r", "random")])
     with pytest.raises(UserError, match="only 1 of the zoo's 2 policies trade; .* at least 5"):
         transfer(
