@@ -15,9 +15,11 @@ from tradearena.envs.simulator.sizes import SizeMixture
 from tradearena.envs.simulator.traders.base import (
     SIDES,
     Trader,
+    members,
     order_sizes,
     poisson_times,
     require,
+    size_range,
     window,
 )
 
@@ -101,14 +103,14 @@ class ZeroIntelligence(Trader):
         require(volatile_rate > 0, "volatile_rate", "> 0 per second", volatile_rate)
         require(calm_rate > 0, "calm_rate", "> 0 per second", calm_rate)
         require(horizon is None or horizon >= 0, "horizon", ">= 0 seconds or None", horizon)
-        self.n_owners = n_agents
+        self.n_owners = members(n_agents)
         self.r_bar, self.drift, self.kappa = r_bar, drift, kappa
         self.sigma = sigma * tick_scale
         self.shock_rate = shock_rate
         self.shock_mean, self.shock_std = shock_mean * tick_scale, shock_std * tick_scale
         self.arrival_rate, self.obs_noise = arrival_rate, obs_noise * tick_scale
         self.private_value_std, self.q_max = private_value_std * tick_scale, q_max
-        self.surplus, self.size, self.tick_scale = surplus, size, tick_scale
+        self.surplus, self.size, self.tick_scale = surplus, size_range(size), tick_scale
         self.profile, self.hawkes = Profile.of(profile), Hawkes.of(hawkes)
         self.sizes = SizeMixture.of(sizes)
         self.lot = (size[0] + size[1]) / 2 if self.sizes is None else self.sizes.mean
