@@ -81,10 +81,10 @@ def checked_actions(policy: Policy, actions: Any, space: Any) -> np.ndarray:
     """``actions`` (what ``policy.act_batch`` returned, one per session) as an integer array;
     `ActionError` naming the first that is not in ``space`` (a ``Discrete``)."""
     actions = np.asarray(actions)
-    if actions.dtype.kind in "iu" and (
-        actions.size == 0 or (actions.min() >= 0 and actions.max() < space.n)
-    ):
-        return actions
+    if actions.dtype.kind in "iu" and actions.ndim == 1:
+        values = actions.tolist()  # Python's min and max beat numpy's on a few sessions
+        if not values or (min(values) >= 0 and max(values) < space.n):
+            return actions
     for action in actions.ravel().tolist():
         if not space.contains(action):
             raise _refused(policy, "act_batch", action, space)
