@@ -22,6 +22,7 @@ from tradearena.evaluation.rollout import build_agent
 TOURNAMENT = ('kind = "compare"', 'kind = "tournament"')
 TRAINING = "[testing]"  # a key put before this line lands in [training], at line 12
 NOISE = '[[market.traders]]\ntype = "Noise"\nn_agents = {}\n\n[training]'
+ZI = '[[market.traders]]\ntype = "ZeroIntelligence"\n{}\n\n[training]'
 AGENTS = '[[agents]]\nid = "q_learning"\n\n[[agents]]\nid = "ra2q"\nparams = { k = 3 }\n'
 
 # id: (edits [(old, new)], text appended, line (None: the file's), field, message regex)
@@ -138,6 +139,20 @@ BAD = {
         11,
         "market.traders[0].size",
         r"must be \[low, high\] shares with 1 <= low <= high, got \[100, 1\]",
+    ),
+    "zero-intelligence holdings of 10^12 values": (
+        [("[training]", ZI.format("n_agents = 1000\nq_max = 1000000000000"))],
+        "",
+        12,
+        "market.traders[0].q_max",
+        r"must be an integer in \[1, 100,000\] for 1,000 agents, got 1000000000000",
+    ),
+    "zero-intelligence traders that never arrive": (
+        [("[training]", ZI.format("arrival_rate = 0"))],
+        "",
+        11,
+        "market.traders[0].arrival_rate",
+        r"must be > 0 per second, got 0",
     ),
     "momentum's long window shorter than its short one": (
         [("[training]", '[[market.traders]]\ntype = "Momentum"\nlong = 5\n\n[training]')],
