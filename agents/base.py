@@ -17,7 +17,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["STANDARD_KEYWORDS", "Agent", "check_keys", "make_rng"]
+__all__ = [
+    "MAX_ARRAY_BYTES",
+    "STANDARD_KEYWORDS",
+    "Agent",
+    "check_keys",
+    "check_memory",
+    "make_rng",
+]
 
 STANDARD_KEYWORDS = frozenset(
     {"observation_space", "action_space", "seed", "market_spec", "total_timesteps"}
@@ -26,6 +33,23 @@ STANDARD_KEYWORDS = frozenset(
 (``market_spec``: the seat's `envs.spec.MarketSpec`, for policies that need its rules;
 ``total_timesteps``: the environment steps the caller plans to train it for, for learners
 whose schedules are sized to the run)."""
+
+
+MAX_ARRAY_BYTES = 16 * 2**30
+"""The most memory one of an agent's arrays (a table ensemble, a replay memory, a layer's
+weights) may take, bytes: 16 GiB, hundreds of times what the shipped agents hold. Every job
+builds its agents anew (and a config's check builds each once), so a larger one would exhaust
+a worker's memory or fail to allocate."""
+
+
+def check_memory(parameter: str, value: object, n_bytes: int, what: str) -> None:
+    """ValueError naming ``parameter`` (given ``value``) when ``what``, sized by it, would take
+    ``n_bytes`` bytes, more than `MAX_ARRAY_BYTES`; checked before allocating."""
+    if n_bytes > MAX_ARRAY_BYTES:
+        raise ValueError(
+            f"{parameter} = {value!r}: {what} would take {n_bytes / 2**30:,.1f} GiB, more than "
+            f"the {MAX_ARRAY_BYTES // 2**30} GiB one array of an agent may"
+        )
 
 
 def make_rng(seed: int | np.random.SeedSequence | None) -> np.random.Generator:
@@ -123,8 +147,11 @@ class Agent(ABC):
 
     def act_batch(self, obs: Sequence[Any], explore: bool = True) -> np.ndarray:
         """The actions at observations ``obs`` (one per session of a batched market, shape
-        (N, ...)), int64 (N,): `act` on each in order, unless a subclass does it at once."""
-        return np.fromiter((self.act(o, explore) for o in obs), dtype=np.int64, count=len(obs))
+        (N, ...)), int64 (N,): `act` on each in order, unless a subclass does it at once. The
+        actions are returned as chosen (not cast), so that the market can refuse one that is
+        not in its action space."""
+        actions = [self.act(o, explore) for o in obs]
+        return np.array(actions) if actions else np.zeros(0, dtype=np.int64)
 
     def update_batch(
         self,

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from tradearena.agents._kernels import risk_update, risk_update_batch
-from tradearena.agents.base import Agent, make_rng
+from tradearena.agents.base import Agent, check_memory, make_rng
 from tradearena.agents.schedules import StepSize
 from tradearena.agents.utility import Utility
 
@@ -72,6 +72,7 @@ class SnapshotAverage:
     def __init__(self, q: np.ndarray, n_snapshots: int) -> None:
         if n_snapshots < 1:
             raise ValueError(f"n_snapshots must be >= 1, got {n_snapshots}")
+        check_memory("n_snapshots", n_snapshots, 8 * n_snapshots * q.size, "the snapshots")
         self.snapshots = np.zeros((n_snapshots, *q.shape))
         self.count = 0
         self.position = 0
@@ -95,6 +96,7 @@ class TransitionMemory:
     def __init__(self, n_states: int, n_actions: int, size: int) -> None:
         if size < 1:
             raise ValueError(f"memory size must be >= 1, got {size}")
+        check_memory("n_recenter", size, 8 * n_states * n_actions * size, "the transitions")
         self.size = size
         self.reward = np.zeros((n_states, n_actions, size))
         self.next_state = np.zeros((n_states, n_actions, size), dtype=np.int64)
@@ -169,6 +171,7 @@ class RiskTables:
     ) -> None:
         if k < 1:
             raise ValueError(f"k (number of tables) must be >= 1, got {k}")
+        check_memory("k", k, 8 * k * n_states * n_actions, "the Q tables")
         self.q = np.zeros((k, n_states, n_actions))
         self.visits = np.zeros((k, n_states, n_actions), dtype=np.int64)
         self.gamma = gamma

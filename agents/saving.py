@@ -24,6 +24,7 @@ that does not fit the agent (`StateError`), a market the agent was not made for
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import zipfile
 from collections.abc import Callable, Iterable, Mapping
@@ -34,11 +35,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from gymnasium import spaces
 
+from tradearena.agents.base import MAX_ARRAY_BYTES
 from tradearena.agents.registry import make, names
 from tradearena.envs.data.tapes import Tape
 from tradearena.envs.errors import UserError
 from tradearena.envs.simulator.features import feature_names
-from tradearena.envs.spec import MarketSpec
+from tradearena.envs.spec import OBSERVATIONS, MarketSpec
 
 if TYPE_CHECKING:
     from tradearena.agents.base import Agent
@@ -131,12 +133,77 @@ def _decode(data: dict) -> Any:
 
 
 def _read_json(path: Path) -> dict:
+    """The JSON object of ``path`` (tags decoded); `SavedAgentError` naming the file for one
+    that is missing, not JSON, or not an object."""
     try:
-        return json.loads(path.read_text(), object_hook=_decode)
+        data = json.loads(path.read_text(), object_hook=_decode)
     except FileNotFoundError:
         raise SavedAgentError(f"{path.parent}: no saved agent here ({path.name} missing)") from None
     except (ValueError, KeyError, TypeError) as error:
         raise SavedAgentError(f"{path}: not a saved agent's file: {error}") from None
+    if not isinstance(data, dict):
+        raise SavedAgentError(f"{path}: not a saved agent's file: a JSON {type(data).__name__}")
+    return data
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+_HEADER_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "id": (lambda v: isinstance(v, str) and bool(v), 'a registry id or "module:Class"'),
+    "observation": (lambda v: v in OBSERVATIONS, f"one of {list(OBSERVATIONS)}"),
+    "seed": (lambda v: v is None or _whole(v), "a non-negative integer or null"),
+    "observation_space": (lambda v: v is None or isinstance(v, spaces.Space), "a space or null"),
+    "action_space": (lambda v: v is None or isinstance(v, spaces.Space), "a space or null"),
+    "params": (lambda v: isinstance(v, dict), "an object of keywords"),
+    "market_spec": (lambda v: v is None or isinstance(v, dict), "a market table or null"),
+    "view": (lambda v: v is None or isinstance(v, dict), "an object or null"),
+    "left_out": (
+        lambda v: isinstance(v, list) and all(isinstance(k, str) for k in v),
+        "a list of state keys",
+    ),
+    "notes": (lambda v: isinstance(v, dict), "an object"),
+    "state": (lambda v: isinstance(v, dict), "an object of plain values"),
+    "arrays": (lambda v: isinstance(v, dict), "an object of {shape, dtype} by key"),
+}
+"""The fields of ``agent.json`` after its versions, and what each must be."""
+
+
+def _check_fields(path: Path, header: Mapping[str, Any], fields: Iterable[str]) -> None:
+    """`SavedAgentError` naming the file and the first of ``fields`` that is missing or not
+    what `_HEADER_FIELDS` asks."""
+    for field in fields:
+        if field not in header:
+            raise SavedAgentError(f"{path}: {field}: missing")
+        ok, rule = _HEADER_FIELDS[field]
+        if not ok(header[field]):
+            raise SavedAgentError(f"{path}: {field}: must be {rule}, got {header[field]!r}")
+
+
+def _listed(path: Path, key: str, entry: Any) -> tuple[tuple[int, ...], np.dtype]:
+    """(shape, dtype) of ``arrays[key]`` in the ``agent.json`` at ``path``; `StateError`
+    unless it is a shape of whole numbers and a dtype of numbers (no objects) whose array
+    takes at most `MAX_ARRAY_BYTES`."""
+    where = f"{path}: arrays.{key}"
+    shape, dtype = (
+        (entry.get(k) for k in ("shape", "dtype")) if isinstance(entry, dict) else ((), None)
+    )
+    if not isinstance(shape, list) or not all(map(_whole, shape)) or not isinstance(dtype, str):
+        raise StateError(f"{where}: expected {{shape: [n, ...], dtype: str}}, got {entry!r}")
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise StateError(f"{where}: {entry['dtype']!r} is not a dtype") from None
+    if dtype.hasobject:
+        raise StateError(f"{where}: arrays of objects are not read (they would be unpickled)")
+    n_bytes = math.prod(shape) * dtype.itemsize
+    if n_bytes > MAX_ARRAY_BYTES:
+        raise StateError(
+            f"{where}: {shape} of {dtype.str} would take {n_bytes / 2**30:,.1f} GiB, more than "
+            f"the {MAX_ARRAY_BYTES // 2**30} GiB one array of an agent may"
+        )
+    return tuple(shape), dtype
 
 
 # ----------------------------------------------------------------------------- state files
@@ -161,32 +228,108 @@ def write_state(
     (directory / HEADER).write_text(text + "\n")
 
 
-def read_state(directory: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
+def read_state(
+    directory: str | Path, template: Mapping[str, Any] | None = None, owner: str = "the agent"
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """(header, state) of a directory `write_state` wrote; `StateError` naming the arrays
-    that are missing, unknown or not of the shape and dtype the header lists."""
+    that are missing, unknown or not of the shape and dtype the header lists. With a
+    ``template`` (the `Agent.state_dict` of ``owner``, built to receive the state), the listed
+    arrays must be its arrays, of its dtypes and shapes (a replay memory's, its rows aside),
+    before anything is read; every array's own header is checked against the listing, and its
+    size in the archive against both, before its data are read."""
     directory = Path(directory)
     header = _read_json(directory / HEADER)
-    listing = header.pop("arrays", {})
+    _check_fields(directory / HEADER, {"state": {}, "arrays": {}, **header}, ("state", "arrays"))
+    listing = {
+        key: _listed(directory / HEADER, key, entry)
+        for key, entry in header.pop("arrays", {}).items()
+    }
     state = dict(header.pop("state", {}))
     path = directory / ARRAYS
+    if template is not None:
+        _check_fits(path, listing, template, owner)
+    return header, {**state, **_read_arrays(path, listing)}
+
+
+def _check_fits(
+    path: Path,
+    listing: Mapping[str, tuple[tuple[int, ...], np.dtype]],
+    template: Mapping,
+    owner: str,
+) -> None:
+    """`StateError` unless every listed array is one of ``template``'s arrays, of its dtype
+    and shape (a replay memory's, or one empty in the template: of its row's shape, any number
+    of rows, `MAX_ARRAY_BYTES` bounding them)."""
+    for key, (shape, dtype) in listing.items():
+        expected = template.get(key)
+        if not isinstance(expected, np.ndarray):
+            raise StateError(
+                f"{path}: the saved state does not fit {owner}: it has no array {key!r}"
+            )
+        # a replay memory's rows, or an array that grows from empty (an optimizer's moments)
+        rows = REPLAY in key.split(".") or expected.shape[:1] == (0,)
+        fits = shape[1:] == expected.shape[1:] if rows else shape == expected.shape
+        fits = fits and len(shape) == expected.ndim
+        if not fits or dtype != expected.dtype:
+            raise StateError(
+                f"{path}: the saved state does not fit {owner}: {key!r} is listed as {dtype.str} "
+                f"shape {shape}, expected {expected.dtype.str} shape {expected.shape}"
+            )
+
+
+def _read_arrays(
+    path: Path, listing: Mapping[str, tuple[tuple[int, ...], np.dtype]]
+) -> dict[str, np.ndarray]:
+    """The arrays of the archive at ``path``, each read only once its own header says it is
+    the array ``listing`` names and the archive holds exactly its bytes (nothing larger is
+    inflated); never unpickling."""
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            arrays = {key: archive[key] for key in archive.files}
+        with zipfile.ZipFile(path) as archive:
+            entries = {info.filename.removesuffix(".npy"): info for info in archive.infolist()}
+            found = {key: _array_header(archive, info) for key, info in entries.items()}
+            missing, unknown = sorted(set(listing) - set(found)), sorted(set(found) - set(listing))
+            if missing or unknown:
+                raise StateError(f"{path}: missing arrays {missing}, unknown arrays {unknown}")
+            arrays = {}
+            for key, (shape, fortran, dtype, offset) in found.items():
+                if (shape, dtype) != listing[key]:
+                    raise StateError(
+                        f"{path}: {key!r} is {dtype.str} {list(shape)}, {HEADER} says "
+                        f"{listing[key][1].str} {list(listing[key][0])}"
+                    )
+                n_bytes = math.prod(shape) * dtype.itemsize
+                if entries[key].file_size != offset + n_bytes:
+                    raise StateError(
+                        f"{path}: {key!r} holds {entries[key].file_size:,} bytes, not the "
+                        f"{offset + n_bytes:,} of a {dtype.str} {list(shape)} array"
+                    )
+                with archive.open(entries[key]) as file:
+                    file.read(offset)
+                    flat = np.frombuffer(file.read(n_bytes), dtype=dtype).copy()
+                arrays[key] = flat.reshape(shape[::-1]).T if fortran else flat.reshape(shape)
     except FileNotFoundError:
         raise StateError(f"{path}: missing") from None
-    except (ValueError, OSError, zipfile.BadZipFile) as error:
+    except StateError:
+        raise
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
         raise StateError(f"{path}: not readable without unpickling: {error}") from None
-    missing, unknown = sorted(set(listing) - set(arrays)), sorted(set(arrays) - set(listing))
-    if missing or unknown:
-        raise StateError(f"{path}: missing arrays {missing}, unknown arrays {unknown}")
-    for key, expected in listing.items():
-        array = arrays[key]
-        if list(array.shape) != expected["shape"] or array.dtype.str != expected["dtype"]:
-            raise StateError(
-                f"{path}: {key!r} is {array.dtype.str} {list(array.shape)}, "
-                f"{HEADER} says {expected['dtype']} {expected['shape']}"
-            )
-    return header, {**state, **arrays}
+    return arrays
+
+
+def _array_header(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo
+) -> tuple[tuple[int, ...], bool, np.dtype, int]:
+    """(shape, Fortran order, dtype, bytes before the data) from the npy header of an entry
+    of ``archive``, its data unread; ValueError for an array of objects or another format."""
+    headers = {1: np.lib.format.read_array_header_1_0, 2: np.lib.format.read_array_header_2_0}
+    with archive.open(info) as file:
+        major, _ = np.lib.format.read_magic(file)
+        if major not in headers:
+            raise ValueError(f"{info.filename}: npy format {major}, not 1 or 2")
+        shape, fortran, dtype = headers[major](file)
+        if dtype.hasobject:
+            raise ValueError(f"{info.filename} is an array of objects")
+        return shape, fortran, dtype, file.tell()
 
 
 # ----------------------------------------------------------------------------- the market
@@ -285,12 +428,20 @@ def _replace_directory(path: Path, write: Callable[[Path], None]) -> Path:
 def read_header(path: str | Path) -> dict[str, Any]:
     """The header of the saved agent at ``path`` (``agent.json`` without the state), after
     checking its versions: `VersionError` unless this build wrote it."""
-    header = _read_json(Path(path) / HEADER)
+    file = Path(path) / HEADER
+    header = _read_json(file)
     saved = (header.get("format"), header.get("tradearena"))
     if saved != (FORMAT, project_version()):
         raise VersionError(
-            f"{Path(path) / HEADER}: saved by tradearena {saved[1]} (format {saved[0]}); this "
+            f"{file}: saved by tradearena {saved[1]} (format {saved[0]}); this "
             f"is tradearena {project_version()} (format {FORMAT}): load it with that version"
+        )
+    _check_fields(file, header, _HEADER_FIELDS)
+    kept = [key for key in header["left_out"] if REPLAY not in key.split(".")]
+    if kept:
+        raise SavedAgentError(
+            f"{file}: left_out: {kept} are not a replay memory's ({REPLAY!r}) keys: only those "
+            "may be left out of a saved agent"
         )
     for key in ("state", "arrays"):
         header.pop(key, None)
@@ -300,7 +451,13 @@ def read_header(path: str | Path) -> dict[str, Any]:
 def episodes_trained(path: str | Path) -> int:
     """The training episodes the saved agent at ``path`` had (its notes' ``episodes_trained``,
     0 when not noted)."""
-    return int(read_header(path)["notes"].get("episodes_trained", 0))
+    episodes = read_header(path)["notes"].get("episodes_trained", 0)
+    if not _whole(episodes):
+        raise SavedAgentError(
+            f"{Path(path) / HEADER}: notes.episodes_trained: must be a non-negative integer, "
+            f"got {episodes!r}"
+        )
+    return episodes
 
 
 def load(
@@ -343,11 +500,19 @@ def load(
             )
         standard |= {**here, "market_spec": market}
     elif saved_market is not None:
-        standard["market_spec"] = MarketSpec(**saved_market)
+        try:
+            standard["market_spec"] = MarketSpec(**saved_market)
+        except (TypeError, ValueError) as error:
+            raise SavedAgentError(f"{path / HEADER}: market_spec: {error}") from None
     keywords = {k: v for k, v in standard.items() if v is not None}
-    agent = make(agent_id, **header["params"], **keywords)
-    _, state = read_state(path)
+    try:
+        agent = make(agent_id, **header["params"], **keywords)
+    except (TypeError, ValueError) as error:
+        raise SavedAgentError(
+            f"{path / HEADER}: params: {agent_id} cannot be built from them: {error}"
+        ) from None
     template = agent.state_dict()
+    _, state = read_state(path, template, agent_id)
     state |= {key: template[key] for key in header["left_out"] if key in template}
     try:
         agent.load_state_dict(state)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from tradearena.envs.seats import Policy, SeatedMarket, seat_rewards
+from tradearena.envs.seats import Policy, SeatedMarket, checked_actions, seat_rewards
 from tradearena.envs.simulator.features import RETURN_CAP, SPREAD_CAP
 from tradearena.envs.simulator.flow import advance
 from tradearena.envs.simulator.observation import observe
@@ -123,7 +123,8 @@ class BatchedMarket:
         for seat, policy in enumerate(self.policies):
             if policy is not None:
                 explore = learn and seat in self.learners
-                executed[rows, seat] = policy.act_batch(obs[seat][rows], explore=explore)
+                chosen = policy.act_batch(obs[seat][rows], explore=explore)
+                executed[rows, seat] = checked_actions(policy, chosen, self.action_space)
         rewards = np.zeros((self.n_sessions, self.n_seats))
         rewards[rows] = self._advance(live, rows, executed[rows])
         if self.spec.signal:  # the stepped sessions' seats look at the fundamental again

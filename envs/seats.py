@@ -14,14 +14,21 @@ from typing import Any
 
 import numpy as np
 
-from tradearena.envs.errors import not_one_of
+from tradearena.envs.errors import UserError, not_one_of
 from tradearena.envs.simulator.actions import make_actions
 from tradearena.envs.simulator.features import RETURN_CAP, SPREAD_CAP, feature_names, features
 from tradearena.envs.simulator.observation import observe
 from tradearena.envs.simulator.traders import ZeroIntelligence
 from tradearena.envs.spec import OBSERVATIONS, MarketSpec, SpecError
 
-__all__ = ["Policy", "SeatedMarket", "observation_kind", "seat_rewards"]
+__all__ = [
+    "ActionError",
+    "Policy",
+    "SeatedMarket",
+    "checked_actions",
+    "observation_kind",
+    "seat_rewards",
+]
 
 SIGNAL_KEY = 2**32 - 1
 """Spawn-key entry of the seats' signal stream under a session's seed."""
@@ -43,9 +50,45 @@ def _checked_kind(kind: str, who: Any) -> str:
     return kind
 
 
-def _act(policy: Policy, obs: Any, explore: bool) -> int:
+class ActionError(UserError):
+    """A policy chose an action that is not in its seat's action space."""
+
+
+def _refused(policy: Policy, method: str, action: Any, space: Any) -> ActionError:
+    """The `ActionError` naming ``policy`` (its class and ``method``, or a plain callable's
+    name), the ``action`` it chose and the ``space``."""
+    if hasattr(policy, method):
+        who = f"{type(policy).__name__}.{method}"
+    else:  # a plain callable
+        who = getattr(policy, "__qualname__", repr(policy))
+    return ActionError(f"{who} returned {action!r}, not in {space}")
+
+
+def _act(policy: Policy, obs: Any, explore: bool, space: Any) -> int:
+    """The action ``policy`` chooses at ``obs``; `ActionError` unless it lies in ``space``
+    (a ``Discrete``)."""
     act = getattr(policy, "act", None)
-    return int(act(obs, explore=explore) if act is not None else policy(obs))
+    action = act(obs, explore=explore) if act is not None else policy(obs)
+    if type(action) is int or isinstance(action, np.integer):  # the usual case, checked cheaply
+        if 0 <= action < space.n:
+            return int(action)
+    elif space.contains(action):
+        return int(action)
+    raise _refused(policy, "act", action, space)
+
+
+def checked_actions(policy: Policy, actions: Any, space: Any) -> np.ndarray:
+    """``actions`` (what ``policy.act_batch`` returned, one per session) as an integer array;
+    `ActionError` naming the first that is not in ``space`` (a ``Discrete``)."""
+    actions = np.asarray(actions)
+    if actions.dtype.kind in "iu" and actions.ndim == 1:
+        values = actions.tolist()  # Python's min and max beat numpy's on a few sessions
+        if not values or (min(values) >= 0 and max(values) < space.n):
+            return actions
+    for action in actions.ravel().tolist():
+        if not space.contains(action):
+            raise _refused(policy, "act_batch", action, space)
+    return actions.astype(np.int64)
 
 
 def seat_rewards(
@@ -224,11 +267,14 @@ class SeatedMarket:
         obs = self.observations
         given = iter(actions)
         executed = [
-            int(next(given)) if policy is None else _act(policy, o, learn and i in self.learners)
+            int(next(given))
+            if policy is None
+            else _act(policy, o, learn and i in self.learners, self.action_space)
             for i, (policy, o) in enumerate(zip(self.policies, obs))
         ]
         if self.adversary is not None:
-            adversary_action = _act(self.adversary, self.adversary_observation(), False)
+            adversary = self.adversary_observation()
+            adversary_action = _act(self.adversary, adversary, False, self.action_space)
         self.taken_over = False
         if self.takeover is not None and adversary_action is not None:
             seat, p = self.takeover

@@ -27,11 +27,12 @@ from tradearena.envs.data.tapes import Tape
 from tradearena.envs.errors import ParameterError, UserError, did_you_mean, not_one_of
 from tradearena.envs.simulator.actions import ACTION_SETS, make_actions
 from tradearena.envs.simulator.features import DEFAULT_WINDOWS, Discretizer, feature_space
-from tradearena.envs.simulator.latency import order_latency
+from tradearena.envs.simulator.latency import MAX_LATENCY_SECONDS, order_latency
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.replayer import QUEUE_MODELS
 from tradearena.envs.simulator.traders import (
+    MAX_MEMBERS,
     TRADERS,
     MarketReplay,
     Trader,
@@ -43,6 +44,9 @@ from tradearena.envs.simulator.traders import (
 from tradearena.envs.tasks import TASKS
 
 __all__ = [
+    "MAX_PRICE_TICKS",
+    "MAX_SESSION_SECONDS",
+    "MAX_STEPS",
     "OBSERVATIONS",
     "POPULATIONS",
     "MarketSpec",
@@ -59,6 +63,17 @@ SYNTHETIC = "synthetic"
 """The ``tape`` value that records a synthetic day from the background population."""
 SYNTHETIC_DAY_STEPS = 390
 """Steps of a recorded synthetic day when ``day_steps`` is not given (09:30-16:00)."""
+MAX_STEPS = 1_000_000
+"""The most decision steps a session (``n_steps``) or its day (``day_steps``) may have: a
+week of one-second steps is 604,800. A session keeps a few numbers per step."""
+MAX_SESSION_SECONDS = 7 * 86_400.0
+"""The longest a session may last, seconds: its warm-up and its day (``day_steps``, else
+``n_steps``, times ``step_seconds``), a week. The background draws its flow over the whole
+session up front, so a longer one exhausts a worker's memory before the first step."""
+MAX_PRICE_TICKS = 10**9
+"""The highest opening price (``initial_price``), ticks: $10,000,000 at $0.01, a hundred
+times the dearest share listed. Accounts count cash in ticks (int64); prices far above it
+overflow them once multiplied by the shares traded."""
 
 
 class SpecError(UserError):
@@ -427,9 +442,10 @@ def _check(spec: MarketSpec) -> None:
     need(spec.tape_seed >= 0, "tape_seed", ">= 0")
     need(spec.queue in QUEUE_MODELS, "queue", f"one of {list(QUEUE_MODELS)}")
     need(_positive(spec.queue_power), "queue_power", "> 0")
-    need(spec.extra_zi >= 0, "extra_zi", ">= 0")
-    need(spec.n_steps is None or spec.n_steps >= 1, "n_steps", ">= 1 steps")
-    need(spec.day_steps is None or spec.day_steps >= 1, "day_steps", ">= 1 steps")
+    need(0 <= spec.extra_zi <= MAX_MEMBERS, "extra_zi", f"in [0, {MAX_MEMBERS:,}] traders")
+    steps = f"in [1, {MAX_STEPS:,}] steps"
+    need(spec.n_steps is None or 1 <= spec.n_steps <= MAX_STEPS, "n_steps", steps)
+    need(spec.day_steps is None or 1 <= spec.day_steps <= MAX_STEPS, "day_steps", steps)
     window = spec.window_steps
     ok = window is None or (
         isinstance(window, tuple)
@@ -440,8 +456,14 @@ def _check(spec: MarketSpec) -> None:
     need(ok, "window_steps", "[first, last] steps of the day with 0 <= first <= last")
     need(_positive(spec.step_seconds), "step_seconds", "> 0 seconds")
     need(spec.warmup_seconds is None or spec.warmup_seconds >= 0, "warmup_seconds", ">= 0 s")
+    _check_session_length(spec)
     need(spec.tick_size is None or _positive(spec.tick_size), "tick_size", "> 0 dollars")
-    need(spec.initial_price is None or spec.initial_price > 0, "initial_price", "> 0 ticks")
+    price = spec.initial_price
+    need(
+        price is None or 0 < price <= MAX_PRICE_TICKS,
+        "initial_price",
+        f"in [1, {MAX_PRICE_TICKS:,}] ticks",
+    )
     need(spec.position_limit > 0, "position_limit", "> 0 shares")
     need(math.isfinite(spec.fee_per_share) and spec.fee_per_share >= 0, "fee_per_share", ">= 0")
     if spec.actions not in (None, *ACTION_SETS):
@@ -460,11 +482,39 @@ def _check(spec: MarketSpec) -> None:
     need(ok, "windows", "distinct positive step counts")
     feed = spec.feed_latency
     ok = isinstance(feed, int | float) and not isinstance(feed, bool) and math.isfinite(feed)
-    need(ok and feed >= 0, "feed_latency", ">= 0 seconds")
+    need(
+        ok and 0 <= feed <= MAX_LATENCY_SECONDS,
+        "feed_latency",
+        f"in [0, {MAX_LATENCY_SECONDS:g}] seconds",
+    )
     try:
         order_latency(spec.order_latency)
     except ParameterError as error:
         raise SpecError(error.path, error.reason) from None
+
+
+def _check_session_length(spec: MarketSpec) -> None:
+    """Raise `SpecError` naming the field that makes a session (its warm-up and its day of
+    ``day_steps``, else ``n_steps`` or the synthetic day, times ``step_seconds``) last longer
+    than `MAX_SESSION_SECONDS` (a tape's day is the tape's: not counted here)."""
+    steps = spec.day_steps or spec.n_steps or SYNTHETIC_DAY_STEPS
+    warmup = spec.warmup_seconds or 0.0
+    seconds = warmup + steps * spec.step_seconds
+    if seconds <= MAX_SESSION_SECONDS:
+        return
+    # blamed on the warm-up when it is most of it, else on what is off the usual one-minute steps
+    if warmup > steps * spec.step_seconds:
+        longest = "warmup_seconds"
+    elif spec.step_seconds > 60 or not (spec.day_steps or spec.n_steps):
+        longest = "step_seconds"
+    else:
+        longest = "day_steps" if spec.day_steps else "n_steps"
+    raise SpecError(
+        longest,
+        f"the session would last {seconds:,.0f} s ({steps:,} steps of {spec.step_seconds:g} s"
+        f"{f', after {warmup:g} s of warm-up' if warmup else ''}), longer than "
+        f"{MAX_SESSION_SECONDS:,.0f} s (a week), got {getattr(spec, longest)!r}",
+    )
 
 
 def _check_trader(table: Mapping[str, Any], path: tuple) -> None:

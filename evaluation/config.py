@@ -32,12 +32,18 @@ from tradearena import agents
 from tradearena.agents.base import Agent
 from tradearena.agents.saving import read_header
 from tradearena.envs.errors import ParameterError, UserError, not_one_of
-from tradearena.envs.simulator.traders import TRADERS, build_trader
+from tradearena.envs.simulator.traders import MAX_MEMBERS, TRADERS, build_trader
 from tradearena.envs.spec import SYNTHETIC, MarketSpec, SpecError
 from tradearena.evaluation.kinds import KINDS
 from tradearena.evaluation.rollout import build_agent
 from tradearena.evaluation.schema import (
     ANY_TABLE,
+    MAX_EPISODES,
+    MAX_JOBS,
+    MAX_PLAYERS,
+    MAX_ROUNDS,
+    MAX_SEEDS,
+    MAX_SESSIONS,
     REQUIRED,
     SECTIONS,
     ConfigError,
@@ -48,6 +54,7 @@ from tradearena.evaluation.schema import (
     non_negative,
     one_of,
     positive,
+    within,
 )
 from tradearena.evaluation.trained import load_saved, saved_source
 
@@ -129,10 +136,10 @@ PERTURBATION = {
         (int, float), 0.2, lambda x: 0 <= x <= 1, "in [0, 1]", doc="take-over chance per step"
     ),
     "source": Field(str, "", doc="label of the agent whose adversary acts (adversary)"),
-    "n_agents": Field(int, 50, positive, "> 0", doc="extra zero-intelligence traders (zi)"),
+    "n_agents": Field(int, 50, *within(1, MAX_MEMBERS), doc="extra zero-intelligence traders (zi)"),
 }
 TOURNAMENT = {
-    "players": Field(int, 4, positive, "> 0 seats", doc="seats of every profile"),
+    "players": Field(int, 4, *within(1, MAX_PLAYERS, "seats"), doc="seats of every profile"),
     "mode": Field(
         str,
         "train-in-profile",
@@ -175,7 +182,7 @@ PSRO = {
         },
         doc="the learner that grows the strategy set",
     ),
-    "rounds": Field(int, 3, positive, "> 0", doc="rounds at most"),
+    "rounds": Field(int, 3, *within(1, MAX_ROUNDS), doc="rounds at most"),
     "threshold": Field(
         (int, float),
         0.0,
@@ -187,31 +194,46 @@ PSRO = {
 TOP = {
     "kind": Field(str, REQUIRED, *one_of(*KINDS), doc="what the experiment runs"),
     "name": Field(str, "", doc="its name: the default run directory is `runs/<name>`"),
-    "seeds": Field(int, 3, positive, "> 0", doc="repetitions, each one market randomness"),
+    "seeds": Field(int, 3, *within(1, MAX_SEEDS), doc="repetitions, each one market randomness"),
     "root_seed": Field(int, 0, non_negative, ">= 0", doc="the seed every job's seed derives from"),
     "market": Field(dict, MARKET, doc="the market every agent plays (`envs.spec.MarketSpec`)"),
     "training": Field(
         dict,
         {
             "episodes": Field(
-                int, 10, non_negative, ">= 0", doc="per agent (0: agents that do not learn)"
+                int,
+                10,
+                *within(0, MAX_EPISODES),
+                doc="per agent (0: agents that do not learn)",
             ),
             "evaluate_every": Field(
-                int, 0, non_negative, ">= 0 episodes (0: never)", doc="episodes between checks"
+                int,
+                0,
+                *within(0, MAX_EPISODES, "episodes (0: never)"),
+                doc="episodes between checks",
             ),
-            "evaluate_episodes": Field(int, 10, positive, "> 0", doc="greedy episodes per check"),
+            "evaluate_episodes": Field(
+                int, 10, *within(1, MAX_EPISODES), doc="greedy episodes per check"
+            ),
             "sessions": Field(
-                int, 1, positive, "> 0 sessions played at once", doc="sessions played at once"
+                int, 1, *within(1, MAX_SESSIONS, "sessions"), doc="sessions played at once"
             ),
             "checkpoint_every": Field(
-                int, 0, non_negative, ">= 0 episodes (0: never)", doc="episodes between saves"
+                int,
+                0,
+                *within(0, MAX_EPISODES, "episodes (0: never)"),
+                doc="episodes between saves",
             ),
         },
         doc="how each agent (or profile) learns before it is tested",
     ),
     "testing": Field(
         dict,
-        {"episodes": Field(int, 5, positive, "> 0", doc="greedy test episodes per condition")},
+        {
+            "episodes": Field(
+                int, 5, *within(1, MAX_EPISODES), doc="greedy test episodes per condition"
+            )
+        },
         doc="the greedy episodes the tables are made of",
     ),
     "agents": Field(list, AGENT, doc="the agents, one table each, in the order of the tables"),
@@ -361,7 +383,7 @@ def _check_semantics(config: dict, where: Locator, base: Path) -> dict[int, str]
     files exist, the parts fit the kind. Labels the agents given none; returns those labels
     (by index) that differ from the id's last part, the label a finished run's file gives."""
     if not config["agents"]:
-        raise where.error(("kind",), "an experiment needs at least one [[agents]] table")
+        raise where.error(("agents",), "an experiment needs at least one [[agents]] table")
     market = _check_market(config["market"], where, base)
     labels, named = [], {}
     for i, spec in enumerate(config["agents"]):
@@ -394,6 +416,13 @@ def _check_semantics(config: dict, where: Locator, base: Path) -> dict[int, str]
                 (section, 0), f"{section} belong to kind {owners}, not {config['kind']!r}"
             )
     kind.check(config, where)
+    jobs = len(kind.plan(config))
+    if jobs > MAX_JOBS:
+        raise where.error(
+            ("seeds",),
+            f"the experiment plans {jobs:,} jobs ({config['seeds']:,} seeds), more than the "
+            f"{MAX_JOBS:,} a run may have",
+        )
     return named
 
 
@@ -424,9 +453,15 @@ def _check_market(market: dict, where: Locator, base: Path) -> MarketSpec:
     does) and reads to its end (a wrong file, a malformed row or a truncated recording is
     blamed on ``market.tape``), every value is one the spec accepts."""
     for i, spec in enumerate(market["traders"]):
-        if not isinstance(spec, dict) or spec.get("type") not in TRADERS:
-            got = spec.get("type") if isinstance(spec, dict) else spec
-            raise where.error(("market", "traders", i, "type"), not_one_of(got, sorted(TRADERS)))
+        if not isinstance(spec, dict):
+            raise where.error(
+                ("market", "traders", i),
+                f'expected a table {{type = "...", ...}} (one of {sorted(TRADERS)}), got {spec!r}',
+            )
+        if spec.get("type") not in TRADERS:
+            raise where.error(
+                ("market", "traders", i, "type"), not_one_of(spec.get("type"), sorted(TRADERS))
+            )
         try:
             build_trader(spec["type"], {k: v for k, v in spec.items() if k != "type"})
         except ParameterError as error:

@@ -4,19 +4,30 @@ A run directory holds ``config.toml`` (the file as run), ``results.sqlite`` (eve
 job), ``calibrations.json`` (the references' calibrations, computed once for the run),
 ``summary.csv`` (the metrics table), the figures, and ``agents/`` (every agent as its
 testing began, with a card; `evaluation.trained`); everything after the jobs can be rebuilt
-from it alone (`load_run`, `summarize`, ``tradearena plot``).
+from it alone (`load_run`, `summarize`, ``tradearena plot``). ``inputs.json`` records the
+size and SHA-256 of every data file the config names (its tape, the saved agents it loads),
+so that ``--resume`` goes on only with the data the run started with; ``.lock`` is held (and
+names the process) while a run writes the directory, so that two never write it at once.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from tradearena.agents import calibration
+from tradearena.agents.saving import ARRAYS, HEADER
 from tradearena.envs.errors import UserError
+from tradearena.envs.spec import SYNTHETIC
 from tradearena.evaluation.config import config_locator, config_text, parse_config
 from tradearena.evaluation.kinds import CALIBRATIONS, KINDS
 from tradearena.evaluation.parallel import Executor
@@ -26,14 +37,93 @@ from tradearena.evaluation.store import Store
 from tradearena.evaluation.trained import discard_checkpoints, write_cards
 
 __all__ = [
+    "INPUTS",
+    "LOCK",
     "Execution",
     "RunOutcome",
+    "check_inputs",
+    "locked",
     "plan",
     "run_config",
     "run_experiment",
     "write_figures",
     "write_tables",
 ]
+
+
+INPUTS, LOCK = "inputs.json", ".lock"
+"""The run directory's record of its data files, and its lock file."""
+
+
+@contextmanager
+def locked(directory: Path) -> Iterator[None]:
+    """Hold the run directory's lock while the enclosed code writes it: an exclusive
+    ``flock`` on its `LOCK` file, which names the holding process; the system releases it
+    when that process ends, however it ends (``kill -9`` included). `UserError` naming the
+    process when another holds it."""
+    with open(directory / LOCK, "a+") as file:
+        try:
+            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            file.seek(0)
+            holder = file.read().strip() or "unknown"
+            raise UserError(
+                f"{directory} is being written by another run (pid {holder}): wait for it to "
+                "finish, or give another directory with --out"
+            ) from None
+        file.seek(0)
+        file.truncate()
+        file.write(f"{os.getpid()}\n")
+        file.flush()
+        try:
+            yield
+        finally:
+            file.truncate(0)
+
+
+def data_files(config: dict) -> list[Path]:
+    """The data files a checked config names: its tape (a file, or every file of a converted
+    or recorded directory) and the saved agents its agent tables load ``from`` (their
+    ``agent.json`` and ``arrays.npz``, not their cards)."""
+    files = []
+    tape = config["market"]["tape"]
+    if tape and tape != SYNTHETIC:
+        tape = Path(tape)
+        files += sorted(p for p in tape.rglob("*") if p.is_file()) if tape.is_dir() else [tape]
+    for spec in config["agents"]:
+        if spec["from"]:
+            saved = (p for p in Path(spec["from"]).rglob("*") if p.name in (HEADER, ARRAYS))
+            files += sorted(saved)
+    return files
+
+
+def _fingerprint(path: Path) -> dict[str, int | str]:
+    """A file's size (bytes) and SHA-256 (hex)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(2**20), b""):
+            digest.update(block)
+    return {"bytes": path.stat().st_size, "sha256": digest.hexdigest()}
+
+
+def check_inputs(config: dict, directory: Path, *, resume: bool) -> None:
+    """Record the size and hash of every data file of ``config`` (`data_files`) in the run
+    directory's `INPUTS`; a resumed run that recorded them must find them unchanged (a
+    `UserError` names the first file that changed, appeared or went missing)."""
+    record = directory / INPUTS
+    now = {str(path): _fingerprint(path) for path in data_files(config) if path.is_file()}
+    if resume and record.exists():
+        then = json.loads(record.read_text())
+        for name in sorted(then.keys() | now.keys()):
+            if then.get(name) != now.get(name):
+                change = "is missing" if name not in now else "changed"
+                change = "is new" if name not in then else change
+                raise UserError(
+                    f"{name} {change} since the run in {directory} started ({INPUTS} records "
+                    "its data files): restore it, or start a new run directory"
+                )
+        return
+    record.write_text(json.dumps(now, indent=1) + "\n")
 
 
 def plan(config: dict) -> list[Job]:
@@ -123,7 +213,17 @@ def run_config(
             "directory"
         )
     directory.mkdir(parents=True, exist_ok=True)
+    with locked(directory):
+        return _run_locked(config, executor, directory, resume, figures)
+
+
+def _run_locked(
+    config: dict, executor: Executor, directory: Path, resume: bool, figures: bool | None
+) -> RunOutcome:
+    """`run_config` once the run directory is locked."""
+    database = directory / "results.sqlite"
     with Store(database) as store:
+        check_inputs(config, directory, resume=resume)
         store.start_run(config["source_text"], resume=resume)
         (directory / "config.toml").write_text(config["source_text"])
         calibration.keep(directory / CALIBRATIONS)

@@ -16,6 +16,7 @@ from dataclasses import replace
 from tradearena import agents
 from tradearena.agents.base import Agent
 from tradearena.envs.seats import SeatedMarket
+from tradearena.envs.simulator.traders import MAX_MEMBERS
 from tradearena.evaluation.compare import (  # the same summary and charts, per condition
     figures,
     tables,
@@ -39,11 +40,19 @@ SECTIONS = ("perturbations",)
 
 
 def check(config: dict, where: Locator) -> None:
-    """Perturbations are given; each adversary names an agent that trains one."""
+    """Perturbations are given; each adversary names an agent that trains one; the extra
+    zero-intelligence traders of a "zi" condition, with the market's, make a population of at
+    most `MAX_MEMBERS`."""
     if not config["perturbations"]:
         raise where.error(("kind",), "a robustness experiment needs [[perturbations]]")
     sources = [s["label"] for s in config["agents"] if agents.resolve(s["id"]).trains_adversary]
     for i, perturbation in enumerate(config["perturbations"]):
+        extra = config["market"]["extra_zi"]
+        if perturbation.type == "zi" and perturbation.n_agents + extra > MAX_MEMBERS:
+            raise where.error(
+                ("perturbations", i, "n_agents"),
+                f"with the market's extra_zi ({extra:,}), more than {MAX_MEMBERS:,} traders",
+            )
         if perturbation.type != "adversary":
             continue
         perturbation = replace(perturbation, source=perturbation.source or next(iter(sources), ""))

@@ -26,6 +26,13 @@ __all__ = [
     "ConfigError",
     "Field",
     "Locator",
+    "MAX_EPISODES",
+    "MAX_JOBS",
+    "MAX_PLAYERS",
+    "MAX_PROFILES",
+    "MAX_ROUNDS",
+    "MAX_SEEDS",
+    "MAX_SESSIONS",
     "Output",
     "Perturbation",
     "Psro",
@@ -37,7 +44,31 @@ __all__ = [
     "non_negative",
     "one_of",
     "positive",
+    "within",
 ]
+
+MAX_SEEDS = 10_000
+"""The most repetitions (``seeds``) an experiment may have: studies report tens to hundreds."""
+MAX_EPISODES = 10_000_000
+"""The most episodes of one phase (training per agent, testing per condition, a greedy
+check): 10^7 one-hour sessions are days of one core's time per agent already."""
+MAX_SESSIONS = 1024
+"""The most sessions played at once (``[training] sessions``): each is a whole market held in
+memory (a book, its background's flow for the day)."""
+MAX_PLAYERS = 1000
+"""The most seats of a tournament's profiles (``[tournament] players``): the game's profiles
+grow as players^(strategies - 1), and `MAX_JOBS` bounds what they make."""
+MAX_PROFILES = 10_000_000
+"""The most profiles a tournament's game may have (those of its ``players`` over its
+strategies, or its roles'): they are listed before the jobs are planned (a reduced game's
+too, to find those it reads), some seconds per million."""
+MAX_ROUNDS = 1000
+"""The most rounds of a PSRO experiment (``[psro] rounds``): each adds a strategy, and the
+game's profiles grow with the strategies."""
+MAX_JOBS = 100_000
+"""The most jobs an experiment may plan (profiles x repetitions, agents x seeds, ...): a job
+trains and tests for seconds to hours, so more is years of one core's time; the plan itself
+is held in memory before the first job starts."""
 
 
 class ConfigError(UserError):
@@ -76,6 +107,11 @@ class _OneOf:
 
     def __call__(self, x: Any) -> bool:
         return x in self.choices
+
+
+def within(low: int, high: int, unit: str = "") -> tuple[Callable[[Any], bool], str]:
+    """A check that a value lies in [``low``, ``high``], and its rule (with ``unit``)."""
+    return (lambda x: low <= x <= high), f"in [{low:,}, {high:,}]{unit and ' ' + unit}"
 
 
 def one_of(*choices: str) -> tuple[Callable[[Any], bool], str]:

@@ -129,11 +129,16 @@ class Store:
         self.path = Path(path)
         # Autocommit mode: transactions are opened explicitly in ``_transaction``.
         self._db = sqlite3.connect(self.path, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(episodes)")}
+        try:
+            with self._readable():
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.execute("PRAGMA foreign_keys=ON")
+                self._db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
+                columns = {row[1] for row in self._db.execute("PRAGMA table_info(episodes)")}
+        except UserError:
+            self._db.close()
+            raise
         missing = sorted(set(_EPISODE_COLUMNS) - {"seed"} - columns)
         if missing:
             raise UserError(
@@ -166,13 +171,15 @@ class Store:
 
     def finished(self) -> set[str]:
         """Ids of the jobs recorded as done."""
-        rows = self._db.execute("SELECT job_id FROM jobs WHERE status = 'done'")
+        with self._readable():
+            rows = self._db.execute("SELECT job_id FROM jobs WHERE status = 'done'").fetchall()
         return {job_id for (job_id,) in rows}
 
     def failed(self) -> dict[str, str]:
         """Traceback text of each failed job, by job id."""
-        rows = self._db.execute("SELECT job_id, error FROM jobs WHERE status = 'failed'")
-        return dict(rows.fetchall())
+        with self._readable():
+            rows = self._db.execute("SELECT job_id, error FROM jobs WHERE status = 'failed'")
+            return dict(rows.fetchall())
 
     def record(self, result: JobResult) -> None:
         """Write one finished job and its episodes in a single transaction.
@@ -231,8 +238,9 @@ class Store:
     def episodes(self, *, phase: str | None = None) -> pd.DataFrame:
         """Episode rows (all, or one phase) with their job's seed, in key order."""
         where, params = ("WHERE e.phase = ?", (phase,)) if phase is not None else ("", ())
-        rows = self._db.execute(
-            f"""
+        with self._readable():
+            rows = self._rows(
+                f"""
             SELECT e.job_id, j.seed, e.seat, e.agent, e.phase, e.condition, e.episode,
                    e.reward, e.pnl, e.trades, e.inventory, e.exposure, e.steps, e.value,
                    e.arrival
@@ -240,15 +248,16 @@ class Store:
             {where}
             ORDER BY e.job_id, e.agent, e.seat, e.phase, e.condition, e.episode
             """,
-            params,
-        ).fetchall()
+                params,
+            )
         return _frame(rows, _EPISODE_COLUMNS)
 
     def jobs(self) -> pd.DataFrame:
         """One row per recorded job (seconds of wall time, ISO-8601 UTC finish time), by id."""
-        rows = self._db.execute(
-            "SELECT job_id, status, seed, seconds, error, finished FROM jobs ORDER BY job_id"
-        ).fetchall()
+        with self._readable():
+            rows = self._rows(
+                "SELECT job_id, status, seed, seconds, error, finished FROM jobs ORDER BY job_id"
+            )
         return _frame(rows, _JOB_COLUMNS)
 
     def close(self) -> None:
@@ -266,16 +275,35 @@ class Store:
     ) -> None:
         self.close()
 
+    def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        return self._db.execute(sql, params).fetchall()
+
+    @contextmanager
+    def _readable(self) -> Iterator[None]:
+        """SQLite's error for a file that is not a database, or a damaged one, as a
+        `UserError` naming the file (its subclasses, such as a lock or a constraint, pass
+        through)."""
+        try:
+            yield
+        except sqlite3.DatabaseError as error:
+            if type(error) is not sqlite3.DatabaseError:
+                raise
+            raise UserError(
+                f"{self.path}: not a readable results database ({error}): the file is damaged "
+                "or is not one tradearena wrote; start a new run directory"
+            ) from None
+
     @contextmanager
     def _transaction(self) -> Iterator[None]:
         """Commit the enclosed statements together, or roll all of them back."""
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+        with self._readable():
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
 
 def _now() -> str:

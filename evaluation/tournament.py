@@ -29,6 +29,7 @@ whose equilibria (intervals from the cells' standard errors) and dynamics are re
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -63,7 +64,7 @@ from tradearena.evaluation.rollout import (
     seed_int,
     trained_alone,
 )
-from tradearena.evaluation.schema import Locator
+from tradearena.evaluation.schema import MAX_JOBS, MAX_PROFILES, Locator
 from tradearena.evaluation.store import EpisodeRecord
 from tradearena.evaluation.trained import Checkpoints, agent_path
 
@@ -96,6 +97,7 @@ def check(config: dict, where: Locator) -> None:
     settings = config["tournament"]
     if settings.roles:
         check_roles(config, where)
+    _check_size(config, where)
     if settings.reduced:
         if settings.roles:
             raise where.error(("tournament", "reduced"), "reduces a game without roles")
@@ -103,6 +105,32 @@ def check(config: dict, where: Locator) -> None:
             dpr_profiles(settings.players, settings.reduced, len(config["agents"]))
         except ValueError as error:
             raise where.error(("tournament", "reduced"), str(error).partition(": ")[2]) from None
+
+
+def _check_size(config: dict, where: Locator) -> None:
+    """`ConfigError` naming ``players`` (or ``roles``) when the game has more than
+    `MAX_PROFILES` profiles, or (a game played in full) its profiles times the repetitions
+    make more than `MAX_JOBS` jobs; counted, not listed."""
+    settings = config["tournament"]
+    if settings.roles:
+        field = ("tournament", "roles")
+        games = [(t["seats"], len(t["strategies"])) for t in settings.roles.values()]
+    else:
+        field = ("tournament", "players")
+        games = [(settings.players, len(config["agents"]))]
+    profiles = math.prod(math.comb(seats + n - 1, n - 1) for seats, n in games)
+    game = ", ".join(f"{seats:,} seats over {n} strategies" for seats, n in games)
+    if profiles > MAX_PROFILES:
+        raise where.error(
+            field, f"a game of {game} has {profiles:,} profiles, more than {MAX_PROFILES:,}"
+        )
+    jobs = profiles * config["seeds"]
+    if not settings.reduced and jobs > MAX_JOBS:
+        raise where.error(
+            field,
+            f"a game of {game} has {profiles:,} profiles: {jobs:,} jobs over "
+            f"{config['seeds']:,} seeds, more than the {MAX_JOBS:,} a run may have",
+        )
 
 
 def _profiles(config: dict) -> list[tuple[str, tuple[str, ...]]]:

@@ -125,7 +125,7 @@ class Checkpoints:
             return 0, []
         latest = kept[-1]
         for seat, policy in enumerate(policies):
-            _, state = read_state(latest / f"seat-{seat}")
+            _, state = read_state(latest / f"seat-{seat}", policy.state_dict())
             policy.load_state_dict(state)
         progress = json.loads((latest / "progress.json").read_text())
         return progress["done"], [EpisodeRecord(**r) for r in progress["records"]]

@@ -13,6 +13,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
+from tradearena.agents.base import check_memory
+
 __all__ = ["ReplayBuffer", "ReplaySamples"]
 
 
@@ -51,6 +53,8 @@ class ReplayBuffer:
     ) -> None:
         if buffer_size < 1:
             raise ValueError(f"buffer_size must be >= 1, got {buffer_size}")
+        observation = 4 * int(np.prod(obs_shape))  # bytes, float32
+        check_memory("buffer_size", buffer_size, 2 * observation * buffer_size, "the observations")
         self.buffer_size = int(buffer_size)
         self.obs_shape = tuple(obs_shape)
         self.device = torch.device(device)

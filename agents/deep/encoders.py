@@ -32,6 +32,8 @@ import math
 import torch
 from torch import nn
 
+from tradearena.agents.base import check_memory
+
 __all__ = [
     "CNNTorso",
     "MLPTorso",
@@ -264,6 +266,10 @@ def make_torso(
     """
     if name not in TORSOS:
         raise ValueError(f"unknown torso {name!r}; valid names: {', '.join(TORSOS)}")
+    if isinstance(hidden, bool) or not isinstance(hidden, int) or hidden < 1:
+        raise ValueError(f"hidden must be a positive int, got {hidden!r}")
+    width = max(hidden, math.prod(input_shape))  # the widest layer's inputs
+    check_memory("hidden", hidden, 4 * 4 * hidden * width, "a layer's weights")  # 4 gates
     if name in ("gru", "lstm"):
         options["cell"] = name
     return TORSOS[name](tuple(input_shape), hidden, **options)

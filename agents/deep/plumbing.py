@@ -37,10 +37,21 @@ __all__ = [
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
-    """``"auto"``: cuda if available, else cpu; anything else as `torch.device`."""
+    """``"auto"``: cuda if available, else cpu; anything else as `torch.device`. ValueError
+    naming ``device`` for one torch does not know or, cuda, this machine does not have."""
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(
+            f'device: {device!r} is not a torch device ("cpu", "cuda", "auto")'
+        ) from None
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(
+            f'device: {device!r}, but this machine has no CUDA device: use "cpu" or "auto"'
+        )
+    return resolved
 
 
 # ----------------------------------------------------------------------------- state as arrays

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 __all__ = [
     "LATENCY_KEY",
     "LATENCY_MODELS",
+    "MAX_LATENCY_SECONDS",
+    "MAX_LATENCY_SIGMA",
     "Constant",
     "Empirical",
     "Latency",
@@ -84,6 +86,26 @@ class Empirical(NamedTuple):
         return np.asarray(self.rows)[rng.integers(len(self.rows), size=n)]
 
 
+MAX_LATENCY_SECONDS = 3600.0
+"""The longest delay an order (or the seats' view of the book) may have, seconds: an hour,
+thousands of times any venue's (microseconds to a few seconds); an order delayed longer would
+reach the book after most sessions close."""
+MAX_LATENCY_SIGMA = 10.0
+"""The largest log-normal ``sigma`` of an order's delay: e^10 (22,000) times the median at
+one standard deviation."""
+
+
+def _delay(path: tuple[str, ...], value: object) -> float:
+    """``value`` as a delay in seconds, in [0, `MAX_LATENCY_SECONDS`], else `ParameterError`
+    at ``path``."""
+    seconds = number(path, value)
+    if not 0 <= seconds <= MAX_LATENCY_SECONDS:
+        raise ParameterError(
+            path, f"must be in [0, {MAX_LATENCY_SECONDS:g}] seconds, got {value!r}"
+        )
+    return seconds
+
+
 LATENCY_MODELS = {
     "constant": ("seconds",),
     "lognormal": ("median", "sigma"),
@@ -98,9 +120,7 @@ def order_latency(value: float | Mapping, name: str = "order_latency") -> OrderL
     [seconds, ...]}``; None for no delay (0 seconds). `ParameterError` at ``name`` and the
     key for anything else."""
     if not isinstance(value, Mapping):
-        seconds = number((name,), value, low=None)
-        if seconds < 0:
-            raise ParameterError(name, f"must be >= 0 seconds, got {value!r}")
+        seconds = _delay((name,), value)
         return Constant(seconds) if seconds > 0 else None
     model = value.get("model")
     if model not in LATENCY_MODELS:
@@ -112,17 +132,19 @@ def order_latency(value: float | Mapping, name: str = "order_latency") -> OrderL
     if model == "constant":
         return order_latency(value["seconds"], name)
     if model == "lognormal":
-        median = number((name, "median"), value["median"], low=0.0)
+        median = _delay((name, "median"), value["median"])
+        if median == 0:
+            raise ParameterError((name, "median"), "must be > 0 seconds, got 0")
         sigma = number((name, "sigma"), value["sigma"])
-        if sigma < 0:
-            raise ParameterError((name, "sigma"), f"must be >= 0, got {sigma!r}")
+        if not 0 <= sigma <= MAX_LATENCY_SIGMA:
+            raise ParameterError(
+                (name, "sigma"), f"must be in [0, {MAX_LATENCY_SIGMA:g}], got {sigma!r}"
+            )
         return LogNormal(median, sigma)
     rows = value["rows"]
     if isinstance(rows, str) or not isinstance(rows, Sequence) or not rows:
         raise ParameterError((name, "rows"), f"must be a non-empty list of seconds, got {rows!r}")
-    delays = tuple(number((name, "rows", str(i)), row) for i, row in enumerate(rows))
-    if min(delays) < 0:
-        raise ParameterError((name, "rows"), f"delays must be >= 0 seconds, got {min(delays)!r}")
+    delays = tuple(_delay((name, "rows", str(i)), row) for i, row in enumerate(rows))
     return Empirical(delays)
 
 

@@ -7,6 +7,7 @@ import zipfile
 
 import numpy as np
 import pytest
+import torch
 
 from tradearena import agents
 from tradearena.agents.saving import ARRAYS, HEADER, project_version
@@ -244,3 +245,79 @@ def test_saving_again_replaces_the_saved_agent(tmp_path):
     other.save(path)
     assert agents.load(path).q.shape == (4, 2)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["agent"]
+
+
+# field of agent.json: (its new value, the message's regex after "agent.json: ")
+BAD_HEADERS = {
+    "id": (None, r"id: must be a registry id or \"module:Class\", got None"),
+    "seed": (-5, r"seed: must be a non-negative integer or null, got -5"),
+    "params": ([], r"params: must be an object of keywords, got \[\]"),
+    "observation": ("pixels", r"observation: must be one of \['features', 'tabular'\]"),
+    "left_out": (
+        ["tables.q", "tables.visits"],
+        r"left_out: \['tables.q', 'tables.visits'\] are not a replay memory's \('buffer'\) keys",
+    ),
+    "notes": ("trained", r"notes: must be an object, got 'trained'"),
+}
+
+
+@pytest.mark.parametrize("field", list(BAD_HEADERS))
+def test_a_wrong_header_field_is_named(field, saved_raql):
+    """A parseable agent.json whose field is wrong (or missing) is a SavedAgentError naming
+    the file and the field, not a KeyError or TypeError inside the loader."""
+    value, message = BAD_HEADERS[field]
+    edit_header(saved_raql, **{field: value})
+    with pytest.raises(agents.SavedAgentError, match=rf"{saved_raql / HEADER}: {message}"):
+        agents.load(saved_raql)
+    header = json.loads((saved_raql / HEADER).read_text())
+    del header[field]
+    (saved_raql / HEADER).write_text(json.dumps(header))
+    with pytest.raises(agents.SavedAgentError, match=rf"agent.json: {field}: missing$"):
+        agents.load(saved_raql)
+
+
+def test_a_header_that_is_not_an_object_or_builds_nothing_is_named(saved_raql):
+    """A JSON list; a seed the agent refuses; a device this machine lacks: named, with the
+    file."""
+    (saved_raql / HEADER).write_text("[1, 2]")
+    with pytest.raises(agents.SavedAgentError, match=r"agent.json: not a saved agent's file: a"):
+        agents.load(saved_raql)
+    dqn = build("dqn").save(saved_raql.parent / "dqn")
+    header = json.loads((dqn / HEADER).read_text())
+    header["params"]["gamma"] = 7.0
+    (dqn / HEADER).write_text(json.dumps(header))
+    with pytest.raises(agents.SavedAgentError, match=r"agent.json: params: dqn cannot be built"):
+        agents.load(dqn)
+    if not torch.cuda.is_available():
+        header["params"] |= {"gamma": 0.99, "device": "cuda"}
+        (dqn / HEADER).write_text(json.dumps(header))
+        with pytest.raises(agents.SavedAgentError, match=r"device: 'cuda', but this machine"):
+            agents.load(dqn)
+
+
+def test_an_empty_or_oversized_archive_is_refused_before_it_is_read(saved_raql):
+    """A 0-byte arrays.npz; a listing far larger than the agent's tables; an entry that holds
+    more than its header says (a zip bomb): each refused naming the file, nothing allocated
+    or inflated."""
+    (saved_raql / ARRAYS).write_bytes(b"")
+    with pytest.raises(agents.StateError, match=r"arrays.npz: not readable without unpickling"):
+        agents.load(saved_raql)
+    header = json.loads((saved_raql / HEADER).read_text())
+    header["arrays"]["tables.q"]["shape"] = [100_000, 100_000]
+    (saved_raql / HEADER).write_text(json.dumps(header))
+    with pytest.raises(agents.StateError, match=r"arrays.tables.q: \[100000, 100000\] of <f8 "):
+        agents.load(saved_raql)
+    header["arrays"]["tables.q"]["shape"] = [1, 2000, 3]
+    (saved_raql / HEADER).write_text(json.dumps(header))
+    with pytest.raises(agents.StateError, match=r"does not fit raql: 'tables.q' is listed as"):
+        agents.load(saved_raql)
+    fresh = build("raql").save(saved_raql.parent / "bomb")
+    q, visits = np.zeros((1, 54, 3)), np.zeros((1, 54, 3), dtype=np.int64)
+    with zipfile.ZipFile(fresh / ARRAYS, "w", zipfile.ZIP_DEFLATED) as archive:
+        with archive.open("tables.q.npy", "w") as file:
+            np.lib.format.write_array(file, q)
+            file.write(bytes(20 * 2**20))  # 20 MiB of zeros past the array, deflated to KiB
+        with archive.open("tables.visits.npy", "w") as file:
+            np.lib.format.write_array(file, visits)
+    with pytest.raises(agents.StateError, match=r"'tables.q' holds 20,972,\d+ bytes, not the"):
+        agents.load(fresh)

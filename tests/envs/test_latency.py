@@ -179,8 +179,18 @@ def test_settings_give_their_models(value, expected):
 @pytest.mark.parametrize(
     ("keywords", "message"),
     [
-        ({"feed_latency": -1.0}, "feed_latency: must be >= 0 seconds"),
-        ({"order_latency": -0.1}, "order_latency: must be >= 0 seconds"),
+        ({"feed_latency": -1.0}, "feed_latency: must be in [0, 3600] seconds"),
+        ({"feed_latency": 1e300}, "feed_latency: must be in [0, 3600] seconds"),
+        ({"order_latency": -0.1}, "order_latency: must be in [0, 3600] seconds"),
+        ({"order_latency": 1e300}, "order_latency: must be in [0, 3600] seconds, got 1e+300"),
+        (
+            {"order_latency": {"model": "lognormal", "median": 1e300, "sigma": 1.0}},
+            "order_latency.median: must be in [0, 3600] seconds",
+        ),
+        (
+            {"order_latency": {"model": "lognormal", "median": 0.01, "sigma": 1e3}},
+            "order_latency.sigma: must be in [0, 10]",
+        ),
         ({"order_latency": {"model": "lognorm"}}, "did you mean 'lognormal'?"),
         (
             {"order_latency": {"model": "lognormal", "median": 1.0, "sigmma": 1.0}},
@@ -188,7 +198,10 @@ def test_settings_give_their_models(value, expected):
         ),
         ({"order_latency": {"model": "lognormal", "median": 1.0}}, "order_latency.sigma: a "),
         ({"order_latency": {"model": "empirical", "rows": []}}, "order_latency.rows: must be"),
-        ({"order_latency": {"model": "empirical", "rows": [0.1, -1]}}, "delays must be >= 0"),
+        (
+            {"order_latency": {"model": "empirical", "rows": [0.1, -1]}},
+            "order_latency.rows.1: must be in [0, 3600] seconds",
+        ),
     ],
 )
 def test_bad_latency_settings_are_named(keywords, message):

@@ -4,10 +4,14 @@ through `step`."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
-from tradearena.envs.seats import SeatedMarket
+from tradearena.agents.base import Agent
+from tradearena.envs.batch import BatchedMarket
+from tradearena.envs.seats import ActionError, SeatedMarket
 from tradearena.envs.spec import MarketSpec, SpecError
 from tradearena.envs.trading_env import TradingEnv
 
@@ -115,3 +119,51 @@ def test_gymnasium_opponents_read_their_own_kind():
         obs, *_ = env.step(1)
     assert isinstance(obs, np.ndarray) and kinds_seen(opponent) == {"tabular"}
     assert env.market.n_seats == 3 and env.core.opposes == {2: 0}
+
+
+class Batched(Policy):
+    """`Policy` over a batch: ``action`` for every session."""
+
+    def act_batch(self, obs, explore=True):
+        return np.full(len(obs), self.action)
+
+
+@pytest.mark.parametrize("action", ["n", "np.int64(n)", -1, 1.7, "1"])
+@pytest.mark.parametrize("actions", ["trade", "make"])
+def test_an_action_outside_the_space_is_refused_naming_the_agent_value_and_space(action, actions):
+    """A policy's action outside the seat's Discrete space (too large, negative, not an
+    integer) is an `ActionError` naming the policy, the value and the space, one session at a
+    time or batched, never executed as another action."""
+    spec = MarketSpec(population="light", n_steps=12, position_limit=300, actions=actions)
+    space = spec.action_space
+    action = {"n": space.n, "np.int64(n)": np.int64(space.n)}.get(action, action)
+    shown = re.escape(f"returned {action!r}, not in {space}")
+    with pytest.raises(ActionError, match=rf"^Policy\.act {shown}$"):
+        SeatedMarket(spec, [Policy(1), Policy(action)]).play(0)
+    if not isinstance(action, str):
+        with pytest.raises(ActionError, match=r"^Batched\.act_batch returned "):
+            BatchedMarket(spec, 2, [Batched(1), Batched(action)]).play([0, 1])
+
+
+def test_a_plain_callable_and_an_adversary_are_refused_too():
+    """A plain callable in a seat, and a take-over adversary, are held to the space too."""
+
+    def seven(obs):
+        return 7
+
+    with pytest.raises(ActionError, match=r"seven returned 7, not in Discrete\(3\)"):
+        SeatedMarket(SPEC, [seven]).play(0)
+    table = SeatedMarket(SPEC, [Policy(1)], takeover=(0, 1.0), adversary=Policy(-1))
+    with pytest.raises(ActionError, match=r"^Policy\.act returned -1, not in Discrete\(3\)$"):
+        table.play(0)
+
+
+def test_the_default_batch_of_an_agent_keeps_what_act_returned():
+    """`Agent.act_batch` does not cast: a float from ``act`` reaches the market's check."""
+
+    class Fractional(Agent):
+        def act(self, obs, explore=True):
+            return 1.7
+
+    with pytest.raises(ActionError, match=r"^Fractional\.act_batch returned 1\.7, not in "):
+        BatchedMarket(SPEC, 2, [Fractional()]).play([0, 1])

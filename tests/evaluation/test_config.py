@@ -129,7 +129,7 @@ BAD = {
         "",
         3,
         "seeds",
-        r"must be > 0, got 0",
+        r"must be in \[1, 10,000\], got 0",
     ),
     "p above 1": (
         [ROBUST, ('id = "ra2q"', 'id = "ra3q"')],
@@ -502,7 +502,7 @@ def test_cli_set_errors_name_the_command_line(tmp_path, tiny_text, capsys):
     path = _write(tmp_path, tiny_text)
     cases = {
         "market.n_steps=abc": "market.n_steps: expected an integer, got 'abc'",
-        "training.sessions=0": "training.sessions: must be > 0 sessions played at once, got 0",
+        "training.sessions=0": "training.sessions: must be in [1, 1,024] sessions, got 0",
         "market.task=makng": "market.task: must be one of",
     }
     for given, message in cases.items():

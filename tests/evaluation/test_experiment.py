@@ -18,6 +18,8 @@ import pytest
 
 from tradearena import agents
 from tradearena.agents import calibration
+from tradearena.envs.data.tapes import write_lobster
+from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.evaluation.analysis.metrics import summary_table
 from tradearena.evaluation.cli import main
 from tradearena.evaluation.config import load_config
@@ -549,3 +551,93 @@ id = "q_learning"
     assert len(learner) == len(numbers)
     serial = [r.__dict__ for r in records[1]["q_learning/seed=0"]]
     assert learner != serial
+
+
+HOLD_LOCK = """
+import sys, time
+from pathlib import Path
+from tradearena.evaluation.experiment import locked
+
+with locked(Path(sys.argv[1])):
+    print("locked", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_a_run_directory_another_run_writes_is_refused_naming_its_process(
+    reference, tmp_path, capsys
+):
+    """``run --resume`` into a directory that another process is writing (it holds the
+    directory's lock): exit 2, one line naming that process, nothing run; the lock goes with
+    its holder, even one killed with SIGKILL, and the run then resumes."""
+    path, run = reference
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(copy)],
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    argv = ["run", str(path), "--executor", "local", "--out", str(copy), "--resume"]
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        assert main(argv) == 2
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert err == (
+            f"tradearena: error: {copy} is being written by another run (pid {holder.pid}): "
+            "wait for it to finish, or give another directory with --out\n"
+        )
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    assert main(argv) == 0
+    assert "resumed: 4 finished jobs skipped" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_a_damaged_results_database_is_one_line_naming_it(damage, reference, tmp_path, capsys):
+    """A ``results.sqlite`` that is not a database, or is cut short: ``plot`` and ``run
+    --resume`` exit 2 with one line naming the file."""
+    path, run = reference
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    database = copy / "results.sqlite"
+    for stale in ("results.sqlite-wal", "results.sqlite-shm"):
+        (copy / stale).unlink(missing_ok=True)
+    data = database.read_bytes()
+    database.write_bytes(b"not a database\n" * 100 if damage == "garbage" else data[:4096])
+    for argv in (
+        ["plot", str(copy)],
+        ["run", str(path), "--executor", "local", "--out", str(copy), "--resume"],
+    ):
+        assert main(argv) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1
+        assert err.startswith(f"tradearena: error: {database}: not a readable results database (")
+
+
+def test_a_resume_refuses_data_that_changed_since_the_run_started(tmp_path, tiny_text, capsys):
+    """The run records its tape's size and hash (``inputs.json``); ``--resume`` with the same
+    tape goes on, with a tape replaced between a kill and the resume it is refused (exit 2,
+    one line naming the file), so that no table mixes two days."""
+    tape = tmp_path / "day_message_1.csv"
+    write_lobster(synthetic_tape(0, n_steps=5), tape)
+    path = tmp_path / "day.toml"
+    path.write_text(tiny_text.replace("n_steps = 15", f'n_steps = 4\ntape = "{tape.name}"'))
+    run = tmp_path / "run"
+    argv = ["run", str(path), "--executor", "local", "--out", str(run), "--no-progress"]
+    assert main(argv) == 0
+    recorded = json.loads((run / "inputs.json").read_text())
+    assert list(recorded) == [str(tape)] and recorded[str(tape)]["bytes"] == tape.stat().st_size
+    assert main([*argv, "--resume"]) == 0
+    capsys.readouterr()
+    write_lobster(synthetic_tape(1, n_steps=5), tape)
+    assert main([*argv, "--resume"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"tradearena: error: {tape} changed since the run in {run} started (inputs.json records "
+        "its data files): restore it, or start a new run directory\n"
+    )

@@ -47,12 +47,16 @@ def test_rows_give_type_default_rule_and_meaning(tmp_path):
         "| `kind` | string | required | one of ['compare', 'psro', 'robustness', 'tournament'] "
         "| what the experiment runs |"
     ) in rows
-    assert "| `seeds` | integer | `3` | > 0 | repetitions, each one market randomness |" in rows
+    assert (
+        "| `seeds` | integer | `3` | in [1, 10,000] | repetitions, each one market randomness |"
+        in rows
+    )
     assert "| `step_seconds` | number | `60.0` | - | seconds between decisions |" in rows
     assert (
         "| `windows` | array | `[1, 5, 15]` | - | return windows of the features, in steps |"
         in rows
     )
     assert (
-        "| `episodes` | integer | `10` | >= 0 | per agent (0: agents that do not learn) |" in rows
+        "| `episodes` | integer | `10` | in [0, 10,000,000] | per agent (0: agents that do not "
+        "learn) |" in rows
     )

@@ -7,7 +7,7 @@ from typing import Any
 from tradearena.envs.errors import ParameterError, did_you_mean
 from tradearena.envs.simulator.arrivals import Hawkes, Profile
 from tradearena.envs.simulator.sizes import SizeMixture
-from tradearena.envs.simulator.traders.base import Trader
+from tradearena.envs.simulator.traders.base import MAX_MEMBERS, Trader
 from tradearena.envs.simulator.traders.market_maker import MarketMaker
 from tradearena.envs.simulator.traders.metaorder import Metaorder
 from tradearena.envs.simulator.traders.momentum import Momentum
@@ -16,6 +16,7 @@ from tradearena.envs.simulator.traders.replay import MarketReplay
 from tradearena.envs.simulator.traders.zero_intelligence import ZeroIntelligence
 
 __all__ = [
+    "MAX_MEMBERS",
     "MarketMaker",
     "MarketReplay",
     "Metaorder",

@@ -11,6 +11,7 @@ and the order kinds are in `envs.simulator.orders`.
 
 from __future__ import annotations
 
+import numbers
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -32,6 +33,43 @@ def require(ok: bool, field: str, rule: str, value: object) -> None:
     """Raise `ParameterError` naming ``field`` unless ``ok``: it must be ``rule``."""
     if not ok:
         raise ParameterError(field, f"must be {rule}, got {value!r}")
+
+
+MAX_MEMBERS = 100_000
+"""The most members one population may have (a trader's ``n_agents``, a market's
+``extra_zi``): a hundred times rmsc04's largest population (1000 noise traders). A day of
+that many zero-intelligence traders draws about 10^7 orders up front (some hundreds of MB);
+more would exhaust a worker's memory before the first step."""
+
+
+def members(n_agents: object) -> int:
+    """``n_agents`` as a population's size: an integer in [1, `MAX_MEMBERS`], else
+    `ParameterError` naming ``n_agents``."""
+    whole = isinstance(n_agents, numbers.Integral) and not isinstance(n_agents, bool)
+    ok = whole and 1 <= n_agents <= MAX_MEMBERS
+    require(ok, "n_agents", f"an integer in [1, {MAX_MEMBERS:,}]", n_agents)
+    return int(n_agents)
+
+
+def size_range(size: object) -> tuple[int, int]:
+    """``size`` as an inclusive range of order sizes (shares): [low, high] integers with
+    1 <= low <= high, else `ParameterError` naming ``size``."""
+    ok = (
+        isinstance(size, tuple | list)
+        and len(size) == 2
+        and all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in size)
+        and 1 <= size[0] <= size[1]
+    )
+    require(ok, "size", "[low, high] shares with 1 <= low <= high", size)
+    return int(size[0]), int(size[1])
+
+
+def wake_period(seconds: object) -> float:
+    """``seconds`` as the time between a trader's wake-ups: a finite number > 0, else
+    `ParameterError` naming ``period``."""
+    ok = isinstance(seconds, numbers.Real) and not isinstance(seconds, bool)
+    require(ok and 0 < seconds < np.inf, "period", "a finite number > 0 seconds", seconds)
+    return float(seconds)
 
 
 class Trader:

@@ -10,7 +10,7 @@ from tradearena.envs.simulator.arrivals import Hawkes, arrival_times
 from tradearena.envs.simulator.draws import uniform
 from tradearena.envs.simulator.flow import periodic_times
 from tradearena.envs.simulator.orders import Kind, Orders, Program, Rule
-from tradearena.envs.simulator.traders.base import Trader, window
+from tradearena.envs.simulator.traders.base import Trader, members, require, wake_period, window
 
 if TYPE_CHECKING:
     from tradearena.envs.simulator.market import Market
@@ -40,9 +40,11 @@ class MarketMaker(Trader):
         size: int = 100,
         hawkes: Hawkes | dict | None = None,
     ) -> None:
-        self.n_owners = n_agents
+        require(isinstance(levels, int) and levels >= 1, "levels", "an integer >= 1", levels)
+        require(isinstance(size, int) and size >= 1, "size", "an integer >= 1 shares", size)
+        self.n_owners = members(n_agents)
         self.hawkes = Hawkes.of(hawkes)
-        self.period, self.levels, self.half_spread = period, levels, half_spread
+        self.period, self.levels, self.half_spread = wake_period(period), levels, half_spread
         self.spacing, self.size = spacing, size
         # one wake-up: a cancel, then `levels` bids and `levels` asks
         steps = np.arange(levels) * spacing

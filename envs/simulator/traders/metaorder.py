@@ -8,7 +8,7 @@ import numpy as np
 
 from tradearena.envs.simulator.draws import uniform
 from tradearena.envs.simulator.orders import Kind, Orders, Program
-from tradearena.envs.simulator.traders.base import SIDES, Trader, require, window
+from tradearena.envs.simulator.traders.base import SIDES, Trader, members, require, window
 
 if TYPE_CHECKING:
     from tradearena.envs.simulator.market import Market
@@ -54,14 +54,13 @@ class Metaorder(Trader):
         child_size: int = 20,
         child_rate: float = 1 / 10,
     ) -> None:
-        require(n_agents >= 1, "n_agents", ">= 1", n_agents)
         require(parent_rate > 0, "parent_rate", "> 0 per second", parent_rate)
         require(parent_min >= 1, "parent_min", ">= 1 shares", parent_min)
         require(parent_max >= parent_min, "parent_max", ">= parent_min shares", parent_max)
         require(size_tail > 0, "size_tail", "> 0", size_tail)
         require(child_size >= 1, "child_size", ">= 1 shares", child_size)
         require(child_rate > 0, "child_rate", "> 0 per second", child_rate)
-        self.n_owners = n_agents
+        self.n_owners = members(n_agents)
         self.parent_rate, self.parent_min, self.parent_max = parent_rate, parent_min, parent_max
         self.size_tail, self.child_size, self.child_rate = size_tail, child_size, child_rate
 

@@ -10,7 +10,15 @@ from tradearena.envs.simulator.draws import uniform
 from tradearena.envs.simulator.flow import periodic_times
 from tradearena.envs.simulator.orders import Kind, Orders, Program, Rule
 from tradearena.envs.simulator.sizes import SizeMixture
-from tradearena.envs.simulator.traders.base import Trader, order_sizes, window
+from tradearena.envs.simulator.traders.base import (
+    Trader,
+    members,
+    order_sizes,
+    require,
+    size_range,
+    wake_period,
+    window,
+)
 
 if TYPE_CHECKING:
     from tradearena.envs.simulator.market import Market
@@ -36,10 +44,13 @@ class Momentum(Trader):
         size: tuple[int, int] = (1, 10),
         sizes: SizeMixture | dict | None = None,
     ) -> None:
-        if not 0 < short < long:
-            raise ValueError(f"need 0 < short < long, got short={short}, long={long}")
-        self.n_owners = n_agents
-        self.period, self.short, self.long, self.size = period, short, long, size
+        require(isinstance(short, int) and short > 0, "short", "an integer > 0 mids", short)
+        require(
+            isinstance(long, int) and long > short, "long", f"an integer > short ({short})", long
+        )
+        self.n_owners = members(n_agents)
+        self.period, self.short, self.long = wake_period(period), short, long
+        self.size = size_range(size)
         self.sizes = SizeMixture.of(sizes)
 
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:

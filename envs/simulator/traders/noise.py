@@ -9,7 +9,14 @@ import numpy as np
 from tradearena.envs.simulator.arrivals import Profile, spread_times
 from tradearena.envs.simulator.orders import Kind, Orders, Program
 from tradearena.envs.simulator.sizes import SizeMixture
-from tradearena.envs.simulator.traders.base import SIDES, Trader, order_sizes, window
+from tradearena.envs.simulator.traders.base import (
+    SIDES,
+    Trader,
+    members,
+    order_sizes,
+    size_range,
+    window,
+)
 
 if TYPE_CHECKING:
     from tradearena.envs.simulator.market import Market
@@ -30,8 +37,8 @@ class Noise(Trader):
         profile: Profile | list[float] | dict | None = None,
         sizes: SizeMixture | dict | None = None,
     ) -> None:
-        self.n_owners = n_agents
-        self.size = size
+        self.n_owners = members(n_agents)
+        self.size = size_range(size)
         self.profile, self.sizes = Profile.of(profile), SizeMixture.of(sizes)
 
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:

@@ -15,9 +15,11 @@ from tradearena.envs.simulator.sizes import SizeMixture
 from tradearena.envs.simulator.traders.base import (
     SIDES,
     Trader,
+    members,
     order_sizes,
     poisson_times,
     require,
+    size_range,
     window,
 )
 
@@ -27,6 +29,11 @@ if TYPE_CHECKING:
 
 _REPLACE, _CANCEL_ALL = int(Kind.REPLACE), int(Kind.CANCEL_ALL)
 _SIGNS = np.array([-1.0, 1.0])
+
+
+MAX_HOLDINGS = 10**8
+"""The most private values a zero-intelligence population may draw per session (``n_agents``
+x ``q_max``, two values each, 8 bytes a value: 1.6 GB); ABIDES' rmsc04 draws 102 x 10."""
 
 
 class ZeroIntelligence(Trader):
@@ -101,14 +108,29 @@ class ZeroIntelligence(Trader):
         require(volatile_rate > 0, "volatile_rate", "> 0 per second", volatile_rate)
         require(calm_rate > 0, "calm_rate", "> 0 per second", calm_rate)
         require(horizon is None or horizon >= 0, "horizon", ">= 0 seconds or None", horizon)
-        self.n_owners = n_agents
+        require(0 < arrival_rate < np.inf, "arrival_rate", "> 0 per second", arrival_rate)
+        for name, value in (
+            ("sigma", sigma),
+            ("shock_rate", shock_rate),
+            ("shock_std", shock_std),
+            ("obs_noise", obs_noise),
+            ("private_value_std", private_value_std),
+        ):
+            require(0 <= value < np.inf, name, "a finite number >= 0", value)
+        self.n_owners = members(n_agents)
+        whole = isinstance(q_max, int) and not isinstance(q_max, bool)
+        held = f"an integer in [1, {MAX_HOLDINGS // self.n_owners:,}] for {self.n_owners:,} agents"
+        require(whole and 1 <= q_max * self.n_owners <= MAX_HOLDINGS, "q_max", held, q_max)
+        low, high = surplus if isinstance(surplus, tuple | list) and len(surplus) == 2 else (-1, -1)
+        ok = all(isinstance(x, int) for x in (low, high)) and 0 <= low <= high
+        require(ok, "surplus", "[low, high] ticks with 0 <= low <= high", surplus)
         self.r_bar, self.drift, self.kappa = r_bar, drift, kappa
         self.sigma = sigma * tick_scale
         self.shock_rate = shock_rate
         self.shock_mean, self.shock_std = shock_mean * tick_scale, shock_std * tick_scale
         self.arrival_rate, self.obs_noise = arrival_rate, obs_noise * tick_scale
         self.private_value_std, self.q_max = private_value_std * tick_scale, q_max
-        self.surplus, self.size, self.tick_scale = surplus, size, tick_scale
+        self.surplus, self.size, self.tick_scale = surplus, size_range(size), tick_scale
         self.profile, self.hawkes = Profile.of(profile), Hawkes.of(hawkes)
         self.sizes = SizeMixture.of(sizes)
         self.lot = (size[0] + size[1]) / 2 if self.sizes is None else self.sizes.mean
