@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from tradearena.agents import calibration
-from tradearena.envs.errors import UserError
+from tradearena.envs.errors import UserError, together, writing
 from tradearena.evaluation.config import config_locator, config_text, parse_config
 from tradearena.evaluation.kinds import CALIBRATIONS, KINDS
 from tradearena.evaluation.parallel import Executor
@@ -27,6 +27,7 @@ from tradearena.evaluation.trained import discard_checkpoints, write_cards
 
 __all__ = [
     "Execution",
+    "Interrupted",
     "RunOutcome",
     "plan",
     "run_config",
@@ -34,6 +35,10 @@ __all__ = [
     "write_figures",
     "write_tables",
 ]
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run interrupted (Ctrl-C) while its jobs ran; the message says what is stored."""
 
 
 def plan(config: dict) -> list[Job]:
@@ -122,27 +127,35 @@ def run_config(
             f"{directory} already holds a run: pass --resume to continue it, or --out a new "
             "directory"
         )
-    directory.mkdir(parents=True, exist_ok=True)
-    with Store(database) as store:
-        store.start_run(config["source_text"], resume=resume)
-        (directory / "config.toml").write_text(config["source_text"])
-        calibration.keep(directory / CALIBRATIONS)
-        done = store.finished()
-        execute = Execution(store, executor, directory)
-        kind = KINDS[config["kind"]]
-        if hasattr(kind, "drive"):
-            kind.drive(config, execute, execute.records)
-        else:
-            execute(plan(config))
-        failed, new_records = store.failed(), store.finished() != done
-    as_run, records = load_run(directory)
-    summary = kind.tables(directory, as_run, records)
-    tables = kind.agent_tables(as_run) if hasattr(kind, "agent_tables") else None
-    write_cards(directory, as_run, records, tables)
-    if (config["output"].figures if figures is None else figures) and (
-        new_records or not any(directory.glob("*.png"))
-    ):
-        kind.figures(directory, as_run, records)
+    with writing(directory):
+        directory.mkdir(parents=True, exist_ok=True)
+        with Store(database) as store:
+            store.start_run(config["source_text"], resume=resume)
+            (directory / "config.toml").write_text(config["source_text"])
+            calibration.keep(directory / CALIBRATIONS)
+            done = store.finished()
+            execute = Execution(store, executor, directory)
+            kind = KINDS[config["kind"]]
+            try:
+                if hasattr(kind, "drive"):
+                    kind.drive(config, execute, execute.records)
+                else:
+                    execute(plan(config))
+            except KeyboardInterrupt:
+                raise Interrupted(
+                    f"{len(store.finished())} finished jobs stored in {database}; the same "
+                    "command with --resume goes on from them"
+                ) from None
+            failed, new_records = store.failed(), store.finished() != done
+        as_run, records = load_run(directory)
+        summary = kind.tables(directory, as_run, records)
+        tables = kind.agent_tables(as_run) if hasattr(kind, "agent_tables") else None
+        write_cards(directory, as_run, records, tables)
+        if (config["output"].figures if figures is None else figures) and (
+            new_records or not any(directory.glob("[!.]*.png"))
+        ):
+            with together():  # a run cut while drawing leaves none of them, and redraws
+                kind.figures(directory, as_run, records)
     return RunOutcome(directory, summary, failed, len(done))
 
 

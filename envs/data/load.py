@@ -4,13 +4,21 @@ a recording of one of `envs.data.convert.FORMATS` converted on the fly."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from tradearena.envs.data.convert import FORMATS, META, convert, load_converted
 from tradearena.envs.data.files import FeedError
 from tradearena.envs.data.tapes import Tape, TapeError, load_lobster
 
-__all__ = ["TAPE_FORMATS", "load_tape", "missing_book", "orderbook_beside", "require_book"]
+__all__ = [
+    "TAPE_FORMATS",
+    "load_tape",
+    "missing_book",
+    "orderbook_beside",
+    "require_book",
+    "without_orderbooks",
+]
 
 TAPE_FORMATS = ("lobster", *FORMATS)
 """What a tape's files can be: LOBSTER's (or a converted directory), or a recording format."""
@@ -81,3 +89,15 @@ def missing_book(tape: Tape, what: str) -> TapeError:
     beside = orderbook_beside(tape.source)
     where = f" beside it: {beside}" if beside is not None else ""
     return TapeError(f"{tape.source}: {what} need the tape's orderbook file{where}")
+
+
+def without_orderbooks(names: Sequence[str]) -> list[str]:
+    """``names`` (paths, as a user lists a LOBSTER day: ``X_message_N.csv X_orderbook_N.csv``)
+    without each orderbook file whose message file is among them too: `load_tape` reads it
+    from beside its message file."""
+    beside = {os.path.abspath(b) for b in map(orderbook_beside, names) if b is not None}
+    return [
+        name
+        for name in names
+        if "_orderbook_" not in Path(name).name or os.path.abspath(name) not in beside
+    ]
