@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import argparse
 import functools
+import inspect
 import os
 import sqlite3
 import sys
 import time
 import tomllib
-from collections.abc import Iterator, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -42,6 +44,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (2 for a user error, named in one line)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = functools.partial(one_line_warning, warnings.showwarning)
+        return run_command_line(args)
+
+
+def run_command_line(args: argparse.Namespace) -> int:
+    """Run the command ``args`` names; a user error (or an interrupt) as one line."""
     try:
         return args.func(args)
     except KeyboardInterrupt as error:
@@ -58,6 +67,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if output is None:
             raise
         return user_error(output)
+
+
+def one_line_warning(show: Callable[..., None], message, category, *where, **more) -> None:
+    """`warnings.showwarning` for the command: a warning about the user's input
+    (`envs.errors.UserError`, e.g. a tape too short to stand for a day) in one line, the
+    others as ``show`` shows them."""
+    if issubclass(category, UserError):
+        print(f"tradearena: warning: {message}", file=sys.stderr)
+    else:
+        show(message, category, *where, **more)
 
 
 def user_error(error: Exception) -> int:
@@ -484,7 +503,7 @@ def add_fit_command(commands: argparse._SubParsersAction) -> None:
         "--budget", type=integer_at_least(1), default=400, help="candidates (default 400)"
     )
     fitting.add_argument(
-        "--minutes", type=float, default=10.0, help="stop after this long (default 10)"
+        "--minutes", type=positive_float, default=10.0, help="stop after this long (default 10)"
     )
     fitting.add_argument(
         "--days", type=integer_at_least(1), default=8, help="days per candidate (default 8)"
@@ -946,9 +965,21 @@ prices in ticks are followed by their dollars."""
 
 
 def fit_command(args: argparse.Namespace) -> int:
-    from tradearena.evaluation.fit import command
+    """`tradearena fit`: refused when --budget is less than one CMA-ES generation per restart
+    (what the fit evaluates at least) or a tape is too short to stand for a day."""
+    from tradearena.envs.data.load import ThinTape
+    from tradearena.evaluation.fit import command, fit
 
-    return command(args)
+    generation = inspect.signature(fit).parameters["popsize"].default
+    if args.budget < generation * args.restarts:
+        raise UserError(
+            f"--budget {args.budget}: a fit evaluates at least one generation of {generation} "
+            f"candidates per restart ({args.restarts} restarts: {generation * args.restarts}); "
+            "give a larger --budget or fewer --restarts"
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ThinTape)
+        return command(args)
 
 
 def transfer_command(args: argparse.Namespace) -> int:
@@ -967,6 +998,7 @@ def realism_command(args: argparse.Namespace) -> int:
 
 
 def data_check(args: argparse.Namespace) -> int:
+    from tradearena.envs.data.load import ThinTape, thin
     from tradearena.envs.simulator.traders.replay import replay_fidelity
 
     start = time.perf_counter()
@@ -981,6 +1013,8 @@ def data_check(args: argparse.Namespace) -> int:
         f"{args.messages}: {len(tape):,} messages, {times[0]:.3f} s to {times[-1]:.3f} s, "
         f"{units}valid (read in {time.perf_counter() - start:.2f} s)"
     )
+    if (reason := thin(tape)) is not None:
+        warnings.warn(ThinTape(reason), stacklevel=1)
     if tape.book is None:
         return 0
     print(

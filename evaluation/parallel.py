@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -103,6 +104,7 @@ class RayExecutor:
         self.address = address or os.environ.get("RAY_ADDRESS")
         self._name = "--address" if address else "RAY_ADDRESS"
         self._started = self._warm = False
+        self._watchdog: subprocess.Popen | None = None
 
     def connect(self) -> None:
         """Connect to Ray (or start it locally) if not connected yet. A cluster (``address``)
@@ -134,6 +136,7 @@ class RayExecutor:
                 logging_level="WARNING",
                 log_to_driver=False,
             )
+            self._watchdog = watch_children()
         self._started = True
 
     def start(self) -> None:
@@ -183,6 +186,10 @@ class RayExecutor:
 
             if ray.is_initialized():
                 ray.shutdown()
+        if self._watchdog is not None:
+            self._watchdog.stdin.close()
+            self._watchdog.wait()
+            self._watchdog = None
         self._started = self._warm = False
 
 
@@ -228,6 +235,57 @@ def check_address(address: str, name: str = "--address", seconds: float = REACH_
         raise UserError(
             f"{name} {address}: no Ray cluster answers there within {seconds:g} s ({reason})"
         ) from None
+
+
+_WATCHDOG = """\
+import sys
+
+import psutil
+
+sys.stdin.read()
+processes = []
+for item in sys.argv[1:]:
+    pid, created = item.split("@")
+    try:
+        process = psutil.Process(int(pid))
+        if f"{process.create_time():.3f}" == created:
+            processes.append(process)
+    except psutil.Error:
+        pass
+for process in processes:
+    try:
+        process.terminate()
+    except psutil.Error:
+        pass
+for process in psutil.wait_procs(processes, timeout=3)[1]:
+    try:
+        process.kill()
+    except psutil.Error:
+        pass
+"""
+"""The watchdog's program: wait for the end of its input (its parent gone, or done with it),
+then end the processes its arguments name (``PID@CREATED``, so that a reused id is spared)."""
+
+
+def watch_children() -> subprocess.Popen:
+    """A watchdog that ends this process's Ray descendants (a local Ray's) when it ends,
+    even killed with SIGKILL: the Ray processes that share the driver's fate through the
+    kernel do, but the dashboard and runtime-env agents the raylet starts outlive it (they
+    wait on the dead GCS). Close its ``stdin`` (after `ray.shutdown`) to end it."""
+    import psutil  # a dependency of Ray
+
+    named = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if any("ray" in part for part in child.cmdline()):
+                named.append(f"{child.pid}@{child.create_time():.3f}")
+        except psutil.Error:  # gone already
+            continue
+    return subprocess.Popen(
+        [sys.executable, "-c", _WATCHDOG, *named],
+        stdin=subprocess.PIPE,
+        start_new_session=True,  # not interrupted with the driver's Ctrl-C
+    )
 
 
 def _warm_worker(concurrent: int) -> None:

@@ -48,11 +48,14 @@ def fidelity_lines(out: str) -> dict[str, tuple[float, int, int, int, int]]:
 
 def test_data_check_prints_both_fidelities(files, tape, capsys):
     """A recorded tape with its level-1 book: exit 0, the file summaries, and fidelity 1.0000
-    from the messages alone and with reconciliation, over every message."""
+    from the messages alone and with reconciliation, over every message; a one-line warning
+    that its fifteen minutes are too short to stand for a day."""
     messages, orderbook = files
     assert main(["data", "check", str(messages), str(orderbook)]) == 0
     out, err = capsys.readouterr()
-    assert err == ""
+    assert err.count("\n") == 1
+    assert err.startswith(f"tradearena: warning: {messages}: ")
+    assert "trades over 15.0 minutes, too few to stand for a day" in err
     n = len(tape)
     assert f"{messages}: {n:,} messages" in out and "valid" in out
     assert f"{orderbook}: {n:,} rows of 1 level(s), valid" in out
@@ -446,7 +449,7 @@ def written_inputs(tmp_path_factory) -> dict[str, list[str]]:
         "data convert": ["data", "convert", "binance", str(recording)],
         "games": ["games", str(table), "--resamples", "0"],
         "realism": ["realism", str(day), "--days", "1"],
-        "fit": ["fit", str(day), "--executor", "local", "--budget", "1", "--days", "1"],
+        "fit": ["fit", str(day), "--executor", "local", "--budget", "8", "--restarts", "1"],
     }
 
 
@@ -600,3 +603,48 @@ def test_realism_takes_a_lobster_day_named_by_both_its_files(written_inputs, cap
     assert capsys.readouterr().out == alone
     assert main(["realism", orderbook, messages, "--days", "1"]) == 0
     assert capsys.readouterr().out == alone
+
+
+def test_a_tape_too_short_for_a_day_is_named_with_its_counts(tmp_path, capsys):
+    """A 20-line tape: `realism` and `run` warn in one line with its trades and minutes;
+    `fit` refuses it (exit 2) and writes no market."""
+    messages = tmp_path / "short_message_1.csv"
+    tape = synthetic_tape(0, n_steps=10, levels=1)
+    short = Tape(tape.messages[:20].copy(), tape.book[:20].copy(), tape.tick_size)
+    write_lobster(short, messages, tmp_path / "short_orderbook_1.csv")
+    counts = "0 trades over 0.3 minutes, too few to stand for a day"
+    assert main(["realism", str(messages), "--days", "1"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"tradearena: warning: {messages}: {counts}") and err.count("\n") == 1
+    config = tmp_path / "x.toml"
+    config.write_text(TINY_RUN.replace("[market]", f'[market]\ntape = "{messages}"'))
+    assert main(["run", str(config), "--executor", "local", "--out", str(tmp_path / "r")]) == 0
+    assert f"tradearena: warning: {messages}: {counts}" in capsys.readouterr().err
+    market = tmp_path / "fitted" / "market.toml"
+    assert main(["fit", str(messages), "--executor", "local", "--out", str(market)]) == 2
+    assert capsys.readouterr().err.startswith(f"tradearena: error: {messages}: {counts}")
+    assert not market.exists()
+
+
+@pytest.mark.parametrize(
+    ("argument", "message"),
+    [
+        (
+            ["--budget", "2"],
+            "--budget 2: a fit evaluates at least one generation of 8 "
+            "candidates per restart (3 restarts: 24)",
+        ),
+        (["--minutes", "nan"], "argument --minutes: must be > 0, got nan"),
+    ],
+)
+def test_a_fit_that_cannot_keep_its_limits_is_refused(argument, message, tmp_path, capsys):
+    messages = tmp_path / "day_message_1.csv"
+    write_lobster(synthetic_tape(0, n_steps=30, levels=1), messages)
+    argv = ["fit", str(messages), "--executor", "local", "--out", str(tmp_path / "m.toml")]
+    try:
+        status = main([*argv, *argument])
+    except SystemExit as exit:  # the argument parser's
+        status = exit.code
+    assert status == 2
+    assert message in capsys.readouterr().err
+    assert sorted(tmp_path.iterdir()) == [messages]
