@@ -12,6 +12,7 @@ import gymnasium as gym
 import numpy as np
 
 from tradearena.agents.base import Agent
+from tradearena.agents.registry import raised
 from tradearena.envs.errors import UserError
 
 __all__ = ["AgentContractError", "ContractReport", "check_agent"]
@@ -100,7 +101,22 @@ def check_agent(
     2. two fresh copies with the same seed take the same actions;
     3. a pickle round trip continues with identical actions and identical training;
     4. a `Agent.state_dict` / `Agent.load_state_dict` round trip into a fresh copy does too.
+
+    An exception the agent's code raises (building it, acting, updating) fails the check too,
+    naming the method, file and line.
     """
+    cls = agent if isinstance(agent, type) else type(agent)
+    try:
+        return _check(agent, env, steps, params)
+    except AgentContractError:
+        raise
+    except Exception as error:  # noqa: BLE001 - the agent's own code, named in one line
+        raise AgentContractError(f"{cls.__name__}: {raised(cls, error)}") from error
+
+
+def _check(
+    agent: type[Agent] | Agent, env: gym.Env, steps: int, params: dict[str, Any]
+) -> ContractReport:
     if isinstance(agent, type):
         first, second = agent(**params), agent(**params)
     else:

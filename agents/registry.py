@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import traceback
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -19,7 +20,16 @@ from typing import Any
 from tradearena.agents.base import STANDARD_KEYWORDS, Agent
 from tradearena.envs.errors import UserError, did_you_mean, keyword_hint
 
-__all__ = ["ENTRY_POINT_GROUP", "Recipe", "add_folders", "describe", "make", "names", "resolve"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Recipe",
+    "add_folders",
+    "describe",
+    "make",
+    "names",
+    "raised",
+    "resolve",
+]
 
 ENTRY_POINT_GROUP = "tradearena.agents"
 
@@ -77,8 +87,28 @@ def add_folders(*paths: str | Path) -> None:
             sys.path.append(folder)
 
 
+def raised(cls: type, error: BaseException) -> str:
+    """What ``error``, raised by the code of the class ``cls``, says: its type and message
+    and, where the class's module appears in its traceback, the method, file and line
+    (``"RuntimeError in __init__ (my_agents.py, line 4): boom"``)."""
+    where = ""
+    module = sys.modules.get(cls.__module__)
+    source = getattr(module, "__file__", None)
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == source]
+    if frames:
+        frame = frames[-1]
+        where = f" in {frame.name} ({Path(frame.filename).name}, line {frame.lineno})"
+    return f"{type(error).__name__}{where}: {error}"
+
+
 def _load_path(path: str) -> Any:
     module_name, _, attr = path.partition(":")
+    if not all(part.isidentifier() for part in module_name.split(".")) or not attr.isidentifier():
+        raise UserError(
+            f"cannot load agent {path!r}: expected 'package.module:ClassName' (names joined by "
+            "dots, no path: save the module in the folder you run from or beside the "
+            "experiment file)"
+        )
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as error:
@@ -92,6 +122,14 @@ def _load_path(path: str) -> Any:
         ) from None
     except ImportError as error:
         raise UserError(f"cannot load agent {path!r}: {error}") from None
+    except SyntaxError as error:
+        where = f"{Path(error.filename or module_name).name}, line {error.lineno}"
+        raise UserError(f"cannot load agent {path!r}: {where}: {error.msg}") from None
+    except Exception as error:  # noqa: BLE001 - the module's own code failed on import
+        raise UserError(
+            f"cannot load agent {path!r}: importing {module_name} raised "
+            f"{type(error).__name__}: {error}"
+        ) from error
     if not hasattr(module, attr):
         public = [n for n in dir(module) if not n.startswith("_")]
         hint = did_you_mean(attr, public)
@@ -138,6 +176,10 @@ def make(name: str, **params: Any) -> Agent:
         agent = cls(**taken)
     except TypeError as error:
         raise UserError(f"agent {name!r}: {error}{keyword_hint(error, cls)}") from None
+    except ValueError:
+        raise
+    except Exception as error:  # noqa: BLE001 - the agent's own code: named, in one line
+        raise UserError(f"agent {name!r}: {raised(cls, error)}") from error
     object.__setattr__(agent, "recipe", Recipe(name, dict(params)))  # frozen dataclasses too
     return agent
 

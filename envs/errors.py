@@ -6,18 +6,29 @@ code that catches ``ValueError`` keeps working. `did_you_mean` and `not_one_of` 
 that is not one of a closed set of choices, with the nearest choice when one is close;
 `ParameterError` names a parameter of a table (a trader's ``hawkes = {...}``) by its path, and
 `known_keys` and `number` check such a table's keys and values; `keyword_hint` words a
-misspelt keyword argument.
+misspelt keyword argument. `OutputError` is a file that cannot be written (a read-only or
+full disk, a file where a directory should be): `writing` turns such an error into one naming
+the path, `replacing` writes a file under a temporary name and renames it when complete, so
+that an interrupted write leaves nothing half written, and `together` renames a group of such
+files at once; `into` makes a directory for them, removed again when they fail.
 """
 
 from __future__ import annotations
 
+import errno
 import inspect
 import math
+import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from difflib import get_close_matches
+from pathlib import Path
 
 __all__ = [
+    "OutputError",
     "ParameterError",
     "UserError",
     "did_you_mean",
@@ -25,6 +36,11 @@ __all__ = [
     "known_keys",
     "not_one_of",
     "number",
+    "output_error",
+    "into",
+    "replacing",
+    "together",
+    "writing",
 ]
 
 
@@ -97,3 +113,128 @@ def number(path: tuple[str, ...], value: object, low: float | None = None) -> fl
         rule = "a finite number" + ("" if low is None else f" > {low:g}")
         raise ParameterError(path, f"must be {rule}, got {value!r}")
     return float(value)
+
+
+class OutputError(UserError):
+    """A file or directory that cannot be written; the message names it and says why."""
+
+
+OUTPUT_ERRNOS = frozenset(
+    {
+        errno.EACCES,
+        errno.EPERM,
+        errno.EROFS,
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.EFBIG,
+        errno.EEXIST,
+        errno.ENOTDIR,
+        errno.EISDIR,
+    }
+)
+"""The errors of writing that the user can fix: permissions, a read-only or full disk, a file
+where a directory should be (or the other way round)."""
+SQLITE_OUTPUT_ERRORS = (
+    "unable to open database file",
+    "attempt to write a readonly database",
+    "database or disk is full",
+    "disk I/O error",
+)
+"""SQLite's words for the same errors (it raises them without an errno)."""
+
+
+def output_error(error: BaseException, path: str | os.PathLike | None = None) -> OutputError | None:
+    """``error`` as an `OutputError` naming ``path`` (default: the file the error names), or
+    None when it is not one of `OUTPUT_ERRNOS` (or `SQLITE_OUTPUT_ERRORS`) or names no file."""
+    if isinstance(error, OSError) and error.errno in OUTPUT_ERRNOS:
+        reason = error.strerror or os.strerror(error.errno)
+        if error.errno in (errno.EEXIST, errno.ENOTDIR):
+            reason = "a file is in the way of a directory"
+        where = path if path is not None else error.filename
+    elif isinstance(error, sqlite3.OperationalError) and str(error) in SQLITE_OUTPUT_ERRORS:
+        reason, where = str(error), path
+    else:
+        return None
+    if where is None:
+        return None
+    return OutputError(f"cannot write {os.fspath(where)}: {reason}")
+
+
+@contextmanager
+def writing(path: str | os.PathLike) -> Iterator[None]:
+    """An error of writing (`output_error`) raised inside the block becomes an `OutputError`
+    naming ``path`` (a file, or the directory written into)."""
+    try:
+        yield
+    except (OSError, sqlite3.OperationalError) as error:
+        converted = output_error(error, path)
+        if converted is None:
+            raise
+        raise converted from error
+
+
+_HELD: ContextVar[list[tuple[Path, Path]] | None] = ContextVar("held", default=None)
+"""The files `replacing` wrote inside `together` (temporary, final), renamed when it ends."""
+
+
+@contextmanager
+def replacing(path: str | os.PathLike) -> Iterator[Path]:
+    """A temporary path beside ``path`` (hidden, with the same suffix, so that a writer that
+    goes by the suffix writes the same format) to write ``path``'s content to: renamed onto
+    ``path`` when the block completes (inside `together`, when that ends), removed when it
+    raises (an error of writing raised as an `OutputError` naming ``path``)."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.stem}.partial{path.suffix}")
+    held = _HELD.get()
+    with writing(path):
+        try:
+            yield temporary
+            if held is None:
+                os.replace(temporary, path)
+            else:
+                held.append((temporary, path))
+        except BaseException:
+            _remove(temporary)
+            raise
+
+
+@contextmanager
+def together() -> Iterator[None]:
+    """The files `replacing` writes inside the block appear together when it completes, or
+    none of them when it raises (a run cut while drawing its figures leaves none new)."""
+    held: list[tuple[Path, Path]] = []
+    token = _HELD.set(held)
+    try:
+        yield
+    except BaseException:
+        for temporary, _ in held:
+            _remove(temporary)
+        raise
+    finally:
+        _HELD.reset(token)
+    for temporary, path in held:
+        with writing(path):
+            os.replace(temporary, path)
+
+
+@contextmanager
+def into(directory: str | os.PathLike) -> Iterator[Path]:
+    """``directory``, made if needed (an error of writing raised as an `OutputError` naming
+    it), for a block that writes into it (with `replacing`); removed again when the block
+    raises, if it was made for it and is empty."""
+    directory = Path(directory)
+    made = not directory.exists()
+    with writing(directory):
+        directory.mkdir(parents=True, exist_ok=True)
+    try:
+        yield directory
+    except BaseException:
+        if made:
+            with suppress(OSError):
+                directory.rmdir()
+        raise
+
+
+def _remove(path: Path) -> None:
+    with suppress(OSError):
+        path.unlink(missing_ok=True)

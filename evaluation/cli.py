@@ -1,20 +1,24 @@
 """The ``tradearena`` command.
 
 A mistake the user can fix (a `envs.errors.UserError`: a bad experiment file, data file or
-argument; or a file named on the command line that does not exist) is reported in one line,
-``tradearena: error: ...``, with exit status 2. Anything else is a bug: it propagates with its
-traceback (exit status 1).
+argument; a file named on the command line that does not exist; an output that cannot be
+written, `envs.errors.output_error`) is reported in one line, ``tradearena: error: ...``, with
+exit status 2. An interrupt (Ctrl-C) is one line too (for a run: what it stored), exit status
+130. Anything else is a bug: it propagates with its traceback (exit status 1).
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import inspect
 import os
+import sqlite3
 import sys
 import time
 import tomllib
-from collections.abc import Iterator, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -30,7 +34,7 @@ from tradearena.envs.data.convert import (
     write_converted,
 )
 from tradearena.envs.data.tapes import load_lobster
-from tradearena.envs.errors import UserError, did_you_mean
+from tradearena.envs.errors import UserError, did_you_mean, output_error
 
 PATH_ARGUMENTS = ("config", "out", "run_dir", "messages", "orderbook", "runs", "docs", "inputs")
 """The arguments that name files or directories (a missing one is the user's mistake)."""
@@ -40,19 +44,49 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (2 for a user error, named in one line)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = functools.partial(one_line_warning, warnings.showwarning)
+        return run_command_line(args)
+
+
+def run_command_line(args: argparse.Namespace) -> int:
+    """Run the command ``args`` names; a user error (or an interrupt) as one line."""
     try:
         return args.func(args)
+    except KeyboardInterrupt as error:
+        print(f"tradearena: interrupted{': ' if str(error) else ''}{error}", file=sys.stderr)
+        return 130
     except UserError as error:
         return user_error(error)
     except FileNotFoundError as error:
         if not names_a_given_path(error, args):
             raise
         return user_error(error)
+    except (OSError, sqlite3.OperationalError) as error:
+        output = output_error(error, None if getattr(error, "filename", None) else args_out(args))
+        if output is None:
+            raise
+        return user_error(output)
+
+
+def one_line_warning(show: Callable[..., None], message, category, *where, **more) -> None:
+    """`warnings.showwarning` for the command: a warning about the user's input
+    (`envs.errors.UserError`, e.g. a tape too short to stand for a day) in one line, the
+    others as ``show`` shows them."""
+    if issubclass(category, UserError):
+        print(f"tradearena: warning: {message}", file=sys.stderr)
+    else:
+        show(message, category, *where, **more)
 
 
 def user_error(error: Exception) -> int:
     print(f"tradearena: error: {error}", file=sys.stderr)
     return 2
+
+
+def args_out(args: argparse.Namespace) -> str | None:
+    """Where the command writes: its ``--out``, else the run directory it writes into."""
+    return getattr(args, "out", None) or getattr(args, "run_dir", None)
 
 
 def names_a_given_path(error: FileNotFoundError, args: argparse.Namespace) -> bool:
@@ -67,8 +101,8 @@ def names_a_given_path(error: FileNotFoundError, args: argparse.Namespace) -> bo
     return False
 
 
-def integer_at_least(minimum: int):
-    """An argparse type: an integer >= ``minimum``."""
+def integer_at_least(minimum: int, maximum: int | None = None):
+    """An argparse type: an integer >= ``minimum`` (and <= ``maximum`` when given)."""
 
     def parse(text: str) -> int:
         try:
@@ -77,6 +111,8 @@ def integer_at_least(minimum: int):
             raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be <= {maximum:,}, got {value:,}")
         return value
 
     return parse
@@ -353,7 +389,10 @@ def add_session_command(commands: argparse._SubParsersAction) -> None:
         "--seed", type=integer_at_least(0), default=0, help="session seed (default 0)"
     )
     session.add_argument(
-        "--steps", type=integer_at_least(1), default=390, help="one-minute steps (default 390)"
+        "--steps",
+        type=integer_at_least(1, MAX_SESSION_STEPS),
+        default=390,
+        help=f"one-minute steps (default 390, at most {MAX_SESSION_STEPS:,})",
     )
     session.set_defaults(func=run_session)
 
@@ -464,7 +503,7 @@ def add_fit_command(commands: argparse._SubParsersAction) -> None:
         "--budget", type=integer_at_least(1), default=400, help="candidates (default 400)"
     )
     fitting.add_argument(
-        "--minutes", type=float, default=10.0, help="stop after this long (default 10)"
+        "--minutes", type=positive_float, default=10.0, help="stop after this long (default 10)"
     )
     fitting.add_argument(
         "--days", type=integer_at_least(1), default=8, help="days per candidate (default 8)"
@@ -599,8 +638,9 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
 @contextmanager
 def executor_from(args: argparse.Namespace, **job: Any) -> Iterator:
     """The executor the arguments ask for (``job=``: the function that runs a job, default
-    its kind's), closed (Ray shut down if it started it) after."""
-    from tradearena.evaluation.parallel import make_executor
+    its kind's), closed (Ray shut down if it started it) after; a Ray cluster is connected to
+    first, so that one that does not answer is refused before anything is written."""
+    from tradearena.evaluation.parallel import RayExecutor, make_executor
 
     executor = make_executor(
         args.executor,
@@ -610,6 +650,8 @@ def executor_from(args: argparse.Namespace, **job: Any) -> Iterator:
         **job,
     )
     try:
+        if isinstance(executor, RayExecutor) and executor.address:
+            executor.connect()
         yield executor
     finally:
         executor.close()
@@ -907,6 +949,9 @@ def run_session(args: argparse.Namespace) -> int:
     return 0
 
 
+MAX_SESSION_STEPS = 390 * 256
+"""The longest `tradearena session`, in one-minute steps: a year of trading days (the market
+keeps arrays of a session's steps)."""
 SESSION_UNITS = {
     "volume": "shares",
     "mean_spread": "ticks",
@@ -920,9 +965,21 @@ prices in ticks are followed by their dollars."""
 
 
 def fit_command(args: argparse.Namespace) -> int:
-    from tradearena.evaluation.fit import command
+    """`tradearena fit`: refused when --budget is less than one CMA-ES generation per restart
+    (what the fit evaluates at least) or a tape is too short to stand for a day."""
+    from tradearena.envs.data.load import ThinTape
+    from tradearena.evaluation.fit import command, fit
 
-    return command(args)
+    generation = inspect.signature(fit).parameters["popsize"].default
+    if args.budget < generation * args.restarts:
+        raise UserError(
+            f"--budget {args.budget}: a fit evaluates at least one generation of {generation} "
+            f"candidates per restart ({args.restarts} restarts: {generation * args.restarts}); "
+            "give a larger --budget or fewer --restarts"
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ThinTape)
+        return command(args)
 
 
 def transfer_command(args: argparse.Namespace) -> int:
@@ -933,12 +990,15 @@ def transfer_command(args: argparse.Namespace) -> int:
 
 
 def realism_command(args: argparse.Namespace) -> int:
+    from tradearena.envs.data.load import without_orderbooks
     from tradearena.evaluation.realism import command
 
+    args.sources = without_orderbooks(args.sources)  # a LOBSTER day named by both its files
     return command(args)
 
 
 def data_check(args: argparse.Namespace) -> int:
+    from tradearena.envs.data.load import ThinTape, thin
     from tradearena.envs.simulator.traders.replay import replay_fidelity
 
     start = time.perf_counter()
@@ -953,6 +1013,8 @@ def data_check(args: argparse.Namespace) -> int:
         f"{args.messages}: {len(tape):,} messages, {times[0]:.3f} s to {times[-1]:.3f} s, "
         f"{units}valid (read in {time.perf_counter() - start:.2f} s)"
     )
+    if (reason := thin(tape)) is not None:
+        warnings.warn(ThinTape(reason), stacklevel=1)
     if tape.book is None:
         return 0
     print(

@@ -272,12 +272,10 @@ def config_text(path: str | Path, overrides: dict | None = None) -> str:
     """The TOML text of the experiment file at ``path`` with ``overrides`` applied (see
     `load_config`), unchecked."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read the experiment file: {error.strerror}") from None
-    tape = (overrides or {}).get("market", {}).get("tape")
-    if tape and tape != SYNTHETIC and "$" not in tape:
+    text = read_text(path, "experiment file")
+    market = (overrides or {}).get("market")
+    tape = market.get("tape") if isinstance(market, dict) else None
+    if isinstance(tape, str) and tape and tape != SYNTHETIC and "$" not in tape:
         overrides = merge(overrides, {"market": {"tape": os.path.abspath(Path(tape).expanduser())}})
     if overrides:
         try:
@@ -291,7 +289,22 @@ def config_locator(path: str | Path, overrides: dict | None = None) -> Locator:
     """The `Locator` of the experiment file at ``path``: lines of the file as written, and the
     keys ``overrides`` replaced named by their ``--set KEY=VALUE``."""
     path = Path(path)
-    return Locator(path.read_text(), str(path), given=command_line(overrides or {}))
+    text = read_text(path, "experiment file")
+    return Locator(text, str(path), given=command_line(overrides or {}))
+
+
+def read_text(path: Path, what: str) -> str:
+    """The UTF-8 text of the file at ``path``; `ConfigError` naming it (``what`` it is) and,
+    for text that is not UTF-8, the line of the first byte that is not."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read the {what}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        line = error.object[: error.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{path}, line {line}: the {what} is not UTF-8 text (save it as UTF-8)"
+        ) from None
 
 
 def command_line(overrides: dict, prefix: tuple = ()) -> dict[tuple, str]:
@@ -312,11 +325,9 @@ def load_market(path: str | Path) -> MarketSpec:
     that table alone), checked as `load_config` checks it; tape paths resolve against the
     file's folder. `ConfigError` names what is wrong and where."""
     path = Path(path)
+    text = read_text(path, "market file")
     try:
-        text = path.read_text()
         raw = tomllib.loads(text)
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read the market file: {error.strerror}") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
     where = Locator(text, str(path))

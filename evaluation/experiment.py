@@ -26,7 +26,7 @@ import pandas as pd
 
 from tradearena.agents import calibration
 from tradearena.agents.saving import ARRAYS, HEADER
-from tradearena.envs.errors import UserError
+from tradearena.envs.errors import UserError, together, writing
 from tradearena.envs.spec import SYNTHETIC
 from tradearena.evaluation.config import config_locator, config_text, parse_config
 from tradearena.evaluation.kinds import CALIBRATIONS, KINDS
@@ -40,6 +40,7 @@ __all__ = [
     "INPUTS",
     "LOCK",
     "Execution",
+    "Interrupted",
     "RunOutcome",
     "check_inputs",
     "locked",
@@ -124,6 +125,10 @@ def check_inputs(config: dict, directory: Path, *, resume: bool) -> None:
                 )
         return
     record.write_text(json.dumps(now, indent=1) + "\n")
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run interrupted (Ctrl-C) while its jobs ran; the message says what is stored."""
 
 
 def plan(config: dict) -> list[Job]:
@@ -212,15 +217,16 @@ def run_config(
             f"{directory} already holds a run: pass --resume to continue it, or --out a new "
             "directory"
         )
-    directory.mkdir(parents=True, exist_ok=True)
-    with locked(directory):
-        return _run_locked(config, executor, directory, resume, figures)
+    with writing(directory):
+        directory.mkdir(parents=True, exist_ok=True)
+        with locked(directory):
+            return _run_locked(config, executor, directory, resume, figures)
 
 
 def _run_locked(
     config: dict, executor: Executor, directory: Path, resume: bool, figures: bool | None
 ) -> RunOutcome:
-    """`run_config` once the run directory is locked."""
+    """`run_config` once the run directory is locked (errors of writing name the directory)."""
     database = directory / "results.sqlite"
     with Store(database) as store:
         check_inputs(config, directory, resume=resume)
@@ -230,19 +236,26 @@ def _run_locked(
         done = store.finished()
         execute = Execution(store, executor, directory)
         kind = KINDS[config["kind"]]
-        if hasattr(kind, "drive"):
-            kind.drive(config, execute, execute.records)
-        else:
-            execute(plan(config))
+        try:
+            if hasattr(kind, "drive"):
+                kind.drive(config, execute, execute.records)
+            else:
+                execute(plan(config))
+        except KeyboardInterrupt:
+            raise Interrupted(
+                f"{len(store.finished())} finished jobs stored in {database}; the same "
+                "command with --resume goes on from them"
+            ) from None
         failed, new_records = store.failed(), store.finished() != done
     as_run, records = load_run(directory)
     summary = kind.tables(directory, as_run, records)
     tables = kind.agent_tables(as_run) if hasattr(kind, "agent_tables") else None
     write_cards(directory, as_run, records, tables)
     if (config["output"].figures if figures is None else figures) and (
-        new_records or not any(directory.glob("*.png"))
+        new_records or not any(directory.glob("[!.]*.png"))
     ):
-        kind.figures(directory, as_run, records)
+        with together():  # a run cut while drawing leaves none of them, and redraws
+            kind.figures(directory, as_run, records)
     return RunOutcome(directory, summary, failed, len(done))
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tradearena.envs.errors import UserError
+from tradearena.envs.errors import UserError, into, replacing, together
 from tradearena.evaluation.analysis.equilibria import (
     Equilibrium,
     MaxWelfare,
@@ -43,7 +43,7 @@ from tradearena.evaluation.analysis.equilibria import (
     max_welfare,
 )
 from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
-from tradearena.evaluation.analysis.plots import equilibria_figure
+from tradearena.evaluation.analysis.plots import equilibria_figure, save_figure
 from tradearena.evaluation.analysis.reduction import reduce_dpr
 from tradearena.evaluation.analysis.resampling import Bootstrap, bootstrap, regret_variance
 from tradearena.evaluation.analysis.roles import (
@@ -85,8 +85,8 @@ class Analysis:
 def read_table(path: str | Path, reduce_to: int | None = None) -> PayoffTable:
     """The payoff table in ``path`` (the ``payoffs.csv`` format), reduced by DPR to
     ``reduce_to`` players when given (`analysis.reduction`: the file then needs only the
-    profiles DPR reads); a missing file, a bad table or one missing profiles is a `UserError`
-    naming the file."""
+    profiles DPR reads); a missing file, a bad table, one of a single strategy or one missing
+    profiles is a `UserError` naming the file."""
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path}: no such payoff table")
@@ -96,6 +96,11 @@ def read_table(path: str | Path, reduce_to: int | None = None) -> PayoffTable:
             table = reduce_dpr(table, reduce_to)
     except (ValueError, pd.errors.ParserError) as error:
         raise UserError(f"{path}: {error}") from error
+    if table.k < 2:
+        raise UserError(
+            f"{path}: a game needs at least 2 strategies (n_<s> columns), got "
+            f"{table.k}: {list(table.strategies)}"
+        )
     if not table.complete:
         missing = [
             profile_key(n) for n in PayoffTable.profiles(table.p, table.k) if table.row(n) is None
@@ -276,13 +281,12 @@ def _sample_next(analysis: Analysis, top: int = 3) -> str:
 def write_equilibria(directory: str | Path, analysis: Analysis) -> list[Path]:
     """``equilibria.csv`` and ``equilibria.png`` (the focal replicator field with the
     equilibria marked) in ``directory``; returns their paths."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    table_path = directory / "equilibria.csv"
-    equilibria_frame(analysis).to_csv(table_path, index=False, float_format="%.10g")
     figure = equilibria_figure(analysis.table, [e.x for e in analysis.found])
-    figure_path = directory / "equilibria.png"
-    figure.savefig(figure_path, dpi=120)
+    table_path = Path(directory) / "equilibria.csv"
+    with into(directory), together():
+        with replacing(table_path) as temporary:
+            equilibria_frame(analysis).to_csv(temporary, index=False, float_format="%.10g")
+        figure_path = save_figure(figure, Path(directory) / "equilibria.png")
     return [table_path, figure_path]
 
 
@@ -319,8 +323,8 @@ def _role_games(args: argparse.Namespace) -> int:
     print("\ndeviation gains:")
     print(frame[[c for c in frame if c.startswith("gain_")]].round(4).to_string(index=False))
     if args.out:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
         path = Path(args.out) / "equilibria.csv"
-        frame.to_csv(path, index=False, float_format="%.10g")
+        with into(args.out), replacing(path) as temporary:
+            frame.to_csv(temporary, index=False, float_format="%.10g")
         print(path)
     return 0

@@ -38,7 +38,7 @@ import pandas as pd
 from tradearena import agents
 from tradearena.envs.seats import SeatedMarket
 from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
-from tradearena.evaluation.analysis.plots import psro_figure, save_learning_curves
+from tradearena.evaluation.analysis.plots import psro_figure, save_figure, save_learning_curves
 from tradearena.evaluation.analysis.psro import Round, psro_rounds
 from tradearena.evaluation.compare import tables as summary_tables
 from tradearena.evaluation.rollout import (
@@ -323,6 +323,5 @@ def figures(directory: Path, config: dict, records: pd.DataFrame) -> list[Path]:
         figure = psro_figure(
             frame["round"], frame["regret"], frame["gain"], config["psro"].threshold
         )
-        figure.savefig(directory / "psro.png", dpi=120)
-        written.append(directory / "psro.png")
+        written.append(save_figure(figure, directory / "psro.png"))
     return written

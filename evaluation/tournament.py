@@ -45,6 +45,7 @@ from tradearena.evaluation.analysis.plots import (
     equilibria_figure,
     role_dynamics_figure,
     save_dynamics,
+    save_figure,
     save_learning_curves,
 )
 from tradearena.evaluation.analysis.reduction import dpr_profiles, reduce_dpr
@@ -327,8 +328,7 @@ def _role_figure(directory: Path) -> list[Path]:
     roles = [c.removeprefix("regret_") for c in found.columns if c.startswith("regret_")]
     table = RoleTable.from_frame(pd.read_csv(directory / "payoffs.csv"), roles)
     mixtures = list(found[[f"p_{c}" for c in table.columns]].to_numpy())
-    role_dynamics_figure(table, mixtures=mixtures).savefig(directory / "dynamics.png", dpi=120)
-    return [directory / "dynamics.png"]
+    return [save_figure(role_dynamics_figure(table, mixtures=mixtures), directory / "dynamics.png")]
 
 
 def figures(directory: Path, config: dict, records: pd.DataFrame) -> list[Path]:
@@ -352,6 +352,5 @@ def figures(directory: Path, config: dict, records: pd.DataFrame) -> list[Path]:
         found = pd.read_csv(directory / "equilibria.csv")
         mixtures = found[[f"p_{s}" for s in table.strategies]].to_numpy()
         figure = equilibria_figure(table, list(mixtures))
-        figure.savefig(directory / "equilibria.png", dpi=120)
-        written.append(directory / "equilibria.png")
+        written.append(save_figure(figure, directory / "equilibria.png"))
     return written

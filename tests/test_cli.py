@@ -1,7 +1,9 @@
 """Tests for the tradearena command (tradearena.evaluation.cli.main): data check, session, and which
 errors are the user's (one line, exit 2) and which are bugs (a traceback, exit 1)."""
 
+import errno
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -46,11 +48,14 @@ def fidelity_lines(out: str) -> dict[str, tuple[float, int, int, int, int]]:
 
 def test_data_check_prints_both_fidelities(files, tape, capsys):
     """A recorded tape with its level-1 book: exit 0, the file summaries, and fidelity 1.0000
-    from the messages alone and with reconciliation, over every message."""
+    from the messages alone and with reconciliation, over every message; a one-line warning
+    that its fifteen minutes are too short to stand for a day."""
     messages, orderbook = files
     assert main(["data", "check", str(messages), str(orderbook)]) == 0
     out, err = capsys.readouterr()
-    assert err == ""
+    assert err.count("\n") == 1
+    assert err.startswith(f"tradearena: warning: {messages}: ")
+    assert "trades over 15.0 minutes, too few to stand for a day" in err
     n = len(tape)
     assert f"{messages}: {n:,} messages" in out and "valid" in out
     assert f"{orderbook}: {n:,} rows of 1 level(s), valid" in out
@@ -399,3 +404,247 @@ def test_a_sortino_with_no_losing_episode_reads_no_loss():
     end = header.index("Sortino") + len("Sortino")  # the column is right-aligned under it
     sortino = {line.split()[0]: line[end - 7 : end].strip() for line in lines}
     assert sortino == {"winner": "no loss", "hold": "nan", "mixed": "0.447"}
+
+
+TINY_RUN = """\
+kind = "compare"
+name = "tiny"
+seeds = 1
+
+[market]
+population = "light"
+n_steps = 15
+
+[training]
+episodes = 2
+
+[testing]
+episodes = 2
+
+[[agents]]
+id = "q_learning"
+"""
+
+
+@pytest.fixture(scope="module")
+def written_inputs(tmp_path_factory) -> dict[str, list[str]]:
+    """The inputs of each command that writes: argv without --out, for a finished run, a
+    payoff table, a LOBSTER day and a Binance recording."""
+    folder = tmp_path_factory.mktemp("inputs")
+    (folder / "tiny.toml").write_text(TINY_RUN)
+    run = folder / "run"
+    assert main(["run", str(folder / "tiny.toml"), "--executor", "local", "--out", str(run)]) == 0
+    day = folder / "day_message_1.csv"
+    write_lobster(synthetic_tape(0, n_steps=30, levels=1), day, folder / "day_orderbook_1.csv")
+    table = folder / "payoffs.csv"
+    table.write_text("n_a,n_b,u_a,u_b\n2,0,1.0,\n1,1,0.0,0.0\n0,2,,2.0\n")
+    recording = folder / "feed.txt"
+    recording.write_text(
+        f'{10**18} {{"lastUpdateId":1,"bids":[["99.99","1.000"]],"asks":[["100.01","1.000"]]}}\n'
+    )
+    local = ["--executor", "local", "--no-progress"]
+    return {
+        "run": ["run", str(folder / "tiny.toml"), *local],
+        "evaluate": ["evaluate", str(run), *local],
+        "data convert": ["data", "convert", "binance", str(recording)],
+        "games": ["games", str(table), "--resamples", "0"],
+        "realism": ["realism", str(day), "--days", "1"],
+        "fit": ["fit", str(day), "--executor", "local", "--budget", "8", "--restarts", "1"],
+    }
+
+
+@pytest.mark.parametrize("command", ["run", "evaluate", "data convert", "games", "realism", "fit"])
+def test_an_out_that_is_a_file_is_one_line_naming_it(command, written_inputs, tmp_path, capsys):
+    """--out an existing file (or below one): exit 2, one line naming the path; the file is
+    as it was."""
+    blocking = tmp_path / "file"
+    blocking.write_text("mine\n")
+    out = blocking / "market.toml" if command == "fit" else blocking
+    capsys.readouterr()
+    assert main([*written_inputs[command], "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"tradearena: error: cannot write {blocking}")
+    assert blocking.read_text() == "mine\n"
+    assert sorted(tmp_path.iterdir()) == [blocking]
+
+
+def test_a_read_only_out_is_one_line_naming_it(written_inputs, tmp_path, monkeypatch, capsys):
+    """A directory that cannot be made (read-only): exit 2, one line naming it."""
+
+    def refused(self, *args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "mkdir", refused)
+    for command in ("run", "evaluate", "data convert", "games"):
+        out = tmp_path / command.replace(" ", "_")
+        assert main([*written_inputs[command], "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err == f"tradearena: error: cannot write {out}: Permission denied\n"
+
+
+def _disk_full(*args, **kwargs):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@pytest.mark.parametrize(
+    ("command", "write"),
+    [
+        ("data convert", "pathlib.Path.write_bytes"),
+        ("games", "matplotlib.figure.Figure.savefig"),
+        ("run", "matplotlib.figure.Figure.savefig"),
+    ],
+)
+def test_a_full_disk_leaves_no_part_written(
+    command, write, written_inputs, tmp_path, monkeypatch, capsys
+):
+    """A write that fails for want of space: exit 2, one line naming the file, and none of
+    the command's files (tape, tables with figures, figures) half there."""
+    monkeypatch.setattr(write, _disk_full)
+    out = tmp_path / "out"
+    capsys.readouterr()
+    assert main([*written_inputs[command], "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "No space left on device" in err
+    assert f"cannot write {out}" in err
+    left = sorted(p.name for p in out.rglob("*")) if out.exists() else []
+    assert not [name for name in left if name.endswith((".png", ".csv.partial", "meta.json"))]
+    assert not [name for name in left if ".partial" in name]
+    if command != "run":  # a run keeps its store (--resume goes on), and redraws then
+        assert not out.exists()
+
+
+BROKEN_AGENTS = """\
+from tradearena.agents.base import Agent
+
+
+class FailsToBuild(Agent):
+    def __init__(self, **params):
+        raise RuntimeError("no model file")
+
+    def act(self, obs, explore=True):
+        return 0
+
+
+class FailsToAct(Agent):
+    def act(self, obs, explore=True):
+        return {}["missing"]
+"""
+
+
+@pytest.mark.parametrize(
+    ("agent", "message"),
+    [
+        (
+            "broken_agents:FailsToBuild",
+            "FailsToBuild: RuntimeError in __init__ (broken_agents.py, line 6): no model file",
+        ),
+        (
+            "broken_agents:FailsToAct",
+            "FailsToAct: KeyError in act (broken_agents.py, line 14): 'missing'",
+        ),
+        ("syntax_error:Agent", "cannot load agent 'syntax_error:Agent': syntax_error.py, line 1: "),
+        ("../../x:Y", "cannot load agent '../../x:Y': expected 'package.module:ClassName'"),
+    ],
+)
+def test_an_agent_whose_code_fails_is_one_line_naming_it(
+    agent, message, tmp_path, monkeypatch, capsys, own_folders
+):
+    """`agents --check` and `run` of an agent whose module does not compile, whose
+    ``__init__`` or ``act`` raises, or whose id is a path: exit 2, one line naming the agent
+    and where its code failed; the run writes nothing."""
+    (tmp_path / "broken_agents.py").write_text(BROKEN_AGENTS)
+    (tmp_path / "syntax_error.py").write_text("def broken(:\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["agents", "--check", agent]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"tradearena: error: {message}")
+    if "FailsToAct" in agent:  # acting is the jobs' business: a failed job, recorded
+        return
+    config = tmp_path / "x.toml"
+    config.write_text(TINY_RUN.replace('"q_learning"', repr(agent).replace("'", '"')))
+    assert main(["run", str(config), "--executor", "local", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "agents[0]" in err and message.split(": ", 1)[1] in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_session_too_long_to_hold_is_a_usage_error(capsys):
+    """`session --steps 10**12` is refused by the argument parser, naming the most allowed."""
+    with pytest.raises(SystemExit) as exit:
+        main(["session", "--steps", str(10**12)])
+    assert exit.value.code == 2
+    assert "argument --steps: must be <= 99,840, got 1,000,000,000,000" in capsys.readouterr().err
+
+
+def test_an_unreachable_cluster_is_refused_before_anything_is_written(tmp_path, capsys):
+    """--address of a port nobody listens on: exit 2 within seconds, one line naming the
+    address, and no run directory."""
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    config = tmp_path / "x.toml"
+    config.write_text(TINY_RUN)
+    out = tmp_path / "run"
+    assert main(["run", str(config), "--address", f"127.0.0.1:{port}", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"tradearena: error: --address 127.0.0.1:{port}: no Ray cluster")
+    assert not out.exists()
+
+
+def test_realism_takes_a_lobster_day_named_by_both_its_files(written_inputs, capsys):
+    """`realism MESSAGE.csv ORDERBOOK.csv` reads the day once, as `realism MESSAGE.csv`."""
+    messages = written_inputs["realism"][1]
+    orderbook = messages.replace("_message_", "_orderbook_")
+    assert main(["realism", messages, "--days", "1"]) == 0
+    alone = capsys.readouterr().out
+    assert main(["realism", messages, orderbook, "--days", "1"]) == 0
+    assert capsys.readouterr().out == alone
+    assert main(["realism", orderbook, messages, "--days", "1"]) == 0
+    assert capsys.readouterr().out == alone
+
+
+def test_a_tape_too_short_for_a_day_is_named_with_its_counts(tmp_path, capsys):
+    """A 20-line tape: `realism` and `run` warn in one line with its trades and minutes;
+    `fit` refuses it (exit 2) and writes no market."""
+    messages = tmp_path / "short_message_1.csv"
+    tape = synthetic_tape(0, n_steps=10, levels=1)
+    short = Tape(tape.messages[:20].copy(), tape.book[:20].copy(), tape.tick_size)
+    write_lobster(short, messages, tmp_path / "short_orderbook_1.csv")
+    counts = "0 trades over 0.3 minutes, too few to stand for a day"
+    assert main(["realism", str(messages), "--days", "1"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"tradearena: warning: {messages}: {counts}") and err.count("\n") == 1
+    config = tmp_path / "x.toml"
+    config.write_text(TINY_RUN.replace("[market]", f'[market]\ntape = "{messages}"'))
+    assert main(["run", str(config), "--executor", "local", "--out", str(tmp_path / "r")]) == 0
+    assert f"tradearena: warning: {messages}: {counts}" in capsys.readouterr().err
+    market = tmp_path / "fitted" / "market.toml"
+    assert main(["fit", str(messages), "--executor", "local", "--out", str(market)]) == 2
+    assert capsys.readouterr().err.startswith(f"tradearena: error: {messages}: {counts}")
+    assert not market.exists()
+
+
+@pytest.mark.parametrize(
+    ("argument", "message"),
+    [
+        (
+            ["--budget", "2"],
+            "--budget 2: a fit evaluates at least one generation of 8 "
+            "candidates per restart (3 restarts: 24)",
+        ),
+        (["--minutes", "nan"], "argument --minutes: must be > 0, got nan"),
+    ],
+)
+def test_a_fit_that_cannot_keep_its_limits_is_refused(argument, message, tmp_path, capsys):
+    messages = tmp_path / "day_message_1.csv"
+    write_lobster(synthetic_tape(0, n_steps=30, levels=1), messages)
+    argv = ["fit", str(messages), "--executor", "local", "--out", str(tmp_path / "m.toml")]
+    try:
+        status = main([*argv, *argument])
+    except SystemExit as exit:  # the argument parser's
+        status = exit.code
+    assert status == 2
+    assert message in capsys.readouterr().err
+    assert sorted(tmp_path.iterdir()) == [messages]

@@ -28,11 +28,15 @@ Rules, each counted:
   fraction) away from the reference price (the last trade's; before the first, ``reference``)
   is dropped (``out_of_band``); an L2 level already in the book follows the feed wherever it
   goes;
-- crossing: volume added at a price that crosses the other side's best first removes the
-  crossed levels (orders) of the other side, type 3 each: the feed's newest word wins
-  (``crossings`` events, ``crossed_lots``); their later events are unknown;
+- crossing (``crossings`` events, ``crossed_lots``): by level, volume added at a price that
+  crosses the other side's best first removes the crossed levels of the other side, type 3
+  each: the feed's newest word wins. By order, an order that crosses is held back, off the
+  tape: the exchange matched it, and the feed reports its trades and the makers' changes and
+  deletions, and the order's own; its events change the held order, trades naming it as the
+  maker take from it, and it is placed (type 1) once it crosses no more. The tape's book is
+  then the feed's orders as given wherever those do not cross;
 - ``unknown_order_events``: L3 changes and deletes of orders not in the book (never created,
-  dropped out of band, removed by a crossing); ``trades_unknown``: trades of such makers, and
+  dropped out of band); ``trades_unknown``: trades of such makers, and
   L2 trades of no side inside the spread, which change nothing; ``traded_beyond_book``: lots
   of trades beyond the volume the book held.
 """
@@ -105,12 +109,20 @@ cdef struct Order:
     Queue.iterator at  # its place in its price's queue
 
 
+cdef struct Held:  # an order held back while it crosses the book
+    i64 price
+    i64 qty
+    int side
+
+
 cdef class _Book:
     """The converter's book and the tape written from it."""
 
     cdef Levels bids, asks
     cdef Queues bid_queues, ask_queues
     cdef unordered_map[i64, Order] orders
+    cdef unordered_map[i64, Held] held
+    cdef Queues held_bids, held_asks  # price -> held feed ids, oldest first
     cdef Levels pending_bids, pending_asks
     cdef int n_levels
     cdef double band
@@ -188,13 +200,11 @@ cdef class _Book:
         return deref(best).first >= price
 
     cdef void uncross(self, int side, i64 price) noexcept:
-        """Remove the other side's levels (and their orders) that (side, price) crosses."""
+        """Remove the other side's levels that (side, price) crosses (by level)."""
         cdef int other = -side
         cdef Levels* levels = self.levels(other)
-        cdef Queues* queues = self.queues(other)
         cdef Levels.iterator it
         cdef i64 level_price, volume
-        cdef Queue* queue
         self.crossings += 1
         while self.crosses(side, price):
             if other < 0:
@@ -205,15 +215,7 @@ cdef class _Book:
             level_price, volume = deref(it).first, deref(it).second
             self.crossed_lots += volume
             levels.erase(it)
-            if queues.count(level_price):
-                queue = queue_at(queues, level_price)
-                for feed_id in deref(queue):
-                    self.emit(DELETE_ORDER, self.orders[feed_id].tape_id,
-                              self.orders[feed_id].qty, level_price, other)
-                    self.orders.erase(feed_id)
-                queues.erase(level_price)
-            else:
-                self.emit(DELETE_ORDER, 0, volume, level_price, other)
+            self.emit(DELETE_ORDER, 0, volume, level_price, other)
 
     # ------------------------------------------------------------------------ by level
     cdef void set_level(self, int side, i64 price, i64 qty) noexcept:
@@ -306,7 +308,12 @@ cdef class _Book:
             self.out_of_band += 1
             return
         if self.crosses(side, price):
-            self.uncross(side, price)
+            self.hold(feed_id, side, price, qty)
+            return
+        self.place(feed_id, side, price, qty)
+
+    cdef void place(self, i64 feed_id, int side, i64 price, i64 qty) noexcept:
+        """A new order in the book and on the tape (it crosses nothing)."""
         cdef Queue* queue = queue_at(self.queues(side), price)
         queue.push_back(feed_id)
         cdef Queue.iterator at = queue.end()
@@ -336,7 +343,60 @@ cdef class _Book:
             order.qty -= qty
         self.emit(kind, tape_id, qty, price, side)
 
+    cdef void hold(self, i64 feed_id, int side, i64 price, i64 qty) noexcept:
+        """Hold back an order that crosses the book: the exchange has matched it, and the
+        feed's trades and the makers' changes and deletions are on their way."""
+        self.crossings += 1
+        self.crossed_lots += qty
+        self.held[feed_id] = Held(price, qty, side)
+        queue_at(&self.held_bids if side > 0 else &self.held_asks, price).push_back(feed_id)
+
+    cdef void unhold(self, i64 feed_id) noexcept:
+        cdef Held order = self.held[feed_id]
+        cdef Queues* queues = &self.held_bids if order.side > 0 else &self.held_asks
+        cdef Queue* queue = queue_at(queues, order.price)
+        queue.remove(feed_id)
+        if queue.empty():
+            queues.erase(order.price)
+        self.held.erase(feed_id)
+
+    cdef void release(self) noexcept:
+        """Place the held orders that cross the book no more, each side's best first (and,
+        at a price, oldest first)."""
+        cdef int side
+        cdef Queues* queues
+        cdef Queues.iterator best
+        cdef i64 price
+        cdef Held order
+        for side in (1, -1):
+            queues = &self.held_bids if side > 0 else &self.held_asks
+            while not queues.empty():
+                if side > 0:
+                    best = queues.end()
+                    dec(best)
+                else:
+                    best = queues.begin()
+                price = deref(best).first
+                if self.crosses(side, price):
+                    break
+                for feed_id in deref(best).second:
+                    order = self.held[feed_id]
+                    self.held.erase(feed_id)
+                    self.place(feed_id, side, price, order.qty)
+                queues.erase(price)
+
     cdef void change(self, i64 feed_id, int side, i64 price, i64 qty) noexcept:
+        cdef Held* waiting
+        if self.held.count(feed_id):
+            waiting = &self.held[feed_id]
+            if waiting.side == side and waiting.price == price:
+                waiting.qty = qty
+                if qty <= 0:
+                    self.unhold(feed_id)
+            else:
+                self.unhold(feed_id)
+                self.create(feed_id, side, price, qty)
+            return
         if not self.orders.count(feed_id):
             self.unknown_order_events += 1
             return
@@ -349,12 +409,22 @@ cdef class _Book:
         self.create(feed_id, side, price, qty)
 
     cdef void delete(self, i64 feed_id) noexcept:
+        if self.held.count(feed_id):
+            self.unhold(feed_id)
+            return
         if not self.orders.count(feed_id):
             self.unknown_order_events += 1
             return
         self.remove(feed_id, self.orders[feed_id].qty, DELETE_ORDER)
 
     cdef void trade_order(self, i64 maker, i64 qty) noexcept:
+        cdef Held* waiting
+        if self.held.count(maker):  # a maker whose creation came after its taker's
+            waiting = &self.held[maker]
+            waiting.qty -= min(qty, waiting.qty)
+            if waiting.qty == 0:
+                self.unhold(maker)
+            return
         if not self.orders.count(maker):
             self.trades_unknown += 1
             return
@@ -429,7 +499,7 @@ def build(
                 book.trade_levels(side[i], price[i], qty[i])
             book.reference = price[i]
         elif k == E_CREATE:
-            if book.orders.count(order[i]):
+            if book.orders.count(order[i]) or book.held.count(order[i]):
                 book.change(order[i], side[i], price[i], qty[i])
             else:
                 book.create(order[i], side[i], price[i], qty[i])
@@ -439,6 +509,8 @@ def build(
             book.delete(order[i])
         else:
             raise ValueError(f"event {i}: unknown kind {k}")
+        if not book.held.empty():
+            book.release()
     messages = {
         "time": i64_array(book.time),
         "type": i8_array(book.kind),

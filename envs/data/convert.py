@@ -29,6 +29,7 @@ from tradearena.envs.data.feed import Feed
 from tradearena.envs.data.files import FeedError
 from tradearena.envs.data.tapes import MESSAGE_DTYPE, Tape, TapeError, load_lobster
 from tradearena.envs.data.text import format_csv
+from tradearena.envs.errors import into, replacing, together
 
 __all__ = [
     "DEFAULT_BAND",
@@ -119,15 +120,22 @@ def convert(
 
 def write_converted(conversion: Conversion, out: str | os.PathLike) -> Path:
     """Write ``message.csv``, ``orderbook.csv`` and ``meta.json`` into the directory ``out``
-    (made if needed); the message file's path."""
+    (made if needed), each under a temporary name first, so that a failed write (a full
+    disk: an `envs.errors.OutputError` naming the file) leaves none of them (nor the
+    directory it made); the message file's path."""
     directory = Path(out)
-    directory.mkdir(parents=True, exist_ok=True)
     tape = conversion.tape
     m = tape.messages
     ints = np.stack([m[name].astype(np.int64) for name in MESSAGE_DTYPE.names[1:]], axis=1)
-    (directory / MESSAGES).write_bytes(format_csv(np.ascontiguousarray(m["time"]), 9, ints))
-    (directory / ORDERBOOK).write_bytes(format_csv(None, 0, tape.book_rows))
-    (directory / META).write_text(json.dumps(conversion.meta, indent=2) + "\n")
+    contents = {
+        MESSAGES: format_csv(np.ascontiguousarray(m["time"]), 9, ints),
+        ORDERBOOK: format_csv(None, 0, tape.book_rows),
+        META: (json.dumps(conversion.meta, indent=2) + "\n").encode(),
+    }
+    with into(directory), together():
+        for name, content in contents.items():
+            with replacing(directory / name) as temporary:
+                temporary.write_bytes(content)
     return directory / MESSAGES
 
 
@@ -148,7 +156,7 @@ def read_meta(path: str | os.PathLike) -> dict[str, Any]:
         meta = json.loads(Path(path).read_text())
     except OSError as exc:
         raise TapeError(f"{os.fspath(path)}: cannot read the file ({exc.strerror})") from exc
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise TapeError(f"{os.fspath(path)}: not JSON ({exc})") from exc
     for key in ("tick_size", "lot_size"):
         value = meta.get(key) if isinstance(meta, Mapping) else None

@@ -131,9 +131,9 @@ def to_steps(
 ) -> Steps:
     """``prices`` and ``quantities`` in ticks and lots (given, or inferred: see
     `Decimals.steps`). A quantity that is not a whole number of lots or more than an order of
-    the book holds (`MAX_LOTS`), or a trade price (where ``traded`` holds) off the tick's grid,
-    is a `FeedError` naming its file, line and column (``columns``: of the prices, of the
-    quantities)."""
+    the book holds (`MAX_LOTS`), or a trade (where ``traded`` holds) whose price or quantity
+    is not positive or whose price is off the tick's grid, is a `FeedError` naming its file,
+    line and column (``columns``: of the prices, of the quantities)."""
     price_column, qty_column = columns
     price, tick, off_grid = prices.steps(tick, "price", sources, price_column)
     qty, lot, off_lot = quantities.steps(lot, "quantity", sources, qty_column)
@@ -146,6 +146,12 @@ def to_steps(
         f"quantity {{value}} is more than {MAX_LOTS:,} lots of {lot}, the most one order of "
         "the book holds (give a larger --lot)",
         qty_column,
+    )
+    prices.fail_at(
+        traded & (price <= 0), sources, "trade price {value} is not positive", price_column
+    )
+    quantities.fail_at(
+        traded & (qty <= 0), sources, "trade quantity {value} is not positive", qty_column
     )
     prices.fail_at(
         traded & off_grid,

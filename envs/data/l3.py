@@ -9,10 +9,12 @@ trades CSV (or several of each, in the order given), told apart by their headers
 
 Rows go in ``exchange_timestamp`` order (the capture's), a trade before the order events of
 its millisecond (the maker's change follows its fill), and that is the tape's time. Such
-captures hold far-away or bogus quotes (price 0, prices 1,000x the market) and, as the
-channel's events arrive out of order, created orders that cross the book for a moment:
-`envs.data.builder` drops new orders outside a band around the last trade price and lets a
-crossing order remove the orders it crosses, counting both.
+captures hold far-away or bogus quotes (price 0, prices 1,000x the market), and created orders
+that cross the book for a moment: the exchange matches them, and the channel reports the
+trades, the makers' changes and deletions and the taker's own a little later.
+`envs.data.builder` drops new orders outside a band around the last trade price and holds a
+crossing order back until it crosses no more, counting both: the tape's book is the feed's
+orders as given wherever those do not cross.
 """
 
 from __future__ import annotations

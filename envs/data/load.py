@@ -4,16 +4,54 @@ a recording of one of `envs.data.convert.FORMATS` converted on the fly."""
 from __future__ import annotations
 
 import os
+import warnings
+from collections.abc import Sequence
 from pathlib import Path
+
+import numpy as np
 
 from tradearena.envs.data.convert import FORMATS, META, convert, load_converted
 from tradearena.envs.data.files import FeedError
-from tradearena.envs.data.tapes import Tape, TapeError, load_lobster
+from tradearena.envs.data.tapes import Event, Tape, TapeError, load_lobster
 
-__all__ = ["TAPE_FORMATS", "load_tape", "missing_book", "orderbook_beside", "require_book"]
+__all__ = [
+    "MIN_MINUTES",
+    "MIN_TRADES",
+    "TAPE_FORMATS",
+    "ThinTape",
+    "load_tape",
+    "missing_book",
+    "orderbook_beside",
+    "require_book",
+    "thin",
+    "without_orderbooks",
+]
 
 TAPE_FORMATS = ("lobster", *FORMATS)
 """What a tape's files can be: LOBSTER's (or a converted directory), or a recording format."""
+MIN_TRADES, MIN_MINUTES = 20, 20
+"""The least a tape needs to stand for a day: executions (types 4 and 5), and minutes from
+its first message to its last (the realism facts' autocorrelations reach lag 20)."""
+
+
+class ThinTape(TapeError, UserWarning):
+    """A tape too short to stand for a day (`thin`): a warning where it is replayed or
+    measured, an error where a market is fitted to it."""
+
+
+def thin(tape: Tape) -> str | None:
+    """Why ``tape`` is too short to stand for a day (fewer than `MIN_TRADES` executions or
+    `MIN_MINUTES` minutes, counted), or None."""
+    times, kinds = tape.messages["time"], tape.messages["type"]
+    trades = int(np.count_nonzero((kinds == Event.EXECUTE) | (kinds == Event.EXECUTE_HIDDEN)))
+    minutes = float(times[-1] - times[0]) / 60 if len(times) else 0.0
+    if trades >= MIN_TRADES and minutes >= MIN_MINUTES:
+        return None
+    return (
+        f"{tape.source}: {trades} trades over {minutes:.1f} minutes, too few to stand for a "
+        f"day (a session replaying it trades little, its facts are noise): at least "
+        f"{MIN_TRADES} trades over {MIN_MINUTES} minutes"
+    )
 
 
 def load_tape(
@@ -23,7 +61,8 @@ def load_tape(
     orderbook: str | os.PathLike | None = None,
     tick_size: float = 0.01,
 ) -> Tape:
-    """``tape`` as is when a `Tape`; else the tape of the path ``tape``:
+    """``tape`` as is when a `Tape`; else the tape of the path ``tape`` (a `ThinTape` warning
+    when it is too short to stand for a day, `thin`):
 
     - ``format`` "lobster": a converted directory (``message.csv``, ``orderbook.csv``,
       ``meta.json``), or a message file with a ``meta.json`` beside it (prices in ticks, sizes
@@ -35,7 +74,14 @@ def load_tape(
     """
     if isinstance(tape, Tape):
         return tape
-    path = Path(tape)
+    loaded = _read(Path(tape), format, orderbook, tick_size)
+    reason = thin(loaded)
+    if reason is not None:
+        warnings.warn(ThinTape(reason), stacklevel=2)
+    return loaded
+
+
+def _read(path: Path, format: str, orderbook: str | os.PathLike | None, tick_size: float) -> Tape:
     if format != "lobster":
         if format not in FORMATS:
             raise FeedError(f"unknown tape format {format!r}; known: {list(TAPE_FORMATS)}")
@@ -81,3 +127,15 @@ def missing_book(tape: Tape, what: str) -> TapeError:
     beside = orderbook_beside(tape.source)
     where = f" beside it: {beside}" if beside is not None else ""
     return TapeError(f"{tape.source}: {what} need the tape's orderbook file{where}")
+
+
+def without_orderbooks(names: Sequence[str]) -> list[str]:
+    """``names`` (paths, as a user lists a LOBSTER day: ``X_message_N.csv X_orderbook_N.csv``)
+    without each orderbook file whose message file is among them too: `load_tape` reads it
+    from beside its message file."""
+    beside = {os.path.abspath(b) for b in map(orderbook_beside, names) if b is not None}
+    return [
+        name
+        for name in names
+        if "_orderbook_" not in Path(name).name or os.path.abspath(name) not in beside
+    ]

@@ -32,6 +32,7 @@ from typing import NoReturn
 import numpy as np
 import pandas as pd
 
+from tradearena.envs.data.decimals import MAX_LOTS as MAX_SIZE
 from tradearena.envs.errors import UserError
 
 __all__ = [
@@ -60,6 +61,7 @@ MESSAGE_COLUMNS: tuple[str, ...] = MESSAGE_DTYPE.names
 EMPTY_ASK = 9_999_999_999  # price of an empty ask level (LOBSTER's dummy, unscaled)
 EMPTY_BID = -9_999_999_999  # price of an empty bid level (LOBSTER's dummy, unscaled)
 
+_MAX_WHY = "the most one order of the book holds"
 _LOBSTER_UNITS_PER_DOLLAR = 10_000
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 _NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*")
@@ -397,9 +399,11 @@ def _check_messages(
         return f"time {float(time[i])!r} is earlier than {float(time[i - 1])!r} on the line before"
 
     checks: list[_Check] = [
+        (0, time < 0, lambda i: f"time {float(time[i])!r} is negative (seconds after midnight)"),
         (0, backwards, earlier),
         (1, unknown, lambda i: f"unknown event type {kind[i]} (expected 1 to 7)"),
         (3, traded & (size <= 0), lambda i: f"size {size[i]} is not a positive number of shares"),
+        (3, size > MAX_SIZE, lambda i: f"size {size[i]} is more than {MAX_SIZE:,}, {_MAX_WHY}"),
         (4, traded & (price <= 0), lambda i: f"price {price[i]} is not positive"),
         (4, visible & (price % factor != 0), lambda i: _off_tick(price[i], factor, tick_size)),
         (5, sideless, lambda i: f"direction {direction[i]} is not 1 (buy) or -1 (sell)"),
@@ -420,6 +424,11 @@ def _check_book(path: str | os.PathLike, book: np.ndarray, factor: int, tick_siz
                 lambda i, p=price: _off_tick(p[i], factor, tick_size),
             ),
             (column + 1, size < 0, lambda i, s=size: f"size {s[i]} is negative"),
+            (
+                column + 1,
+                size > MAX_SIZE,
+                lambda i, s=size: f"size {s[i]} is more than {MAX_SIZE:,}, {_MAX_WHY}",
+            ),
             (
                 column + 1,
                 empty & (size != 0),

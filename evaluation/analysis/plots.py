@@ -17,6 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
 
+from tradearena.envs.errors import replacing
 from tradearena.evaluation.analysis.dynamics import (
     field,
     rest_points,
@@ -37,6 +38,7 @@ __all__ = [
     "psro_figure",
     "role_dynamics_figure",
     "save_dynamics",
+    "save_figure",
     "save_learning_curves",
     "save_sharpe_bars",
     "sharpe_bars",
@@ -146,12 +148,18 @@ def save_dynamics(table: PayoffTable, path: Path, *, payoff: str, weighting: str
         figure.axes[0].set_title(title)
     else:
         figure.suptitle(title)
-    figure.savefig(path, dpi=120)
-    return path
+    return save_figure(figure, path)
 
 
 def _save(ax: Axes, path: Path) -> Path:
-    ax.figure.savefig(path, dpi=120)
+    return save_figure(ax.figure, path)
+
+
+def save_figure(figure: Figure, path: Path, dpi: int = 120) -> Path:
+    """``figure`` as a PNG of ``dpi`` dots per inch at ``path``, written under a temporary name
+    and renamed when complete (`envs.errors.replacing`)."""
+    with replacing(path) as temporary:
+        figure.savefig(temporary, dpi=dpi)
     return path
 
 

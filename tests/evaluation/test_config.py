@@ -617,3 +617,22 @@ def test_typed_sections_have_the_fields_of_their_tables():
     assert [f.name for f in dataclasses.fields(Output)] == list(TOP["output"].default)
     assert [f.name for f in dataclasses.fields(Training)] == list(TOP["training"].default)
     assert [f.name for f in dataclasses.fields(schema.Testing)] == list(TOP["testing"].default)
+
+
+@pytest.mark.parametrize(
+    ("data", "line"),
+    [
+        ('kind = "compare"\nname = "café"\n'.encode("latin-1"), 2),
+        ('kind = "compare"\n'.encode("utf-16"), 1),
+        (bytes(range(256)), 2),  # a newline (byte 10) before the first byte above 127
+    ],
+    ids=["latin-1", "utf-16", "binary"],
+)
+def test_a_file_that_is_not_utf8_is_named_with_its_line(data, line, tmp_path):
+    """An experiment or market file in another encoding (or not text): `ConfigError` naming
+    the file and the line of its first byte that is not UTF-8."""
+    path = tmp_path / "x.toml"
+    path.write_bytes(data)
+    for read, what in ((load_config, "experiment file"), (load_market, "market file")):
+        with pytest.raises(ConfigError, match=f"x.toml, line {line}: the {what} is not UTF-8"):
+            read(path)

@@ -329,6 +329,58 @@ def test_kill_and_resume(tmp_path, tiny_text, tiny_jobs):
     db.close()
 
 
+def test_ctrl_c_is_one_line_saying_what_is_stored(
+    tmp_path, tiny_text, tiny_jobs, monkeypatch, capsys
+):
+    """Ctrl-C while the jobs run: exit 130 and one line, the jobs stored and that --resume
+    goes on; resumed, the run skips them and finishes."""
+    path = tmp_path / "tiny.toml"
+    path.write_text(tiny_text)
+    out = tmp_path / "run"
+    record = Store.record
+
+    def interrupted(store, result):
+        if store.finished():
+            raise KeyboardInterrupt
+        record(store, result)
+
+    monkeypatch.setattr(Store, "record", interrupted)
+    args = ["run", str(path), "--executor", "local", "--no-progress", "--out", str(out)]
+    assert main(args) == 130
+    err = capsys.readouterr().err
+    assert err == (
+        f"tradearena: interrupted: 1 finished jobs stored in {out / 'results.sqlite'}; the "
+        "same command with --resume goes on from them\n"
+    )
+    monkeypatch.undo()
+    assert main([*args, "--resume"]) == 0
+    assert "resumed: 1 finished jobs skipped" in capsys.readouterr().out
+
+
+def test_a_run_cut_while_drawing_draws_every_figure_when_resumed(tmp_path, tiny_text, monkeypatch):
+    """A run cut after its first figure is drawn leaves none (they appear together); the
+    finished run resumed then draws them all."""
+    from matplotlib.figure import Figure
+
+    path = tmp_path / "tiny.toml"
+    path.write_text(tiny_text)
+    out = tmp_path / "run"
+    savefig, drawn = Figure.savefig, []
+
+    def cut(figure, *args, **kwargs):
+        if drawn:
+            raise KeyboardInterrupt
+        drawn.append(savefig(figure, *args, **kwargs))
+
+    monkeypatch.setattr(Figure, "savefig", cut)
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(path, LocalExecutor(progress=False), out=out)
+    assert drawn and sorted(p.name for p in out.iterdir() if p.suffix == ".png") == []
+    monkeypatch.undo()
+    run_experiment(path, LocalExecutor(progress=False), out=out, resume=True)
+    assert sorted(p.name for p in out.glob("*.png")) == sorted(FIGURES)
+
+
 def test_resume_with_changed_config(reference, tmp_path, tiny_text):
     """--resume with an edited file is refused with a clear error; the run is left as it was
     (config.toml, jobs, episodes, no new run row)."""

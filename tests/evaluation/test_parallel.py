@@ -183,3 +183,35 @@ def test_make_executor():
         make_executor("dask")
     with pytest.raises(ValueError, match=r"workers must be >= 1, got 0"):
         RayExecutor(workers=0)
+
+
+def test_a_local_ray_ends_with_its_driver_killed(tmp_path):
+    """A driver killed with SIGKILL: every Ray process it started ends within seconds, the
+    raylet's dashboard and runtime-env agents too, and the watchdog that ends them."""
+    psutil = pytest.importorskip("psutil")
+    code = (
+        "import os, time, psutil\n"
+        "from tradearena.evaluation.parallel import RayExecutor\n"
+        "RayExecutor(workers=1, progress=False).start()\n"
+        "children = psutil.Process().children(recursive=True)\n"
+        "print(' '.join(f'{p.pid}:{p.name()}' for p in children), flush=True)\n"
+        "time.sleep(300)\n"
+    )
+    driver = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        started = dict(item.split(":", 1) for item in driver.stdout.readline().split())
+    finally:
+        driver.kill()
+        driver.wait()
+    assert any("Agent" in name for name in started.values()), started
+
+    def running(pid: str) -> bool:
+        try:
+            return psutil.Process(int(pid)).status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+
+    deadline = time.monotonic() + 30
+    while (alive := [p for p in started if running(p)]) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not alive, {pid: started[pid] for pid in alive}

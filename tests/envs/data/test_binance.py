@@ -231,6 +231,10 @@ def test_bad_files_are_named(recording: Path, tmp_path: Path):
         convert("binance", [alone])
     with pytest.raises(FeedError, match="missing.txt: cannot read the file"):
         convert("binance", [tmp_path / "missing.txt"])
+    for price, qty, fault in (("0", "1", "price 0"), ("10.0", "0", "quantity 0")):
+        zero = write(tmp_path / "zero.txt", [*LINES[:4], trade(at(9), 9_000, price, qty, True)])
+        with pytest.raises(FeedError, match=f"zero.txt, line 5: trade {fault} is not positive"):
+            convert("binance", [zero])
     too_many = "100000000000"  # 10**16 lots of 1E-5: more than 2**53 - 1
     huge = write(tmp_path / "huge.txt", [snapshot(at(1), 1, [("10.0", too_many)], [])])
     with pytest.raises(FeedError, match=f"huge.txt, line 1: quantity {too_many} is more than"):

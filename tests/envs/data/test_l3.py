@@ -2,7 +2,8 @@
 with bogus quotes at price 0 and 1,000x the market, a change that re-queues an order, a trade
 of a maker not first in its queue, a created order crossing the book for a moment, late deletes
 and unknown orders) converted message by message, its replay fidelity, the seat's exact queue
-whatever the queue model, and bad rows."""
+whatever the queue model, and bad rows; a capture of orders that cross, matched as the exchange
+matches them, whose top of book is a plain replay's wherever that replay is not crossed."""
 
 from __future__ import annotations
 
@@ -43,8 +44,8 @@ ORDERS = [
     order(2000, 16, "100.00", "0.2", "changed", "bid"),  # after its trade (same ms)
     order(3000, 11, "100.20", "1.0", "changed", "bid"),  # moves: re-queued
     order(4000, 13, "0.00", "5.0", "deleted", "bid"),  # was dropped: unknown
-    order(5000, 18, "100.60", "0.4", "created", "bid"),  # crosses the ask 100.50
-    order(6000, 14, "100.50", "1.5", "deleted", "ask"),  # removed by that crossing: unknown
+    order(5000, 18, "100.60", "0.4", "created", "bid"),  # crosses the ask 100.50: held back
+    order(6000, 14, "100.50", "1.5", "deleted", "ask"),  # 18 then crosses no more: placed
     order(7000, 99, "100.00", "1.0", "changed", "bid"),  # never seen
 ]
 TRADES = [
@@ -65,8 +66,8 @@ EXPECTED = [
     (3000, 3, 1, 10, 1000, 1),  # 11 moves to 100.20
     (3000, 1, 6, 10, 1002, 1),
     (3500, 4, 6, 3, 1002, 1),
-    (5000, 3, 3, 15, 1005, -1),  # 18 crosses the ask 14
-    (5000, 1, 7, 4, 1006, 1),
+    (6000, 3, 3, 15, 1005, -1),  # 14 deleted
+    (6000, 1, 7, 4, 1006, 1),  # 18, held back since 5000, crosses no more
     (6500, 4, 5, 5, 1010, -1),
 ]
 COUNTS = {
@@ -74,9 +75,9 @@ COUNTS = {
     "trades": 4,
     "off_grid_quotes": 0,
     "crossings": 1,
-    "crossed_lots": 15,
+    "crossed_lots": 4,
     "out_of_band": 2,
-    "unknown_order_events": 3,
+    "unknown_order_events": 2,
     "trades_unknown": 1,
     "trades_out_of_queue": 1,
     "traded_beyond_book": 0,
@@ -188,3 +189,97 @@ def test_crypto_sizes_beyond_32_bits(tmp_path: Path):
     fills = book.market(-1, 12_000_000_000, owner=0)  # a seat sells 120 coins
     assert [(f.price, f.qty, f.maker_owner) for f in fills] == [(3_000_000, 12_000_000_000, 1)]
     assert book.depth(1) == ([(3_000_000, 530_623_107)], [(3_000_050, 30_012_345_679)])
+
+
+# Orders that cross, as the exchange reports them: the taker's creation, then (a millisecond or
+# two later) the trades naming the makers, the makers' changes and deletions, and the taker's
+# own change (its rest) or deletion. Ticks and lots of 0.01.
+CROSSING_ORDERS = [
+    order(0, 1, "100.00", "1.00", "created", "bid"),
+    order(0, 2, "99.90", "2.00", "created", "bid"),
+    order(0, 3, "100.10", "1.00", "created", "ask"),
+    order(0, 4, "100.20", "2.00", "created", "ask"),
+    order(0, 9, "0.01", "3.00", "created", "bid"),  # bogus: far from the market
+    order(1000, 5, "100.20", "2.00", "created", "bid"),  # takes 3 and 1.00 of 4
+    order(1001, 3, "100.10", "1.00", "deleted", "ask"),
+    order(1002, 4, "100.20", "1.00", "changed", "ask"),
+    order(1002, 5, "100.20", "2.00", "deleted", "bid"),
+    order(2000, 6, "100.00", "1.50", "created", "ask"),  # takes 1, rests with 0.50
+    order(2001, 1, "100.00", "1.00", "deleted", "bid"),
+    order(2002, 6, "100.00", "0.50", "changed", "ask"),
+    order(3000, 7, "100.00", "0.80", "created", "bid"),  # its maker 8 is created after it
+    order(3000, 8, "100.00", "0.30", "created", "ask"),
+    order(3001, 8, "100.00", "0.30", "deleted", "ask"),
+    order(3001, 6, "100.00", "0.50", "deleted", "ask"),
+    order(3002, 7, "100.00", "0.00", "deleted", "bid"),
+    order(4000, 10, "100.25", "0.40", "changed", "bid"),  # unknown: never created
+]
+CROSSING_TRADES = [
+    trade(1001, "100.10", "1.00", 5, 3, "buy"),
+    trade(1001, "100.20", "1.00", 5, 4, "buy"),
+    trade(2001, "100.00", "1.00", 1, 6, "sell"),
+    trade(3001, "100.00", "0.30", 7, 8, "buy"),
+    trade(3001, "100.00", "0.50", 7, 6, "buy"),
+]
+
+
+def plain_replay_tops(rows: list[tuple], tick: float, lot: float) -> dict[int, tuple | None]:
+    """A plain replay of the capture's order events (created, changed and deleted applied as
+    given, quotes within 5% of the opening mid): ms -> (bid ticks, bid lots, ask ticks, ask
+    lots) after the events of that ms (counted from M), None where the book is crossed."""
+    live: dict[int, tuple[int, float, float]] = {}
+    tops: dict[int, tuple | None] = {}
+    mid = None
+    for oid, _, stamp, price, volume, action, direction in sorted(rows, key=lambda r: r[2]):
+        ms = stamp - M
+        side, price, volume = (1 if direction == "bid" else -1), float(price), float(volume)
+        if action == "deleted" or volume == 0:
+            live.pop(oid, None)
+        elif action == "created" or oid in live:
+            live[oid] = (side, price, volume)
+        bids = [(p, v) for s, p, v in live.values() if s > 0]
+        asks = [(p, v) for s, p, v in live.values() if s < 0]
+        if mid is None and bids and asks:
+            mid = (max(bids)[0] + min(asks)[0]) / 2
+        near = [(s, p, v) for s, p, v in live.values() if mid is None or abs(p / mid - 1) < 0.05]
+        bid = max((p for s, p, _ in near if s > 0), default=None)
+        ask = min((p for s, p, _ in near if s < 0), default=None)
+        if bid is not None and ask is not None and bid >= ask:
+            tops[ms] = None
+            continue
+        size = {p: sum(v for s, q, v in near if q == p) for p in (bid, ask) if p is not None}
+        tops[ms] = (
+            round(bid / tick) if bid else None,
+            round(size[bid] / lot) if bid else 0,
+            round(ask / tick) if ask else None,
+            round(size[ask] / lot) if ask else 0,
+        )
+    return tops
+
+
+def test_orders_that_cross_wait_for_the_exchange_to_match_them(tmp_path: Path):
+    """Each created order that crosses is held back until the trades, changes and deletions
+    the exchange reports for it have come: the converted top of book equals a plain replay
+    of the feed's own events at every millisecond where that replay is not crossed, and the
+    converted book never crosses."""
+    files = [
+        write_csv(tmp_path / "orders.csv", ORDERS_HEADER, CROSSING_ORDERS),
+        write_csv(tmp_path / "trades.csv", TRADES_HEADER, CROSSING_TRADES),
+    ]
+    tape = convert("l3", files, levels=2, lot="0.01").tape
+    assert (tape.tick_size, tape.lot_size) == (0.01, 0.01)
+    assert replays_exactly(tape)
+    book, times = tape.book, np.round(tape.messages["time"] * 1000 - (M - MIDNIGHT_NS // 10**6))
+    best = book[:, [2, 3, 0, 1]]  # bid price, bid size, ask price, ask size
+    shown = best[:, 1] > 0
+    assert not (shown & (best[:, 3] > 0) & (best[:, 0] >= best[:, 2])).any()
+    tops = plain_replay_tops(CROSSING_ORDERS, 0.01, 0.01)
+    assert [ms for ms, top in tops.items() if top is None] == [1000, 1001, 2000, 3000]
+    for ms, top in tops.items():
+        if top is None:
+            continue
+        row = best[np.flatnonzero(times <= ms)[-1]].tolist()
+        row = [None if p in (EMPTY_BID, EMPTY_ASK) else p for p in row]
+        assert tuple(row) == top, ms
+    counts = convert("l3", files, lot="0.01").meta["counts"]
+    assert (counts["crossings"], counts["crossed_lots"]) == (3, 200 + 150 + 80)

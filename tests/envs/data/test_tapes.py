@@ -325,6 +325,24 @@ BAD_FILES = [
         rf"{M}, line 3, column 4 \(size\): size -30 is not a positive number",
     ),
     (
+        "negative-first-time",
+        "m",
+        replace(1, "-1.5,1,1,100,1000000,1"),
+        rf"{M}, line 1, column 1 \(time\): time -1.5 is negative \(seconds after midnight\)",
+    ),
+    (
+        "size-above-2**53-1",
+        "m",
+        replace(2, f"34200.2,1,2,{2**53},1000100,-1"),
+        rf"{M}, line 2, column 4 \(size\): size {2**53} is more than 9,007,199,254,740,991",
+    ),
+    (
+        "book-size-above-2**53-1",
+        "b",
+        replace(2, f"1000100,{2**53},1000000,100"),
+        rf"{B}, line 2, column 2 \(ask_size_1\): size {2**53} is more than",
+    ),
+    (
         "unknown-type",
         "m",
         replace(2, "34200.2,8,2,50,1000100,-1"),
