@@ -92,10 +92,10 @@ def run_experiment(
     file's ``output.dir``), with ``overrides`` applied (see `load_config`). The config is
     checked before anything is written, with the calibrations the run directory keeps (see
     `run_config`); an existing run directory is only continued with ``resume``."""
-    text = config_text(path, overrides)
-    directory = Path(out or parse_config(text, complete=False)["output"].dir)
+    text, where = config_text(path, overrides), config_locator(path, overrides)
+    named = parse_config(text, source=str(path), complete=False, where=where)
+    directory = Path(out or named["output"].dir)
     calibration.reuse(directory / CALIBRATIONS)
-    where = config_locator(path, overrides)
     config = parse_config(text, source=str(path), base=Path(path).parent, where=where)
     return run_config(config, executor, directory, resume=resume, figures=figures)
 
