@@ -10,6 +10,8 @@ from it alone (`load_run`, `summarize`, ``tradearena plot``).
 from __future__ import annotations
 
 import dataclasses
+import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,15 +137,39 @@ def run_config(
         else:
             execute(plan(config))
         failed, new_records = store.failed(), store.finished() != done
+    stage = Stages(getattr(executor, "progress", False) and new_records)
+    stage("reading the records")
     as_run, records = load_run(directory)
+    stage("the tables" + (" (payoffs, equilibria)" if config["kind"] == "tournament" else ""))
     summary = kind.tables(directory, as_run, records)
+    stage("the agents' cards")
     tables = kind.agent_tables(as_run) if hasattr(kind, "agent_tables") else None
     write_cards(directory, as_run, records, tables)
     if (config["output"].figures if figures is None else figures) and (
         new_records or not any(directory.glob("*.png"))
     ):
+        stage("the figures")
         kind.figures(directory, as_run, records)
+    stage.end()
     return RunOutcome(directory, summary, failed, len(done))
+
+
+class Stages:
+    """One line per stage of the analysis after the jobs, on stderr beside the progress bar
+    (when ``shown``: the executor shows progress and the run has new records to analyse):
+    the stage that starts, then the seconds the whole analysis took."""
+
+    def __init__(self, shown: bool) -> None:
+        self.shown, self.start = shown, time.perf_counter()
+
+    def __call__(self, what: str) -> None:
+        if self.shown:
+            print(f"analysis: {what} ...", file=sys.stderr, flush=True)
+
+    def end(self) -> None:
+        if self.shown:
+            seconds = time.perf_counter() - self.start
+            print(f"analysis: done in {seconds:.0f} s", file=sys.stderr, flush=True)
 
 
 def write_tables(directory: str | Path) -> pd.DataFrame:
