@@ -60,7 +60,9 @@ def sharpe_bars(
     metric: str = "sharpe",
 ) -> Axes:
     """Bars of ``metric`` per agent with their confidence intervals (``metric_low`` /
-    ``metric_high`` columns of `evaluation.analysis.metrics.summary_table`), for one condition."""
+    ``metric_high`` columns of `evaluation.analysis.metrics.summary_table`), for one condition.
+    An agent whose ``metric`` is NaN has no bar but a label in its place: "no trades" for one
+    that made nothing and held no share (a ratio of 0 over 0), "undefined" otherwise."""
     ax = axes_or_new(ax)
     rows = summary if condition is None else summary[summary["condition"] == condition]
     rows = rows.sort_values(metric, ascending=False)
@@ -71,6 +73,13 @@ def sharpe_bars(
     ax.bar(x, values, yerr=np.vstack([low, high]), capsize=4, color="tab:blue", alpha=0.8)
     ax.set_xticks(x, rows["agent"].tolist(), rotation=20)
     ax.axhline(0.0, color="black", linewidth=0.8)
+    idle = np.zeros(len(rows), dtype=bool)  # made nothing and never held a share
+    if "mean_pnl" in rows:
+        exposure = rows.get("exposure", 0.0)
+        idle = ((rows["mean_pnl"] == 0) & (exposure == 0)).to_numpy()
+    for i in np.flatnonzero(np.isnan(values)):
+        text = "no trades" if idle[i] else "undefined"
+        ax.text(x[i], 0.0, text, ha="center", va="bottom", rotation=90, color="0.35", gid="nan")
     ax.set_ylabel(
         f"{metric.replace('_', ' ')} of test PnL per episode\n(mean over seeds, bootstrap interval)"
     )
@@ -115,7 +124,7 @@ def learning_curves(
     what = "greedy checkpoints" if checkpoints else f"training, {window}-episode average"
     ax.set_ylabel(f"{value} per episode (dollars)")
     ax.set_title(f"Learning curves ({what}; 95% band over seeds)")
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))  # off the data
     return ax
 
 
