@@ -150,13 +150,19 @@ def save_sharpe_bars(directory: Path, summary: pd.DataFrame) -> list[Path]:
 def save_dynamics(table: PayoffTable, path: Path, *, payoff: str, weighting: str) -> Path:
     """`dynamics_figure` of a payoff table, titled with its payoff and weighting, at ``path``."""
     figure = dynamics_figure(table, weighting=weighting)
-    title = f"Replicator dynamics: {payoff} payoffs, {weighting} weighting, p = {table.p}"
-    if table.k <= 3:
+    title = f"Replicator dynamics\n{payoff} payoffs, {weighting} weighting, p = {table.p}"
+    _title(figure, table.k, title)
+    figure.savefig(path, dpi=120)
+    return path
+
+
+def _title(figure: Figure, k: int, title: str) -> None:
+    """``title`` over the figure of a k-strategy game: over its one axes for k <= 3 (the
+    figure's constrained layout keeps it whole), over the grid of faces for k >= 4."""
+    if k <= 3:
         figure.axes[0].set_title(title)
     else:
         figure.suptitle(title)
-    figure.savefig(path, dpi=120)
-    return path
 
 
 def _save(ax: Axes, path: Path) -> Path:
@@ -414,11 +420,8 @@ def equilibria_figure(table: PayoffTable, mixtures: Sequence[np.ndarray], **opti
     red stars (gid ``equilibria``); for ``k >= 4`` each on the faces that contain its support.
     ``options`` go to `dynamics_figure`; returns the Figure."""
     figure = dynamics_figure(table, weighting="focal", **options)
-    title = f"Nash equilibria and replicator dynamics (focal payoffs, p = {table.p})"
-    if table.k <= 3:
-        figure.axes[0].set_title(title)
-    else:
-        figure.suptitle(title)
+    title = f"Nash equilibria and replicator dynamics\n(focal payoffs, p = {table.p})"
+    _title(figure, table.k, title)
     points = [np.asarray(x, dtype=float) for x in mixtures]
     if table.k == 2:
         _mark_equilibria(figure.axes[0], points, lambda x: np.column_stack([x[:, 0], 0 * x[:, 0]]))

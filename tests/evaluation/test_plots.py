@@ -20,6 +20,7 @@ from tradearena.evaluation.analysis.payoffs import PayoffTable
 from tradearena.evaluation.analysis.plots import (
     REST_POINT_COLOURS,
     dynamics_figure,
+    equilibria_figure,
     flow_line,
     learning_curves,
     sharpe_bars,
@@ -207,3 +208,14 @@ def test_learning_curve_legend_sits_off_the_data():
     figure.draw(renderer)
     legend = ax.get_legend().get_window_extent(renderer)
     assert legend.x0 >= ax.get_window_extent(renderer).x1
+
+
+def test_an_equilibria_title_lies_inside_its_figure():
+    table = PayoffTable.from_matrix(
+        [[0, 1, -1], [-1, 0, 1], [1, -1, 0]], strategies=("hold", "random", "avellaneda_stoikov")
+    )
+    figure = equilibria_figure(table, [np.full(3, 1 / 3)])
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw(renderer)
+    title = figure.axes[0].title.get_window_extent(renderer)
+    assert title.x0 >= 0 and title.x1 <= figure.bbox.x1
