@@ -660,8 +660,9 @@ def _field_columns(table) -> dict:
     }
     if "shortfall_bp" in table:
         columns["shortfall bp"] = _ranged(table, "shortfall_bp", 2)
-    if "p_beat_reference" in table:
-        columns["P(beat reference)"] = _ranged(table, "p_beat_reference", 2)
+    if "p_beat_reference" in table:  # "-": the reference itself, or no one session to pair
+        beats = _ranged(table, "p_beat_reference", 2)
+        columns["P(beat reference)"] = beats.where(table["p_beat_reference"].notna(), "-")
     return columns
 
 

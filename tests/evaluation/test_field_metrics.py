@@ -199,3 +199,9 @@ def test_the_printed_table_says_no_trades_and_no_loss_in_words():
     assert rows["hold"].count("no trades") == 4
     assert rows["winner"].count("no loss") == 2  # Sortino and gain/loss
     assert "8.00 [4.00, inf]" in rows["mixed"]  # (4 + 4) / 1; a draw of seed 0 twice: no loss
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateMetricWarning)
+        text = format_summary(run_summary(records, reference="mixed"))
+    assert "nan" not in text  # the reference's own P(beat reference) reads "-"
+    reference = [line for line in text.splitlines() if line.startswith("mixed")][-1]
+    assert reference.endswith(" -")
