@@ -17,7 +17,10 @@ PIP := $(BIN)/pip install --quiet --quiet --disable-pip-version-check --no-compi
 BYTECODE = $(BIN)/python -m compileall -q -q -j 0 $(1) || true
 EXTRAS := test deep dev
 EXTENSIONS := $(wildcard envs/simulator/*.pyx envs/simulator/*.pxd envs/data/*.pyx envs/data/*.pxd agents/*.pyx agents/*.pxd)
-MAKEFLAGS += --jobs=2 --output-sync=line
+# two jobs at once, their output not held back: the install's steps print one line each, and
+# a run's progress bar and a test session's dots show as they come (--output-sync would hold
+# a command's whole output until it ends)
+MAKEFLAGS += --jobs=2
 
 .PHONY: run test bench lint reproduce clean docs
 
@@ -55,8 +58,10 @@ $(VENV)/.installed: $(VENV)/.dependencies $(VENV)/.compiled
 docs: $(VENV)/.installed
 	$(BIN)/python -m tradearena.evaluation.reference docs/config.md
 
+# the run directory is the config's (`[output] dir`, by default runs/<its name>), so that
+# `make run CONFIG=configs/taker.toml` runs into runs/taker
 run: $(VENV)/.installed
-	$(BIN)/tradearena run $(CONFIG) --out runs/quickstart --resume
+	$(BIN)/tradearena run $(CONFIG) --resume
 
 # pytest-xdist runs the tests on every core (the Ray tests on one worker); the last lines
 # are the slowest tests and the whole run's duration

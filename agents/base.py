@@ -4,6 +4,22 @@ The user side is as small as Axelrod's ``Player``: `Agent.act` and, for learners
 `Agent.update`; metadata are class attributes (``name``, ``stochastic``, ``description``).
 State is exchanged as a dict of named numpy arrays and plain values (`Agent.state_dict`);
 `Agent.save` writes it, with what rebuilds the agent, to a directory that `agents.load` reads.
+
+The learner's contract (docs/learner.md has it with an example):
+
+- It is built with keywords only: its own parameters and, of `STANDARD_KEYWORDS`, those its
+  constructor names; its sizes come from ``observation_space`` (``Discrete(n)`` states for
+  ``observation = "tabular"``, a ``Box`` of features for ``"features"``) and
+  ``action_space`` (``Discrete(n)``), not from keywords of its own.
+- It sets ``learning = True``: the batched markets (several sessions) call `Agent.update_batch`,
+  which calls `Agent.update` for learners only; without it, it would train with one session and
+  silently not at all with several.
+- `Agent.update` learns from one transition (reward in the market's units); `Agent.update_batch`
+  from N at once, by default `update` on each in order. A tabular learner that declares
+  ``batched_update`` does them in one call (``apply_batch``), so a subclass that changes
+  `update` declares it False.
+
+``tradearena agents --check`` (`agents.check_agent`) holds an agent to it.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from tradearena.agents.base import Agent
+from tradearena.agents.base import STANDARD_KEYWORDS, Agent
 from tradearena.agents.registry import raised
 from tradearena.envs.errors import UserError
 
@@ -62,6 +62,7 @@ class ContractReport:
     steps: int
     actions: dict[int, int]
     state_keys: tuple[str, ...]
+    learning: bool = False
 
     def __str__(self) -> str:
         taken = ", ".join(f"{a}: {n}" for a, n in sorted(self.actions.items()))
@@ -76,6 +77,12 @@ class ContractReport:
                 "  pickle     a round trip continues with the same actions and training",
                 f"  state_dict a round trip (keys: {keys}) continues with the same actions and "
                 "training",
+                "  learning   "
+                + (
+                    "yes: update is called after every step, one session or many"
+                    if self.learning
+                    else "no: act only (a learner sets learning = True)"
+                ),
             ]
         )
 
@@ -86,6 +93,47 @@ def _describe(env: gym.Env) -> str:
         return env.spec.id
     task = getattr(getattr(env.unwrapped, "market_spec", None), "task", None)
     return type(env.unwrapped).__name__ + (f" (task {task!r})" if task else "")
+
+
+def _defines(cls: type, attribute: str) -> type | None:
+    """The class of ``cls``'s MRO, below `Agent`, whose body defines ``attribute``, or None."""
+    return next((c for c in cls.__mro__[: cls.__mro__.index(Agent)] if attribute in vars(c)), None)
+
+
+def check_declarations(cls: type[Agent]) -> None:
+    """Raise `AgentContractError` where what ``cls`` declares contradicts what it writes: an
+    `Agent.update` with ``learning`` left False (the batched driver would skip it: sessions > 1
+    would not train), or a tabular ``batched_update`` whose batch form (``apply_batch``) comes
+    from another class than its `update` (the batched driver would not run the new `update`)."""
+    name = cls.__name__
+    updater = _defines(cls, "update")
+    if updater is not None and not cls.learning:
+        raise AgentContractError(
+            f"{name} defines update but leaves learning = False: set the class attribute "
+            "learning = True, or the markets of several sessions ([training] sessions > 1) "
+            "never call update and it trains silently not at all"
+        )
+    if getattr(cls, "batched_update", False) and _defines(cls, "apply_batch") is not updater:
+        raise AgentContractError(
+            f"{name} changes update but keeps batched_update = True from "
+            f"{_defines(cls, 'apply_batch').__name__}: set batched_update = False (or write "
+            "apply_batch to match), or the markets of several sessions run the old update"
+        )
+
+
+def build(cls: type[Agent], **params: Any) -> Agent:
+    """``cls(**params)``; `AgentContractError` in one line if the constructor does not take
+    those keywords, naming the agent and the keywords it is offered."""
+    try:
+        return cls(**params)
+    except TypeError as error:
+        given = ", ".join(f"{k}=..." for k in sorted(params))
+        offered = ", ".join(sorted(STANDARD_KEYWORDS))
+        raise AgentContractError(
+            f"{cls.__name__}({given}) fails: {error}. An agent is built with keywords only: "
+            f"it is offered {offered} and given those its constructor names (a learner reads "
+            "its sizes from observation_space.n and action_space.n), plus its own parameters"
+        ) from None
 
 
 def check_agent(
@@ -102,10 +150,14 @@ def check_agent(
     3. a pickle round trip continues with identical actions and identical training;
     4. a `Agent.state_dict` / `Agent.load_state_dict` round trip into a fresh copy does too.
 
-    An exception the agent's code raises (building it, acting, updating) fails the check too,
-    naming the method, file and line.
+    Before them, `check_declarations`: a class that writes `Agent.update` declares
+    ``learning = True``; and a class is built by `build`, which says in one line which
+    keywords it was offered when its constructor refuses them. An exception the agent's code
+    raises (building it, acting, updating) fails the check too, naming the method, file and
+    line.
     """
     cls = agent if isinstance(agent, type) else type(agent)
+    check_declarations(cls)
     try:
         return _check(agent, env, steps, params)
     except AgentContractError:
@@ -118,7 +170,7 @@ def _check(
     agent: type[Agent] | Agent, env: gym.Env, steps: int, params: dict[str, Any]
 ) -> ContractReport:
     if isinstance(agent, type):
-        first, second = agent(**params), agent(**params)
+        first, second = build(agent, **params), build(agent, **params)
     else:
         first, second = copy.deepcopy(agent), copy.deepcopy(agent)
     name = type(first).__name__
@@ -150,4 +202,5 @@ def _check(
         steps=steps,
         actions=dict(Counter(taken)),
         state_keys=tuple(first.state_dict()),
+        learning=first.learning,
     )

@@ -31,6 +31,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from tradearena.envs.rendering import trace_picture
+
 __all__ = [
     "AlmgrenChrissMarket",
     "almgren_chriss_holdings",
@@ -46,9 +48,11 @@ class AlmgrenChrissMarket(gym.Env):
     Observation: Discrete state ``k * (shares + 1) + x`` (k steps done, x lots left). Action
     a sells min(a, x) lots (all x at the last step). Reward: see the module docstring
     (dollars); ``info["shortfall"]`` at the end is the implementation shortfall (dollars).
+    ``render_mode="rgb_array"`` draws the lots held after each step so far
+    (`envs.rendering.trace_picture`).
     """
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 1}
 
     def __init__(
         self,
@@ -59,7 +63,11 @@ class AlmgrenChrissMarket(gym.Env):
         sigma: float = 1.0,
         eta: float = 1.0,
         gamma: float = 0.0,
+        render_mode: str | None = None,
     ) -> None:
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.render_mode = render_mode
         if shares < 1 or n_steps < 1 or max_trade < 1:
             raise ValueError(
                 f"need shares, n_steps, max_trade >= 1, got {shares, n_steps, max_trade}"
@@ -71,6 +79,7 @@ class AlmgrenChrissMarket(gym.Env):
         self.observation_space = spaces.Discrete(n_steps * (shares + 1))
         self.action_space = spaces.Discrete(max_trade + 1)
         self.k = self.left = 0
+        self.held: list[int] = []
         self.shortfall = 0.0
 
     def state(self) -> int:
@@ -79,6 +88,7 @@ class AlmgrenChrissMarket(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[int, dict]:
         super().reset(seed=seed)
         self.k, self.left, self.shortfall = 0, self.shares, 0.0
+        self.held = [self.shares]  # lots held after each step, from the start
         return self.state(), {}
 
     def step(self, action: Any) -> tuple[int, float, bool, bool, dict]:
@@ -87,6 +97,7 @@ class AlmgrenChrissMarket(gym.Env):
         last = self.k == self.n_steps - 1
         sold = self.left if last else min(int(action), self.left)
         self.left -= sold
+        self.held.append(self.left)
         reward = -step_cost(sold, self.left, self.eta, self.gamma)
         reward += self.sigma * self.left * float(self.np_random.standard_normal())
         self.shortfall -= reward
@@ -94,6 +105,11 @@ class AlmgrenChrissMarket(gym.Env):
         done = self.k == self.n_steps
         info = {"sold": sold, "left": self.left, "shortfall": self.shortfall}
         return (0 if done else self.state()), reward, done, False, info
+
+    def render(self) -> np.ndarray | None:
+        if self.render_mode is None:
+            return None
+        return trace_picture(self.held, self.n_steps)
 
 
 def step_cost(sold: int, left: int, eta: float, gamma: float) -> float:

@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 
 from tradearena.envs.data.tapes import Tape
+from tradearena.envs.rendering import book_picture
 from tradearena.envs.seats import Policy, SeatedMarket
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.spec import MarketSpec
@@ -71,11 +72,17 @@ class TradingEnv(gym.Env):
     with probability ``adversary_p`` the executed action is the adversary's; "trader": it
     trades its own seat, rewarded with minus the learner's reward).
 
+    ## Rendering
+    ``render_mode="ansi"``: the best five levels of the book, the mid, the inventory and the
+    value as text. ``render_mode="rgb_array"`` (the mode Stable-Baselines3 asks for when it
+    makes an env from its id): a (120, 200, 3) uint8 image of the same depth ladder beside
+    the seat's value over the session (`envs.rendering.book_picture`).
+
     ## Version History
     v0: first version.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
 
     def __init__(
         self,
@@ -93,8 +100,10 @@ class TradingEnv(gym.Env):
             raise ValueError(
                 f"adversary_mode must be 'takeover' or 'trader', got {adversary_mode!r}"
             )
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(
+                f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}"
+            )
         self.market_spec = MarketSpec.from_keywords("TradingEnv", market_spec, **market)
         seats: list[Policy | str] = [observation, *opponents]
         trader = adversary is not None and adversary_mode == "trader"
@@ -110,6 +119,7 @@ class TradingEnv(gym.Env):
         self.action_space = self.core.action_space
         self.observation_space = self.core.observation_spaces[0]
         self.render_mode = render_mode
+        self._values: list[float] = []  # the seat's value after each step (dollars)
 
     @property
     def market(self) -> Market:
@@ -121,20 +131,26 @@ class TradingEnv(gym.Env):
     ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
         observations = self.core.reset(int(self.np_random.integers(2**63 - 1)))
-        return observations[0], self.core.info(0)
+        info = self.core.info(0)
+        self._values = [info["value"]]
+        return observations[0], info
 
     def step(self, action: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         plain = isinstance(action, int | np.integer) and 0 <= action < self.action_space.n
         if not plain and not self.action_space.contains(action):
             raise ValueError(f"action {action!r} is not in {self.action_space}")
         observations, rewards, done = self.core.step((action,))
-        return observations[0], float(rewards[0]), done, False, self.core.info(0)
+        info = self.core.info(0)
+        self._values.append(info["value"])
+        return observations[0], float(rewards[0]), done, False, info
 
-    def render(self) -> str | None:
-        if self.render_mode != "ansi":
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
             return None
         market = self.market
         bids, asks = market.book.depth(5)
+        if self.render_mode == "rgb_array":
+            return book_picture(bids, asks, self._values, market.n_steps)
         info = self.core.info(0)
         rows = [f"step {market.step_index}/{market.n_steps}  mid {market.last_mid:.1f} ticks"]
         rows += [f"  ask {p:>8} x {q}" for p, q in reversed(asks)]

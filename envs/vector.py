@@ -73,6 +73,8 @@ class MarketVectorEnv(VectorEnv):
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
+    sessions: Restarting | Sharded | None = None
+    """The sessions; None until made (a constructor that raised leaves nothing to close)."""
 
     def __init__(
         self,
@@ -116,7 +118,8 @@ class MarketVectorEnv(VectorEnv):
         return obs, rewards[:, 0], terminated, np.zeros(self.num_envs, dtype=bool), infos
 
     def close_extras(self, **kwargs: Any) -> None:
-        self.sessions.close()
+        if self.sessions is not None:
+            self.sessions.close()
 
 
 class BatchedParallelEnv:

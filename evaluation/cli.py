@@ -752,10 +752,22 @@ def format_payoffs(path) -> str:
 
 def _sortino_text(row) -> str:
     """The Sortino ratio to three decimals; "no loss" where no test episode lost and the mean
-    PnL is positive (no downside deviation to divide by: the ratio is unbounded)."""
+    PnL is positive (no downside deviation to divide by: the ratio is unbounded); "no trades"
+    for an agent that never trades."""
     if row.sortino != row.sortino and row.mean_pnl > 0:  # NaN
         return "no loss"
-    return f"{row.sortino:.3f}"
+    return _undefined(row, row.sortino) or f"{row.sortino:.3f}"
+
+
+def _undefined(row, value: float) -> str:
+    """Why a metric's ``value`` is not a number, in words ("" for a finite one): "no loss"
+    for inf (a ratio over losses, none), "no trades" for NaN of an agent that never held a
+    share and made nothing (a ratio of zero over zero)."""
+    if value == float("inf"):
+        return "no loss"
+    if value != value and row.get("exposure", 0.0) == 0 and row.mean_pnl == 0:
+        return "no trades"
+    return ""
 
 
 def format_summary(summary) -> str:
@@ -797,17 +809,19 @@ def _field_columns(table) -> dict:
     }
     if "shortfall_bp" in table:
         columns["shortfall bp"] = _ranged(table, "shortfall_bp", 2)
-    if "p_beat_reference" in table:
-        columns["P(beat reference)"] = _ranged(table, "p_beat_reference", 2)
+    if "p_beat_reference" in table:  # "-": the reference itself, or no one session to pair
+        beats = _ranged(table, "p_beat_reference", 2)
+        columns["P(beat reference)"] = beats.where(table["p_beat_reference"].notna(), "-")
     return columns
 
 
 def _ranged(table, column: str, digits: int):
     """Each row's ``column`` and its interval (``column``_low, _high) as text, "x [low, high]"
-    to ``digits`` decimals."""
+    to ``digits`` decimals; a value that is no number in words (`_undefined`)."""
     return table.apply(
         lambda r: (
-            f"{r[column]:.{digits}f} "
+            _undefined(r, r[column])
+            or f"{r[column]:.{digits}f} "
             f"[{r[column + '_low']:.{digits}f}, {r[column + '_high']:.{digits}f}]"
         ),
         axis=1,

@@ -17,6 +17,8 @@ import fcntl
 import hashlib
 import json
 import os
+import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -187,10 +189,10 @@ def run_experiment(
     file's ``output.dir``), with ``overrides`` applied (see `load_config`). The config is
     checked before anything is written, with the calibrations the run directory keeps (see
     `run_config`); an existing run directory is only continued with ``resume``."""
-    text = config_text(path, overrides)
-    directory = Path(out or parse_config(text, complete=False)["output"].dir)
+    text, where = config_text(path, overrides), config_locator(path, overrides)
+    named = parse_config(text, source=str(path), complete=False, where=where)
+    directory = Path(out or named["output"].dir)
     calibration.reuse(directory / CALIBRATIONS)
-    where = config_locator(path, overrides)
     config = parse_config(text, source=str(path), base=Path(path).parent, where=where)
     return run_config(config, executor, directory, resume=resume, figures=figures)
 
@@ -247,16 +249,40 @@ def _run_locked(
                 "command with --resume goes on from them"
             ) from None
         failed, new_records = store.failed(), store.finished() != done
+    stage = Stages(getattr(executor, "progress", False) and new_records)
+    stage("reading the records")
     as_run, records = load_run(directory)
+    stage("the tables" + (" (payoffs, equilibria)" if config["kind"] == "tournament" else ""))
     summary = kind.tables(directory, as_run, records)
+    stage("the agents' cards")
     tables = kind.agent_tables(as_run) if hasattr(kind, "agent_tables") else None
     write_cards(directory, as_run, records, tables)
     if (config["output"].figures if figures is None else figures) and (
         new_records or not any(directory.glob("[!.]*.png"))
     ):
+        stage("the figures")
         with together():  # a run cut while drawing leaves none of them, and redraws
             kind.figures(directory, as_run, records)
+    stage.end()
     return RunOutcome(directory, summary, failed, len(done))
+
+
+class Stages:
+    """One line per stage of the analysis after the jobs, on stderr beside the progress bar
+    (when ``shown``: the executor shows progress and the run has new records to analyse):
+    the stage that starts, then the seconds the whole analysis took."""
+
+    def __init__(self, shown: bool) -> None:
+        self.shown, self.start = shown, time.perf_counter()
+
+    def __call__(self, what: str) -> None:
+        if self.shown:
+            print(f"analysis: {what} ...", file=sys.stderr, flush=True)
+
+    def end(self) -> None:
+        if self.shown:
+            seconds = time.perf_counter() - self.start
+            print(f"analysis: done in {seconds:.0f} s", file=sys.stderr, flush=True)
 
 
 def write_tables(directory: str | Path) -> pd.DataFrame:

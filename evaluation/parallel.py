@@ -42,7 +42,8 @@ class Executor(Protocol):
 
 
 class Progress:
-    """A progress bar over jobs: done, running and failed, with tqdm's rate and ETA."""
+    """A progress bar over jobs: done, running, queued (waiting for a free CPU) and failed,
+    with tqdm's rate and ETA."""
 
     def __init__(self, total: int, enabled: bool = True) -> None:
         self.bar = tqdm(
@@ -50,9 +51,13 @@ class Progress:
         )
         self.failed = 0
 
-    def update(self, result: JobResult, running: int) -> None:
+    def update(self, result: JobResult, left: int, slots: int) -> None:
+        """Count ``result`` as done; of the ``left`` jobs not done, as many as there are
+        ``slots`` (CPUs that run jobs) are running, the others queued."""
         self.failed += result.error is not None
-        self.bar.set_postfix(running=running, failed=self.failed, refresh=False)
+        running = min(left, slots)
+        counts = {"running": running, "queued": left - running, "failed": self.failed}
+        self.bar.set_postfix(counts, refresh=False)  # in this order (keywords would be sorted)
         self.bar.update(1)
 
     def close(self) -> None:
@@ -73,7 +78,7 @@ class LocalExecutor:
         try:
             for i, job in enumerate(jobs):
                 result = self.job(job)
-                bar.update(result, running=min(1, len(jobs) - i - 1))
+                bar.update(result, left=len(jobs) - i - 1, slots=1)
                 yield result
         finally:
             bar.close()
@@ -158,6 +163,7 @@ class RayExecutor:
         self.start()
         import ray
 
+        slots = max(int(ray.cluster_resources().get("CPU", 1)), 1)  # one job a CPU
         remote = ray.remote(num_cpus=1, max_retries=self.max_retries)(self.job)
         pending = {remote.remote(job): job for job in jobs}
         bar = Progress(len(jobs), self.progress)
@@ -171,7 +177,7 @@ class RayExecutor:
                     result = JobResult(
                         job.id, job.seed, (), 0.0, f"{type(error).__name__}: {error}"
                     )
-                bar.update(result, running=min(len(pending), self.workers or len(pending)))
+                bar.update(result, left=len(pending), slots=slots)
                 yield result
         finally:
             bar.close()

@@ -42,9 +42,9 @@ def _type(field: Field) -> str:
     kinds = field.type if isinstance(field.type, tuple) else (field.type,)
     if isinstance(field.default, dict) and field.type is list:
         return "array of tables"
-    if set(kinds) == {int, float}:
-        return "number"
-    return TYPE_NAMES[kinds[0]].removeprefix("an ").removeprefix("a ")
+    if {int, float} <= set(kinds):  # an integer is a number too
+        kinds = tuple(k for k in kinds if k is not int)
+    return " or ".join(TYPE_NAMES[k].removeprefix("an ").removeprefix("a ") for k in kinds)
 
 
 def _default(field: Field, key: str = "") -> str:

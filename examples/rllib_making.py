@@ -15,14 +15,28 @@ Needs the ``rllib`` extra (``pip install -e ".[rllib]"``). Short by default (3 i
 from __future__ import annotations
 
 import argparse
+import logging
+import os
 import time
 from pathlib import Path
 
-import ray
+NOTICES = {
+    "ray.rllib.algorithms.algorithm_config": "on the new API stack",
+    "ray._common.deprecation": "RLModule(config=",
+    "ray.tune.utils.util": "Install gputil",
+}
+"""Notices RLlib logs about its own defaults, none about this run (logger -> what the message
+says): that the new API stack is its default, that its own default PPO module builds itself
+through a deprecated path, that GPU monitoring needs gputil."""
 
-from tradearena.agents.rllib import from_rllib
-from tradearena.envs.rllib import AGENTS, ppo_config
-from tradearena.envs.spec import MarketSpec
+
+def quiet_notices() -> None:
+    """Drop `NOTICES` from their loggers (every other record passes), and state Ray's default
+    token authentication for a local cluster (``RAY_AUTH_MODE=token``, a user's own setting
+    kept) so that Ray does not warn of it; Ray reads it when imported, so this comes first."""
+    os.environ.setdefault("RAY_AUTH_MODE", "token")
+    for name, phrase in NOTICES.items():
+        logging.getLogger(name).addFilter(lambda record, p=phrase: p not in record.getMessage())
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -50,6 +64,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 def train(seats: str, args: argparse.Namespace) -> None:
     """Train PPO on ``tradearena-making-SEATS``, printing each iteration's mean episode
     return per agent; save the policies when asked."""
+    from tradearena.agents.rllib import from_rllib
+    from tradearena.envs.rllib import AGENTS, ppo_config
+    from tradearena.envs.spec import MarketSpec
+
     market = {"n_steps": args.n_steps}
     if args.inventory_penalty is not None:
         market["inventory_penalty"] = args.inventory_penalty
@@ -85,7 +103,16 @@ def train(seats: str, args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
-    ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
+    quiet_notices()
+    import ray  # after quiet_notices: Ray reads RAY_AUTH_MODE on import
+
+    ray.init(
+        address="local",
+        num_cpus=1,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level="WARNING",
+    )
     for seats in ("2", "takeover") if args.seats == "both" else (args.seats,):
         train(seats, args)
     ray.shutdown()

@@ -262,7 +262,9 @@ def test_agent_check_reports_a_builtin_and_names_a_broken_agent(
     assert main(["agents", "--check", "ra2q"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "RA2Q (name 'ra2q') keeps the agent contract in TradingEnv (task 'taker'):"
-    assert [line.split()[0] for line in out[1:]] == ["actions", "seeding", "pickle", "state_dict"]
+    assert [line.split()[0] for line in out[1:]] == [
+        *("actions", "seeding", "pickle", "state_dict", "learning")
+    ]
     assert out[2] == "  seeding    two copies built alike took the same 30 actions"
     (tmp_path / "unseeded_agent.py").write_text(UNSEEDED_AGENT)
     monkeypatch.chdir(tmp_path)

@@ -152,11 +152,13 @@ def test_notebook_and_command_agree_on_stability(tmp_path, monkeypatch):
 
 
 def test_custom_agent_notebook(tournament_run, monkeypatch):
-    """Writes an agent, passes the contract check, plays a tournament with no failed job."""
+    """Writes an agent, passes the contract check, plays a tournament with no failed job and
+    shows its payoff field as an image."""
     notebook = execute("custom_agent.ipynb", tournament_run, monkeypatch)
     text = stream_text(notebook)
     assert "Contrarian (name 'contrarian') keeps the agent contract" in text
     assert "failed jobs: none" in text
+    assert len(images(notebook)) == 1  # the simplex field, shown, not its text repr
 
 
 def test_trained_agent_notebook(tmp_path, monkeypatch):

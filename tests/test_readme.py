@@ -46,3 +46,4 @@ def test_the_python_blocks_run(monkeypatch):
         "tradearena/ReplayMarket-v0",
         20,
     )
+    assert {0, 2} <= set(report.actions)  # it trades: sells after a rise, buys after a fall

@@ -327,6 +327,13 @@ def _read_csv(path: str | os.PathLike, names: Sequence[str] | None) -> pd.DataFr
     return table
 
 
+NOT_MESSAGES = (
+    "; tradearena replays order-book messages (LOBSTER's message file: one order event a "
+    "line), not trades or quotes: see `tradearena data`"
+)
+"""What a message file's error adds when its first line is no message."""
+
+
 def _locate_parse_error(
     path: str | os.PathLike, names: Sequence[str] | None, cause: Exception | None
 ) -> NoReturn:
@@ -345,16 +352,18 @@ def _locate_parse_error(
                         f"{os.fspath(path)}, line 1: {expected} columns, but an order-book "
                         "file has 4 per level (ask price, ask size, bid price, bid size)"
                     )
+            # a first line that is no message: most likely trades or another format
+            hint = NOT_MESSAGES if names and row == 0 else ""
             if len(fields) != expected:
                 raise TapeError(
                     f"{os.fspath(path)}, line {row + 1}: {len(fields)} columns, expected "
-                    f"{expected}" + (f" ({', '.join(names)})" if names else " as on line 1")
+                    f"{expected}" + (f" ({', '.join(names)})" if names else " as on line 1") + hint
                 )
             for column, text in enumerate(fields):
                 problem = _field_problem(text, integer=column > 0 or not names)
                 if problem:
                     where = _where(path, row, column, names or _book_columns(expected))
-                    raise TapeError(f"{where}: {text.strip()!r} {problem}")
+                    raise TapeError(f"{where}: {text.strip()!r} {problem}{hint}")
     detail = f" ({cause})" if cause else ""
     raise TapeError(f"{os.fspath(path)}: cannot parse the file{detail}") from cause
 

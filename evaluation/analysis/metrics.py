@@ -31,6 +31,7 @@ __all__ = [
     "field_metrics",
     "floored_sharpe",
     "gain_loss_ratio",
+    "pooled_gain_loss",
     "hit_rate",
     "max_drawdown",
     "outperformance",
@@ -768,8 +769,8 @@ def field_metrics(
     """The field's metrics of test episodes, one row per (condition, agent).
 
     ``test``: episode records (columns condition, agent, seed, episode, pnl, and for the
-    ones asked for exposure and arrival). Per seed, :func:`gain_loss_ratio` of the PnLs,
-    :func:`pnl_to_map` of the PnLs over the ``exposure`` (each episode's mean |inventory|,
+    ones asked for exposure and arrival). :func:`pooled_gain_loss` of the seeds' PnLs; per
+    seed, :func:`pnl_to_map` of the PnLs over the ``exposure`` (each episode's mean |inventory|,
     shares) and, with a non-zero ``parent_order`` (shares), the mean :func:`shortfall_bp`
     against each episode's ``arrival`` price ($/share); each column ``m`` is the mean over
     seeds with ``m_low``, ``m_high`` its 95% bootstrap interval (as `summary_table`). With
@@ -780,7 +781,6 @@ def field_metrics(
     several seats, as in a tournament).
     """
     per_seed = {
-        "gain_loss": lambda e: gain_loss_ratio(e["pnl"].to_numpy()),
         "pnl_to_map": lambda e: pnl_to_map(e["pnl"].to_numpy(), e["exposure"].to_numpy()),
     }
     if parent_order:
@@ -794,6 +794,7 @@ def field_metrics(
         for key, group in test.groupby(keys, sort=True):
             seeds = [episodes for _, episodes in group.groupby("seed", sort=True)]
             row: dict[str, object] = dict(zip(keys, key))
+            row |= _columns("gain_loss", pooled_gain_loss([e["pnl"].to_numpy() for e in seeds]))
             for name, metric in per_seed.items():
                 interval = bootstrap_ci(np.array([metric(e) for e in seeds]), np.mean)
                 row |= _columns(name, interval)
@@ -801,6 +802,40 @@ def field_metrics(
                 row |= _columns("p_beat_reference", _beats(test, key, reference))
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def pooled_gain_loss(
+    seeds: Sequence[ArrayLike], *, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
+) -> ConfidenceInterval:
+    """The gain-loss ratio of every episode of every seed (``seeds``: one array of per-episode
+    PnLs, dollars, per seed), with a percentile bootstrap interval over the seeds.
+
+    ``estimate = sum(gains) / sum(losses)`` over all the episodes (as `gain_loss_ratio`), so
+    that a seed without a losing episode still counts; ``inf`` when no episode lost and some
+    gained, NaN when none gained nor lost (no trades). The interval resamples whole seeds
+    (``n_resamples`` draws of as many seeds, with replacement, drawn from
+    ``numpy.random.default_rng(seed)``) and takes the ratio of each draw's sums, ``inf`` for
+    a draw without a loss; its ends are order statistics (the inverted-CDF quantiles: no
+    interpolation, so an end may be ``inf``, the ratio unbounded above). One seed: NaN ends.
+    """
+    gains = np.array([np.maximum(np.asarray(p, float), 0.0).sum() for p in seeds])
+    losses = np.array([np.maximum(-np.asarray(p, float), 0.0).sum() for p in seeds])
+
+    def ratio(g: np.ndarray, loss: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(
+                loss > 0, g / np.where(loss > 0, loss, 1.0), np.where(g > 0, np.inf, np.nan)
+            )
+
+    estimate = float(ratio(gains.sum(), losses.sum()))
+    if len(seeds) < 2 or np.isnan(estimate):
+        return ConfidenceInterval(np.nan, np.nan, estimate)
+    draws = np.random.default_rng(seed).integers(0, len(seeds), size=(n_resamples, len(seeds)))
+    ratios = ratio(gains[draws].sum(axis=1), losses[draws].sum(axis=1))
+    ratios = ratios[~np.isnan(ratios)]  # draws of seeds that never traded
+    alpha = 1.0 - confidence
+    low, high = np.quantile(ratios, [alpha / 2, 1.0 - alpha / 2], method="inverted_cdf")
+    return ConfidenceInterval(float(low), float(high), estimate)
 
 
 def _columns(name: str, interval: ConfidenceInterval) -> dict[str, float]:

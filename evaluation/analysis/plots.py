@@ -62,7 +62,9 @@ def sharpe_bars(
     metric: str = "sharpe",
 ) -> Axes:
     """Bars of ``metric`` per agent with their confidence intervals (``metric_low`` /
-    ``metric_high`` columns of `evaluation.analysis.metrics.summary_table`), for one condition."""
+    ``metric_high`` columns of `evaluation.analysis.metrics.summary_table`), for one condition.
+    An agent whose ``metric`` is NaN has no bar but a label in its place: "no trades" for one
+    that made nothing and held no share (a ratio of 0 over 0), "undefined" otherwise."""
     ax = axes_or_new(ax)
     rows = summary if condition is None else summary[summary["condition"] == condition]
     rows = rows.sort_values(metric, ascending=False)
@@ -73,6 +75,13 @@ def sharpe_bars(
     ax.bar(x, values, yerr=np.vstack([low, high]), capsize=4, color="tab:blue", alpha=0.8)
     ax.set_xticks(x, rows["agent"].tolist(), rotation=20)
     ax.axhline(0.0, color="black", linewidth=0.8)
+    idle = np.zeros(len(rows), dtype=bool)  # made nothing and never held a share
+    if "mean_pnl" in rows:
+        exposure = rows.get("exposure", 0.0)
+        idle = ((rows["mean_pnl"] == 0) & (exposure == 0)).to_numpy()
+    for i in np.flatnonzero(np.isnan(values)):
+        text = "no trades" if idle[i] else "undefined"
+        ax.text(x[i], 0.0, text, ha="center", va="bottom", rotation=90, color="0.35", gid="nan")
     ax.set_ylabel(
         f"{metric.replace('_', ' ')} of test PnL per episode\n(mean over seeds, bootstrap interval)"
     )
@@ -117,7 +126,7 @@ def learning_curves(
     what = "greedy checkpoints" if checkpoints else f"training, {window}-episode average"
     ax.set_ylabel(f"{value} per episode (dollars)")
     ax.set_title(f"Learning curves ({what}; 95% band over seeds)")
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))  # off the data
     return ax
 
 
@@ -143,12 +152,18 @@ def save_sharpe_bars(directory: Path, summary: pd.DataFrame) -> list[Path]:
 def save_dynamics(table: PayoffTable, path: Path, *, payoff: str, weighting: str) -> Path:
     """`dynamics_figure` of a payoff table, titled with its payoff and weighting, at ``path``."""
     figure = dynamics_figure(table, weighting=weighting)
-    title = f"Replicator dynamics: {payoff} payoffs, {weighting} weighting, p = {table.p}"
-    if table.k <= 3:
+    title = f"Replicator dynamics\n{payoff} payoffs, {weighting} weighting, p = {table.p}"
+    _title(figure, table.k, title)
+    return save_figure(figure, path)
+
+
+def _title(figure: Figure, k: int, title: str) -> None:
+    """``title`` over the figure of a k-strategy game: over its one axes for k <= 3 (the
+    figure's constrained layout keeps it whole), over the grid of faces for k >= 4."""
+    if k <= 3:
         figure.axes[0].set_title(title)
     else:
         figure.suptitle(title)
-    return save_figure(figure, path)
 
 
 def _save(ax: Axes, path: Path) -> Path:
@@ -413,11 +428,8 @@ def equilibria_figure(table: PayoffTable, mixtures: Sequence[np.ndarray], **opti
     red stars (gid ``equilibria``); for ``k >= 4`` each on the faces that contain its support.
     ``options`` go to `dynamics_figure`; returns the Figure."""
     figure = dynamics_figure(table, weighting="focal", **options)
-    title = f"Nash equilibria and replicator dynamics (focal payoffs, p = {table.p})"
-    if table.k <= 3:
-        figure.axes[0].set_title(title)
-    else:
-        figure.suptitle(title)
+    title = f"Nash equilibria and replicator dynamics\n(focal payoffs, p = {table.p})"
+    _title(figure, table.k, title)
     points = [np.asarray(x, dtype=float) for x in mixtures]
     if table.k == 2:
         _mark_equilibria(figure.axes[0], points, lambda x: np.column_stack([x[:, 0], 0 * x[:, 0]]))

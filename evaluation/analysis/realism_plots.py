@@ -83,7 +83,7 @@ def profile_lines(
     ax.set_xlabel("minutes after the open (bucket start)")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(fontsize="small", loc="upper left")
+    ax.legend(fontsize="small", loc="best")  # where it covers the fewest points
     return ax
 
 

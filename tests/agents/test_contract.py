@@ -160,3 +160,61 @@ def test_declared_fast_paths_and_adversaries_match_what_the_class_writes(name):
         assert cls.batched_act == (cls.act is TabularAgent.act)
     assert (_defined_by(cls, "adversary_policy") is not Agent) == cls.trains_adversary
     assert cls.learning or cls.update is Agent.update
+
+
+class SizedByName(Agent):
+    """Asks for its sizes under names no caller offers."""
+
+    def __init__(self, n_states, n_actions, seed=None):
+        self.q = np.zeros((n_states, n_actions))
+
+    def act(self, obs, explore=True):
+        return int(self.q[obs].argmax())
+
+
+class Unflagged(Agent):
+    """Writes update but leaves learning False: the batched driver would skip it."""
+
+    observation = "tabular"
+    _state = ("q",)
+
+    def __init__(self, *, observation_space, action_space, seed=None):
+        self.q = np.zeros((observation_space.n, action_space.n))
+
+    def act(self, obs, explore=True):
+        return int(self.q[obs].argmax())
+
+    def update(self, obs, action, reward, next_obs, terminated, truncated):
+        self.q[obs, action] += reward
+
+
+class RewrittenQ(agents.resolve("q_learning")):
+    """Changes Q-learning's update but keeps its batch form."""
+
+    def update(self, obs, action, reward, next_obs, terminated, truncated):
+        super().update(obs, action, 2 * reward, next_obs, terminated, truncated)
+
+
+def test_check_agent_names_a_learner_that_would_not_learn_in_batched_markets():
+    """An `update` needs ``learning = True``, and a changed tabular `update` needs
+    ``batched_update = False``: else several sessions ([training] sessions > 1) skip it."""
+    spaces = {"observation_space": TABULAR_ENV.observation_space}
+    spaces["action_space"] = TABULAR_ENV.action_space
+    with pytest.raises(agents.AgentContractError, match=r"^Unflagged defines update but leaves"):
+        agents.check_agent(Unflagged, TABULAR_ENV, **spaces)
+    with pytest.raises(agents.AgentContractError, match=r"^RewrittenQ changes update but keeps"):
+        agents.check_agent(RewrittenQ, TABULAR_ENV, **spaces, seed=0)
+    Unflagged.learning = True
+    try:
+        assert agents.check_agent(Unflagged, TABULAR_ENV, steps=5, **spaces).learning
+    finally:
+        del Unflagged.learning
+
+
+def test_check_agent_says_which_keywords_a_constructor_is_offered():
+    with pytest.raises(agents.AgentContractError) as raised:
+        agents.check_agent(SizedByName, TABULAR_ENV, seed=0)
+    message = str(raised.value)
+    assert message.startswith("SizedByName(seed=...) fails: ")
+    assert "'n_states' and 'n_actions'" in message and "\n" not in message
+    assert "offered action_space, market_spec, observation_space, seed, total_timesteps" in message

@@ -4,6 +4,8 @@ seat in a tournament as a frozen tradearena agent."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -187,3 +189,24 @@ id = "hold"
 [[agents]]
 id = "avellaneda_stoikov"
 """
+
+
+def test_the_example_prints_its_iterations_and_no_notice_of_rays_own():
+    """examples/rllib_making.py, one short iteration: its own lines only, no warning of Ray's
+    (token authentication, the API stack, RLlib's own deprecated path, gputil)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "rllib_making.py"
+    arguments = "--seats 2 --iterations 1 --batch 100 --minibatch 50 --epochs 1 --n-steps 10"
+    done = subprocess.run(
+        [sys.executable, str(example), *arguments.split()],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={k: v for k, v in os.environ.items() if k != "RAY_AUTH_MODE"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1].startswith("iteration 1: mean episode return seat_0 ")
+    assert done.stderr == ""

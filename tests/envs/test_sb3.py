@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import gymnasium
 import numpy as np
 import pytest
 
+import tradearena.envs  # noqa: F401  (registers the tradearena/... ids)
+
 sb3 = pytest.importorskip("stable_baselines3")
 
+from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
 from stable_baselines3.common.logger import KVWriter, Logger  # noqa: E402
 from stable_baselines3.common.vec_env import VecMonitor  # noqa: E402
 
@@ -123,3 +127,24 @@ def test_sb3_learns_to_make_a_market_on_batched_sessions(algorithm, settings):
     model = getattr(sb3, algorithm)("MlpPolicy", venv, seed=0, **settings)
     model.learn(12_000)
     assert greedy_pnl(model) > greedy_pnl(None) + 5.0
+
+
+IDS = sorted(i for i in gymnasium.registry if i.startswith("tradearena/"))
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_sb3_makes_and_trains_every_registered_id_as_its_users_call_it(env_id):
+    """SB3's ``make_vec_env(id)`` and ``PPO("MlpPolicy", id)`` make the env with
+    ``render_mode="rgb_array"`` (retrying without it on a TypeError only): every id takes it,
+    and its frames are (120, 200, 3) uint8 images."""
+    venv = make_vec_env(env_id, n_envs=2, seed=0)
+    venv.reset()
+    venv.step(np.array([venv.action_space.sample() for _ in range(2)]))
+    assert venv.get_attr("render_mode") == ["rgb_array"] * 2
+    frames = venv.get_images()
+    assert all(f.shape == (120, 200, 3) and f.dtype == np.uint8 for f in frames)
+    for algorithm in (sb3.PPO, sb3.DQN):
+        settings = {"n_steps": 8, "batch_size": 8, "n_epochs": 1} if algorithm is sb3.PPO else {}
+        model = algorithm("MlpPolicy", env_id, seed=0, **settings)
+        assert model.env.get_attr("render_mode") == ["rgb_array"]
+        model.learn(8)

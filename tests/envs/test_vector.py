@@ -3,6 +3,9 @@ single environment with its seed, step by step, autoresets included."""
 
 from __future__ import annotations
 
+import gc
+import sys
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -291,3 +294,14 @@ def test_a_step_interrupted_while_workers_answer_is_refused_after(monkeypatch):
             env.step(np.ones(4, dtype=np.int64))
     finally:
         env.close()
+
+
+def test_a_constructor_that_raises_leaves_nothing_to_close(monkeypatch):
+    """A market keyword it does not take raises at once, and the half-made env's destructor
+    (Gymnasium's, which closes it) raises nothing after."""
+    raised = []
+    monkeypatch.setattr(sys, "unraisablehook", raised.append)
+    with pytest.raises(SpecError, match="MarketVectorEnv takes no market keyword 'bogus'"):
+        MarketVectorEnv(2, bogus=1)
+    gc.collect()
+    assert raised == []

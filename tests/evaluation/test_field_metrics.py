@@ -3,6 +3,7 @@ implementation shortfall in bp, the Wilson interval and the probability of outpe
 reference, each against a hand computation, and their columns in the run's summary table."""
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -14,6 +15,7 @@ from tradearena.evaluation.analysis.metrics import (
     gain_loss_ratio,
     outperformance,
     pnl_to_map,
+    pooled_gain_loss,
     run_summary,
     shortfall_bp,
     wilson_interval,
@@ -28,6 +30,20 @@ def test_gain_loss_ratio_hand_values():
     assert gain_loss_ratio([-2.0, -1.0]) == 0.0  # no gains
     with pytest.warns(DegenerateMetricWarning, match="gain_loss_ratio: no return is below 0"):
         assert math.isnan(gain_loss_ratio([1.0, 0.0]))
+
+
+def test_pooled_gain_loss_counts_the_seeds_without_a_loss():
+    """Every episode of every seed in one ratio: a seed that never lost still adds its gains;
+    no loss anywhere is inf, no trade anywhere NaN; the interval's ends are the ratios of
+    whole-seed draws, inf where a draw holds no loss (the ratio unbounded above)."""
+    seeds = [[4.0, -2.0], [6.0, 0.0], [2.0, 1.0]]
+    interval = pooled_gain_loss(seeds)
+    assert interval.estimate == pytest.approx((4 + 6 + 2 + 1) / 2)
+    assert interval.low == pytest.approx(2.0) and interval.high == math.inf
+    assert pooled_gain_loss([[1.0, 2.0], [3.0]]).estimate == math.inf
+    assert math.isnan(pooled_gain_loss([[0.0], [0.0]]).estimate)
+    one = pooled_gain_loss([[3.0, -1.0]])
+    assert one.estimate == 3.0 and math.isnan(one.low) and math.isnan(one.high)
 
 
 def test_pnl_to_map_hand_values():
@@ -112,10 +128,10 @@ RECORDS = pd.concat(
 def test_field_metrics_hand_values():
     table = field_metrics(RECORDS, parent_order=1000, reference="ref").set_index("agent")
     a, ref = table.loc["a"], table.loc["ref"]
-    # gain-loss per seed: a 3 / 1 = 3 and 5 / 1 = 5; ref 1 / 1 and 1 / 3. With two seeds the
-    # interval's ends are the two per-seed values
+    # gain-loss over both seeds: a (3 + 5) / (1 + 1) = 4, ref (1 + 1) / (1 + 3) = 0.5. With two
+    # seeds the interval's ends are the two seeds' own ratios (a 3 / 1 and 5 / 1)
     assert (a.gain_loss, a.gain_loss_low, a.gain_loss_high) == pytest.approx((4.0, 3.0, 5.0))
-    assert ref.gain_loss == pytest.approx(2 / 3)
+    assert ref.gain_loss == pytest.approx(0.5)
     # P&L-to-MAP per seed: a 1 / 20 and 2 / 20; ref's seed 0 never held a share (NaN, left
     # out), seed 1: -1 / 10, one seed and no interval
     assert (a.pnl_to_map, a.pnl_to_map_low, a.pnl_to_map_high) == pytest.approx((0.075, 0.05, 0.1))
@@ -156,3 +172,36 @@ def test_no_outperformance_where_a_seed_and_episode_name_several_sessions():
     table = field_metrics(two_seats, reference="ref").set_index("agent")
     assert math.isnan(table.loc["a", "p_beat_reference"])
     assert "shortfall_bp" not in table  # no parent order: no shortfall
+
+
+def test_the_printed_table_says_no_trades_and_no_loss_in_words():
+    """`tradearena run`'s table: an agent that never trades reads "no trades" where its ratios
+    are 0 / 0, one that never lost "no loss" where they are unbounded; no "nan"."""
+    from tradearena.evaluation.cli import format_summary
+
+    records = pd.concat(
+        [
+            *(_episodes("hold", seed, [0.0, 0.0], [0.0, 0.0], 100.0) for seed in (0, 1)),
+            *(_episodes("winner", seed, [2.0, 3.0 + seed], [5.0, 5.0], 100.0) for seed in (0, 1)),
+            *(_episodes("mixed", seed, [4.0, -seed], [5.0, 5.0], 100.0) for seed in (0, 1)),
+        ],
+        ignore_index=True,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateMetricWarning)
+        text = format_summary(run_summary(records))
+    rows = {}
+    for line in text.splitlines():
+        if line.split():
+            rows[line.split()[0]] = rows.get(line.split()[0], "") + line
+    assert "nan" not in text
+    # Sharpe, Sortino, gain/loss, PnL/MAP
+    assert rows["hold"].count("no trades") == 4
+    assert rows["winner"].count("no loss") == 2  # Sortino and gain/loss
+    assert "8.00 [4.00, inf]" in rows["mixed"]  # (4 + 4) / 1; a draw of seed 0 twice: no loss
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateMetricWarning)
+        text = format_summary(run_summary(records, reference="mixed"))
+    assert "nan" not in text  # the reference's own P(beat reference) reads "-"
+    reference = [line for line in text.splitlines() if line.startswith("mixed")][-1]
+    assert reference.endswith(" -")

@@ -215,3 +215,17 @@ def test_a_local_ray_ends_with_its_driver_killed(tmp_path):
     while (alive := [p for p in started if running(p)]) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not alive, {pid: started[pid] for pid in alive}
+
+
+def test_the_progress_bar_counts_running_jobs_by_the_cpus_and_queues_the_rest():
+    """69 jobs left on 2 CPUs: 2 running, 67 queued; at the end none of either."""
+    from tradearena.evaluation.parallel import JobResult, Progress
+
+    bar = Progress(71, enabled=True)
+    try:
+        bar.update(JobResult("a", 0, (), 0.0, None), left=69, slots=2)
+        assert bar.bar.postfix == "running=2, queued=67, failed=0"
+        bar.update(JobResult("b", 1, (), 0.0, "boom"), left=1, slots=2)
+        assert bar.bar.postfix == "running=1, queued=0, failed=1"
+    finally:
+        bar.close()

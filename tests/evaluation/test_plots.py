@@ -4,7 +4,9 @@ pyplot)."""
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PathCollection
 from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
@@ -18,7 +20,10 @@ from tradearena.evaluation.analysis.payoffs import PayoffTable
 from tradearena.evaluation.analysis.plots import (
     REST_POINT_COLOURS,
     dynamics_figure,
+    equilibria_figure,
     flow_line,
+    learning_curves,
+    sharpe_bars,
     simplex_faces,
     simplex_field,
 )
@@ -166,3 +171,51 @@ def test_policy_map_names_the_actions_taken():
     )
     assert len(names) == len(taken) and "bid 0 / ask 0" in names
     assert ax.get_xlabel() == "inventory (fraction of the position limit)"
+
+
+def test_sharpe_bars_label_an_agent_without_a_ratio():
+    """hold never trades (Sharpe 0 / 0): no bar, "no trades" in its place."""
+    summary = pd.DataFrame(
+        {
+            "condition": "clean",
+            "agent": ["dqn", "hold"],
+            "sharpe": [2.0, np.nan],
+            "sharpe_low": [1.5, np.nan],
+            "sharpe_high": [2.5, np.nan],
+            "mean_pnl": [10.0, 0.0],
+            "exposure": [50.0, 0.0],
+        }
+    )
+    ax = sharpe_bars(summary, Figure().add_subplot())
+    labels = [t for t in ax.texts if t.get_gid() == "nan"]
+    assert [(t.get_text(), t.get_position()[0]) for t in labels] == [("no trades", 1)]
+    assert [tick.get_text() for tick in ax.get_xticklabels()] == ["dqn", "hold"]
+
+
+def test_learning_curve_legend_sits_off_the_data():
+    records = pd.DataFrame(
+        {
+            "agent": ["a"] * 4 + ["b"] * 4,
+            "seed": [0, 0, 1, 1] * 2,
+            "episode": [0, 1] * 4,
+            "phase": "train",
+            "pnl": [1.0, 2.0, 1.5, 2.5, 0.0, -1.0, 0.5, -0.5],
+        }
+    )
+    figure = Figure(layout="constrained")
+    ax = learning_curves(records, figure.add_subplot())
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw(renderer)
+    legend = ax.get_legend().get_window_extent(renderer)
+    assert legend.x0 >= ax.get_window_extent(renderer).x1
+
+
+def test_an_equilibria_title_lies_inside_its_figure():
+    table = PayoffTable.from_matrix(
+        [[0, 1, -1], [-1, 0, 1], [1, -1, 0]], strategies=("hold", "random", "avellaneda_stoikov")
+    )
+    figure = equilibria_figure(table, [np.full(3, 1 / 3)])
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw(renderer)
+    title = figure.axes[0].title.get_window_extent(renderer)
+    assert title.x0 >= 0 and title.x1 <= figure.bbox.x1

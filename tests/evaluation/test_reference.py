@@ -60,3 +60,12 @@ def test_rows_give_type_default_rule_and_meaning(tmp_path):
         "| `episodes` | integer | `10` | in [0, 10,000,000] | per agent (0: agents that do not "
         "learn) |" in rows
     )
+
+
+def test_a_key_of_several_types_names_each():
+    """A number (an integer is one too) or a table: ``order_latency`` takes 0.002 and a model
+    table; ``seeds`` only integers."""
+    lines = config_reference().splitlines()
+    rows = {line.split(" | ")[0]: line.split(" | ")[1] for line in lines if line.startswith("| `")}
+    assert rows["| `order_latency`"] == "number or table"
+    assert rows["| `feed_latency`"] == "number" and rows["| `seeds`"] == "integer"

@@ -1,0 +1,29 @@
+"""The realism figures' legends leave the lines readable."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from tradearena.evaluation.analysis.realism_plots import profile_lines
+
+
+def test_a_profile_legend_covers_no_point():
+    """Volatility profiles as a real day and the simulated markets draw them (the day's
+    highest in the first hour, top left, where a fixed upper-left legend sat on it)."""
+    day = np.array([9.5, 10.0, 9.8, 8.8, 5.2, 7.8, 6.1, 5.0, 7.2, 5.4, 5.4, 6.1, 5.9])
+    profiles = {
+        "AMZN_2012-06-21_34200000_57600000_message_1": day,
+        "light": np.full(13, 0.6),
+        "rmsc04": np.full(13, 0.7),
+        "amzn_fitted": np.full(13, 6.5),
+    }
+    figure = Figure(figsize=(6.4, 4.0), layout="constrained")
+    ax = profile_lines(profiles, "rms 1-min return, bp", "Volatility", figure.add_subplot())
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw(renderer)
+    legend = ax.get_legend().get_window_extent(renderer)
+    for line in ax.get_lines():
+        points = ax.transData.transform(line.get_xydata())
+        assert not any(legend.contains(x, y) for x, y in points), line.get_label()
