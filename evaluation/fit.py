@@ -33,7 +33,7 @@ import numpy as np
 import tomli_w
 from tqdm import tqdm
 
-from tradearena.envs.errors import UserError, not_one_of
+from tradearena.envs.errors import UserError, into, not_one_of, replacing
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.parallel import Executor, make_executor
 from tradearena.evaluation.rollout import Job
@@ -512,37 +512,37 @@ def write_market(
         "testing": {"episodes": 30},
         "agents": [{"id": "q_learning"}, {"id": "avellaneda_stoikov"}, {"id": "hold"}],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n\n" + tomli_w.dumps(experiment))
+    with into(path.parent), replacing(path) as temporary:
+        temporary.write_text("\n".join(lines) + "\n\n" + tomli_w.dumps(experiment))
     return path
 
 
 def command(args) -> int:
     """``tradearena fit``: fit, write the market file, print the fit's report."""
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     memory = out.with_suffix(".fit.jsonl")
     if memory.exists() and not args.resume:
         raise UserError(
             f"{memory} exists (an earlier fit's memory): --resume to go on, or remove it"
         )
     executor = make_executor(args.executor, workers=args.workers, progress=False, job=day_job)
-    try:
-        result, table, goal = fit_day(
-            args.tapes,
-            population=args.population,
-            budget=args.budget,
-            minutes=args.minutes,
-            days=args.days,
-            restarts=args.restarts,
-            executor=executor,
-            memory=memory,
-            start=args.start,
-            end=args.end,
-        )
-    finally:
-        executor.close()
-    write_market(out, table, result, args.tapes, (args.start, args.end))
+    with into(out.parent):  # made for the fit: removed again when it is refused
+        try:
+            result, table, goal = fit_day(
+                args.tapes,
+                population=args.population,
+                budget=args.budget,
+                minutes=args.minutes,
+                days=args.days,
+                restarts=args.restarts,
+                executor=executor,
+                memory=memory,
+                start=args.start,
+                end=args.end,
+            )
+        finally:
+            executor.close()
+        write_market(out, table, result, args.tapes, (args.start, args.end))
     print(
         f"distance {result.distance:.4g} after {result.evaluations} candidates in "
         f"{result.seconds:.0f} s"

@@ -21,7 +21,7 @@ import pandas as pd
 
 from tradearena.envs.data.load import load_tape, missing_book
 from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Event, Tape
-from tradearena.envs.errors import UserError, did_you_mean
+from tradearena.envs.errors import UserError, did_you_mean, into, replacing, together
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.spec import SYNTHETIC, SYNTHETIC_DAY_STEPS, MarketSpec
 from tradearena.evaluation.analysis.discriminator import (
@@ -352,6 +352,7 @@ def write_figures(measured: Sequence[Measurement], out: Path) -> list[Path]:
     from matplotlib.figure import Figure
 
     from tradearena.evaluation.analysis import realism_plots as plots
+    from tradearena.evaluation.analysis.plots import save_figure
 
     def pooled(name: str) -> dict[str, np.ndarray]:
         return {m.label: np.concatenate([s[name] for s in m.samples]) for m in measured}
@@ -389,8 +390,7 @@ def write_figures(measured: Sequence[Measurement], out: Path) -> list[Path]:
         figure = Figure(figsize=(6.4 * len(draws), 4.0), layout="constrained")
         for ax, draw in zip(figure.subplots(1, len(draws), squeeze=False)[0], draws):
             draw(ax)
-        figure.savefig(out / name, dpi=100)
-        paths.append(out / name)
+        paths.append(save_figure(figure, out / name, dpi=100))
     return paths
 
 
@@ -407,6 +407,7 @@ def write_classifier_figure(
     from matplotlib.figure import Figure
 
     from tradearena.evaluation.analysis import realism_plots as plots
+    from tradearena.evaluation.analysis.plots import save_figure
 
     separation: dict[str, float] = {}
     for t in tests.values():
@@ -432,8 +433,7 @@ def write_classifier_figure(
     for ax in axes[len(names) :]:
         ax.set_axis_off()
     figure.suptitle("What tells the markets' minutes from the real day's")
-    figure.savefig(out / "realism_classifier.png", dpi=100)
-    return out / "realism_classifier.png"
+    return save_figure(figure, out / "realism_classifier.png", dpi=100)
 
 
 # ------------------------------------------------------------------------- the classifier
@@ -558,12 +558,12 @@ def realism(
     table = pd.concat([rows, pd.DataFrame(extra, columns=list(COLUMNS))], ignore_index=True)
     missing = {m.label: not_available(mean_facts(m.facts)) for m in measured}
     if out is not None:
-        directory = Path(out)
-        directory.mkdir(parents=True, exist_ok=True)
-        table.to_csv(directory / "scorecard.csv", index=False)
-        write_figures(measured, directory)
-        if tests:
-            write_classifier_figure(sources, reference, tests, directory)
+        with into(out) as directory, together():  # all the files, or none
+            with replacing(directory / "scorecard.csv") as temporary:
+                table.to_csv(temporary, index=False)
+            write_figures(measured, directory)
+            if tests:
+                write_classifier_figure(sources, reference, tests, directory)
     missing = {label: names for label, names in missing.items() if names}
     return Report(table, missing, tests)
 

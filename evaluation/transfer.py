@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from tradearena.envs.data.load import require_book
-from tradearena.envs.errors import UserError, not_one_of
+from tradearena.envs.errors import UserError, into, not_one_of, replacing, together
 from tradearena.envs.seats import SeatedMarket
 from tradearena.envs.simulator.replayer import QUEUE_MODELS
 from tradearena.envs.spec import MarketSpec
@@ -404,10 +404,10 @@ def write_transfer(result: Transfer, out: Path) -> list[Path]:
     against real mean PnL, one point a policy, per queue model)."""
     from matplotlib.figure import Figure
 
+    from tradearena.evaluation.analysis.plots import save_figure
     from tradearena.evaluation.analysis.realism_plots import transfer_scatter
 
-    out.mkdir(parents=True, exist_ok=True)
-    result.table.to_csv(out / "transfer.csv", index=False)
+    paths = [out / "transfer.csv", out / "predictivity.csv", out / "transfer.png"]
     labels = list(result.table.policy.unique())
     verdicts = pd.DataFrame(
         [
@@ -423,13 +423,16 @@ def write_transfer(result: Transfer, out: Path) -> list[Path]:
             for q, v in result.verdicts.items()
         ]
     )
-    verdicts.to_csv(out / "predictivity.csv", index=False)
     figure = Figure(figsize=(6.8, 5.2), layout="constrained")
     transfer_scatter(
         result.table, result.verdicts, result.market, result.tape, figure.add_subplot()
     )
-    figure.savefig(out / "transfer.png", dpi=100)
-    return [out / "transfer.csv", out / "predictivity.csv", out / "transfer.png"]
+    with into(out), together():  # all three, or none
+        for table, path in ((result.table, paths[0]), (verdicts, paths[1])):
+            with replacing(path) as temporary:
+                table.to_csv(temporary, index=False)
+        save_figure(figure, paths[2], dpi=100)
+    return paths
 
 
 def command(args, executor: Executor) -> int:

@@ -452,10 +452,23 @@ def written_inputs(tmp_path_factory) -> dict[str, list[str]]:
         "games": ["games", str(table), "--resamples", "0"],
         "realism": ["realism", str(day), "--days", "1"],
         "fit": ["fit", str(day), "--executor", "local", "--budget", "8", "--restarts", "1"],
+        "transfer": [
+            "transfer",
+            "tradearena/MarketMaking-v0",
+            "--against",
+            str(day),
+            "--seeds",
+            "2",
+            "--sessions",
+            "1",
+            *local,
+        ],
     }
 
 
-@pytest.mark.parametrize("command", ["run", "evaluate", "data convert", "games", "realism", "fit"])
+@pytest.mark.parametrize(
+    "command", ["run", "evaluate", "data convert", "games", "realism", "fit", "transfer"]
+)
 def test_an_out_that_is_a_file_is_one_line_naming_it(command, written_inputs, tmp_path, capsys):
     """--out an existing file (or below one): exit 2, one line naming the path; the file is
     as it was."""
@@ -495,6 +508,9 @@ def _disk_full(*args, **kwargs):
         ("data convert", "pathlib.Path.write_bytes"),
         ("games", "matplotlib.figure.Figure.savefig"),
         ("run", "matplotlib.figure.Figure.savefig"),
+        ("realism", "matplotlib.figure.Figure.savefig"),
+        ("transfer", "matplotlib.figure.Figure.savefig"),
+        ("fit", "pathlib.Path.write_text"),
     ],
 )
 def test_a_full_disk_leaves_no_part_written(
@@ -507,8 +523,10 @@ def test_a_full_disk_leaves_no_part_written(
     capsys.readouterr()
     assert main([*written_inputs[command], "--out", str(out)]) == 2
     err = capsys.readouterr().err
+    if command == "fit":  # its progress bar comes before
+        err = err.rsplit("\n", 2)[-2] + "\n"
     assert err.count("\n") == 1 and "No space left on device" in err
-    assert f"cannot write {out}" in err
+    assert err.startswith(f"tradearena: error: cannot write {out}")
     left = sorted(p.name for p in out.rglob("*")) if out.exists() else []
     assert not [name for name in left if name.endswith((".png", ".csv.partial", "meta.json"))]
     assert not [name for name in left if ".partial" in name]
