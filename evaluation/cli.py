@@ -1012,7 +1012,7 @@ def realism_command(args: argparse.Namespace) -> int:
 
 
 def data_check(args: argparse.Namespace) -> int:
-    from tradearena.envs.data.load import ThinTape, thin
+    from tradearena.envs.data.load import PartialTape, ThinTape, orderbook_beside, partial, thin
     from tradearena.envs.simulator.traders.replay import replay_fidelity
 
     start = time.perf_counter()
@@ -1020,6 +1020,9 @@ def data_check(args: argparse.Namespace) -> int:
         tape = load_converted(args.messages, args.orderbook)
         units = f"tick {tape.tick_size:g}, lot {tape.lot_size:g}; "
     else:
+        beside = orderbook_beside(args.messages)
+        if args.orderbook is None and beside is not None and beside.exists():
+            args.orderbook = str(beside)
         tape = load_lobster(args.messages, args.orderbook, tick_size=args.tick_size)
         units = ""
     times = tape.messages["time"]
@@ -1029,6 +1032,8 @@ def data_check(args: argparse.Namespace) -> int:
     )
     if (reason := thin(tape)) is not None:
         warnings.warn(ThinTape(reason), stacklevel=1)
+    if (reason := partial(tape)) is not None:
+        warnings.warn(PartialTape(reason), stacklevel=1)
     if tape.book is None:
         return 0
     print(

@@ -17,11 +17,14 @@ from tradearena.envs.data.tapes import Event, Tape, TapeError, load_lobster
 __all__ = [
     "MIN_MINUTES",
     "MIN_TRADES",
+    "PARTIAL_FIDELITY",
     "TAPE_FORMATS",
+    "PartialTape",
     "ThinTape",
     "load_tape",
     "missing_book",
     "orderbook_beside",
+    "partial",
     "require_book",
     "thin",
     "without_orderbooks",
@@ -54,6 +57,32 @@ def thin(tape: Tape) -> str | None:
     )
 
 
+class PartialTape(TapeError, UserWarning):
+    """A LOBSTER message file without its orderbook file (`partial`): a warning where it is
+    replayed, an error where the realism judges need the book (`require_book`)."""
+
+
+PARTIAL_FIDELITY = 0.0267
+"""The replay fidelity of LOBSTER's level-1 AMZN sample day (2012-06-21) from its messages
+alone: the share of messages after which the replayed best bid and ask equal the orderbook
+file's (`tradearena data check` of the pair; 1.0 with the orderbook file)."""
+
+
+def partial(tape: Tape) -> str | None:
+    """Why replaying ``tape`` drifts from the real book (a message file whose orderbook file
+    is missing: nothing says what enters the touch from deeper levels), or None."""
+    if tape.book is not None or tape.complete:
+        return None
+    beside = orderbook_beside(tape.source)
+    where = f" (expected beside it: {beside})" if beside is not None else ""
+    return (
+        f"{tape.source}: replayed from its messages alone, without its orderbook "
+        f"file{where}; the replayed book drifts from the real one (on LOBSTER's AMZN sample "
+        f"day its best quotes matched the real ones after {PARTIAL_FIDELITY:.1%} of messages, "
+        "against 100% with the orderbook file)"
+    )
+
+
 def load_tape(
     tape: Tape | str | os.PathLike,
     *,
@@ -62,7 +91,8 @@ def load_tape(
     tick_size: float = 0.01,
 ) -> Tape:
     """``tape`` as is when a `Tape`; else the tape of the path ``tape`` (a `ThinTape` warning
-    when it is too short to stand for a day, `thin`):
+    when it is too short to stand for a day, `thin`; a `PartialTape` warning for a message
+    file without its orderbook file, `partial`):
 
     - ``format`` "lobster": a converted directory (``message.csv``, ``orderbook.csv``,
       ``meta.json``), or a message file with a ``meta.json`` beside it (prices in ticks, sizes
@@ -75,9 +105,10 @@ def load_tape(
     if isinstance(tape, Tape):
         return tape
     loaded = _read(Path(tape), format, orderbook, tick_size)
-    reason = thin(loaded)
-    if reason is not None:
+    if (reason := thin(loaded)) is not None:
         warnings.warn(ThinTape(reason), stacklevel=2)
+    if (reason := partial(loaded)) is not None:
+        warnings.warn(PartialTape(reason), stacklevel=2)
     return loaded
 
 
