@@ -28,6 +28,7 @@ import numpy as np
 
 __all__ = [
     "ABS_ACF_LAGS",
+    "MIN_TAIL_RETURNS",
     "BUCKET_SECONDS",
     "PROFILE_BUCKETS",
     "RETURN_ACF_LAGS",
@@ -69,6 +70,8 @@ RETURN_ACF_LAGS = 5
 """Lags (minutes) of the autocorrelation of 1-min returns."""
 ABS_ACF_LAGS = 20
 """Lags (minutes) of the autocorrelation of absolute 1-min returns."""
+MIN_TAIL_RETURNS = 20
+"""Fewest returns whose kurtosis, tail share and tail index are reported."""
 TRADES = (4, 5)
 """Message types counted as trades (fills): visible and hidden executions."""
 CANCELS = (2, 3)
@@ -211,18 +214,20 @@ def return_facts(view: DayView, minutes: int) -> dict[str, float]:
     """Facts of the ``minutes``-min log returns of the mid: ``return_sd_{m}min_bp`` (sample
     sd, ddof=1, x 10^4), ``return_sd_{m}min_ticks`` (sample sd of the mid's changes over the
     same grid, ticks), ``return_kurtosis_{m}min`` (`excess_kurtosis`),
-    ``return_tail_share_{m}min`` (`tail_share`), ``return_hill_{m}min`` (`hill_index`)."""
+    ``return_tail_share_{m}min`` (`tail_share`), ``return_hill_{m}min`` (`hill_index`); the
+    three tail facts NaN below `MIN_TAIL_RETURNS` returns (a handful of returns shows no
+    tail)."""
     returns, _ = log_returns(view, 60.0 * minutes)
     _, mid = grid_mid(view, 60.0 * minutes)
     changes = np.diff(mid)
     changes = changes[np.isfinite(changes)]
-    two = len(returns) >= 2
+    two, tails = len(returns) >= 2, len(returns) >= MIN_TAIL_RETURNS
     return {
         f"return_sd_{minutes}min_bp": float(returns.std(ddof=1) * 1e4) if two else math.nan,
         f"return_sd_{minutes}min_ticks": float(changes.std(ddof=1)) if two else math.nan,
-        f"return_kurtosis_{minutes}min": excess_kurtosis(returns),
-        f"return_tail_share_{minutes}min": tail_share(returns),
-        f"return_hill_{minutes}min": hill_index(returns),
+        f"return_kurtosis_{minutes}min": excess_kurtosis(returns) if tails else math.nan,
+        f"return_tail_share_{minutes}min": tail_share(returns) if tails else math.nan,
+        f"return_hill_{minutes}min": hill_index(returns) if tails else math.nan,
     }
 
 

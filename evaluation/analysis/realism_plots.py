@@ -76,9 +76,12 @@ def acf_lines(acfs: Mapping[str, np.ndarray], title: str, ax: Axes | None = None
 def profile_lines(
     profiles: Mapping[str, np.ndarray], ylabel: str, title: str, ax: Axes | None = None
 ) -> Axes:
-    """Each source's value per 30-min bucket from the open (shape (buckets,))."""
+    """Each source's value per 30-min bucket from the open (shape (buckets,)); a source
+    with no whole bucket (a day under 30 minutes) is named in the legend as such."""
     ax = _axes(ax)
     for label, values in profiles.items():
+        if not np.isfinite(values).any():
+            label = f"{label} (no whole 30-min bucket)"
         ax.plot(30 * np.arange(len(values)), values, marker="o", markersize=3, label=label)
     ax.set_xlabel("minutes after the open (bucket start)")
     ax.set_ylabel(ylabel)

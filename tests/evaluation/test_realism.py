@@ -102,18 +102,22 @@ def test_grid_mid_skips_one_sided_quotes():
 
 
 def test_alternating_mid_path_has_hand_computed_moments():
-    # mids 100, 102, 100, 102, 100: returns a, -a, a, -a with a = ln 1.02
-    v = minute_mids([100, 102, 100, 102, 100])
+    # mids 100, 102, 100, ... (21 of them): returns a, -a, a, ... (20) with a = ln 1.02
+    v = minute_mids([100, 102] * 10 + [100])
     a = math.log(1.02)
     returns, starts = log_returns(v, 60.0)
-    np.testing.assert_allclose(returns, [a, -a, a, -a])
-    assert starts.tolist() == [OPEN + 60 * k for k in (1, 2, 3, 4)]
+    np.testing.assert_allclose(returns, [a, -a] * 10)
+    assert starts.tolist() == [OPEN + 60 * k for k in range(1, 21)]
     facts = return_facts(v, 1)
-    assert facts["return_sd_1min_bp"] == pytest.approx(a * math.sqrt(4 / 3) * 1e4)
-    assert facts["return_sd_1min_ticks"] == pytest.approx(2 * math.sqrt(4 / 3))
+    assert facts["return_sd_1min_bp"] == pytest.approx(a * math.sqrt(20 / 19) * 1e4)
+    assert facts["return_sd_1min_ticks"] == pytest.approx(2 * math.sqrt(20 / 19))
     assert facts["return_kurtosis_1min"] == pytest.approx(-2.0)
     assert facts["return_tail_share_1min"] == 0.0
-    np.testing.assert_allclose(acf(returns, 3), [-0.75, 0.5, -0.25])
+    np.testing.assert_allclose(acf(returns, 3), [-0.95, 0.9, -0.85])
+    # a handful of returns shows no tail: the tail facts are not reported below 20
+    short = return_facts(minute_mids([100, 102, 100, 102, 100]), 1)
+    assert short["return_sd_1min_bp"] == pytest.approx(a * math.sqrt(4 / 3) * 1e4)
+    assert math.isnan(short["return_kurtosis_1min"]) and math.isnan(short["return_hill_1min"])
 
 
 def test_acf_of_a_long_ar1_is_its_power_law():

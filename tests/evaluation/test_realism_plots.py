@@ -27,3 +27,13 @@ def test_a_profile_legend_covers_no_point():
     for line in ax.get_lines():
         points = ax.transData.transform(line.get_xydata())
         assert not any(legend.contains(x, y) for x, y in points), line.get_label()
+
+
+def test_a_source_with_no_whole_bucket_is_named_so_in_the_legend():
+    from tradearena.evaluation.analysis.realism_plots import profile_lines
+
+    ax = profile_lines(
+        {"day": np.array([0.5, 0.5]), "six minutes": np.full(2, np.nan)}, "share", "Volume"
+    )
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["day", "six minutes (no whole 30-min bucket)"]
