@@ -54,6 +54,7 @@ __all__ = [
     "discriminate",
     "discriminator_rows",
     "format_features",
+    "gym_spec",
     "Measurement",
     "Source",
     "format_scorecard",
@@ -214,7 +215,7 @@ def read_source(
         return _market_source(load_market(path), path.stem, days, start, end, levels)
     if path.exists():
         return _tape_source(load_tape(path), _label(path), start, end, levels)
-    return _market_source(_gym_spec(name), name, days, start, end, levels)
+    return _market_source(gym_spec(name), name, days, start, end, levels)
 
 
 def _label(path: Path) -> str:
@@ -243,7 +244,7 @@ def _market_source(
     return Source(label, simulate_days(spec, days, start=start, end=end, levels=levels), True)
 
 
-def _gym_spec(name: str) -> MarketSpec:
+def gym_spec(name: str) -> MarketSpec:
     """The `MarketSpec` a tradearena Gymnasium id builds its market from."""
     import gymnasium
 
@@ -580,7 +581,7 @@ def _is_market(name: str) -> bool:
         return spec.tape is None or spec.tape == SYNTHETIC
     if path.exists():
         return False
-    _gym_spec(name)  # an id, or the error that names the nearest
+    gym_spec(name)  # an id, or the error that names the nearest
     return True
 
 

@@ -147,9 +147,9 @@ def market_of(name: str, task: str | None) -> MarketSpec:
     """The market ``name`` names (an experiment file's ``[market]`` or a Gymnasium id), as
     ``task`` (default: its own) sets a seat in it."""
     from tradearena.evaluation.config import load_market
-    from tradearena.evaluation.realism import _gym_spec
+    from tradearena.evaluation.realism import gym_spec
 
-    spec = load_market(Path(name)) if name.endswith(".toml") else _gym_spec(name)
+    spec = load_market(Path(name)) if name.endswith(".toml") else gym_spec(name)
     if task is not None and task not in TASKS:
         raise UserError(f"--task: {not_one_of(task, TASKS)}")
     task = task or spec.task
@@ -171,7 +171,9 @@ def tape_market(
     return MarketSpec(**seat, tape=tape, window_steps=window, queue=queue)
 
 
-def window_of(spec: MarketSpec, start: float | None, window: tuple[int, int] | None):
+def window_of(
+    spec: MarketSpec, start: float | None, window: tuple[int, int] | None
+) -> tuple[int, int] | None:
     """The steps at which ``spec``'s sessions may open: ``window``, or, from ``start``
     (seconds after midnight), every step at or after it whose session ends by the close
     (None: any)."""
@@ -317,7 +319,7 @@ def transfer(
         for side, m in measured.items()
         if side != "market"
     }
-    table = _rows(policies, measured, market, against)
+    table = _rows(policies, measured)
     return Transfer(table, verdicts, Path(market).stem, Path(against).stem)
 
 
@@ -347,7 +349,9 @@ mean PnL a session (dollars) with its 95% bootstrap interval over seeds, the Sha
 the sessions' PnL with its interval over sessions, and the mean trades a session."""
 
 
-def _rows(policies, measured, market, against) -> pd.DataFrame:
+def _rows(policies: Sequence[Policy], measured: dict[str, np.ndarray]) -> pd.DataFrame:
+    """`COLUMNS` rows of every policy on every side (``measured``: side -> (policies,
+    seeds, sessions, 2) PnL and trades)."""
     rows = []
     for side, m in measured.items():
         for p, values in zip(policies, m):
