@@ -53,6 +53,7 @@ extensions = [
     compiled("tradearena.envs.simulator.flow"),
     compiled("tradearena.envs.simulator.observation"),
     compiled("tradearena.envs.simulator.replayer"),
+    compiled("tradearena.envs.simulator.learned"),
     compiled("tradearena.envs.data.text"),
     compiled("tradearena.envs.data.builder"),
     compiled("tradearena.envs.simulator.draws", language="c"),

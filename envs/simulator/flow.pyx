@@ -26,6 +26,7 @@ from tradearena.envs.simulator.book cimport (
     K_CANCEL_ALL, K_LIMIT, K_MARKET, K_QUOTE, K_REPLACE, Account, Half, LevelIter, Order,
     OrderBook, Owned, best_key, i32, i64, mid_ticks, position, quoted, spread_ticks,
 )
+from tradearena.envs.simulator.learned cimport EventSampler
 from tradearena.envs.simulator.replayer cimport Replayer
 
 cnp.import_array()
@@ -42,6 +43,7 @@ cdef enum:
     MOMENTUM = 2
     MAKER = 3
     REPLAY = 4
+    LEARNED = 5
 
 
 cdef class MarketState:
@@ -275,8 +277,9 @@ cdef class Flow:
     population order), carried out interval by interval in time order, ties in population
     order (as ``Orders.concat`` orders them); ``handlers`` maps owners to the traders that
     carry out their HANDLE rows, and a REPLAY program's ``replayer`` carries out its rows
-    (tape messages by ``ref``) in C. Each population's rows stay in its program's arrays,
-    which the flow prices in place."""
+    (tape messages by ``ref``) in C, and a LEARNED program's ``sampler`` draws its events
+    one at a time against the book as it is (it has no rows). Each population's rows stay
+    in its program's arrays, which the flow prices in place."""
 
     def __init__(self, list programs, dict handlers):
         self.arrays, self.handlers, self.programs = [], handlers, programs
@@ -314,7 +317,14 @@ cdef class Flow:
         pop.lot, pop.half_spread = program.lot, program.half_spread
         pop.levels, pop.spacing, pop.size = program.levels, program.spacing, program.size
         pop.decision = pop.bid = pop.ask = 0
-        pop.replayer = NULL
+        pop.replayer = pop.sampler = NULL
+        if (program.rule == LEARNED) != (program.sampler is not None):
+            raise ValueError(f"a LEARNED program, and only one, has a sampler: {program.rule!r}")
+        if program.sampler is not None:
+            if not isinstance(program.sampler, EventSampler):
+                raise TypeError(f"a sampler must be an EventSampler, got {program.sampler!r}")
+            keep.append(program.sampler)
+            pop.sampler = <void*>program.sampler
         if (program.rule == REPLAY) != (program.replayer is not None):
             raise ValueError(f"a REPLAY program, and only one, has a replayer: {program.rule!r}")
         if program.replayer is not None:
@@ -370,8 +380,16 @@ cdef class Flow:
         """`open`: each population's rows in [t0, t1), priced."""
         cdef Py_ssize_t p, n_pops = self.populations.size()
         cdef Population* pop
+        cdef EventSampler sampler
+        cdef i64 scratch[2]
         for p in range(n_pops):
             pop = &self.populations[p]
+            if pop.rule == LEARNED:  # the sides the seats emptied refilled at the start
+                sampler = <EventSampler>pop.sampler
+                sampler.end = t1
+                sampler._keep_depth(book, 1, scratch)
+                sampler._keep_depth(book, -1, scratch)
+                continue
             while pop.cursor < pop.n and pop.time[pop.cursor] < t0:  # never in an interval
                 pop.cursor += 1
             pop.stop = pop.cursor
@@ -385,12 +403,18 @@ cdef class Flow:
         cancelled."""
         cdef Py_ssize_t p, best, n_pops = self.populations.size()
         cdef Population* pop
-        cdef double t
+        cdef double t, when
+        cdef EventSampler sampler
         while True:  # merge the populations' rows by time, ties in population order
             best = -1
             for p in range(n_pops):
                 pop = &self.populations[p]
-                if pop.cursor < pop.stop and (
+                if pop.rule == LEARNED:
+                    sampler = <EventSampler>pop.sampler
+                    when = sampler.next_time
+                    if when < sampler.end and (best < 0 or when < t):
+                        best, t = p, when
+                elif pop.cursor < pop.stop and (
                     best < 0 or pop.time[pop.cursor] < t
                 ):
                     best, t = p, pop.time[pop.cursor]
@@ -398,6 +422,9 @@ cdef class Flow:
                 break
             pop = &self.populations[best]
             book.now = t
+            if pop.rule == LEARNED:
+                (<EventSampler>pop.sampler)._fire(book, counts)
+                continue
             if pop.rule == MAKER:
                 _ladder(book, pop, pop.owner[pop.cursor], counts)
             elif pop.rule == REPLAY:

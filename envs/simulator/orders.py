@@ -116,6 +116,7 @@ class Rule(IntEnum):
     MOMENTUM = 2  # side and price from the mids' moving averages and the touch (Momentum)
     MAKER = 3  # one row per wake-up: a cancel, then a ladder from the last mid (MarketMaker)
     REPLAY = 4  # one row per tape message, carried out by the program's `replayer` (MarketReplay)
+    LEARNED = 5  # no rows: the program's `sampler` draws events against the book (LearnedFlow)
 
 
 class Program(NamedTuple):
@@ -133,6 +134,8 @@ class Program(NamedTuple):
     shares from ``half_spread`` ticks below the last mid (rounded down) and ``spacing`` ticks
     apart, then ``levels`` asks likewise above it (rounded up). REPLAY: each row's ``ref`` is a
     message of the tape that ``replayer`` (an `envs.simulator.replayer.Replayer`) carries out.
+    LEARNED: no rows; ``sampler`` (an `envs.simulator.learned.EventSampler`) draws the
+    population's events one at a time against the book.
     """
 
     rows: Orders
@@ -149,3 +152,4 @@ class Program(NamedTuple):
     spacing: int = 0
     size: int = 0
     replayer: object = None
+    sampler: object = None

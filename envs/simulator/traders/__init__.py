@@ -8,6 +8,7 @@ from tradearena.envs.errors import ParameterError, did_you_mean
 from tradearena.envs.simulator.arrivals import Hawkes, Profile
 from tradearena.envs.simulator.sizes import SizeMixture
 from tradearena.envs.simulator.traders.base import MAX_MEMBERS, Trader
+from tradearena.envs.simulator.traders.learned import LearnedFlow
 from tradearena.envs.simulator.traders.market_maker import MarketMaker
 from tradearena.envs.simulator.traders.metaorder import Metaorder
 from tradearena.envs.simulator.traders.momentum import Momentum
@@ -17,6 +18,7 @@ from tradearena.envs.simulator.traders.zero_intelligence import ZeroIntelligence
 
 __all__ = [
     "MAX_MEMBERS",
+    "LearnedFlow",
     "MarketMaker",
     "MarketReplay",
     "Metaorder",
@@ -32,7 +34,8 @@ __all__ = [
 ]
 
 TRADERS: dict[str, type[Trader]] = {
-    cls.__name__: cls for cls in (ZeroIntelligence, Noise, Momentum, MarketMaker, Metaorder)
+    cls.__name__: cls
+    for cls in (ZeroIntelligence, Noise, Momentum, MarketMaker, Metaorder, LearnedFlow)
 }
 """The background traders a config may name in ``[[market.traders]]``, by class name."""
 

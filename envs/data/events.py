@@ -1,0 +1,200 @@
+"""A tape's order flow as typed events with the book state each one met: what a learned flow
+(`envs.simulator.eventmodel`) is estimated from.
+
+Each visible message of a `Tape` with orderbook rows (LOBSTER types 1-4) becomes one event on
+the *side* of the book it acts on (+1 bid, -1 ask: the resting order's side, so a sell market
+order acts on the bid side) of one of six kinds (`Kind`), with an *offset* in ticks from that
+side's best price before it (its distance inside the spread for ``LIMIT_INSIDE``, behind the
+touch for the ``*_BEHIND`` kinds, else 0) and a *size* in lots. Consecutive executions at one
+time stamp on one side are one market order (a sweep), its size their sum. Hidden executions,
+crosses and halts (types 5-7) change no visible queue and are left out; a limit order that
+would cross the opposite best is left out too (the tape shows it only as executions).
+
+The state before an event is read from the book row before it: the spread (ticks) and the
+queues at the touch on the event's own side and the opposite one (lots), so that bid and ask
+share one description ("mirrored"); the first message, with no row before it, is left out.
+`Path` is the same state as a step function of time on both sides, for the time the model
+is exposed to each state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Event, Tape
+from tradearena.envs.errors import UserError
+
+__all__ = ["Kind", "KINDS", "Events", "Path", "Revealed", "events", "state_path", "revealed"]
+
+
+class Kind(IntEnum):
+    """An event's kind, on the side of the book it acts on."""
+
+    LIMIT_TOUCH = 0  # a limit order joining the best queue
+    LIMIT_INSIDE = 1  # a limit order inside the spread: a new best price
+    LIMIT_BEHIND = 2  # a limit order ``offset`` ticks behind the best
+    CANCEL_TOUCH = 3  # shares cancelled at the best
+    CANCEL_BEHIND = 4  # shares cancelled ``offset`` ticks behind the best
+    MARKET = 5  # shares taken from the best queue (and beyond) by a market order
+
+
+KINDS = len(Kind)
+
+
+@dataclass(frozen=True)
+class Events:
+    """Typed events, each array of shape (n,), in time order.
+
+    time: seconds after midnight; kind: `Kind` (int8); side: +1 bid / -1 ask (int8); offset:
+    ticks (int64); size: lots (int64); spread: ticks before the event (int64; 0 when a side
+    was empty); own, other: lots at the best of the event's side and of the opposite side
+    before it (int64).
+    """
+
+    time: np.ndarray
+    kind: np.ndarray
+    side: np.ndarray
+    offset: np.ndarray
+    size: np.ndarray
+    spread: np.ndarray
+    own: np.ndarray
+    other: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.time)
+
+    def take(self, rows: np.ndarray | slice) -> Events:
+        """The events selected by a boolean mask, index array or slice."""
+        return Events(*(getattr(self, f)[rows] for f in self.__dataclass_fields__))
+
+
+@dataclass(frozen=True)
+class Path:
+    """The book's state as a step function: on [time[i], time[i + 1]) (the last until
+    ``end``) the spread is ``spread[i]`` ticks and the best queues ``bid[i]`` and ``ask[i]``
+    lots; arrays of shape (n,). end: the last second covered."""
+
+    time: np.ndarray
+    spread: np.ndarray
+    bid: np.ndarray
+    ask: np.ndarray
+    end: float
+
+    @property
+    def durations(self) -> np.ndarray:
+        """Seconds spent in each state, shape (n,)."""
+        return np.diff(np.append(self.time, self.end))
+
+
+@dataclass(frozen=True)
+class Revealed:
+    """Levels behind the best, as the tape shows them: ``gap`` (ticks behind the level in
+    front) and ``size`` (lots), shape (n,) each. On a level-1 tape, the level that becomes
+    the best when a best queue empties; on a deeper tape, its deepest level."""
+
+    gap: np.ndarray
+    size: np.ndarray
+
+
+class EventsError(UserError):
+    """A tape that holds no events to learn from."""
+
+
+def _touch(tape: Tape) -> tuple[np.ndarray, ...]:
+    """(best ask, ask lots, best bid, bid lots) per book row, int64 (n,); empty sides have
+    size 0."""
+    if tape.book is None:
+        raise EventsError(
+            f"{tape.source}: learning order flow needs the tape's orderbook rows (LOBSTER's "
+            "orderbook file beside the message file, or a converted recording)"
+        )
+    book = tape.book_rows
+    return book[:, 0], book[:, 1], book[:, 2], book[:, 3]
+
+
+def _before(column: np.ndarray, first: int) -> np.ndarray:
+    """Each row's value in the row before (``first`` for row 0)."""
+    return np.concatenate(([first], column[:-1]))
+
+
+def events(tape: Tape) -> Events:
+    """The tape's visible messages as `Events` (see the module docstring)."""
+    ask, ask_size, bid, bid_size = (_before(c, 0) for c in _touch(tape))
+    m = tape.messages
+    kind, side = m["type"].astype(np.int64), m["direction"].astype(np.int64)
+    price, size, time = m["price"], m["size"].astype(np.int64), m["time"]
+    quoted = (ask_size > 0) & (bid_size > 0) & (ask != EMPTY_ASK) & (bid != EMPTY_BID)
+    best = np.where(side > 0, bid, ask)
+    opposite = np.where(side > 0, ask, bid)
+    offset = side * (best - price)  # < 0 inside the spread, 0 at the touch, > 0 behind
+    own = np.where(side > 0, bid_size, ask_size)
+    other = np.where(side > 0, ask_size, bid_size)
+    has_own = own > 0
+
+    limit = (kind == Event.NEW) & has_own & (side * (opposite - price) > 0)
+    cancel = ((kind == Event.CANCEL) | (kind == Event.DELETE)) & has_own & (offset >= 0)
+    execute = kind == Event.EXECUTE
+    # a sweep: executions at one time stamp on one side, after the first, join it
+    joins = execute & np.concatenate(
+        ([False], execute[:-1] & (time[1:] == time[:-1]) & (side[1:] == side[:-1]))
+    )
+    lead = execute & ~joins
+    sweep = np.cumsum(lead) - 1  # each execution's market order
+    swept = np.bincount(sweep[execute], weights=size[execute], minlength=int(lead.sum()))
+
+    out_kind = np.full(len(m), -1, np.int64)
+    out_kind[limit & (offset == 0)] = Kind.LIMIT_TOUCH
+    out_kind[limit & (offset < 0)] = Kind.LIMIT_INSIDE
+    out_kind[limit & (offset > 0)] = Kind.LIMIT_BEHIND
+    out_kind[cancel & (offset == 0)] = Kind.CANCEL_TOUCH
+    out_kind[cancel & (offset > 0)] = Kind.CANCEL_BEHIND
+    out_kind[lead] = Kind.MARKET
+    keep = out_kind >= 0
+    out_size = size.copy()
+    out_size[lead] = swept.astype(np.int64)
+    out_offset = np.where(out_kind == Kind.MARKET, 0, np.abs(offset))
+    return Events(
+        time=time[keep].copy(),
+        kind=out_kind[keep].astype(np.int8),
+        side=side[keep].astype(np.int8),
+        offset=out_offset[keep],
+        size=out_size[keep],
+        spread=np.where(quoted, ask - bid, 0)[keep],
+        own=own[keep],
+        other=other[keep],
+    )
+
+
+def state_path(tape: Tape, end: float | None = None) -> Path:
+    """The book's spread and best queues after each message, as a step function of time
+    from the first message to ``end`` (default: the last message's time)."""
+    ask, ask_size, bid, bid_size = _touch(tape)
+    time = tape.messages["time"]
+    quoted = (ask_size > 0) & (bid_size > 0) & (ask != EMPTY_ASK) & (bid != EMPTY_BID)
+    last = float(time[-1]) if end is None else float(end)
+    return Path(time.copy(), np.where(quoted, ask - bid, 0), bid_size.copy(), ask_size.copy(), last)
+
+
+def revealed(tape: Tape) -> Revealed:
+    """The levels behind the best the tape shows (see `Revealed`)."""
+    book = tape.book_rows
+    if tape.levels >= 2:
+        deep = 4 * (tape.levels - 1)
+        gaps, sizes = [], []
+        for side, price_col in ((-1, deep), (1, deep + 2)):
+            ahead = book[:, price_col - 4]
+            shown = (book[:, price_col + 1] > 0) & (book[:, price_col - 3] > 0)
+            gaps.append((side * (ahead - book[:, price_col]))[shown])
+            sizes.append(book[shown, price_col + 1])
+        return Revealed(np.concatenate(gaps), np.concatenate(sizes))
+    ask, ask_size, bid, bid_size = _touch(tape)
+    gaps, sizes = [], []
+    for price, lots, side, empty in ((bid, bid_size, 1, EMPTY_BID), (ask, ask_size, -1, EMPTY_ASK)):
+        was, now = price[:-1], price[1:]
+        worse = (side * (was - now) > 0) & (was != empty) & (now != empty) & (lots[1:] > 0)
+        gaps.append((side * (was - now))[worse])
+        sizes.append(lots[1:][worse])
+    return Revealed(np.concatenate(gaps), np.concatenate(sizes))

@@ -1,0 +1,562 @@
+"""Order flow learned event by event: a queue-reactive point process with Hawkes excitation,
+estimated by maximum likelihood from a tape's events (`envs.data.events`).
+
+The model. An event of kind b (`envs.data.events.Kind`) on side s arrives at the rate
+
+    lambda_bs(t) = mu[b, cell_s(t)] * profile(t)
+                   + sum_k sum_b' alpha[k, b, b'] R_kb's(t) + alpha[k, b, K + b'] R_kb'(-s)(t)
+
+where cell_s(t) is the book's state seen from side s (the spread's bucket, the bucket of
+the best queue on side s and that of the opposite one: `EventModel.cell`), profile(t) the
+time of day's relative rate (bins of ``bin_seconds``, mean 1 over the fitted window; before
+and after it the first and last bin's), K the number of kinds, and R_kb's(t) = sum over
+earlier events of kind b' on side s of decay_k * exp(-decay_k (t - t_j)): each event excites
+every kind on its own side and the opposite one through a fast kernel and a slow one (k), by
+alpha events on average (the branching ratio). Bid and ask share the parameters (the state
+is mirrored).
+
+Estimation. For a pair of decays, the kernel sums R are computed once; expectation-
+maximisation then splits each event between the baseline and its exciters and updates mu
+(events per second of exposure to each state), the profile and alpha in closed form, each
+iteration numpy over an (events, 2 kernels x 2 kinds) array. The decays are chosen by the
+likelihood over a grid of pairs. A state
+seen by fewer than ``min_events`` events is pooled with its nearest neighbour, and
+`EventModel.pooled` says which. Marks are counted: each kind's sizes, the offsets of limit
+orders inside the spread (by spread bucket) and behind the best, of cancels behind it, and
+the levels the tape reveals behind the best (`envs.data.events.Revealed`).
+
+Units: seconds, ticks, lots. The compiled sampler is `envs.simulator.learned.EventSampler`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path as FilePath
+
+import numpy as np
+
+from tradearena.envs.data.events import (
+    KINDS,
+    Events,
+    Kind,
+    Path,
+    Revealed,
+    events,
+    revealed,
+    state_path,
+)
+from tradearena.envs.data.tapes import Tape
+from tradearena.envs.errors import UserError
+
+__all__ = [
+    "FAST",
+    "MIN_EVENTS",
+    "SLOW",
+    "EventModel",
+    "Marks",
+    "estimate",
+    "fit_events",
+    "kernel_sums",
+]
+
+FAST = (300.0, 1000.0, 3000.0)
+"""Decays (per second) the fit compares for the fast kernel: half-lives of 2 ms to 0.2 ms
+(an order's replacement, a quote's flicker)."""
+SLOW = (0.3, 1.0, 3.0, 10.0, 30.0)
+"""Decays (per second) for the slow kernel: half-lives of 2 s to 23 ms (clustering)."""
+MIN_EVENTS = 3_000
+"""The fewest events a tape's window must hold to learn from."""
+VERSION = 1
+"""The parameter file's format."""
+_SPREAD_BUCKETS = 4
+_QUEUE_BUCKETS = 4
+_POOL_BELOW = 20  # a state seen by fewer events is pooled with its neighbour
+_ITERATIONS = 200
+_TOLERANCE = 1e-7
+
+
+class EventModelError(UserError):
+    """A tape or parameter file a learned flow cannot use."""
+
+
+@dataclass(frozen=True)
+class Marks:
+    """What an event carries besides its time and kind, as discrete distributions: each a
+    pair (values, probabilities) of float64 arrays, shape (m,).
+
+    sizes: per kind, lots; inside: per spread bucket, ticks inside the spread (1 = one tick
+    better than the best); limit_behind, cancel_behind: ticks behind the best; gap, queue:
+    a level added behind the deepest (ticks behind it, lots)."""
+
+    sizes: tuple[tuple[np.ndarray, np.ndarray], ...]
+    inside: tuple[tuple[np.ndarray, np.ndarray], ...]
+    limit_behind: tuple[np.ndarray, np.ndarray]
+    cancel_behind: tuple[np.ndarray, np.ndarray]
+    gap: tuple[np.ndarray, np.ndarray]
+    queue: tuple[np.ndarray, np.ndarray]
+
+
+@dataclass(frozen=True, eq=False)
+class EventModel:
+    """A learned flow's parameters (see the module docstring). Arrays are float64.
+
+    spread_edges, queue_edges: bucket edges (ticks, lots): a value's bucket is how many edges
+    are at or below it; mu: (KINDS, cells) events per second; alpha: (kernels, KINDS,
+    2 KINDS), [kernel, excited kind, exciting kind on the same side | on the opposite side];
+    decays: (kernels,) per second; profile: (bins,)
+    relative rates from ``start`` seconds after midnight, ``bin_seconds`` each; depth: the
+    levels each side holds (see `envs.simulator.learned`); book: the opening book, (levels,
+    4) as ask offset, ask lots, bid offset, bid lots, offsets in ticks from the opening mid;
+    tick_size, lot_size: the tape's ($ per tick, units per lot); meta: the tape, window,
+    likelihood and pooled states."""
+
+    spread_edges: np.ndarray
+    queue_edges: np.ndarray
+    mu: np.ndarray
+    alpha: np.ndarray
+    decays: np.ndarray
+    profile: np.ndarray
+    start: float
+    bin_seconds: float
+    marks: Marks
+    depth: int
+    book: np.ndarray
+    tick_size: float
+    lot_size: float
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """(spread buckets, queue buckets, queue buckets): the state's dimensions."""
+        nq = len(self.queue_edges) + 1
+        return len(self.spread_edges) + 1, nq, nq
+
+    def cell(self, spread: np.ndarray, own: np.ndarray, other: np.ndarray) -> np.ndarray:
+        """The state's index (int64) from the spread (ticks) and the best queues of the side
+        seen from and the opposite one (lots), elementwise."""
+        _, nq, _ = self.shape
+        sb = np.searchsorted(self.spread_edges, spread, side="right")
+        qo = np.searchsorted(self.queue_edges, own, side="right")
+        qp = np.searchsorted(self.queue_edges, other, side="right")
+        return (sb * nq + qo) * nq + qp
+
+    def relative_rate(self, time: np.ndarray) -> np.ndarray:
+        """The profile at ``time`` (seconds after midnight), flat beyond the fitted bins."""
+        k = np.floor((np.asarray(time) - self.start) / self.bin_seconds).astype(np.int64)
+        return self.profile[np.clip(k, 0, len(self.profile) - 1)]
+
+    @property
+    def branching(self) -> float:
+        """Events one event causes directly, on average over the exciting kinds."""
+        return float(_offspring(self.alpha).mean())
+
+    def log_likelihood(self, ev: Events, path: Path) -> float:
+        """The log-likelihood of ``ev`` with the book's states ``path`` (the window both
+        cover), nats per event."""
+        data = _Data.of(ev, path, self)
+        lam, _ = _intensity(self, data, kernel_sums(ev, self.decays))
+        total = np.log(lam).sum() - _compensator(self, data)
+        return float(total / max(len(ev), 1))
+
+    # ---------------------------------------------------------------------------- files
+    def save(self, path: str | FilePath) -> FilePath:
+        """Write the model as ``path`` (JSON: scalars and where the arrays are) and
+        ``path``'s stem + ``.npz`` beside it (the arrays); returns the JSON's path."""
+        path = FilePath(path)
+        arrays = {
+            "spread_edges": self.spread_edges,
+            "queue_edges": self.queue_edges,
+            "mu": self.mu,
+            "alpha": self.alpha,
+            "decays": self.decays,
+            "profile": self.profile,
+            "book": self.book,
+        }
+        for name, value in asdict(self.marks).items():
+            pairs = value if isinstance(value[0], tuple) else (value,)
+            for i, (values, probabilities) in enumerate(pairs):
+                arrays[f"marks.{name}.{i}.values"] = values
+                arrays[f"marks.{name}.{i}.p"] = probabilities
+        np.savez(path.with_suffix(".npz"), **arrays)
+        scalars = {
+            "version": VERSION,
+            "arrays": path.with_suffix(".npz").name,
+            "start": self.start,
+            "bin_seconds": self.bin_seconds,
+            "depth": self.depth,
+            "tick_size": self.tick_size,
+            "lot_size": self.lot_size,
+            "meta": self.meta,
+        }
+        path.write_text(json.dumps(scalars, indent=2) + "\n")
+        return path
+
+    @classmethod
+    def load(cls, path: str | FilePath) -> EventModel:
+        """The model `save` wrote to ``path``."""
+        path = FilePath(path)
+        try:
+            scalars = json.loads(path.read_text())
+            version = scalars["version"]
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise EventModelError(
+                f"{path}: not a learned flow's parameter file ({error})"
+            ) from None
+        if version != VERSION:
+            raise EventModelError(f"{path}: format version {version}, this reads {VERSION}")
+        with np.load(path.parent / scalars["arrays"]) as stored:
+            a = {k: stored[k] for k in stored.files}
+
+        def pairs(name: str) -> tuple:
+            count = sum(1 for k in a if k.startswith(f"marks.{name}.") and k.endswith(".p"))
+            return tuple(
+                (a[f"marks.{name}.{i}.values"], a[f"marks.{name}.{i}.p"]) for i in range(count)
+            )
+
+        marks = Marks(
+            sizes=pairs("sizes"),
+            inside=pairs("inside"),
+            limit_behind=pairs("limit_behind")[0],
+            cancel_behind=pairs("cancel_behind")[0],
+            gap=pairs("gap")[0],
+            queue=pairs("queue")[0],
+        )
+        keys = ("spread_edges", "queue_edges", "mu", "alpha", "decays", "profile")
+        return cls(
+            **{k: a[k] for k in keys},
+            start=float(scalars["start"]),
+            bin_seconds=float(scalars["bin_seconds"]),
+            marks=marks,
+            depth=int(scalars["depth"]),
+            book=a["book"],
+            tick_size=float(scalars["tick_size"]),
+            lot_size=float(scalars["lot_size"]),
+            meta=scalars["meta"],
+        )
+
+
+# -------------------------------------------------------------------------------- the fit
+@dataclass(frozen=True)
+class _Data:
+    """What the likelihood needs of a window: each event's kind, state and profile bin, and
+    the seconds spent in each (bin, state) counting both sides (exposure, (bins, cells))."""
+
+    kind: np.ndarray
+    cell: np.ndarray
+    bin: np.ndarray
+    exposure: np.ndarray
+    time: np.ndarray
+    end: float
+
+    @classmethod
+    def of(cls, ev: Events, path: Path, model: EventModel) -> _Data:
+        bins, cells = len(model.profile), model.mu.shape[1]
+        cell = model.cell(ev.spread, ev.own, ev.other)
+
+        def bin_of(t: np.ndarray) -> np.ndarray:
+            k = np.floor((t - model.start) / model.bin_seconds).astype(np.int64)
+            return np.clip(k, 0, bins - 1)
+
+        exposure = np.zeros((bins, cells))
+        quoted = path.spread > 0
+        seconds, k = path.durations[quoted], bin_of(path.time[quoted])
+        for own, other in ((path.bid, path.ask), (path.ask, path.bid)):
+            c = model.cell(path.spread[quoted], own[quoted], other[quoted])
+            np.add.at(exposure, (k, c), seconds)
+        return cls(ev.kind.astype(np.int64), cell, bin_of(ev.time), exposure, ev.time, path.end)
+
+
+def kernel_sums(ev: Events, decays: np.ndarray) -> np.ndarray:
+    """R (events, kernels x 2 KINDS): for each event and kernel k, the sum over the earlier
+    events of each kind on its own side (columns 0..KINDS-1 of the kernel's block) and on the
+    opposite side (KINDS..) of decay_k * exp(-decay_k dt), dt seconds ago (events at one
+    time stamp count in their order)."""
+    decays = np.asarray(decays, np.float64)
+    n, kernels = len(ev), len(decays)
+    out = np.empty((n, kernels, 2, KINDS))
+    running = np.zeros((kernels, 2, KINDS))  # [kernel, side index (0 bid, 1 ask), kind]
+    times, kinds = ev.time.tolist(), ev.kind.tolist()
+    sides = (ev.side < 0).astype(np.int64).tolist()
+    last = times[0] if n else 0.0
+    column = decays[:, None]
+    for i in range(n):
+        running *= np.exp(-decays * (times[i] - last))[:, None, None]
+        last = times[i]
+        s = sides[i]
+        out[i, :, 0] = running[:, s]
+        out[i, :, 1] = running[:, 1 - s]
+        running[:, s, kinds[i]] += column[:, 0]
+    return out.reshape(n, -1)
+
+
+def _offspring(alpha: np.ndarray) -> np.ndarray:
+    """Per exciting kind, the events it causes directly on both sides, (KINDS,)."""
+    return alpha[:, :, :KINDS].sum(axis=(0, 1)) + alpha[:, :, KINDS:].sum(axis=(0, 1))
+
+
+def _flat(alpha: np.ndarray) -> np.ndarray:
+    """(KINDS, kernels x 2 KINDS): each excited kind's row, in `kernel_sums`' columns."""
+    return alpha.transpose(1, 0, 2).reshape(KINDS, -1)
+
+
+def _intensity(model: EventModel, data: _Data, sums: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Each event's intensity and its baseline part, (n,) each."""
+    base = model.mu[data.kind, data.cell] * model.profile[data.bin]
+    return base + np.einsum("ij,ij->i", _flat(model.alpha)[data.kind], sums), base
+
+
+def _remaining(data: _Data, decays: np.ndarray) -> np.ndarray:
+    """The kernel mass the events have inside the window, in `kernel_sums`' columns
+    (kernels x 2 KINDS,): per kernel, per exciting kind (same and opposite side alike)."""
+    out = []
+    for decay in decays:
+        mass = 1.0 - np.exp(-decay * (data.end - data.time))
+        by_kind = np.bincount(data.kind, weights=mass, minlength=KINDS)
+        out += [by_kind, by_kind]
+    return np.concatenate(out)
+
+
+def _compensator(model: EventModel, data: _Data) -> float:
+    """The expected number of events over the window."""
+    baseline = (model.mu @ (data.exposure.T @ model.profile)).sum()
+    excited = _flat(model.alpha).sum(axis=0) @ _remaining(data, model.decays)
+    return float(baseline + excited)
+
+
+def _pools(counts: np.ndarray, shape: tuple[int, int, int]) -> np.ndarray:
+    """Each state's pool (int64, (cells,)): itself when ``counts`` (events per state) reaches
+    `_POOL_BELOW`, else the nearest state that does (opposite queue, then own queue, then
+    spread bucket closest)."""
+    grid = np.array(np.unravel_index(np.arange(counts.size), shape)).T
+    rich = np.flatnonzero(counts >= _POOL_BELOW)
+    if not rich.size:
+        return np.zeros(counts.size, np.int64)
+    weight = np.array([100.0, 10.0, 1.0])  # a spread bucket away costs most
+    distance = (np.abs(grid[:, None, :] - grid[None, rich, :]) * weight).sum(axis=2)
+    pool = rich[np.argmin(distance, axis=1)]
+    pool[rich] = rich
+    return pool
+
+
+def _em(model: EventModel, data: _Data, sums: np.ndarray, pool: np.ndarray) -> EventModel:
+    """Expectation-maximisation from ``model`` at its decays, states pooled by ``pool``."""
+    kinds, cells = model.mu.shape
+    width = data.exposure.sum(axis=1)  # seconds per bin, both sides
+    remaining = _remaining(data, model.decays)
+    mu, profile, excitation = model.mu.copy(), model.profile.copy(), _flat(model.alpha)
+    previous = -np.inf
+    for _ in range(_ITERATIONS):
+        base = mu[data.kind, data.cell] * profile[data.bin]
+        parts = excitation[data.kind] * sums
+        lam = base + parts.sum(axis=1)
+        share = base / lam
+        likelihood = np.log(lam).sum()
+        excitation = np.zeros_like(excitation)
+        np.add.at(excitation, data.kind, parts / lam[:, None])
+        excitation /= np.maximum(remaining, 1e-12)
+        counts = np.zeros((kinds, cells))
+        np.add.at(counts, (data.kind, pool[data.cell]), share)
+        seconds = np.zeros(cells)
+        np.add.at(seconds, pool, data.exposure.T @ profile)
+        mu = np.divide(counts, seconds, out=np.zeros_like(counts), where=seconds > 0)[:, pool]
+        by_bin = np.bincount(data.bin, weights=share, minlength=len(profile))
+        expected = data.exposure @ mu.sum(axis=0)
+        profile = np.divide(by_bin, expected, out=np.ones_like(by_bin), where=expected > 0)
+        scale = (profile * width).sum() / width.sum()
+        profile, mu = profile / scale, mu * scale
+        if abs(likelihood - previous) < _TOLERANCE * abs(likelihood):
+            break
+        previous = likelihood
+    alpha = excitation.reshape(KINDS, -1, 2 * KINDS).transpose(1, 0, 2)
+    return _replace(model, mu=mu, profile=profile, alpha=alpha)
+
+
+def _replace(model: EventModel, **changes) -> EventModel:
+    fields = {k: getattr(model, k) for k in model.__dataclass_fields__}
+    return EventModel(**{**fields, **changes})
+
+
+def _distribution(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The empirical distribution of ``values``: (distinct values, probabilities); one value
+    1 with probability 1 when there are none."""
+    if not len(values):
+        return np.ones(1), np.ones(1)
+    distinct, counts = np.unique(values, return_counts=True)
+    return distinct.astype(np.float64), counts / counts.sum()
+
+
+def _marks(ev: Events, shown: Revealed, spread_edges: np.ndarray) -> Marks:
+    bucket = np.searchsorted(spread_edges, ev.spread, side="right")
+    inside = ev.kind == Kind.LIMIT_INSIDE
+    return Marks(
+        sizes=tuple(_distribution(ev.size[ev.kind == k]) for k in Kind),
+        inside=tuple(
+            _distribution(ev.offset[inside & (bucket == b)]) for b in range(len(spread_edges) + 1)
+        ),
+        limit_behind=_distribution(ev.offset[ev.kind == Kind.LIMIT_BEHIND]),
+        cancel_behind=_distribution(ev.offset[ev.kind == Kind.CANCEL_BEHIND]),
+        gap=_distribution(shown.gap[shown.gap > 0]),
+        queue=_distribution(shown.size[shown.size > 0]),
+    )
+
+
+def _edges(values: np.ndarray, buckets: int) -> np.ndarray:
+    """Up to ``buckets - 1`` distinct inner quantiles of ``values`` (bucket edges)."""
+    q = np.quantile(values, np.arange(1, buckets) / buckets)
+    return np.unique(np.maximum(q, values.min() + 1))
+
+
+def _opening_book(tape: Tape, row: int) -> np.ndarray:
+    """The book row ``row`` as (levels, 4) offsets from its mid (ticks) and lots."""
+    book = tape.book_rows[row].reshape(-1, 4).astype(np.float64)
+    mid = (book[0, 0] + book[0, 2]) / 2
+    out = book.copy()
+    out[:, 0] = np.where(book[:, 1] > 0, book[:, 0] - mid, 0)
+    out[:, 2] = np.where(book[:, 3] > 0, book[:, 2] - mid, 0)
+    return out
+
+
+def fit_events(
+    tape: Tape,
+    *,
+    start: float | None = None,
+    end: float | None = None,
+    fast: tuple[float, ...] = FAST,
+    slow: tuple[float, ...] = SLOW,
+    bin_seconds: float = 1800.0,
+) -> EventModel:
+    """The learned flow of ``tape``'s window [start, end) seconds after midnight (default:
+    the whole tape): `estimate` on its events, with the levels it reveals behind the best,
+    its depth (at least 2) and its book at the window's start as the opening book."""
+    times = tape.messages["time"]
+    lo = float(times[0]) if start is None else float(start)
+    hi = float(times[-1]) if end is None else float(end)
+    every = events(tape)
+    ev = every.take((every.time >= lo) & (every.time < hi) & (every.spread > 0))
+    if len(ev) < MIN_EVENTS:
+        raise EventModelError(
+            f"{tape.source}: {len(ev):,} events between {lo:.0f} s and {hi:.0f} s, too few to "
+            f"learn order flow from (at least {MIN_EVENTS:,})"
+        )
+    first_row = max(int(np.searchsorted(times, lo)) - 1, 0)
+    model = estimate(
+        ev,
+        _window(state_path(tape), lo, hi),
+        fast=fast,
+        slow=slow,
+        bin_seconds=bin_seconds,
+        shown=revealed(tape),
+        book=_opening_book(tape, first_row),
+        depth=max(tape.levels, 2),
+        tick_size=tape.tick_size,
+        lot_size=tape.lot_size,
+    )
+    return _replace(model, meta={"tape": tape.source, **model.meta})
+
+
+def estimate(
+    ev: Events,
+    path: Path,
+    *,
+    fast: tuple[float, ...] = FAST,
+    slow: tuple[float, ...] = SLOW,
+    bin_seconds: float = 1800.0,
+    shown: Revealed | None = None,
+    book: np.ndarray | None = None,
+    depth: int = 2,
+    tick_size: float = 0.01,
+    lot_size: float = 1.0,
+    edges: tuple[np.ndarray, np.ndarray] | None = None,
+) -> EventModel:
+    """The model of events ``ev`` over the book's states ``path`` (both from ``path.time[0]``
+    to ``path.end`` seconds): the pair of decays (one of ``fast``, one of ``slow``, per
+    second) with the highest likelihood, the rest by expectation-maximisation (see the module
+    docstring). ``shown``: the levels behind the best (none: one tick behind, one lot);
+    ``book``: the opening book ((levels, 4), see `EventModel`; none: one lot a tick either
+    side of the mid); ``edges``: the spread's and the queues' bucket edges (none: the
+    quartiles of the spreads the events met and of the best queues)."""
+    lo, hi = float(path.time[0]), float(path.end)
+    spread_edges, queue_edges = edges or (
+        _edges(ev.spread, _SPREAD_BUCKETS),
+        _edges(np.concatenate([path.bid, path.ask]), _QUEUE_BUCKETS),
+    )
+    nothing = Revealed(np.ones(0, np.int64), np.ones(0, np.int64))
+    model = EventModel(
+        spread_edges=spread_edges,
+        queue_edges=queue_edges,
+        mu=np.zeros((KINDS, (len(spread_edges) + 1) * (len(queue_edges) + 1) ** 2)),
+        alpha=np.zeros((2, KINDS, 2 * KINDS)),
+        decays=np.array([fast[0], slow[0]]),
+        profile=np.ones(max(1, math.ceil((hi - lo) / bin_seconds))),
+        start=lo,
+        bin_seconds=bin_seconds,
+        marks=_marks(ev, nothing if shown is None else shown, spread_edges),
+        depth=depth,
+        book=np.array([[0.5, 1.0, -0.5, 1.0]]) if book is None else book,
+        tick_size=tick_size,
+        lot_size=lot_size,
+    )
+    cells = model.mu.shape[1]
+    data = _Data.of(ev, path, model)
+    seen = np.bincount(data.cell, minlength=cells)
+    pool = _pools(seen, model.shape)
+    seconds = np.zeros(cells)
+    np.add.at(seconds, pool, data.exposure.sum(axis=0))
+    counts = np.zeros((KINDS, cells))
+    np.add.at(counts, (data.kind, pool[data.cell]), 0.5)
+    start_mu = np.divide(counts, seconds, out=np.zeros_like(counts), where=seconds > 0)[:, pool]
+    best, best_likelihood, table = model, -np.inf, {}
+    for decays in itertools.product(fast, slow):
+        guess = _replace(
+            model,
+            decays=np.array(decays, np.float64),
+            mu=start_mu,
+            alpha=np.full((2, KINDS, 2 * KINDS), 0.5 / (4 * KINDS)),
+        )
+        sums = kernel_sums(ev, guess.decays)
+        fitted = _em(guess, data, sums, pool)
+        lam, _ = _intensity(fitted, data, sums)
+        likelihood = float((np.log(lam).sum() - _compensator(fitted, data)) / len(ev))
+        table[f"{decays[0]:g}, {decays[1]:g}"] = likelihood
+        if likelihood > best_likelihood:
+            best, best_likelihood = fitted, likelihood
+    pooled = [
+        {"state": _describe(c, model), "events": int(seen[c]), "pooled_with": _describe(p, model)}
+        for c, p in enumerate(pool.tolist())
+        if p != c
+    ]
+    meta = {
+        "window": [lo, hi],
+        "events": len(ev),
+        "log_likelihood_per_event": best_likelihood,
+        "by_decays": table,
+        "pooled": pooled,
+    }
+    return _replace(best, meta=meta)
+
+
+def _window(path: Path, lo: float, hi: float) -> Path:
+    """``path`` cut to [lo, hi): the state at ``lo`` is the one in force then."""
+    first = max(int(np.searchsorted(path.time, lo, side="right")) - 1, 0)
+    last = int(np.searchsorted(path.time, hi))
+    time = path.time[first:last].copy()
+    if len(time):
+        time[0] = max(time[0], lo)
+    return Path(time, path.spread[first:last], path.bid[first:last], path.ask[first:last], hi)
+
+
+def _describe(cell: int, model: EventModel) -> str:
+    """A state in words: its buckets' ranges."""
+    sb, qo, qp = np.unravel_index(cell, model.shape)
+
+    def span(edges: np.ndarray, b: int, unit: str) -> str:
+        low = "0" if b == 0 else f"{edges[b - 1]:g}"
+        return f"{low}+ {unit}" if b == len(edges) else f"{low}-{edges[b] - 1:g} {unit}"
+
+    return (
+        f"spread {span(model.spread_edges, sb, 'ticks')}, own queue "
+        f"{span(model.queue_edges, qo, 'lots')}, opposite {span(model.queue_edges, qp, 'lots')}"
+    )

@@ -1,0 +1,34 @@
+# cython: language_level=3
+"""The C declarations of `envs.simulator.learned`, so the compiled flow (`envs.simulator.flow`)
+draws a learned population's events without going through Python."""
+
+from libcpp.vector cimport vector
+from numpy.random cimport bitgen_t
+
+from tradearena.envs.simulator.book cimport OrderBook, i64
+
+
+cdef class EventSampler:
+    cdef vector[double] _mu, _alpha, _decays, _profile, _spread_edges, _queue_edges
+    cdef vector[double] _values, _cdf  # every mark's distribution, one after another
+    cdef vector[Py_ssize_t] _first  # where each distribution starts in _values (and its end)
+    cdef vector[double] _running  # kernel sums [kernel, side index, kind] at _last
+    cdef vector[double] _weight  # per [kernel, kind]: the excitation one unit of its sum adds
+    cdef double _start, _bin_seconds, _base_bound, _bound, _last
+    cdef public double next_time, end
+    cdef public i64 depth, bid_owner, ask_owner, events, candidates
+    cdef Py_ssize_t _kernels, _cells, _queue_buckets
+    cdef object _rng
+    cdef bitgen_t* _bitgen
+    cdef tuple _parameters
+
+    cdef int _fire(self, OrderBook book, i64* counts) except -1
+    cdef double _uniform(self) noexcept
+    cdef double _draw(self, Py_ssize_t distribution) noexcept
+    cdef Py_ssize_t _cell(self, OrderBook book, int side) noexcept
+    cdef void _rates(self, OrderBook book, double t, double* rates) noexcept
+    cdef int _act(self, OrderBook book, Py_ssize_t kind, int side, i64* counts) except -1
+    cdef int _carry(self, OrderBook book, Py_ssize_t kind, int side, i64 best, i64* counts) except -1
+    cdef Py_ssize_t _behind(self, int which) noexcept
+    cdef int _keep_depth(self, OrderBook book, int side, i64* counts) except -1
+    cdef void _candidate(self, double t) noexcept

@@ -1,0 +1,359 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
+# distutils: language = c++
+"""A learned population's events drawn one at a time against the live book, compiled.
+
+`EventSampler` draws the events of an `envs.simulator.eventmodel.EventModel` by thinning
+(Ogata 1981): a candidate time comes from a bound on the total rate (every kind's largest
+baseline at the profile's peak, plus the excitation now, which only decays until the next
+event), and is kept with probability (the model's rate at that time, read from the book as
+it is then) / bound. Whatever changes the book between candidates (the seats' orders, other
+populations) is therefore seen exactly, so the flow reacts to it. A kept event's kind and
+side are drawn in proportion to their rates and its marks from their distributions, then it
+acts on the book at once:
+
+- a limit order at the best, inside the spread (never crossing it: at most spread - 1 ticks)
+  or behind the best; the bid side's orders are ``bid_owner``'s, the ask side's
+  ``ask_owner``'s;
+- a cancel of the population's newest order at the best or behind it (none there: nothing
+  happens): a whole order, as nearly every cancel on a tape is;
+- a market order that takes the best queue of its side (and beyond, for a large one), sent
+  by the other side's owner so that the population never trades with itself.
+
+After each event every side holds ``depth`` levels (the tape's levels, at least 2): a missing
+level is added behind the deepest at a gap and with a queue drawn from those the tape reveals
+behind the best; the population's volume on levels beyond them is taken out. The uniforms
+come from the population's numpy generator (``rng.random()`` gives the same numbers), so
+`envs.simulator.traders.learned.reference_events` draws the same events in Python.
+"""
+
+import numpy as np
+
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from cython.operator cimport dereference as deref, predecrement as dec
+from libc.math cimport INFINITY, exp, floor, log, rint
+
+from tradearena.envs.simulator.book cimport (
+    K_LIMIT, K_MARKET, QTY_MAX, Half, LevelIter, OrderBook, best_key, i64, level_volume,
+)
+
+__all__ = ["EventSampler", "KINDS"]
+
+cdef enum:
+    N_KINDS = 6
+
+KINDS = N_KINDS
+
+cdef enum:
+    LIMIT_TOUCH = 0
+    LIMIT_INSIDE = 1
+    LIMIT_BEHIND = 2
+    CANCEL_TOUCH = 3
+    CANCEL_BEHIND = 4
+    MARKET = 5
+
+
+cdef class EventSampler:
+    """Draws a learned population's events (see the module docstring).
+
+    mu: (KINDS, cells) events per second; alpha: (kernels, KINDS, 2 KINDS); decays:
+    (kernels,) per second; profile: (bins,) from ``start`` seconds, ``bin_seconds`` each;
+    spread_edges, queue_edges: the state's bucket edges (ticks, lots); marks: the
+    distributions (values, probabilities) of each kind's sizes, of the offsets inside the
+    spread per spread bucket, of limit and cancel offsets behind the best, and of the gap and
+    queue of a level added behind the deepest, in that order; rng: a numpy Generator; t0:
+    seconds, the time the first candidate is drawn from.
+    """
+
+    def __init__(
+        self, mu, alpha, decays, profile, double start, double bin_seconds, spread_edges,
+        queue_edges, list marks, i64 depth, i64 bid_owner, i64 ask_owner, object rng,
+        double t0,
+    ):
+        self._parameters = (
+            mu, alpha, decays, profile, start, bin_seconds, spread_edges, queue_edges, marks,
+            depth, bid_owner, ask_owner,
+        )
+        mu = np.asarray(mu, np.float64)
+        alpha = np.asarray(alpha, np.float64)
+        n_spread, n_queue = len(spread_edges) + 1, len(queue_edges) + 1
+        if mu.shape != (N_KINDS, n_spread * n_queue * n_queue):
+            raise ValueError(f"mu must be ({N_KINDS}, cells), got {mu.shape}")
+        if alpha.ndim != 3 or alpha.shape[1:] != (N_KINDS, 2 * N_KINDS) or alpha.shape[0] != len(decays):
+            raise ValueError(f"alpha must be (kernels, {N_KINDS}, {2 * N_KINDS}), got {alpha.shape}")
+        if len(marks) != N_KINDS + n_spread + 4:
+            raise ValueError(f"need {N_KINDS + n_spread + 4} mark distributions, got {len(marks)}")
+        if depth < 1:
+            raise ValueError(f"depth must be >= 1 levels, got {depth}")
+        self._mu = mu.ravel()
+        self._alpha = alpha.ravel()
+        self._decays = np.asarray(decays, np.float64)
+        self._profile = np.asarray(profile, np.float64)
+        self._spread_edges = np.asarray(spread_edges, np.float64)
+        self._queue_edges = np.asarray(queue_edges, np.float64)
+        self._start, self._bin_seconds = start, bin_seconds
+        self._kernels, self._cells, self._queue_buckets = len(decays), mu.shape[1], n_queue
+        self._first.clear()
+        self._values.clear()
+        self._cdf.clear()
+        for values, probabilities in marks:
+            self._first.push_back(self._values.size())
+            cdf = np.cumsum(np.asarray(probabilities, np.float64))
+            cdf /= cdf[len(cdf) - 1]
+            for v, c in zip(np.asarray(values, np.float64).tolist(), cdf.tolist()):
+                self._values.push_back(v)
+                self._cdf.push_back(c)
+        self._first.push_back(self._values.size())
+        self._base_bound = 2.0 * mu.max(axis=1).sum() * np.max(profile)
+        weight = alpha[:, :, :N_KINDS].sum(axis=1) + alpha[:, :, N_KINDS:].sum(axis=1)
+        self._weight = weight.ravel()
+        self.depth, self.bid_owner, self.ask_owner = depth, bid_owner, ask_owner
+        self._running.assign(self._kernels * 2 * N_KINDS, 0.0)
+        self._rng = rng
+        self._bitgen = <bitgen_t*>PyCapsule_GetPointer(rng.bit_generator.capsule, "BitGenerator")
+        self.events = self.candidates = 0
+        self.end = INFINITY
+        self._last = t0
+        self._candidate(t0)
+
+    def __reduce__(self):
+        state = (
+            self._rng, list(self._running), self._last, self.next_time, self.end, self._bound,
+            self.events, self.candidates,
+        )
+        return _rebuild, (self._parameters, state)
+
+    def fire(self, OrderBook book):
+        """Take the candidate at `next_time` on ``book`` -> (orders submitted, orders
+        cancelled)."""
+        cdef i64 counts[2]
+        counts[0] = counts[1] = 0
+        book.now = self.next_time
+        self._fire(book, counts)
+        return counts[0], counts[1]
+
+    def fill(self, OrderBook book):
+        """Bring both sides of ``book`` to `depth` levels (the opening book) -> orders
+        submitted."""
+        cdef i64 counts[2]
+        counts[0] = counts[1] = 0
+        self._keep_depth(book, 1, counts)
+        self._keep_depth(book, -1, counts)
+        return counts[0]
+
+    def rates(self, OrderBook book, double t):
+        """The model's rates (events per second, (2, KINDS): bid side, ask side) at ``t``
+        seconds with ``book``, the kernel sums decayed to ``t`` (>= the last event)."""
+        out = np.empty(2 * N_KINDS)
+        cdef double[::1] view = out
+        self._rates(book, t, &view[0])
+        return out.reshape(2, N_KINDS)
+
+    cdef double _uniform(self) noexcept:
+        return self._bitgen.next_double(self._bitgen.state)
+
+    cdef double _draw(self, Py_ssize_t distribution) noexcept:
+        """A value of a mark's distribution: the first whose cumulative probability exceeds
+        a uniform."""
+        cdef double u = self._uniform()
+        cdef Py_ssize_t lo = self._first[distribution], hi = self._first[distribution + 1] - 1
+        cdef Py_ssize_t mid
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._cdf[mid] > u:
+                hi = mid
+            else:
+                lo = mid + 1
+        return self._values[lo]
+
+    cdef Py_ssize_t _cell(self, OrderBook book, int side) noexcept:
+        """The book's state seen from ``side``."""
+        cdef Half* own = book._half(side)
+        cdef Half* other = book._half(-side)
+        cdef Py_ssize_t sb = self._spread_edges.size(), qo = 0, qp = 0, i
+        cdef double spread, q_own = 0.0, q_other = 0.0
+        if not own.empty():
+            q_own = <double>level_volume(book, side, side * best_key(own))
+        if not other.empty():
+            q_other = <double>level_volume(book, -side, -side * best_key(other))
+        if not own.empty() and not other.empty():
+            spread = <double>(-best_key(&book._asks) - best_key(&book._bids))
+            sb = 0
+            for i in range(<Py_ssize_t>self._spread_edges.size()):
+                sb += self._spread_edges[i] <= spread
+        for i in range(<Py_ssize_t>self._queue_edges.size()):
+            qo += self._queue_edges[i] <= q_own
+            qp += self._queue_edges[i] <= q_other
+        return (sb * self._queue_buckets + qo) * self._queue_buckets + qp
+
+    cdef void _rates(self, OrderBook book, double t, double* rates) noexcept:
+        """Each (side index, kind)'s rate at ``t`` into ``rates`` (2 KINDS)."""
+        cdef Py_ssize_t bins = self._profile.size(), k, b, j, si, cell, width = 2 * N_KINDS
+        cdef double position = floor((t - self._start) / self._bin_seconds), level, total
+        cdef Py_ssize_t bin = 0 if position < 0 else <Py_ssize_t>min(position, <double>(bins - 1))
+        level = self._profile[bin]
+        cdef double* running = &self._running[0]
+        cdef double* alpha = &self._alpha[0]
+        cdef double fade
+        for k in range(self._kernels):
+            fade = exp(-self._decays[k] * (t - self._last))
+            for j in range(width):
+                running[k * width + j] *= fade
+        self._last = t
+        for si in range(2):
+            cell = self._cell(book, 1 if si == 0 else -1)
+            for b in range(N_KINDS):
+                total = self._mu[b * self._cells + cell] * level
+                for k in range(self._kernels):
+                    for j in range(N_KINDS):
+                        total += alpha[(k * N_KINDS + b) * width + j] * running[
+                            k * width + si * N_KINDS + j
+                        ]
+                        total += alpha[(k * N_KINDS + b) * width + N_KINDS + j] * running[
+                            k * width + (1 - si) * N_KINDS + j
+                        ]
+                rates[si * N_KINDS + b] = total
+
+    cdef void _candidate(self, double t) noexcept:
+        """The next candidate after ``t`` (the kernel sums at ``t``), against the bound."""
+        cdef double bound = self._base_bound
+        cdef Py_ssize_t k, si, j
+        for k in range(self._kernels):
+            for si in range(2):
+                for j in range(N_KINDS):
+                    bound += self._running[(k * 2 + si) * N_KINDS + j] * self._weight[
+                        k * N_KINDS + j
+                    ]
+        self._bound = bound
+        if not bound > 0:
+            self.next_time = INFINITY
+            return
+        self.next_time = t - log(1.0 - self._uniform()) / bound
+
+    cdef int _fire(self, OrderBook book, i64* counts) except -1:
+        """The candidate at `next_time`: kept or not, then the next one drawn."""
+        cdef double t = self.next_time, total = 0.0, u
+        cdef double rates[2 * N_KINDS]
+        cdef Py_ssize_t e, k
+        self._rates(book, t, rates)
+        for e in range(2 * N_KINDS):
+            total += rates[e]
+        u = self._uniform() * self._bound
+        self.candidates += 1
+        if u < total:
+            e = 0
+            while e < 2 * N_KINDS - 1 and u >= rates[e]:
+                u -= rates[e]
+                e += 1
+            self._act(book, e % N_KINDS, 1 if e < N_KINDS else -1, counts)
+            for k in range(self._kernels):
+                self._running[k * 2 * N_KINDS + e] += self._decays[k]
+            self.events += 1
+        self._candidate(t)
+        return 0
+
+    cdef int _act(self, OrderBook book, Py_ssize_t kind, int side, i64* counts) except -1:
+        """Carry out an event of ``kind`` on ``side`` (see the module docstring)."""
+        cdef Half* own = book._half(side)
+        if not own.empty():  # else nothing happens, and the depth rule refills the side
+            self._carry(book, kind, side, side * best_key(own), counts)
+        self._keep_depth(book, 1, counts)
+        self._keep_depth(book, -1, counts)
+        return 0
+
+    cdef int _carry(self, OrderBook book, Py_ssize_t kind, int side, i64 best, i64* counts) except -1:
+        """`_act` on a side with a best price ``best``."""
+        cdef Half* other = book._half(-side)
+        cdef i64 owner = self.bid_owner if side > 0 else self.ask_owner
+        cdef i64 taker = self.ask_owner if side > 0 else self.bid_owner
+        cdef i64 opposite, spread, price, ticks, qty
+        cdef Py_ssize_t bucket, i
+        qty = <i64>rint(self._draw(kind))
+        qty = 1 if qty < 1 else QTY_MAX if qty > QTY_MAX else qty
+        if kind == LIMIT_TOUCH or kind == LIMIT_INSIDE or kind == LIMIT_BEHIND:
+            price = best
+            if kind == LIMIT_INSIDE and not other.empty():
+                opposite = -side * best_key(other)
+                spread = side * (opposite - best)
+                if spread > 1:
+                    bucket = 0
+                    for i in range(<Py_ssize_t>self._spread_edges.size()):
+                        bucket += self._spread_edges[i] <= spread
+                    ticks = <i64>rint(self._draw(N_KINDS + bucket))
+                    price = best + side * max(1, min(ticks, spread - 1))
+            elif kind == LIMIT_BEHIND:
+                price = best - side * <i64>rint(self._draw(self._behind(0)))
+            if price > 0:
+                book._row(K_LIMIT, side, price, qty, owner, -1, None, None, counts)
+        elif kind == CANCEL_TOUCH or kind == CANCEL_BEHIND:
+            price = best
+            if kind == CANCEL_BEHIND:
+                price = best - side * <i64>rint(self._draw(self._behind(1)))
+            counts[1] += _delete_newest(book, side, price, owner)
+        else:
+            book._row(K_MARKET, -side, 0, qty, taker, -1, None, None, counts)
+        return 0
+
+    cdef Py_ssize_t _behind(self, int which) noexcept:
+        """The distribution of offsets behind the best: 0 limit orders, 1 cancels; 2 the gap
+        and 3 the queue of a level added behind the deepest."""
+        return N_KINDS + self._spread_edges.size() + 1 + which
+
+    cdef int _keep_depth(self, OrderBook book, int side, i64* counts) except -1:
+        """``side`` brought to `depth` levels: the population's volume beyond them taken out,
+        missing ones added behind the deepest."""
+        cdef Half* half = book._half(side)
+        cdef Half* other = book._half(-side)
+        cdef i64 owner = self.bid_owner if side > 0 else self.ask_owner
+        cdef LevelIter it = half.end()
+        cdef i64 n = 0, deepest = 0, price, qty
+        cdef vector[i64] beyond
+        while it != half.begin():
+            dec(it)
+            if n < self.depth:
+                deepest = side * deref(it).first
+            else:
+                beyond.push_back(side * deref(it).first)
+            n += 1
+        for price in beyond:
+            book._reduce(side, price, QTY_MAX, owner, False)
+        while n < self.depth:
+            if n == 0:
+                if other.empty():
+                    return 0  # nothing to stand behind: the next event's side refills it
+                deepest = -side * best_key(other)
+            price = deepest - side * <i64>rint(self._draw(self._behind(2)))
+            if price <= 0:
+                return 0
+            qty = <i64>rint(self._draw(self._behind(3)))
+            qty = 1 if qty < 1 else QTY_MAX if qty > QTY_MAX else qty
+            book._row(K_LIMIT, side, price, qty, owner, -1, None, None, counts)
+            deepest = price
+            n += 1
+        return 0
+
+
+cdef i64 _delete_newest(OrderBook book, int side, i64 price, i64 owner) except -1:
+    """Cancel ``owner``'s newest order at (side, price) -> orders cancelled (0 or 1)."""
+    cdef Half* half = book._half(side)
+    cdef LevelIter it = half.find(side * price)
+    if it == half.end():
+        return 0
+    cdef i64 slot = deref(it).second.tail
+    while slot and book._orders[slot].owner != owner:
+        slot = book._orders[slot].prev
+    if not slot:
+        return 0
+    book._cancel(book._id(slot), -1)
+    return 1
+
+
+def _rebuild(parameters, state):
+    """Unpickle: a sampler of ``parameters`` in ``state``."""
+    rng, running, last, next_time, end, bound, events, candidates = state
+    drawn = rng.bit_generator.state
+    cdef EventSampler sampler = EventSampler(*parameters, rng=rng, t0=last)
+    rng.bit_generator.state = drawn  # the first candidate is the pickled one, not a new draw
+    sampler._running = running
+    sampler._last, sampler.next_time, sampler.end, sampler._bound = last, next_time, end, bound
+    sampler.events, sampler.candidates = events, candidates
+    return sampler

@@ -1,0 +1,298 @@
+"""Order flow learned from a tape: a population whose events are drawn one at a time from an
+`envs.simulator.eventmodel.EventModel`, reacting to the book as it is (the seats' orders
+included). The compiled sampler is `envs.simulator.learned.EventSampler`; `reference_events`
+is the same draw written in Python, for the tests."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path as FilePath
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tradearena.envs.data.events import KINDS, Events, Kind, Path
+from tradearena.envs.errors import ParameterError
+from tradearena.envs.simulator.book import MAX_QTY
+from tradearena.envs.simulator.eventmodel import EventModel
+from tradearena.envs.simulator.learned import EventSampler
+from tradearena.envs.simulator.orders import Orders, Program, Rule
+from tradearena.envs.simulator.traders.base import Trader
+
+if TYPE_CHECKING:
+    from tradearena.envs.simulator.book import OrderBook
+    from tradearena.envs.simulator.market import Market
+
+
+class LearnedFlow(Trader):
+    """The order flow of ``model`` (an `EventModel`, or the path of its parameter file
+    written by ``tradearena fit --model events``), as one population with two owners: the
+    bid side's resting orders are the first's, the ask side's the second's.
+
+    At reset it places the model's opening book around the market's initial price (its
+    offsets from the mid, its queues), fills both sides to the model's depth and draws its
+    first candidate from the session's start; the compiled flow then carries its events out.
+    The market must run at the tape's tick size (``tick_size``) and lot: another is an error
+    naming both."""
+
+    n_owners = 2
+
+    def __init__(self, model: EventModel | str | FilePath) -> None:
+        if isinstance(model, str | FilePath):
+            model = EventModel.load(model)
+        if not isinstance(model, EventModel):
+            raise ParameterError("model", f"must be an EventModel or its file, got {model!r}")
+        self.model = model
+
+    def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
+        super().reset(market, owners, rng)
+        model = self.model
+        if not math.isclose(market.tick_size, model.tick_size, rel_tol=1e-9):
+            raise ParameterError(
+                "model",
+                f"was learned at a tick of ${model.tick_size:g}; this market's tick is "
+                f"${market.tick_size:g}: run it at the tape's (tick_size = {model.tick_size:g})",
+            )
+        self.sampler = sampler(model, owners, rng, market.t)
+        open_book(market.book, model, market.initial_price, owners)
+        self.sampler.fill(market.book)
+
+    def program(self) -> Program:
+        return Program(Orders.empty(), Rule.LEARNED, sampler=self.sampler)
+
+    def orders(self, market: Market, t0: float, t1: float, rng: np.random.Generator) -> Orders:
+        raise TypeError(
+            "a learned flow reacts to the book event by event, so it runs only in the compiled "
+            "flow: every other population must have a program (the built-in ones all do)"
+        )
+
+
+def sampler(model: EventModel, owners: range, rng: np.random.Generator, t0: float) -> EventSampler:
+    """The compiled sampler of ``model`` for a population of ``owners`` (bid, ask), its first
+    candidate drawn from ``t0`` seconds."""
+    m = model.marks
+    marks = [*m.sizes, *m.inside, m.limit_behind, m.cancel_behind, m.gap, m.queue]
+    return EventSampler(
+        model.mu,
+        model.alpha,
+        model.decays,
+        model.profile,
+        model.start,
+        model.bin_seconds,
+        model.spread_edges,
+        model.queue_edges,
+        marks,
+        model.depth,
+        owners[0],
+        owners[1],
+        rng,
+        t0,
+    )
+
+
+def open_book(book: OrderBook, model: EventModel, mid: float, owners: range) -> None:
+    """Place ``model``'s opening book around ``mid`` (ticks): its levels' offsets and lots,
+    asks above the mid and bids below it."""
+    for ask_offset, ask_lots, bid_offset, bid_lots in model.book.tolist():
+        if ask_lots > 0:
+            book.limit(-1, int(math.ceil(mid + max(ask_offset, 0.5))), int(ask_lots), owners[1])
+        if bid_lots > 0:
+            book.limit(1, int(math.floor(mid + min(bid_offset, -0.5))), int(bid_lots), owners[0])
+
+
+class _Reference:
+    """`envs.simulator.learned.EventSampler` in Python, line by line, on the book's Python
+    methods: the same uniforms in the same order, the same floating-point operations."""
+
+    def __init__(self, model: EventModel, owners: range, rng: np.random.Generator, t0: float):
+        self.m, self.rng, self.owners = model, rng, (owners[0], owners[1])
+        self.running = np.zeros((len(model.decays), 2, KINDS)).tolist()
+        m = model.marks
+        self.marks = [*m.sizes, *m.inside, m.limit_behind, m.cancel_behind, m.gap, m.queue]
+        self.cdfs = [(np.cumsum(p) / np.cumsum(p)[-1]).tolist() for _, p in self.marks]
+        self.base_bound = 2.0 * float(model.mu.max(axis=1).sum()) * float(np.max(model.profile))
+        alpha = model.alpha
+        self.weight = (alpha[:, :, :KINDS].sum(axis=1) + alpha[:, :, KINDS:].sum(axis=1)).tolist()
+        self.last = t0
+        self.candidate(t0)
+
+    def draw(self, d: int) -> float:
+        u = self.rng.random()
+        cdf = self.cdfs[d]
+        lo, hi = 0, len(cdf) - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if cdf[mid] > u:
+                hi = mid
+            else:
+                lo = mid + 1
+        return float(self.marks[d][0][lo])
+
+    def state(self, book: OrderBook, side: int) -> tuple[float, float, float]:
+        """(spread ticks or -1 unquoted, own best lots, opposite best lots)."""
+        bid, ask = book.best_bid(), book.best_ask()
+        own, other = (bid, ask) if side > 0 else (ask, bid)
+        spread = float(ask[0] - bid[0]) if bid and ask else -1.0
+        return spread, float(own[1]) if own else 0.0, float(other[1]) if other else 0.0
+
+    def cell(self, book: OrderBook, side: int) -> int:
+        spread, own, other = self.state(book, side)
+        se, qe = self.m.spread_edges.tolist(), self.m.queue_edges.tolist()
+        sb = len(se) if spread < 0 else sum(e <= spread for e in se)
+        qo, qp = sum(e <= own for e in qe), sum(e <= other for e in qe)
+        return (sb * (len(qe) + 1) + qo) * (len(qe) + 1) + qp
+
+    def rates(self, book: OrderBook, t: float) -> list[float]:
+        m = self.m
+        bins = len(m.profile)
+        position = math.floor((t - m.start) / m.bin_seconds)
+        level = float(m.profile[0 if position < 0 else int(min(position, bins - 1))])
+        for k, decay in enumerate(m.decays.tolist()):
+            fade = math.exp(-decay * (t - self.last))
+            for si in range(2):
+                self.running[k][si] = [r * fade for r in self.running[k][si]]
+        self.last = t
+        alpha, mu, out = m.alpha.tolist(), m.mu.tolist(), []
+        for si in range(2):
+            cell = self.cell(book, 1 if si == 0 else -1)
+            for b in range(KINDS):
+                total = mu[b][cell] * level
+                for k in range(len(alpha)):
+                    for j in range(KINDS):
+                        total += alpha[k][b][j] * self.running[k][si][j]
+                        total += alpha[k][b][KINDS + j] * self.running[k][1 - si][j]
+                out.append(total)
+        return out
+
+    def candidate(self, t: float) -> None:
+        bound = self.base_bound
+        for k in range(len(self.running)):
+            for si in range(2):
+                for j in range(KINDS):
+                    bound += self.running[k][si][j] * self.weight[k][j]
+        self.bound = bound
+        self.next_time = t - math.log(1.0 - self.rng.random()) / bound if bound > 0 else math.inf
+
+    def fire(self, book: OrderBook, log: list) -> None:
+        t = self.next_time
+        book.now = t
+        rates = self.rates(book, t)
+        total = 0.0
+        for r in rates:
+            total += r
+        u = self.rng.random() * self.bound
+        if u < total:
+            e = 0
+            while e < 2 * KINDS - 1 and u >= rates[e]:
+                u -= rates[e]
+                e += 1
+            kind, side = e % KINDS, 1 if e < KINDS else -1
+            before = self.state(book, side)
+            offset = self.act(book, kind, side)
+            log.append((t, kind, side, offset, *before))
+            for k, decay in enumerate(self.m.decays.tolist()):
+                self.running[k][e // KINDS][kind] += decay
+        self.candidate(t)
+
+    def act(self, book: OrderBook, kind: int, side: int) -> int:
+        """Carry the event out; its offset (ticks from the best)."""
+        owner, taker = self.owners if side > 0 else self.owners[::-1]
+        own, other = (book.best_bid(), book.best_ask())[:: 1 if side > 0 else -1]
+        offset = 0
+        if own is not None:
+            best = own[0]
+            qty = min(max(int(round(self.draw(kind))), 1), MAX_QTY)
+            n_spread = len(self.m.spread_edges) + 1
+            if kind in (Kind.LIMIT_TOUCH, Kind.LIMIT_INSIDE, Kind.LIMIT_BEHIND):
+                price = best
+                if kind == Kind.LIMIT_INSIDE and other is not None:
+                    spread = side * (other[0] - best)
+                    if spread > 1:
+                        bucket = sum(e <= spread for e in self.m.spread_edges.tolist())
+                        ticks = int(round(self.draw(KINDS + bucket)))
+                        price = best + side * max(1, min(ticks, spread - 1))
+                elif kind == Kind.LIMIT_BEHIND:
+                    price = best - side * int(round(self.draw(KINDS + n_spread)))
+                if price > 0:
+                    book.limit(side, price, qty, owner)
+                offset = abs(price - best)
+            elif kind in (Kind.CANCEL_TOUCH, Kind.CANCEL_BEHIND):
+                price = best
+                if kind == Kind.CANCEL_BEHIND:
+                    price = best - side * int(round(self.draw(KINDS + n_spread + 1)))
+                mine = [oid for oid, _, who in book.orders_at(side, price) if who == owner]
+                if mine:
+                    book.cancel(mine[-1])
+                offset = abs(price - best)
+            else:
+                book.market(-side, qty, taker)
+        self.keep_depth(book, 1)
+        self.keep_depth(book, -1)
+        return offset
+
+    def keep_depth(self, book: OrderBook, side: int) -> None:
+        owner = self.owners[0 if side > 0 else 1]
+        bids, asks = book.depth(1 << 30)
+        levels, other = (bids, asks) if side > 0 else (asks, bids)
+        depth = self.m.depth
+        for price, _ in levels[depth:]:
+            book.reduce(side, price, MAX_QTY, owner)
+        n, n_spread = min(len(levels), depth), len(self.m.spread_edges) + 1
+        deepest = levels[n - 1][0] if n else 0
+        while n < depth:
+            if n == 0:
+                if not other:
+                    return
+                deepest = other[0][0]
+            price = deepest - side * int(round(self.draw(KINDS + n_spread + 2)))
+            if price <= 0:
+                return
+            qty = min(max(int(round(self.draw(KINDS + n_spread + 3))), 1), MAX_QTY)
+            book.limit(side, price, qty, owner)
+            deepest, n = price, n + 1
+
+
+def reference_events(
+    model: EventModel,
+    book: OrderBook,
+    owners: range,
+    rng: np.random.Generator,
+    t0: float,
+    t1: float,
+) -> tuple[Events, Path]:
+    """The learned flow of ``model`` alone on ``book`` (as it is: `open_book` places the
+    model's opening book) from ``t0`` to ``t1`` seconds, drawn in Python exactly as the
+    compiled sampler draws it with the same generator: the events, each with the state
+    before it, and the state after each one (the book's steps), for the known-answer
+    tests."""
+    reference = _Reference(model, owners, rng, t0)
+    log: list[tuple] = []
+    steps = [(t0, *_touch(book))]
+    reference.keep_depth(book, 1)
+    reference.keep_depth(book, -1)
+    while reference.next_time < t1:
+        count = len(log)
+        reference.fire(book, log)
+        if len(log) > count:
+            steps.append((reference.last, *_touch(book)))
+    columns = list(zip(*log)) if log else [()] * 7
+    time, kind, side, offset, spread, own, other = (np.array(c) for c in columns)
+    ev = Events(
+        time=time.astype(np.float64),
+        kind=kind.astype(np.int8),
+        side=side.astype(np.int8),
+        offset=offset.astype(np.int64),
+        size=np.ones(len(time), np.int64),
+        spread=np.maximum(spread, 0).astype(np.int64),
+        own=own.astype(np.int64),
+        other=other.astype(np.int64),
+    )
+    t, sp, bid, ask = (np.array(c) for c in zip(*steps))
+    return ev, Path(t.astype(np.float64), sp.astype(np.int64), bid, ask, float(t1))
+
+
+def _touch(book: OrderBook) -> tuple[int, int, int]:
+    """(spread ticks, 0 unquoted; best bid lots; best ask lots)."""
+    bid, ask = book.best_bid(), book.best_ask()
+    spread = ask[0] - bid[0] if bid and ask else 0
+    return spread, bid[1] if bid else 0, ask[1] if ask else 0

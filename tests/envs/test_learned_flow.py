@@ -1,0 +1,321 @@
+"""Order flow learned event by event: the events a tape holds, the estimator's known answers on
+flow simulated from known parameters, the compiled sampler equal to its Python reference, the
+book consistent after every event, and the flow's reaction to a seat's order."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tradearena.envs.data.events import KINDS, Kind, events, revealed
+from tradearena.envs.data.tapes import MESSAGE_DTYPE, Tape
+from tradearena.envs.errors import ParameterError
+from tradearena.envs.simulator.book import OrderBook
+from tradearena.envs.simulator.eventmodel import (
+    EventModel,
+    EventModelError,
+    Marks,
+    estimate,
+    fit_events,
+    kernel_sums,
+)
+from tradearena.envs.simulator.market import Market
+from tradearena.envs.simulator.orders import Kind as Order
+from tradearena.envs.simulator.recording import synthetic_tape
+from tradearena.envs.simulator.traders.learned import LearnedFlow, open_book, reference_events
+
+OPEN = 34_200.0
+
+
+def tape_of(rows: list[tuple], book: list[list[int]]) -> Tape:
+    """A level-1 tape of (time, type, order id, size, price ticks, direction) messages and
+    the book after each: (ask, ask lots, bid, bid lots)."""
+    messages = np.array(rows, MESSAGE_DTYPE)
+    return Tape(messages, np.array(book, np.int64))
+
+
+def test_events_name_each_message_and_group_a_sweep():
+    """Before each message the book is 100 x 105 (bid x ask, 5 ticks wide), 300 and 200 lots
+    at the touch; the bid side's messages classify by their offset from 100, the ask side's
+    from 105, and two executions at one time stamp on one side are one market order."""
+    rows = [
+        (0.5, 5, 0, 1, 103, 1),  # the first message: no state before it, left out
+        (1.0, 1, 1, 10, 100, 1),  # limit at the best bid
+        (2.0, 1, 2, 20, 102, 1),  # 2 ticks inside the spread
+        (3.0, 1, 3, 30, 97, 1),  # 3 ticks behind the best bid
+        (4.0, 3, 4, 40, 105, -1),  # delete at the best ask
+        (5.0, 2, 5, 50, 107, -1),  # partial cancel 2 ticks behind the best ask
+        (6.0, 4, 6, 60, 100, 1),  # a sweep of the bid: two executions at 6.0
+        (6.0, 4, 7, 70, 100, 1),
+        (7.0, 5, 8, 80, 103, 1),  # hidden: left out
+        (8.0, 1, 9, 90, 106, 1),  # would cross the ask: left out
+    ]
+    book = [[105, 200, 100, 300]] * len(rows)
+    ev = events(tape_of(rows, book))
+    kinds = [Kind.LIMIT_TOUCH, Kind.LIMIT_INSIDE, Kind.LIMIT_BEHIND, Kind.CANCEL_TOUCH]
+    kinds += [Kind.CANCEL_BEHIND, Kind.MARKET]
+    assert ev.kind.tolist() == kinds
+    assert ev.side.tolist() == [1, 1, 1, -1, -1, 1]
+    assert ev.offset.tolist() == [0, 2, 3, 0, 2, 0]
+    assert ev.size.tolist() == [10, 20, 30, 40, 50, 130]
+    assert ev.spread.tolist() == [5] * 6
+    assert ev.own.tolist() == [300, 300, 300, 200, 200, 300]
+    assert ev.other.tolist() == [200, 200, 200, 300, 300, 200]
+
+
+def test_a_level_one_tape_reveals_the_level_behind_an_emptied_best():
+    rows = [(1.0, 1, 1, 5, 100, 1), (2.0, 4, 1, 305, 100, 1)]
+    book = [[105, 200, 100, 305], [105, 200, 98, 40]]  # the bid at 100 taken: 98 shows 40
+    shown = revealed(tape_of(rows, book))
+    assert (shown.gap.tolist(), shown.size.tolist()) == ([2], [40])
+
+
+def test_kernel_sums_are_the_decayed_counts_of_earlier_events():
+    rows = [(0.0, 5, 0, 1, 103, 1), (0.0, 1, 1, 1, 100, 1), (0.5, 1, 2, 1, 105, -1)]
+    rows += [(1.5, 3, 1, 1, 100, 1)]
+    book = [[105, 200, 100, 300]] * 4
+    ev = events(tape_of(rows, book))
+    sums = kernel_sums(ev, np.array([2.0])).reshape(3, 2, KINDS)
+    # the third event (bid side): the bid limit 1.5 s ago on its side, the ask limit 1 s ago
+    assert sums[2, 0, Kind.LIMIT_TOUCH] == pytest.approx(2.0 * np.exp(-3.0))
+    assert sums[2, 1, Kind.LIMIT_TOUCH] == pytest.approx(2.0 * np.exp(-2.0))
+    assert not sums[0].any()
+
+
+def known_model(alpha_scale: float = 1.0) -> EventModel:
+    """A model with two spread buckets (1-2, 3+ ticks) and two queue buckets (< 4, 4+ lots):
+    limit orders come faster when the own queue is short, inside orders only when the spread
+    is wide, market orders faster when the opposite queue is short; each market order
+    excites limit orders at the touch on its side (fast) and more market orders (slow)."""
+    spread_edges, queue_edges = np.array([3.0]), np.array([4.0])
+    sb, qo, qp = np.unravel_index(np.arange(8), (2, 2, 2))
+    mu = np.zeros((KINDS, 8))
+    mu[Kind.LIMIT_TOUCH] = np.where(qo == 0, 0.6, 0.2)
+    mu[Kind.LIMIT_INSIDE] = np.where(sb == 1, 0.5, 0.0)
+    mu[Kind.CANCEL_TOUCH] = np.where(qo == 0, 0.1, 0.4)
+    mu[Kind.MARKET] = np.where(qp == 0, 0.3, 0.1)
+    alpha = np.zeros((2, KINDS, 2 * KINDS))
+    alpha[0, Kind.LIMIT_TOUCH, Kind.MARKET] = 0.4 * alpha_scale
+    alpha[1, Kind.MARKET, Kind.MARKET] = 0.3 * alpha_scale
+    alpha[1, Kind.CANCEL_TOUCH, KINDS + Kind.LIMIT_INSIDE] = 0.2 * alpha_scale
+    one = (np.ones(1), np.ones(1))
+    marks = Marks(
+        sizes=tuple((np.array([1.0, 2.0]), np.array([0.5, 0.5])) for _ in range(KINDS)),
+        inside=(one, (np.array([1.0, 2.0]), np.array([0.7, 0.3]))),
+        limit_behind=one,
+        cancel_behind=one,
+        gap=one,
+        queue=(np.array([2.0, 3.0]), np.array([0.5, 0.5])),
+    )
+    return EventModel(
+        spread_edges=spread_edges,
+        queue_edges=queue_edges,
+        mu=mu,
+        alpha=alpha,
+        decays=np.array([50.0, 1.0]),
+        profile=np.array([1.5, 0.5]),
+        start=OPEN,
+        bin_seconds=3600.0,
+        marks=marks,
+        depth=2,
+        book=np.array([[1.0, 3.0, -1.0, 3.0]]),
+        tick_size=0.01,
+        lot_size=1.0,
+    )
+
+
+@pytest.fixture(scope="module")
+def simulated():
+    """Two hours of the known model's flow, drawn by the Python reference."""
+    model = known_model()
+    book = OrderBook()
+    book.now = OPEN
+    open_book(book, model, 10_000, range(2))
+    ev, path = reference_events(model, book, range(2), np.random.default_rng(7), OPEN, OPEN + 7200)
+    return model, ev, path
+
+
+def test_the_estimator_recovers_intensities_branching_and_profile(simulated):
+    """Fitted at the true decays and state buckets, on about 10,000 events: each baseline
+    rate of a state the flow spent ten minutes in within four standard errors (a Poisson
+    count's), each excitation within 0.08 of its value, the profile within 10%."""
+    truth, ev, path = simulated
+    assert len(ev) > 8000
+    edges = (truth.spread_edges, truth.queue_edges)
+    fit = estimate(ev, path, fast=(50.0,), slow=(1.0,), bin_seconds=3600.0, edges=edges)
+    seconds = np.zeros(8)
+    quoted = path.spread > 0
+    for own, other in ((path.bid, path.ask), (path.ask, path.bid)):
+        cells = truth.cell(path.spread[quoted], own[quoted], other[quoted])
+        np.add.at(seconds, cells, path.durations[quoted])
+    visited = seconds > 600  # states the flow spent ten minutes in
+    assert visited.sum() >= 4
+    exposure = seconds[visited] * truth.profile.mean()
+    for kind in (Kind.LIMIT_TOUCH, Kind.LIMIT_INSIDE, Kind.CANCEL_TOUCH, Kind.MARKET):
+        true, got = truth.mu[kind, visited], fit.mu[kind, visited]
+        error = np.sqrt(np.maximum(true, 0.01) / exposure)
+        assert np.all(np.abs(got - true) < 4 * error), (kind, got, true, error)
+    assert fit.alpha == pytest.approx(truth.alpha, abs=0.08)
+    assert fit.profile == pytest.approx(truth.profile, rel=0.1)
+    assert fit.log_likelihood(ev, path) >= truth.log_likelihood(ev, path)
+
+
+def test_the_decays_are_chosen_by_likelihood(simulated):
+    truth, ev, path = simulated
+    fit = estimate(ev, path, fast=(5.0, 50.0, 500.0), slow=(0.1, 1.0), edges=None)
+    assert fit.decays.tolist() == [50.0, 1.0]
+
+
+def test_sparse_states_are_pooled_and_named(simulated):
+    _, ev, path = simulated
+    fit = estimate(ev.take(slice(0, 600)), path, fast=(50.0,), slow=(1.0,))
+    assert fit.meta["pooled"], "a state seen by few events is pooled"
+    assert {"state", "events", "pooled_with"} <= set(fit.meta["pooled"][0])
+    assert np.isfinite(fit.mu).all()
+
+
+def seated_market(model: EventModel, seats: int = 0, **market) -> Market:
+    return Market(
+        [LearnedFlow(model)],
+        n_seats=seats,
+        n_steps=market.pop("n_steps", 20),
+        step_seconds=market.pop("step_seconds", 60.0),
+        open_time=OPEN,
+        warmup_seconds=0.0,
+        tick_size=0.01,
+        initial_price=10_000,
+        **market,
+    )
+
+
+def test_the_compiled_sampler_draws_what_its_python_reference_draws():
+    """The same book changes, message for message, in a market of the learned flow alone and
+    from the Python reference with the market's generator for the population."""
+    model = known_model()
+    market = seated_market(model, record=True)
+    market.reset(3)
+    while not market.done:
+        market.step()
+    owners = market.trader_owners[0]
+    book = OrderBook(record=True)
+    book.now = OPEN
+    open_book(book, model, 10_000, owners)
+    rng = np.random.default_rng(np.random.SeedSequence(3).spawn(2)[1])
+    reference_events(model, book, owners, rng, OPEN, OPEN + 20 * 60.0)
+    assert len(market.book.log) > 1000
+    assert market.book.log == book.log
+
+
+def test_a_pickled_market_goes_on_as_the_original():
+    model = known_model()
+    market = seated_market(model)
+    market.reset(4)
+    for _ in range(5):
+        market.step()
+    copy = pickle.loads(pickle.dumps(market))
+    for m in (market, copy):
+        while not m.done:
+            m.step()
+    assert copy.summary() == market.summary()
+    assert copy.book.depth(100) == market.book.depth(100)
+    assert copy.traders[0].sampler.events == market.traders[0].sampler.events
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31), orders=st.lists(st.tuples(st.integers(0, 3), st.integers(1, 6))))
+def test_the_book_stays_consistent_with_a_seat_trading(seed, orders):
+    """One-second steps; a seat sends market orders, quotes inside the spread or cancels.
+    After every step (the flow refills a side the seat emptied at the step's start): the
+    book is not crossed, each side holds the model's depth, and each level's volume is the
+    sum of the orders resting there."""
+    model = known_model()
+    market = seated_market(model, seats=1, n_steps=max(len(orders), 1), step_seconds=1.0)
+    market.reset(seed)
+    for action, size in orders or [(0, 1)]:
+        mid = int(market.last_mid)
+        seat = [
+            [(int(Order.MARKET), 1, 0, size)],
+            [(int(Order.MARKET), -1, 0, size)],
+            [(int(Order.QUOTE), 1, mid, size), (int(Order.QUOTE), -1, mid + 1, size)],
+            [(int(Order.CANCEL_ALL), 0, 0, 0)],
+        ][action]
+        market.step([seat])
+        bids, asks = market.book.depth(1000)
+        assert len(bids) >= model.depth and len(asks) >= model.depth
+        assert bids[0][0] < asks[0][0]
+        resting: dict[tuple[int, int], int] = {}
+        for owner in range(3):
+            for _, side, price, qty in market.book.owned(owner):
+                resting[side, price] = resting.get((side, price), 0) + qty
+        assert resting == {**{(1, p): v for p, v in bids}, **{(-1, p): v for p, v in asks}}
+
+
+def test_the_flow_reacts_to_a_seats_order_at_the_models_rates():
+    """With no excitation, the rates after a seat's order are the baseline of the state the
+    order made: a seat that joins the best ask (3 lots) with 5 makes its queue long, where
+    limit orders at the touch come at a third of a short queue's rate; cancelling restores
+    it."""
+    model = known_model(alpha_scale=0.0)
+    market = seated_market(model, seats=1, n_steps=2, step_seconds=1.0)
+    market.reset(0)
+    sampler = market.traders[0].sampler
+    book = market.book
+    ask, lots = book.best_ask()
+    assert lots == 3
+    t = market.t
+    level = model.relative_rate(np.array([t]))[0]
+
+    def expected() -> np.ndarray:
+        (b, bq), (a, aq) = book.best_bid(), book.best_ask()
+        cells = [model.cell(a - b, bq, aq), model.cell(a - b, aq, bq)]
+        return np.array([model.mu[:, c] for c in cells]) * level
+
+    short_queue = sampler.rates(book, t)[1, Kind.LIMIT_TOUCH]
+    assert short_queue == pytest.approx(0.6 * level)
+    order, _ = book.limit(-1, ask, 5, 0)  # the seat joins the best ask: 8 lots
+    assert sampler.rates(book, t) == pytest.approx(expected())
+    assert sampler.rates(book, t)[1, Kind.LIMIT_TOUCH] == pytest.approx(short_queue / 3)
+    book.cancel(order)
+    assert sampler.rates(book, t)[1, Kind.LIMIT_TOUCH] == pytest.approx(short_queue)
+
+
+def test_a_model_saved_and_loaded_is_the_same(tmp_path):
+    model = known_model()
+    path = model.save(tmp_path / "flow.json")
+    again = EventModel.load(path)
+    for name in ("spread_edges", "queue_edges", "mu", "alpha", "decays", "profile", "book"):
+        assert np.array_equal(getattr(again, name), getattr(model, name))
+    assert again.marks.inside[1][1].tolist() == [0.7, 0.3]
+    assert (again.depth, again.start, again.tick_size) == (2, OPEN, 0.01)
+
+
+def test_a_learned_market_at_another_tick_is_an_error_naming_both():
+    market = Market([LearnedFlow(known_model())], n_seats=0, n_steps=2, tick_size=0.05)
+    with pytest.raises(ParameterError, match=r"\$0\.01.*\$0\.05"):
+        market.reset(0)
+
+
+def test_a_tape_too_short_is_refused_with_its_count():
+    tape = synthetic_tape(0, n_steps=2, step_seconds=10.0)
+    with pytest.raises(EventModelError, match=r"[\d,]+ events between .* \(at least 3,000\)"):
+        fit_events(tape)
+
+
+def test_a_learned_market_learned_from_a_recorded_day_runs_it_again(tmp_path):
+    """A day recorded from a synthetic population, learned, saved and run: the learned
+    market's day holds about as many events as the day it learned from."""
+    tape = synthetic_tape(1, n_steps=390, step_seconds=60.0)
+    model = fit_events(tape, fast=(300.0,), slow=(1.0,))
+    path = model.save(tmp_path / "flow.json")
+    market = Market(
+        [LearnedFlow(path)], n_seats=0, n_steps=390, open_time=float(tape.messages["time"][0])
+    )
+    market.reset(0)
+    while not market.done:
+        market.step()
+    sampler = market.traders[0].sampler
+    assert sampler.events == pytest.approx(model.meta["events"], rel=0.15)
