@@ -54,9 +54,20 @@ $(VENV)/.installed: $(VENV)/.dependencies $(VENV)/.compiled
 	@$(call BYTECODE,agents envs evaluation)
 	@touch $@
 
-# the reference of experiment files, generated from the schema that checks them
-docs: $(VENV)/.installed
+# the docs extra (MkDocs, Material, mkdocstrings), installed once; not part of EXTRAS: the
+# tests do not need it
+$(VENV)/.docs: pyproject.toml | $(VENV)/.installed
+	@echo "installing the docs extra (mkdocs, mkdocs-material, mkdocstrings)"
+	@$(BIN)/python -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["docs"], sep="\n")' > $(VENV)/docs-requirements.txt
+	@$(PIP) -r $(VENV)/docs-requirements.txt
+	@touch $@
+
+# the generated pages (experiment files from the schema that checks them, the market's fields
+# from MarketSpec's docstrings), then the site into site/, any warning an error
+docs: $(VENV)/.docs
 	$(BIN)/python -m tradearena.evaluation.reference docs/config.md
+	$(BIN)/python -m tradearena.envs.spec_reference docs/market.md
+	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs build --strict --quiet
 
 # the run directory is the config's (`[output] dir`, by default runs/<its name>), so that
 # `make run CONFIG=configs/taker.toml` runs into runs/taker
@@ -79,4 +90,4 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) runs build
+	rm -rf $(VENV) runs build site

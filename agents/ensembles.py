@@ -1,6 +1,7 @@
 """Tabular ensembles, snapshot averaging, recentering and the adversarial pairing.
 
-Building blocks 2-4 of ALGORITHMS.md as small pure functions and small classes. An ensemble
+Building blocks 2-4 of docs/algorithms.md (`#building-block-2-ensembles` to
+`#building-block-4-an-adversary`) as small pure functions and small classes. An ensemble
 of k Q tables is one float64 array of shape (k, S, A); statistics are over axis 0. The
 pairing: `AdversarialPair` (who executes the protagonist's action) and `AdversarySeat` (the
 adversary as a learning agent of its own seat).

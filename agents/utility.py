@@ -1,4 +1,5 @@
-"""Utilities applied to the TD error (ALGORITHMS.md, building block 1).
+"""Utilities applied to the TD error: building block 1 of
+docs/algorithms.md#building-block-1-utilities-on-the-td-error.
 
 RAQL updates ``Q(s,a) += alpha * (u(d) - x0)`` with ``x0 = u(0)``; a concave ``u`` is
 risk-averse, a convex one risk-seeking, the identity gives Q-learning. Each utility maps a

@@ -14,35 +14,48 @@ if __name__ != "tradearena.envs":  # the folder imported by its bare name, from 
 from gymnasium.envs.registration import register, registry
 
 from tradearena.envs.simulator.book import Fill, OrderBook, Side
-from tradearena.envs.tasks import TASKS
 
 __all__ = ["Fill", "OrderBook", "Side"]
 
-_VECTOR = "tradearena.envs.vector:MarketVectorEnv"
-for _id, _entry, _vector, _kwargs in (
-    ("tradearena/SyntheticMarket-v0", "tradearena.envs.trading_env:TradingEnv", _VECTOR, {}),
-    (
-        "tradearena/ReplayMarket-v0",
-        "tradearena.envs.trading_env:make_replay_env",
-        _VECTOR,
-        {"tape": "synthetic"},
-    ),
-    (
-        "tradearena/AlmgrenChriss-v0",
-        "tradearena.envs.execution_model:AlmgrenChrissMarket",
-        None,
-        {},
-    ),
-    *(
-        (t.gym_id, "tradearena.envs.trading_env:TradingEnv", _VECTOR, t.gym_keywords())
-        for t in TASKS.values()
-    ),
-):
-    if _id not in registry:
-        register(
-            id=_id,
-            entry_point=_entry,
-            vector_entry_point=_vector,
-            kwargs=_kwargs,
-            disable_env_checker=False,
-        )
+if "tradearena/SyntheticMarket-v0" not in registry:  # registered once per process
+    register(
+        id="tradearena/SyntheticMarket-v0",
+        entry_point="tradearena.envs.trading_env:TradingEnv",
+        vector_entry_point="tradearena.envs.vector:MarketVectorEnv",
+        kwargs={},
+        disable_env_checker=False,
+    )
+    register(
+        id="tradearena/ReplayMarket-v0",
+        entry_point="tradearena.envs.trading_env:make_replay_env",
+        vector_entry_point="tradearena.envs.vector:MarketVectorEnv",
+        kwargs={"tape": "synthetic"},
+        disable_env_checker=False,
+    )
+    register(
+        id="tradearena/AlmgrenChriss-v0",
+        entry_point="tradearena.envs.execution_model:AlmgrenChrissMarket",
+        kwargs={},
+        disable_env_checker=False,
+    )
+    register(
+        id="tradearena/MarketMaking-v0",
+        entry_point="tradearena.envs.trading_env:TradingEnv",
+        vector_entry_point="tradearena.envs.vector:MarketVectorEnv",
+        kwargs={"task": "making"},
+        disable_env_checker=False,
+    )
+    register(
+        id="tradearena/Execution-v0",
+        entry_point="tradearena.envs.trading_env:TradingEnv",
+        vector_entry_point="tradearena.envs.vector:MarketVectorEnv",
+        kwargs={"task": "execution"},
+        disable_env_checker=False,
+    )
+    register(
+        id="tradearena/InformedTrading-v0",
+        entry_point="tradearena.envs.trading_env:TradingEnv",
+        vector_entry_point="tradearena.envs.vector:MarketVectorEnv",
+        kwargs={"task": "informed"},
+        disable_env_checker=False,
+    )

@@ -91,95 +91,107 @@ class SpecError(UserError):
 class MarketSpec:
     """One market task: the background, the session's clock and rules, and the seats' view.
 
-    Background: ``population`` ("rmsc04", "light" or "none"; see `envs.simulator.traders`) or
-    explicit ``traders`` (`Trader` objects, or tables ``{"type": "ZeroIntelligence", ...}`` naming
-    one of `envs.simulator.traders.TRADERS`), which replace it; ``tape``: a `Tape`, the path of a
-    LOBSTER message file (its orderbook file beside it is used when present) or of a converted
-    recording's directory (``tradearena data convert``), or "synthetic": a day recorded from the
-    background population with ``tape_seed``, which is then replayed instead of the population; with
-    ``tape_format`` "binance", "tardis" or "l3", ``tape`` is a recording of that format (a file, or
-    a directory of its files), converted when loaded (see `envs.data.load.load_tape`). ``queue``
-    ("risk_averse", the default, "power" with ``queue_power``, "log" or "optimistic"; see
-    `envs.simulator.replayer.QUEUE_MODELS`): how the seats' orders move up a replayed level's queue
-    when the tape cancels volume there without naming whose (an L2 feed). ``extra_zi``
-    zero-intelligence traders are added (the ZI perturbation).
-
-    The task (``task``, see `envs.tasks`) defaults the fields left None: ``population``,
-    ``n_steps``, ``position_limit``, ``reward_scale``, ``inventory_penalty`` and
-    ``parent_order`` (every task: the light population, 60 steps, 500 shares, x 0.01, no
-    penalty; making: a penalty of 2e-5 $/share^2; an execution: 30 steps, 1,000 shares, x 0.1,
-    a parent order of 1,000), so that a task's spec is the market of its config and of its
-    Gymnasium id.
-
-    Session: ``n_steps`` decisions ``step_seconds`` apart (None: the task's; with a tape, the
-    tape's whole day); with ``day_steps`` (> n_steps) every session is a window of a longer
-    day (see `Market`); ``window_steps`` [first, last] restricts the steps of that day at
-    which a session may open (0: the day's first step; None: any the day allows), e.g. a
-    replayed day's morning to train on and its afternoon to test on (a `SpecError` names it
-    when the day holds no such window). A tape fixes its own day (as many steps as cover its
-    messages), open time, tick size (a ``tick_size`` given beside it must be the tape's, a
-    `SpecError` otherwise; a LOBSTER message file's dollar prices are read in ticks of
-    ``tick_size``, $0.01 when None) and opening price, and has no warm-up (sizes are the
-    tape's lots, a share on LOBSTER files: ``order_size``, ``position_limit`` and
-    ``fee_per_share`` count lots, and a tick of one lot is worth the tape's tick times its
-    lot); a recorded synthetic day has ``day_steps`` steps (default
-    390, at least ``n_steps``). Otherwise ``open_time`` defaults to 09:30 (34,200 s),
-    ``warmup_seconds`` to 300, ``tick_size`` to $0.01 and ``initial_price`` to 10,000 ticks.
-    ``position_limit`` (shares, either side) clips orders; ``fee_per_share`` (dollars) is
-    charged on every fill.
-
-    Seats' view: ``task`` (see `envs.tasks`) gives the defaults of
-    ``actions`` (an action set of `envs.simulator.actions`: "trade", "quote" or "make"; None: the
-    task's, see `action_set`) with orders of ``order_size`` shares, and of ``discretizer``;
-    ``parent_order`` (shares, negative to sell; the "execution" task): what a seat must
-    acquire by the close; its rewards and score are then measured against holding the parent
-    order from the open, so that an episode's sum is minus the implementation shortfall
-    against the opening mid. ``signal_noise`` (ticks; the "informed" task): the standard
-    deviation of a seat's look at the fundamental. Otherwise
-    rewards are changes of marked-to-market value in dollars, less ``inventory_penalty`` x
-    inventory^2 (dollars per share^2 per step; the score, PnL, is not penalised), times
-    ``reward_scale``; observations are the features of `envs.simulator.features` over return
-    ``windows`` (steps) and ``depth_levels`` book levels, or their ``discretizer`` state.
-    ``record`` logs the book's changes as LOBSTER messages.
-
-    Latency (`envs.simulator.latency`; both 0 by default): ``order_latency``, the delay of a
-    seat's orders before they reach the book, seconds or a model table (``{model =
-    "constant", seconds}``, ``{model = "lognormal", median, sigma}`` or ``{model =
-    "empirical", rows = [seconds, ...]}``); ``feed_latency`` (seconds): the seats see the
-    book as it was that long before each step.
+    Each field's docstring gives its meaning and unit (docs/market.md lists them, generated
+    from these docstrings). The task (``task``, see `envs.tasks`) defaults the fields left
+    None, so that a task's spec is the market of its config and of its Gymnasium id. On a
+    tape, sizes are the tape's lots (a share on LOBSTER files): ``order_size``,
+    ``position_limit`` and ``fee_per_share`` count lots, and a tick of one lot is worth the
+    tape's tick times its lot.
     """
 
     population: str | None = None
+    """Background population: "rmsc04", "light" or "none" (`envs.simulator.traders`); None:
+    the task's (light)."""
     traders: tuple = ()
+    """Background traders replacing ``population``: `Trader` objects, or tables
+    ``{"type": "ZeroIntelligence", ...}`` naming one of `envs.simulator.traders.TRADERS`."""
     tape: Tape | str | Path | None = None
+    """Order flow replayed instead of the population: a `Tape`, the path of a LOBSTER message
+    file (its orderbook file beside it is used when present) or of a converted recording's
+    directory (``tradearena data convert``), or "synthetic": a day recorded from the
+    background population with ``tape_seed``. A tape fixes its own day (as many steps as cover
+    its messages), open time, tick size and opening price, and has no warm-up."""
     tape_format: str = "lobster"
+    """What ``tape`` is: "lobster", or a recording of "binance", "tardis" or "l3" (a file, or a
+    directory of its files), converted when loaded (`envs.data.load.load_tape`)."""
     tape_seed: int = 0
+    """Seed of the day recorded for ``tape = "synthetic"``."""
     queue: str = "risk_averse"
+    """How the seats' orders move up a replayed level's queue when the tape cancels volume
+    there without naming whose (an L2 feed): "risk_averse" (only trades advance them),
+    "power" (with ``queue_power``), "log" or "optimistic"
+    (`envs.simulator.replayer.QUEUE_MODELS`)."""
     queue_power: float = 2.0
+    """Exponent of the "power" queue model: a cancel's share from ahead of a seat's order is
+    f(ahead) / (f(ahead) + f(behind)), f(x) = x ** queue_power, x in lots."""
     extra_zi: int = 0
+    """Zero-intelligence traders added to the background (the ZI perturbation), reverting to
+    the initial price."""
     n_steps: int | None = None
+    """Decisions per session; None: the task's (60; an execution 30), with a tape the tape's
+    whole day."""
     day_steps: int | None = None
+    """Steps of a longer day of which every session is a window (more than ``n_steps``; see
+    `Market`); with ``tape = "synthetic"``, the recorded day's steps (default 390, at least
+    ``n_steps``). None: the session is the day."""
     window_steps: tuple[int, int] | None = None
+    """[first, last] steps of the day at which a session may open (0: the day's first step;
+    None: any the day allows), e.g. a replayed day's morning to train on and its afternoon to
+    test on; a `SpecError` names it when the day holds no such window."""
     step_seconds: float = 60.0
+    """Seconds between decisions."""
     open_time: float | None = None
+    """Seconds after midnight of the session's day opening; None: 09:30 (34,200 s), or the
+    tape's."""
     warmup_seconds: float | None = None
+    """Seconds of background flow before the first step; None: 300 (a tape has none)."""
     tick_size: float | None = None
+    """Dollars per tick; None: $0.01, or the tape's (given beside a tape, it must be the
+    tape's: a `SpecError` otherwise; a LOBSTER message file's dollar prices are read in ticks
+    of it)."""
     initial_price: int | None = None
+    """Opening price, ticks; None: 10,000 ($100 at $0.01), or the tape's."""
     position_limit: int | None = None
+    """Shares either side to which orders are clipped; None: the task's (500; an execution
+    1,000)."""
     fee_per_share: float = 0.0
+    """Dollars charged per share of every fill."""
     task: str = "taker"
+    """The task (`envs.tasks`): "taker", "making", "execution" or "informed"; it defaults the
+    fields left None, the action set and the tabular states."""
     actions: str | None = None
+    """Action set of `envs.simulator.actions`: "trade", "quote", "make" or "execute"; None: the
+    task's (see `action_set`)."""
     order_size: int = 100
+    """Shares of each order the action set sends (a lot of the "execute" set)."""
     reward_scale: float | None = None
+    """Factor on the rewards, which are in dollars; None: the task's (0.01; an execution
+    0.1)."""
     inventory_penalty: float | None = None
+    """Dollars per share^2 per step subtracted from the reward, times inventory^2: a running
+    inventory cost (the score, PnL, is not penalised); None: the task's (0; making 2e-5)."""
     parent_order: int | None = None
+    """Shares a seat must acquire by the close, negative to sell (the "execution" task): its
+    rewards and score are then measured against holding the parent order from the open, so
+    that an episode's sum is minus the implementation shortfall against the opening mid;
+    None: the task's (1,000 for an execution)."""
     signal_noise: float = 1.0
+    """Standard deviation of a seat's look at the fundamental, ticks (the "informed"
+    task)."""
     windows: tuple[int, ...] = DEFAULT_WINDOWS
+    """Return windows of the features, steps (`envs.simulator.features`)."""
     depth_levels: int = 5
+    """Book levels the imbalance feature reads."""
     discretizer: Discretizer | None = field(default=None, compare=False)
+    """The `Discretizer` of the tabular states; None: the task's."""
     record: bool = False
+    """Log the book's changes as LOBSTER messages."""
     order_latency: float | Mapping[str, Any] = 0.0
+    """Delay of a seat's orders before they reach the book: seconds, or a model table
+    (``{model = "constant", seconds}``, ``{model = "lognormal", median, sigma}`` or
+    ``{model = "empirical", rows = [seconds, ...]}``; `envs.simulator.latency`); 0: none."""
     feed_latency: float = 0.0
+    """Seconds: the seats see the book as it was that long before each step; 0: as it is."""
 
     def __post_init__(self) -> None:
         _check_types(self)

@@ -31,9 +31,22 @@ class TradingEnv(gym.Env):
     ``opponents``; an ``adversary`` may take over the learner's action or trade against it.
 
     ## Action Space
-    ``Discrete(3)`` by default (``actions="trade"``): 0 sell ``order_size`` shares at market,
-    1 hold, 2 buy ``order_size`` at market. ``actions="quote"`` gives ``Discrete(7)``: keep
-    quotes, cancel, bid, ask, bid+ask at the best prices, sell, buy (see `envs.simulator.actions`).
+    ``Discrete(n)``, the action set ``actions`` (by default the task's; see
+    `envs.simulator.actions`), with orders of ``order_size`` shares; in every set action 1
+    trades nothing:
+
+    - ``"trade"`` (the ``taker`` and ``informed`` tasks), ``Discrete(3)``: 0 sell at market,
+      1 hold, 2 buy at market.
+    - ``"quote"``, ``Discrete(7)``: 0 keep the quotes, 1 cancel them, 2 bid, 3 ask, 4 bid and
+      ask at the best prices, 5 sell at market, 6 buy at market.
+    - ``"make"`` (the ``making`` task), ``Discrete(17)``: 0 cancel the quotes and trade
+      towards a flat inventory at market, 1 no quotes, 2-16 a bid and an ask (either may be
+      off), each 0, 1 or 2 ticks behind the others' best on its side; an unchanged quote
+      keeps its place in the queue.
+    - ``"execute"`` (the ``execution`` task), ``Discrete(5)``: toward ``parent_order``, 0 one
+      lot resting at the others' best on the parent's side, 1 nothing, 2-4 one to three lots
+      at market; never more than what remains, and the last step trades what remains.
+
     Orders are clipped to the position limit (``position_limit`` shares).
 
     ## Observation Space

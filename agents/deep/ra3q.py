@@ -1,9 +1,9 @@
 """Deep RA3-Q: a deep RA2-Q protagonist trained against a risk-seeking deep adversary.
 
-Building block 4 of ALGORITHMS.md with two `DeepRA2Q` learners. The adversary has its own
-network, target, optimizer and buffer; it learns from reward -r with a convex utility
-(default exponential beta_A = +0.5) and acts on Qbar_A + lam_A var_A: it lowers the
-protagonist's mean and raises its variance.
+Building block 4 of docs/algorithms.md#building-block-4-an-adversary with two `DeepRA2Q`
+learners. The adversary has its own network, target, optimizer and buffer; it learns from
+reward -r with a convex utility (default exponential beta_A = +0.5) and acts on
+Qbar_A + lam_A var_A: it lowers the protagonist's mean and raises its variance.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ With d = y - Q(s, a) the TD error against the target network, Q(s, a) is regress
     stopgrad(Q(s, a) + u(d) - x0)
 
 so the gradient step on the squared error is the RAQL rule ``Q += alpha (u(d) - x0)``
-(ALGORITHMS.md, building block 1), exactly: `DQN`'s loss is the squared error, whose gradient
-is the residual u(d) - x0 unclipped, so the fixed point is E[u(d)] = x0. With
+(docs/algorithms.md#building-block-1-utilities-on-the-td-error), exactly: `DQN`'s loss is
+the squared error, whose gradient is the residual u(d) - x0 unclipped, so the fixed point
+is E[u(d)] = x0. With
 ``normalize_rewards`` (the default) the TD errors are in units of the rewards' running
 standard deviation, so beta is a risk aversion per standard deviation of a step's reward,
 whatever the market's reward unit; without it, per agent reward unit (choose

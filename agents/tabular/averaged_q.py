@@ -1,4 +1,5 @@
-"""Tabular Averaged-Q (Averaged-DQN, Anschel et al. 2017): ALGORITHMS.md building block 2."""
+"""Tabular Averaged-Q (Averaged-DQN, Anschel et al. 2017): building block 2
+of docs/algorithms.md#building-block-2-ensembles."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Tabular Q-learning (Watkins 1989): the identity-utility row of ALGORITHMS.md."""
+"""Tabular Q-learning (Watkins 1989): the identity-utility row of
+docs/algorithms.md#the-learners."""
 
 from __future__ import annotations
 

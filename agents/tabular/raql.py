@@ -1,4 +1,5 @@
-"""Risk-averse Q-learning (RAQL, Shen et al. 2014): ALGORITHMS.md building block 1."""
+"""Risk-averse Q-learning (RAQL, Shen et al. 2014): building block 1 of
+docs/algorithms.md#building-block-1-utilities-on-the-td-error."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Variance-reduced Q-learning (V-QL, Wainwright 2019): ALGORITHMS.md building block 3."""
+"""Variance-reduced Q-learning (V-QL, Wainwright 2019): building block 3 of
+docs/algorithms.md#building-block-3-recentering."""
 
 from __future__ import annotations
 

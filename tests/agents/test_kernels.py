@@ -10,7 +10,8 @@ from tradearena.agents.utility import Exponential, Identity, PiecewiseLinear
 
 
 def _reference(q, visits, s, a, r, s2, g, counts, u, step, recenter=None):
-    """The RAQL rule of ALGORITHMS.md written out in Python, table by table."""
+    """The RAQL rule of docs/algorithms.md (building block 1) written out in Python, table by
+    table."""
     for i, m in enumerate(counts):
         for _ in range(m):
             target = r + g * q[i, s2].max()

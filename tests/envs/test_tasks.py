@@ -257,3 +257,16 @@ def test_compiled_quotes_refuse_what_orders_refuses():
         ACTIONS.orders_batch(np.array([17]), [market], 0)
     with pytest.raises(TypeError, match=r"markets\[1\] is None"):
         ACTIONS.orders_batch(np.array([2, 2]), [market, None], 0)
+
+
+def test_every_task_has_its_registered_id():
+    """envs/__init__.py registers each id literally: each task's id is there with the task's
+    keywords (the taker's id is also the plain market's, whose default task is the taker),
+    beside the replayed and the model markets, and no other."""
+    ids = {i for i in gymnasium.registry if i.startswith("tradearena/")}
+    extra = {"tradearena/ReplayMarket-v0", "tradearena/AlmgrenChriss-v0"}
+    assert ids == {task.gym_id for task in TASKS.values()} | extra
+    for task in TASKS.values():
+        kwargs = gymnasium.registry[task.gym_id].kwargs
+        assert MarketSpec(**kwargs).task == task.name
+        assert kwargs in ({}, task.gym_keywords())

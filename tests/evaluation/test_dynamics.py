@@ -26,7 +26,7 @@ from tradearena.evaluation.analysis.payoffs import PayoffTable
 NAN = np.nan
 PRISONERS = [[3.0, 0.0], [5.0, 1.0]]  # strategy 1 (defect) strictly dominant
 RPS = [[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]]
-# p = 3, two strategies A, B (ALGORITHMS.md test vector)
+# p = 3, two strategies A, B (docs/algorithms.md#payoff-tables-and-replicator-dynamics)
 THREE = PayoffTable.from_arrays(
     [[3, 0], [2, 1], [1, 2], [0, 3]], [[1, NAN], [2, 0], [3, 1], [NAN, 2]]
 )

@@ -9,7 +9,7 @@ import pytest
 from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
 
 NAN = np.nan
-# p = 3 players, two strategies (ALGORITHMS.md test vector)
+# p = 3 players, two strategies (docs/algorithms.md#payoff-tables-and-replicator-dynamics)
 COUNTS3 = [[3, 0], [2, 1], [1, 2], [0, 3]]
 PAYOFFS3 = [[1.0, NAN], [2.0, 0.0], [3.0, 1.0], [NAN, 2.0]]
 
