@@ -498,6 +498,15 @@ def add_fit_command(commands: argparse._SubParsersAction) -> None:
         "OUT.fit.jsonl, the candidates' scores (--resume goes on from it).",
     )
     fitting.add_argument("tapes", nargs="+", metavar="TAPE", help="a real day (a tape)")
+    fitting.add_argument(
+        "--model",
+        choices=["moments", "events"],
+        default="moments",
+        help="moments (default): the population's parameters by simulated moments; events: "
+        "order flow learned from one tape's messages event by event (a queue-reactive point "
+        "process with Hawkes excitation, by maximum likelihood; OUT's stem + .flow.json and "
+        ".flow.npz hold its parameters)",
+    )
     fitting.add_argument("--population", default="light", help="the population fitted")
     fitting.add_argument(
         "--budget", type=integer_at_least(1), default=400, help="candidates (default 400)"
@@ -984,6 +993,8 @@ def fit_command(args: argparse.Namespace) -> int:
     from tradearena.envs.data.load import ThinTape
     from tradearena.evaluation.fit import command, fit
 
+    if args.model == "events":
+        return learn_command(args)
     generation = inspect.signature(fit).parameters["popsize"].default
     if args.budget < generation * args.restarts:
         raise UserError(
@@ -994,6 +1005,26 @@ def fit_command(args: argparse.Namespace) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("error", ThinTape)
         return command(args)
+
+
+def learn_command(args: argparse.Namespace) -> int:
+    """`tradearena fit --model events`: learn, write, print what was learned."""
+    from tradearena.evaluation.learn import learn
+
+    if len(args.tapes) != 1:
+        raise UserError(f"--model events learns from one tape, got {len(args.tapes)}")
+    began = time.perf_counter()
+    model = learn(args.tapes[0], Path(args.out), start=args.start, end=args.end)
+    meta = model.meta
+    print(
+        f"learned {meta['events']:,} events in {time.perf_counter() - began:.1f} s: "
+        f"log-likelihood {meta['log_likelihood_per_event']:.4f} nats per event, decays "
+        f"{', '.join(f'{d:g}' for d in model.decays)} per second, branching {model.branching:.3f}"
+    )
+    for pooled in meta["pooled"]:
+        print(f"pooled: {pooled['state']} ({pooled['events']} events) with {pooled['pooled_with']}")
+    print(f"wrote {args.out} (the flow's parameters: {Path(args.out).stem}.flow.json, .flow.npz)")
+    return 0
 
 
 def transfer_command(args: argparse.Namespace) -> int:

@@ -458,7 +458,8 @@ def _check_saved(
 
 
 def _check_market(market: dict, where: Locator, base: Path) -> MarketSpec:
-    """The market table as a `MarketSpec`: traders take their parameters, the tape file (or
+    """The market table as a `MarketSpec`: traders take their parameters (a learned flow's
+    ``model`` file resolved against ``base``), the tape file (or
     a converted directory, or a recording's directory) exists (resolved against ``base``,
     or against the current folder when an environment variable gave it, as ``--set``
     does) and reads to its end (a wrong file, a malformed row or a truncated recording is
@@ -473,6 +474,9 @@ def _check_market(market: dict, where: Locator, base: Path) -> MarketSpec:
             raise where.error(
                 ("market", "traders", i, "type"), not_one_of(spec.get("type"), sorted(TRADERS))
             )
+        if spec["type"] == "LearnedFlow" and isinstance(spec.get("model"), str):
+            model = Path(spec["model"]).expanduser()
+            spec["model"] = str(model if model.is_absolute() else base / model)
         try:
             build_trader(spec["type"], {k: v for k, v in spec.items() if k != "type"})
         except ParameterError as error:

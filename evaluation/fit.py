@@ -502,19 +502,25 @@ def write_market(
     for name, value in result.parameters.items():
         mean, sd = spread[name]
         lines.append(f"#   {name} = {value:.6g}   (restarts: {mean:.4g} +- {sd:.2g})")
-    experiment = {
+    with into(path.parent), replacing(path) as temporary:
+        text = tomli_w.dumps(experiment_table(path.stem, table))
+        temporary.write_text("\n".join(lines) + "\n\n" + text)
+    return path
+
+
+def experiment_table(name: str, market: Mapping[str, Any]) -> dict[str, Any]:
+    """An experiment of the quickstart's agents (Q-learning, the reference, hold) on
+    ``market``: what `tradearena fit` writes around the market it fits or learns."""
+    return {
         "kind": "compare",
-        "name": path.stem,
+        "name": name,
         "seeds": 4,
         "root_seed": 0,
-        "market": dict(table),
+        "market": dict(market),
         "training": {"episodes": 600, "evaluate_every": 50, "evaluate_episodes": 10},
         "testing": {"episodes": 30},
         "agents": [{"id": "q_learning"}, {"id": "avellaneda_stoikov"}, {"id": "hold"}],
     }
-    with into(path.parent), replacing(path) as temporary:
-        temporary.write_text("\n".join(lines) + "\n\n" + tomli_w.dumps(experiment))
-    return path
 
 
 def command(args) -> int:

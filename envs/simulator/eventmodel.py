@@ -53,6 +53,7 @@ from tradearena.envs.errors import UserError
 
 __all__ = [
     "FAST",
+    "EventModelError",
     "MIN_EVENTS",
     "SLOW",
     "EventModel",
@@ -198,6 +199,10 @@ class EventModel:
     def load(cls, path: str | FilePath) -> EventModel:
         """The model `save` wrote to ``path``."""
         path = FilePath(path)
+        if not path.is_file():
+            raise EventModelError(
+                f"{path}: no such file (`tradearena fit --model events` writes one)"
+            )
         try:
             scalars = json.loads(path.read_text())
             version = scalars["version"]

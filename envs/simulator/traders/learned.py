@@ -14,7 +14,7 @@ import numpy as np
 from tradearena.envs.data.events import KINDS, Events, Kind, Path
 from tradearena.envs.errors import ParameterError
 from tradearena.envs.simulator.book import MAX_QTY
-from tradearena.envs.simulator.eventmodel import EventModel
+from tradearena.envs.simulator.eventmodel import EventModel, EventModelError
 from tradearena.envs.simulator.learned import EventSampler
 from tradearena.envs.simulator.orders import Orders, Program, Rule
 from tradearena.envs.simulator.traders.base import Trader
@@ -39,7 +39,10 @@ class LearnedFlow(Trader):
 
     def __init__(self, model: EventModel | str | FilePath) -> None:
         if isinstance(model, str | FilePath):
-            model = EventModel.load(model)
+            try:
+                model = EventModel.load(model)
+            except EventModelError as error:
+                raise ParameterError("model", str(error)) from None
         if not isinstance(model, EventModel):
             raise ParameterError("model", f"must be an EventModel or its file, got {model!r}")
         self.model = model
