@@ -21,9 +21,10 @@ maximisation then splits each event between the baseline and its exciters and up
 iteration numpy over an (events, 2 kernels x 2 kinds) array. The decays are chosen by the
 likelihood over a grid of pairs. A state
 seen by fewer than ``min_events`` events is pooled with its nearest neighbour, and
-`EventModel.pooled` says which. Marks are counted: each kind's sizes, the offsets of limit
-orders inside the spread (by spread bucket) and behind the best, of cancels behind it, and
-the levels the tape reveals behind the best (`envs.data.events.Revealed`).
+the model's ``meta["pooled"]`` says which. Marks are counted: each kind's sizes, the offsets
+of limit orders inside the spread (as a fraction of the spread, by spread bucket) and behind
+the best, of cancels behind it, and the levels the tape reveals behind the best
+(`envs.data.events.Revealed`).
 
 Units: seconds, ticks, lots. The compiled sampler is `envs.simulator.learned.EventSampler`.
 """
@@ -72,8 +73,10 @@ MIN_EVENTS = 3_000
 """The fewest events a tape's window must hold to learn from."""
 VERSION = 1
 """The parameter file's format."""
-_SPREAD_BUCKETS = 4
-_QUEUE_BUCKETS = 4
+_QUANTILES = (0.05, 0.25, 0.5, 0.75)
+"""The quantiles of the spreads and of the best queues the states' buckets part at: the
+quartiles, and the tail where the spread (a queue) is near its least, where the flow
+changes most (an order cannot improve a one-tick spread; a short queue empties)."""
 _POOL_BELOW = 20  # a state seen by fewer events is pooled with its neighbour
 _ITERATIONS = 200
 _TOLERANCE = 1e-7
@@ -88,9 +91,10 @@ class Marks:
     """What an event carries besides its time and kind, as discrete distributions: each a
     pair (values, probabilities) of float64 arrays, shape (m,).
 
-    sizes: per kind, lots; inside: per spread bucket, ticks inside the spread (1 = one tick
-    better than the best); limit_behind, cancel_behind: ticks behind the best; gap, queue:
-    a level added behind the deepest (ticks behind it, lots)."""
+    sizes: per kind, lots; inside: per spread bucket, how far inside the spread a limit order
+    goes, as a fraction of the spread (its ticks better than the best / the spread);
+    limit_behind, cancel_behind: ticks behind the best; gap, queue: a level added behind the
+    deepest (ticks behind it, lots)."""
 
     sizes: tuple[tuple[np.ndarray, np.ndarray], ...]
     inside: tuple[tuple[np.ndarray, np.ndarray], ...]
@@ -399,7 +403,8 @@ def _marks(ev: Events, shown: Revealed, spread_edges: np.ndarray) -> Marks:
     return Marks(
         sizes=tuple(_distribution(ev.size[ev.kind == k]) for k in Kind),
         inside=tuple(
-            _distribution(ev.offset[inside & (bucket == b)]) for b in range(len(spread_edges) + 1)
+            _distribution(ev.offset[inside & (bucket == b)] / ev.spread[inside & (bucket == b)])
+            for b in range(len(spread_edges) + 1)
         ),
         limit_behind=_distribution(ev.offset[ev.kind == Kind.LIMIT_BEHIND]),
         cancel_behind=_distribution(ev.offset[ev.kind == Kind.CANCEL_BEHIND]),
@@ -408,9 +413,9 @@ def _marks(ev: Events, shown: Revealed, spread_edges: np.ndarray) -> Marks:
     )
 
 
-def _edges(values: np.ndarray, buckets: int) -> np.ndarray:
-    """Up to ``buckets - 1`` distinct inner quantiles of ``values`` (bucket edges)."""
-    q = np.quantile(values, np.arange(1, buckets) / buckets)
+def _edges(values: np.ndarray) -> np.ndarray:
+    """The distinct `_QUANTILES` of ``values`` (bucket edges), above the least value."""
+    q = np.ceil(np.quantile(values, _QUANTILES))
     return np.unique(np.maximum(q, values.min() + 1))
 
 
@@ -482,11 +487,11 @@ def estimate(
     docstring). ``shown``: the levels behind the best (none: one tick behind, one lot);
     ``book``: the opening book ((levels, 4), see `EventModel`; none: one lot a tick either
     side of the mid); ``edges``: the spread's and the queues' bucket edges (none: the
-    quartiles of the spreads the events met and of the best queues)."""
+    `_QUANTILES` of the spreads the events met and of the best queues)."""
     lo, hi = float(path.time[0]), float(path.end)
     spread_edges, queue_edges = edges or (
-        _edges(ev.spread, _SPREAD_BUCKETS),
-        _edges(np.concatenate([path.bid, path.ask]), _QUEUE_BUCKETS),
+        _edges(ev.spread),
+        _edges(np.concatenate([path.bid, path.ask])),
     )
     nothing = Revealed(np.ones(0, np.int64), np.ones(0, np.int64))
     model = EventModel(

@@ -11,8 +11,8 @@ populations) is therefore seen exactly, so the flow reacts to it. A kept event's
 side are drawn in proportion to their rates and its marks from their distributions, then it
 acts on the book at once:
 
-- a limit order at the best, inside the spread (never crossing it: at most spread - 1 ticks)
-  or behind the best; the bid side's orders are ``bid_owner``'s, the ask side's
+- a limit order at the best, inside the spread (a drawn fraction of the spread, rounded, at
+  least 1 tick and at most spread - 1) or behind the best; the bid side's orders are ``bid_owner``'s, the ask side's
   ``ask_owner``'s;
 - a cancel of the population's newest order at the best or behind it (none there: nothing
   happens): a whole order, as nearly every cancel on a tape is;
@@ -59,7 +59,7 @@ cdef class EventSampler:
     (kernels,) per second; profile: (bins,) from ``start`` seconds, ``bin_seconds`` each;
     spread_edges, queue_edges: the state's bucket edges (ticks, lots); marks: the
     distributions (values, probabilities) of each kind's sizes, of the offsets inside the
-    spread per spread bucket, of limit and cancel offsets behind the best, and of the gap and
+    spread as fractions of it per spread bucket, of limit and cancel offsets behind the best, and of the gap and
     queue of a level added behind the deepest, in that order; rng: a numpy Generator; t0:
     seconds, the time the first candidate is drawn from.
     """
@@ -278,7 +278,7 @@ cdef class EventSampler:
                     bucket = 0
                     for i in range(<Py_ssize_t>self._spread_edges.size()):
                         bucket += self._spread_edges[i] <= spread
-                    ticks = <i64>rint(self._draw(N_KINDS + bucket))
+                    ticks = <i64>rint(self._draw(N_KINDS + bucket) * <double>spread)
                     price = best + side * max(1, min(ticks, spread - 1))
             elif kind == LIMIT_BEHIND:
                 price = best - side * <i64>rint(self._draw(self._behind(0)))

@@ -212,7 +212,7 @@ class _Reference:
                     spread = side * (other[0] - best)
                     if spread > 1:
                         bucket = sum(e <= spread for e in self.m.spread_edges.tolist())
-                        ticks = int(round(self.draw(KINDS + bucket)))
+                        ticks = int(round(self.draw(KINDS + bucket) * float(spread)))
                         price = best + side * max(1, min(ticks, spread - 1))
                 elif kind == Kind.LIMIT_BEHIND:
                     price = best - side * int(round(self.draw(KINDS + n_spread)))
