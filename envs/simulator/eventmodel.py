@@ -91,7 +91,8 @@ class Marks:
     """What an event carries besides its time and kind, as discrete distributions: each a
     pair (values, probabilities) of float64 arrays, shape (m,).
 
-    sizes: per kind, lots; inside: per spread bucket, how far inside the spread a limit order
+    sizes: per kind, lots (market orders: the fraction of the best queue they take);
+    inside: per spread bucket, how far inside the spread a limit order
     goes, as a fraction of the spread (its ticks better than the best / the spread);
     limit_behind, cancel_behind: ticks behind the best; gap, queue: a level added behind the
     deepest (ticks behind it, lots)."""
@@ -401,7 +402,10 @@ def _marks(ev: Events, shown: Revealed, spread_edges: np.ndarray) -> Marks:
     bucket = np.searchsorted(spread_edges, ev.spread, side="right")
     inside = ev.kind == Kind.LIMIT_INSIDE
     return Marks(
-        sizes=tuple(_distribution(ev.size[ev.kind == k]) for k in Kind),
+        sizes=tuple(
+            _distribution(ev.size[ev.kind == k] / (ev.own[ev.kind == k] if k == Kind.MARKET else 1))
+            for k in Kind
+        ),
         inside=tuple(
             _distribution(ev.offset[inside & (bucket == b)] / ev.spread[inside & (bucket == b)])
             for b in range(len(spread_edges) + 1)

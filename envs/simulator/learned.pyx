@@ -16,8 +16,9 @@ acts on the book at once:
   ``ask_owner``'s;
 - a cancel of the population's newest order at the best or behind it (none there: nothing
   happens): a whole order, as nearly every cancel on a tape is;
-- a market order that takes the best queue of its side (and beyond, for a large one), sent
-  by the other side's owner so that the population never trades with itself.
+- a market order that takes a drawn fraction of the best queue of its side (most take all of
+  it, the seats' orders there included, so that the price moves through them), sent by the
+  other side's owner so that the population never trades with itself.
 
 After each event every side holds ``depth`` levels (the tape's levels, at least 2): a missing
 level is added behind the deepest at a gap and with a queue drawn from those the tape reveals
@@ -267,7 +268,10 @@ cdef class EventSampler:
         cdef i64 taker = self.ask_owner if side > 0 else self.bid_owner
         cdef i64 opposite, spread, price, ticks, qty
         cdef Py_ssize_t bucket, i
-        qty = <i64>rint(self._draw(kind))
+        cdef double size = self._draw(kind)
+        if kind == MARKET:  # a fraction of the best queue it meets
+            size *= <double>level_volume(book, side, best)
+        qty = <i64>rint(size)
         qty = 1 if qty < 1 else QTY_MAX if qty > QTY_MAX else qty
         if kind == LIMIT_TOUCH or kind == LIMIT_INSIDE or kind == LIMIT_BEHIND:
             price = best

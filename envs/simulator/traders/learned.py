@@ -204,7 +204,10 @@ class _Reference:
         offset = 0
         if own is not None:
             best = own[0]
-            qty = min(max(int(round(self.draw(kind))), 1), MAX_QTY)
+            size = self.draw(kind)
+            if kind == Kind.MARKET:
+                size *= float(own[1])
+            qty = min(max(int(round(size)), 1), MAX_QTY)
             n_spread = len(self.m.spread_edges) + 1
             if kind in (Kind.LIMIT_TOUCH, Kind.LIMIT_INSIDE, Kind.LIMIT_BEHIND):
                 price = best
