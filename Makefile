@@ -56,7 +56,7 @@ $(VENV)/.installed: $(VENV)/.dependencies $(VENV)/.compiled
 
 # the reference of experiment files, generated from the schema that checks them
 docs: $(VENV)/.installed
-	$(BIN)/python -m tradearena.evaluation.reference docs/config.md
+	$(BIN)/python -m tradearena.evaluation.reports.reference docs/config.md
 
 # the run directory is the config's (`[output] dir`, by default runs/<its name>), so that
 # `make run CONFIG=configs/taker.toml` runs into runs/taker

@@ -21,7 +21,7 @@ from pathlib import Path
 from tradearena.envs.data.load import load_tape
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.spec import POPULATIONS, MarketSpec
-from tradearena.evaluation.realism import (
+from tradearena.evaluation.market.realism import (
     Source,
     measure,
     scorecard,

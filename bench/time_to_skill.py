@@ -26,8 +26,8 @@ import torch
 
 from tradearena.envs.batch import BatchedMarket
 from tradearena.envs.seats import SeatedMarket
-from tradearena.evaluation.config import load_config
-from tradearena.evaluation.rollout import (
+from tradearena.evaluation.experiment.config import load_config
+from tradearena.evaluation.experiment.rollout import (
     AGENT,
     TEST,
     TRAIN,

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from tradearena import agents
-from tradearena.evaluation.cli import main
+from tradearena.evaluation.cli.main import main
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

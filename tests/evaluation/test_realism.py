@@ -41,8 +41,8 @@ from tradearena.evaluation.analysis.realism import (
     w1_distance,
 )
 from tradearena.evaluation.analysis.realism_plots import return_tails, tail_lines
-from tradearena.evaluation.cli import main
-from tradearena.evaluation.realism import Source, measure, realism, scorecard, tape_view
+from tradearena.evaluation.cli.main import main
+from tradearena.evaluation.market.realism import Source, measure, realism, scorecard, tape_view
 
 OPEN = 34_200.0
 REQUIRED = [

@@ -41,7 +41,7 @@ from tradearena.agents.saving import (
 from tradearena.envs.errors import UserError
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.analysis.metrics import DegenerateMetricWarning, sharpe
-from tradearena.evaluation.store import EpisodeRecord
+from tradearena.evaluation.experiment.store import EpisodeRecord
 
 __all__ = [
     "Checkpoints",
@@ -90,8 +90,9 @@ class Checkpoints:
 
     @classmethod
     def of(cls, config: dict, job: Any, unit: str) -> Checkpoints | None:
-        """The checkpoints of ``job`` for ``unit`` (``job``: an `evaluation.rollout.Job`), or
-        None when the job has no run directory or ``[training] checkpoint_every`` is 0."""
+        """The checkpoints of ``job`` for ``unit`` (``job``: an
+        `evaluation.experiment.rollout.Job`), or None when the job has no run directory or
+        ``[training] checkpoint_every`` is 0."""
         every = config["training"].checkpoint_every
         if not (every and job.directory):
             return None

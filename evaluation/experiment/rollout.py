@@ -1,7 +1,7 @@
 """What every experiment kind shares: the Job, its seeds, its agents, its episodes.
 
 A Job is pure: its config and seed index in, records out (and, given a run directory, the
-agents it trained saved there, `evaluation.trained`). Every random draw comes from one
+agents it trained saved there, `evaluation.experiment.trained`). Every random draw comes from one
 root ``numpy.random.SeedSequence(root_seed)`` addressed by spawn keys (seed index, then role,
 seat or phase, episode), so a result never depends on which worker ran it, in what order, or
 on how many workers there were. All agents of one seed index meet the same market randomness
@@ -20,8 +20,13 @@ from tradearena.agents.base import Agent
 from tradearena.envs.batch import BatchedMarket
 from tradearena.envs.seats import SeatedMarket, observation_kind
 from tradearena.envs.spec import MarketSpec
-from tradearena.evaluation.store import EpisodeRecord
-from tradearena.evaluation.trained import Checkpoints, agent_path, episodes_before, load_saved
+from tradearena.evaluation.experiment.store import EpisodeRecord
+from tradearena.evaluation.experiment.trained import (
+    Checkpoints,
+    agent_path,
+    episodes_before,
+    load_saved,
+)
 
 __all__ = [
     "Job",
@@ -45,7 +50,7 @@ class Job:
     the labels of the agents it trains (one for a compare job, all for a robustness job).
     Jobs of a ``stage`` run after every job of the stages before (a pretrained tournament's
     profiles after its strategies' training). ``directory``: the run directory, where the job
-    saves its agents and checkpoints (`evaluation.trained`); "" for none."""
+    saves its agents and checkpoints (`evaluation.experiment.trained`); "" for none."""
 
     id: str
     seed: int
@@ -99,8 +104,8 @@ def seat_agent(spec: dict, market: MarketSpec, job: Job, seed: int) -> Agent:
 
 
 def keep_agent(job: Job, spec: dict, agent: Agent, *where: str) -> None:
-    """Save ``agent`` (of agent table ``spec``, trained by this job if ``spec["train"]``) in
-    the job's run directory (`evaluation.trained.agent_path`), noting the training episodes
+    """Save ``agent`` (of agent table ``spec``, trained by this job if ``spec["train"]``) in the
+    job's run directory (`evaluation.experiment.trained.agent_path`), noting the training episodes
     it has had in all; nothing without a run directory."""
     if not job.directory:
         return

@@ -4,7 +4,7 @@ Start from the strategies of ``[[agents]]``, each trained alone once per repetit
 (as a pretrained tournament's are). Each round (`analysis.psro.psro`):
 
 1. every profile of ``[tournament] players`` seats over the current strategies is played
-   with frozen copies of the saved strategies (`tournament.play_profile`; the profiles of
+   with frozen copies of the saved strategies (`experiment.profiles.play_profile`; the profiles of
    earlier rounds are not played again) and scored as a tournament scores them;
 2. the game's equilibrium of largest support (focal deviation payoffs) is the round's
    mixture, with its regret;
@@ -40,8 +40,8 @@ from tradearena.envs.seats import SeatedMarket
 from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
 from tradearena.evaluation.analysis.plots import psro_figure, save_figure, save_learning_curves
 from tradearena.evaluation.analysis.psro import Round, psro_rounds
-from tradearena.evaluation.compare import tables as summary_tables
-from tradearena.evaluation.rollout import (
+from tradearena.evaluation.experiment.profiles import play_profile, saved_strategy, seat_payoffs
+from tradearena.evaluation.experiment.rollout import (
     AGENT,
     OPPONENTS,
     TRAIN,
@@ -53,9 +53,9 @@ from tradearena.evaluation.rollout import (
     seed_sequence,
     trained_alone,
 )
-from tradearena.evaluation.schema import Locator
-from tradearena.evaluation.store import EpisodeRecord
-from tradearena.evaluation.tournament import play_profile, saved_strategy, seat_payoffs
+from tradearena.evaluation.experiment.schema import Locator
+from tradearena.evaluation.experiment.store import EpisodeRecord
+from tradearena.evaluation.experiment.tables import summary_tables
 
 __all__ = [
     "agent_tables",
@@ -194,7 +194,7 @@ def drive(
     records: Callable[[str], pd.DataFrame],
 ) -> None:
     """Run the rounds: each round's profiles, then its response, through ``execute`` (which
-    skips the jobs stored already; `evaluation.experiment.Execution`), each game read from
+    skips the jobs stored already; `evaluation.experiment.runner.Execution`), each game read from
     ``records("test")``, the test records stored so far. Stops early, leaving the failed jobs
     to the run's report, when a round's game cannot be completed."""
 

@@ -21,10 +21,10 @@ from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.analysis.dynamics import alpharank, rest_points, trajectory
 from tradearena.evaluation.analysis.metrics import Checkpointing, DegenerateMetricWarning
 from tradearena.evaluation.analysis.payoffs import PayoffTable
-from tradearena.evaluation.config import load_config
-from tradearena.evaluation.experiment import run_experiment
-from tradearena.evaluation.parallel import Executor
-from tradearena.evaluation.rundir import load_run
+from tradearena.evaluation.experiment.config import load_config
+from tradearena.evaluation.experiment.parallel import Executor
+from tradearena.evaluation.experiment.rundir import load_run
+from tradearena.evaluation.experiment.runner import run_experiment
 
 __all__ = [
     "EXPERIMENTS",

@@ -41,7 +41,7 @@ from tradearena.evaluation.analysis.realism import (
     samples,
     summary_score,
 )
-from tradearena.evaluation.config import load_market
+from tradearena.evaluation.experiment.config import load_market
 
 __all__ = [
     "CLASSIFIER_DAYS",

@@ -35,9 +35,9 @@ from tqdm import tqdm
 
 from tradearena.envs.errors import UserError, into, not_one_of, replacing
 from tradearena.envs.spec import MarketSpec
-from tradearena.evaluation.parallel import Executor, make_executor
-from tradearena.evaluation.rollout import Job
-from tradearena.evaluation.store import JobResult
+from tradearena.evaluation.experiment.parallel import Executor, make_executor
+from tradearena.evaluation.experiment.rollout import Job
+from tradearena.evaluation.experiment.store import JobResult
 
 __all__ = ["FitParameter", "FitResult", "Target", "fit", "fit_day", "objective", "write_market"]
 
@@ -375,7 +375,7 @@ def day_job(job: Job) -> JobResult:
     seconds after midnight, or None); the result's records are the days' fact dicts
     (`day_facts`), in seed order, from seed `FIT_SEED`."""
     from tradearena.evaluation.analysis.realism import day_facts
-    from tradearena.evaluation.realism import simulate_days
+    from tradearena.evaluation.market.realism import simulate_days
 
     start = time.perf_counter()
     try:
@@ -406,12 +406,12 @@ def fit_day(
     start: float | None = None,
     end: float | None = None,
 ) -> tuple[FitResult, dict[str, Any], dict[str, Target]]:
-    """Fit ``population`` to the real days of ``tapes`` (`evaluation.realism.read_source`),
+    """Fit ``population`` to the real days of ``tapes`` (`evaluation.market.realism.read_source`),
     learning only from what lies between ``start`` and ``end`` (seconds after midnight; None:
     the open, the close) of each day, simulated days seen the same way: (the result, the
     fitted market table, a whole day long, and the targets)."""
     from tradearena.evaluation.analysis.realism import day_facts
-    from tradearena.evaluation.realism import read_source
+    from tradearena.evaluation.market.realism import read_source
 
     if population not in POPULATIONS:
         raise UserError(f"--population: {not_one_of(population, sorted(POPULATIONS))}")
@@ -484,7 +484,7 @@ def write_market(
     seconds after midnight or None, and the version of tradearena), and each parameter's
     spread over the restarts."""
     from tradearena.agents.saving import project_version
-    from tradearena.evaluation.realism import clock
+    from tradearena.evaluation.market.realism import clock
 
     spread = result.spread()
     start, end = window

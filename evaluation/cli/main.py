@@ -640,7 +640,7 @@ def executor_from(args: argparse.Namespace, **job: Any) -> Iterator:
     """The executor the arguments ask for (``job=``: the function that runs a job, default
     its kind's), closed (Ray shut down if it started it) after; a Ray cluster is connected to
     first, so that one that does not answer is refused before anything is written."""
-    from tradearena.evaluation.parallel import RayExecutor, make_executor
+    from tradearena.evaluation.experiment.parallel import RayExecutor, make_executor
 
     executor = make_executor(
         args.executor,
@@ -658,16 +658,16 @@ def executor_from(args: argparse.Namespace, **job: Any) -> Iterator:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from tradearena.evaluation.config import load_config, merge
-    from tradearena.evaluation.experiment import plan, run_experiment
+    from tradearena.evaluation.experiment.config import load_config, merge
+    from tradearena.evaluation.experiment.runner import plan, run_experiment
 
     overrides = functools.reduce(merge, args.set, {})
     if args.dry_run:
         config = load_config(args.config, overrides)
-        from tradearena.evaluation.kinds import KINDS
+        from tradearena.evaluation.experiment.kinds import KINDS, Driven
 
         jobs = plan(config)
-        later = hasattr(KINDS[config["kind"]], "drive")  # the later rounds follow its results
+        later = isinstance(KINDS[config["kind"]], Driven)  # the later rounds follow its results
         first = " in its first round (the next are planned from its results)" if later else ""
         print(f"{args.config}: {config['kind']} experiment, {len(jobs)} jobs{first}, valid")
         for job in jobs:
@@ -681,7 +681,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
-    from tradearena.evaluation.evaluate import evaluate_run
+    from tradearena.evaluation.experiment.evaluate import evaluate_run
 
     with executor_from(args) as executor:
         outcome = evaluate_run(
@@ -703,7 +703,7 @@ def report(outcome) -> int:
     print(format_game(outcome.directory) or format_summary(outcome.summary))
     equilibria = outcome.directory / "equilibria.csv"
     if equilibria.exists():
-        from tradearena.evaluation.games import format_equilibria
+        from tradearena.evaluation.analysis.games import format_equilibria
 
         print("\n" + format_equilibria(equilibria))
     print(f"\nrun directory: {outcome.directory}")
@@ -836,7 +836,7 @@ def _plateau_text(row) -> str:
 
 
 def reproduce_command(args: argparse.Namespace) -> int:
-    from tradearena.evaluation.reproduce import reproduce
+    from tradearena.evaluation.reports.reproduce import reproduce
 
     with executor_from(args) as executor:
         report = reproduce(executor, runs=Path(args.runs), docs=Path(args.docs), scale=args.scale)
@@ -845,13 +845,13 @@ def reproduce_command(args: argparse.Namespace) -> int:
 
 
 def games_command(args: argparse.Namespace) -> int:
-    from tradearena.evaluation.games import games_command as analyse_games
+    from tradearena.evaluation.analysis.games import games_command as analyse_games
 
     return analyse_games(args)
 
 
 def plot_command(args: argparse.Namespace) -> int:
-    from tradearena.evaluation.experiment import write_figures
+    from tradearena.evaluation.experiment.runner import write_figures
 
     for path in write_figures(args.run_dir):
         print(path)
@@ -901,8 +901,8 @@ def tasks_command(args: argparse.Namespace) -> int:
 
 def calibrate_command(args: argparse.Namespace) -> int:
     from tradearena.envs.tasks import TASKS
-    from tradearena.evaluation.config import load_config
-    from tradearena.evaluation.rollout import build_agent, market_spec
+    from tradearena.evaluation.experiment.config import load_config
+    from tradearena.evaluation.experiment.rollout import build_agent, market_spec
 
     config = load_config(args.config)
     market = market_spec(config)
@@ -982,7 +982,7 @@ def fit_command(args: argparse.Namespace) -> int:
     """`tradearena fit`: refused when --budget is less than one CMA-ES generation per restart
     (what the fit evaluates at least) or a tape is too short to stand for a day."""
     from tradearena.envs.data.load import ThinTape
-    from tradearena.evaluation.fit import command, fit
+    from tradearena.evaluation.market.fit import command, fit
 
     generation = inspect.signature(fit).parameters["popsize"].default
     if args.budget < generation * args.restarts:
@@ -997,7 +997,7 @@ def fit_command(args: argparse.Namespace) -> int:
 
 
 def transfer_command(args: argparse.Namespace) -> int:
-    from tradearena.evaluation.transfer import command, transfer_job
+    from tradearena.evaluation.market.transfer import command, transfer_job
 
     with executor_from(args, job=transfer_job) as executor:
         return command(args, executor)
@@ -1005,7 +1005,7 @@ def transfer_command(args: argparse.Namespace) -> int:
 
 def realism_command(args: argparse.Namespace) -> int:
     from tradearena.envs.data.load import without_orderbooks
-    from tradearena.evaluation.realism import command
+    from tradearena.evaluation.market.realism import command
 
     args.sources = without_orderbooks(args.sources)  # a LOBSTER day named by both its files
     return command(args)
