@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from tradearena.envs.spec import MarketSpec
-from tradearena.evaluation.analysis.dynamics import alpharank, rest_points, trajectory
+from tradearena.evaluation.analysis.alpharank import alpharank
+from tradearena.evaluation.analysis.dynamics import rest_points, trajectory
 from tradearena.evaluation.analysis.metrics import Checkpointing, DegenerateMetricWarning
 from tradearena.evaluation.analysis.payoffs import PayoffTable
 from tradearena.evaluation.experiment.config import load_config
