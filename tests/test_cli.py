@@ -392,7 +392,7 @@ def test_a_sortino_with_no_losing_episode_reads_no_loss():
     the ratio to three decimals otherwise."""
     import pandas as pd
 
-    from tradearena.evaluation.cli.main import format_summary
+    from tradearena.evaluation.cli.text import format_summary
 
     base = dict.fromkeys(["sharpe", "sharpe_low", "sharpe_high", "max_drawdown", "cvar_5"], 0.0)
     base |= {"mean_pnl_low": 0.0, "mean_pnl_high": 0.0, "hit_rate": 1.0, "exposure": 3.0}

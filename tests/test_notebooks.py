@@ -12,7 +12,7 @@ from nbclient import NotebookClient
 from tradearena.envs.errors import UserError
 from tradearena.evaluation.analysis.dynamics import rest_points
 from tradearena.evaluation.analysis.payoffs import PayoffTable
-from tradearena.evaluation.cli.main import format_payoffs
+from tradearena.evaluation.cli.text import format_payoffs
 from tradearena.evaluation.experiment.parallel import LocalExecutor
 from tradearena.evaluation.experiment.rundir import find_run_dir, project_root
 from tradearena.evaluation.experiment.runner import run_experiment

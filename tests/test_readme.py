@@ -10,7 +10,7 @@ import types
 from pathlib import Path
 
 from tradearena import agents
-from tradearena.evaluation.cli.main import build_parser
+from tradearena.evaluation.cli.parser import build_parser
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 

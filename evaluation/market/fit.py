@@ -35,7 +35,7 @@ from tqdm import tqdm
 
 from tradearena.envs.errors import UserError, into, not_one_of, replacing
 from tradearena.envs.spec import MarketSpec
-from tradearena.evaluation.experiment.parallel import Executor, make_executor
+from tradearena.evaluation.experiment.parallel import Executor
 from tradearena.evaluation.experiment.rollout import Job
 from tradearena.evaluation.experiment.store import JobResult
 
@@ -515,41 +515,3 @@ def write_market(
     with into(path.parent), replacing(path) as temporary:
         temporary.write_text("\n".join(lines) + "\n\n" + tomli_w.dumps(experiment))
     return path
-
-
-def command(args) -> int:
-    """``tradearena fit``: fit, write the market file, print the fit's report."""
-    out = Path(args.out)
-    memory = out.with_suffix(".fit.jsonl")
-    if memory.exists() and not args.resume:
-        raise UserError(
-            f"{memory} exists (an earlier fit's memory): --resume to go on, or remove it"
-        )
-    executor = make_executor(args.executor, workers=args.workers, progress=False, job=day_job)
-    with into(out.parent):  # made for the fit: removed again when it is refused
-        try:
-            result, table, goal = fit_day(
-                args.tapes,
-                population=args.population,
-                budget=args.budget,
-                minutes=args.minutes,
-                days=args.days,
-                restarts=args.restarts,
-                executor=executor,
-                memory=memory,
-                start=args.start,
-                end=args.end,
-            )
-        finally:
-            executor.close()
-        write_market(out, table, result, args.tapes, (args.start, args.end))
-    print(
-        f"distance {result.distance:.4g} after {result.evaluations} candidates in "
-        f"{result.seconds:.0f} s"
-        + (" (budget ended early: best so far)" if result.stopped_early else "")
-    )
-    print(f"{'parameter':32} {'fitted':>12} {'restarts mean':>14} {'sd':>10}")
-    for name, (mean, sd) in result.spread().items():
-        print(f"{name:32} {result.parameters[name]:12.5g} {mean:14.5g} {sd:10.3g}")
-    print(f"wrote {out} (memory of the candidates: {memory})")
-    return 0

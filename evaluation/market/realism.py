@@ -583,25 +583,3 @@ def _is_market(name: str) -> bool:
         return False
     gym_spec(name)  # an id, or the error that names the nearest
     return True
-
-
-def command(args) -> int:
-    """``tradearena realism``: print the scorecard and the classifier's verdicts (and where
-    they were written)."""
-    report = realism(
-        args.sources,
-        against=args.against,
-        days=args.days,
-        out=args.out,
-        start=args.start,
-        end=args.end,
-        classifier_days=min(args.classifier_days, args.days),
-    )
-    print(format_scorecard(report.table))
-    for label, names in report.missing.items():
-        print(f"\n{label}: not available (day too short): {', '.join(names)}")
-    for label, tests in report.tests.items():
-        print("\n" + format_features(label, tests))
-    if args.out is not None:
-        print(f"\nwrote {Path(args.out) / 'scorecard.csv'} and realism_*.png")
-    return 0

@@ -40,7 +40,6 @@ __all__ = [
     "TASKS",
     "Policy",
     "Transfer",
-    "command",
     "format_transfer",
     "market_of",
     "saved_policies",
@@ -437,24 +436,3 @@ def write_transfer(result: Transfer, out: Path) -> list[Path]:
                 table.to_csv(temporary, index=False)
         save_figure(figure, paths[2], dpi=100)
     return paths
-
-
-def command(args, executor: Executor) -> int:
-    """``tradearena transfer``: test the zoo on ``executor``, print the verdicts, write the
-    files."""
-    result = transfer(
-        args.market,
-        args.against,
-        executor=executor,
-        task=args.task,
-        window=args.window,
-        start=args.start,
-        agents=args.agents,
-        seeds=args.seeds,
-        sessions=args.sessions,
-    )
-    print(format_transfer(result))
-    if args.out is not None:
-        paths = write_transfer(result, Path(args.out))
-        print(f"\nwrote {', '.join(str(p) for p in paths)}")
-    return 0

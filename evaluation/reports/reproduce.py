@@ -37,8 +37,8 @@ __all__ = [
     "write_report",
 ]
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-REPORT = Path(__file__).resolve().parents[1] / "docs" / "report.toml"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+REPORT = Path(__file__).resolve().parents[2] / "docs" / "report.toml"
 """The report's prose, the source text's numbers and the claims it checks."""
 
 
