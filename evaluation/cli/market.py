@@ -62,7 +62,7 @@ def fit_command(args: argparse.Namespace) -> int:
     """`tradearena fit`: refused when --budget is less than one CMA-ES generation per restart
     (what the fit evaluates at least) or a tape is too short to stand for a day."""
     from tradearena.envs.data.load import ThinTape
-    from tradearena.evaluation.market.fit import fit
+    from tradearena.evaluation.market.search import fit
 
     generation = inspect.signature(fit).parameters["popsize"].default
     if args.budget < generation * args.restarts:

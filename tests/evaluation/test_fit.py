@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from tradearena.envs.errors import UserError
-from tradearena.evaluation.market.fit import FitParameter, Target, fit, objective, set_path
+from tradearena.evaluation.market.fit import Target, objective, set_path
+from tradearena.evaluation.market.search import FitParameter, fit
 
 SPACE = [FitParameter("a", 0.0, 10.0), FitParameter("traders.1.rate", 1e-3, 1.0, log=True)]
 OPTIMUM = {"a": 3.0, "traders.1.rate": 0.02}
