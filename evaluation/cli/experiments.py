@@ -105,9 +105,9 @@ def reproduce_command(args: argparse.Namespace) -> int:
 
 
 def plot_command(args: argparse.Namespace) -> int:
-    from tradearena.evaluation.experiment.runner import write_figures
+    from tradearena.evaluation.experiment.runner import write_run_figures
 
-    for path in write_figures(args.run_dir):
+    for path in write_run_figures(args.run_dir):
         print(path)
     return 0
 

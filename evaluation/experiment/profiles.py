@@ -47,7 +47,7 @@ def play_profile(job: Job, key: str, *, pretrained: bool) -> list[EpisodeRecord]
         for seat, spec in enumerate(specs)
     ]
     learners = () if pretrained else [seat for seat, spec in enumerate(specs) if spec["train"]]
-    table = SeatedMarket(market, seat_agents, learners=learners)
+    seated = SeatedMarket(market, seat_agents, learners=learners)
     common = {
         "condition": 0,
         "condition_name": key,
@@ -57,11 +57,11 @@ def play_profile(job: Job, key: str, *, pretrained: bool) -> list[EpisodeRecord]
     records = []
     if learners:
         checkpoints = Checkpoints.of(config, job, "profile")
-        records += episodes(table, config, job, phase=TRAIN, checkpoints=checkpoints, **common)
+        records += episodes(seated, config, job, phase=TRAIN, checkpoints=checkpoints, **common)
     if not pretrained:
         for seat, (spec, agent) in enumerate(zip(specs, seat_agents)):
             keep_agent(job, spec, agent, f"profile-{key}", f"seat-{seat}")
-    return records + episodes(table, config, job, phase=TEST, **common)
+    return records + episodes(seated, config, job, phase=TEST, **common)
 
 
 def saved_strategy(job: Job, spec: dict, market: MarketSpec) -> Agent:

@@ -49,7 +49,7 @@ __all__ = [
     "plan",
     "run_config",
     "run_experiment",
-    "write_figures",
+    "write_run_figures",
     "write_tables",
 ]
 
@@ -210,7 +210,7 @@ def run_config(
     stage by stage (every job stored as it finishes, its checkpoints then dropped), then the
     tables, the agents' cards and (``figures``, default the config's ``output.figures``) the
     figures, which a resumed run whose records did not change keeps as they are when it has
-    any (`write_figures` redraws them). A kind with a ``drive(config, execute, records)``
+    any (`write_run_figures` redraws them). A kind with a ``drive(config, execute, records)``
     function plans its own jobs step by step through the `Execution` it is given (and its
     ``records``); the others' jobs are their ``plan``'s."""
     database = directory / "results.sqlite"
@@ -293,7 +293,7 @@ def write_tables(directory: str | Path) -> pd.DataFrame:
     return KINDS[config["kind"]].tables(directory, config, records)
 
 
-def write_figures(directory: str | Path) -> list[Path]:
+def write_run_figures(directory: str | Path) -> list[Path]:
     """Draw every figure the run supports into its directory (see its kind's ``figures``);
     return the files written."""
     directory = Path(directory)

@@ -40,7 +40,7 @@ def run(job: Job) -> list[EpisodeRecord]:
     (label,) = job.labels
     index, spec = next((i, s) for i, s in enumerate(config["agents"]) if s["label"] == label)
     agent, records = trained_alone(config, job, spec, index)
-    table = SeatedMarket(market_spec(config), [agent])
+    seated = SeatedMarket(market_spec(config), [agent])
     return records + episodes(
-        table, config, job, phase=TEST, condition=0, condition_name="clean", labels=[label]
+        seated, config, job, phase=TEST, condition=0, condition_name="clean", labels=[label]
     )

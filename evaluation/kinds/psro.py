@@ -251,15 +251,15 @@ def _respond(job: Job) -> list[EpisodeRecord]:
     shares = np.array([config["mixture"][s] for s in names])
     draw = np.random.default_rng(seed_sequence(config, job.seed, OPPONENTS, index))
     specs = {spec["label"]: spec for spec in config["agents"]}
-    tables: dict[tuple[str, ...], SeatedMarket] = {}
+    seated: dict[tuple[str, ...], SeatedMarket] = {}
     records = []
     for e in range(episodes):
         picked = draw.choice(len(names), size=config["tournament"].players - 1, p=shares)
         opponents = tuple(names[i] for i in sorted(picked))
-        if opponents not in tables:
+        if opponents not in seated:
             seats = [learner, *(saved_strategy(job, specs[s], market) for s in opponents)]
-            tables[opponents] = SeatedMarket(market, seats, learners=(0,))
-        result = tables[opponents].play(seed_sequence(config, job.seed, TRAIN, 0, e), learn=True)
+            seated[opponents] = SeatedMarket(market, seats, learners=(0,))
+        result = seated[opponents].play(seed_sequence(config, job.seed, TRAIN, 0, e), learn=True)
         records.append(EpisodeRecord(0, label, "train", "respond", e, **result[0], value=None))
     keep_agent(job, spec, learner)
     return records

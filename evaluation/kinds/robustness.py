@@ -80,9 +80,9 @@ def run(job: Job) -> list[EpisodeRecord]:
     conditions: list[Perturbation | None] = [None, *config["perturbations"]]  # None: clean
     for label, agent in trained.items():
         for c, condition in enumerate(conditions):
-            table = _condition(config, job, agent, trained, c, condition)
+            seated = _condition(config, job, agent, trained, c, condition)
             records += episodes(
-                table,
+                seated,
                 config,
                 job,
                 phase=TEST,

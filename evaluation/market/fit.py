@@ -34,11 +34,11 @@ from tradearena.evaluation.experiment.rollout import Job
 from tradearena.evaluation.experiment.store import JobResult
 from tradearena.evaluation.market.search import FitParameter, FitResult, fit
 
-__all__ = ["Target", "fit_day", "objective", "write_market"]
+__all__ = ["FitTarget", "fit_day", "objective", "write_market"]
 
 
 @dataclass(frozen=True)
-class Target:
+class FitTarget:
     """A real day's fact: its ``value`` and ``tolerance`` (same unit), the scale of the
     distance."""
 
@@ -46,7 +46,7 @@ class Target:
     tolerance: float
 
 
-def objective(simulated: Sequence[Mapping[str, float]], targets: Mapping[str, Target]) -> float:
+def objective(simulated: Sequence[Mapping[str, float]], targets: Mapping[str, FitTarget]) -> float:
     """The simulated-moments distance of one candidate: ``simulated`` holds one dict of facts
     per simulated day; facts that are NaN on every day, or whose target is NaN, are left out.
     0 is a perfect match; 1 means every fact is off by its tolerance."""
@@ -108,7 +108,7 @@ RELATIVE_TOLERANCE, ABSOLUTE_TOLERANCE = 0.25, 0.02
 """A fact's tolerance: 25% of the real value, and at least 0.02 (a correlation, a share)."""
 
 
-def targets(days: Sequence[Mapping[str, float]]) -> dict[str, Target]:
+def targets(days: Sequence[Mapping[str, float]]) -> dict[str, FitTarget]:
     """The fitted facts of the real ``days`` (their mean over days), each with its tolerance:
     the wider of 25% of the value and 0.02."""
     out = {}
@@ -116,7 +116,7 @@ def targets(days: Sequence[Mapping[str, float]]) -> dict[str, Target]:
         values = np.array([day.get(name, math.nan) for day in days], dtype=float)
         value = float(np.nanmean(values)) if np.isfinite(values).any() else math.nan
         tolerance = max(RELATIVE_TOLERANCE * abs(value), ABSOLUTE_TOLERANCE)
-        out[name] = Target(value, tolerance if math.isfinite(value) else 1.0)
+        out[name] = FitTarget(value, tolerance if math.isfinite(value) else 1.0)
     return out
 
 
@@ -244,7 +244,7 @@ def fit_day(
     memory: Path | None = None,
     start: float | None = None,
     end: float | None = None,
-) -> tuple[FitResult, dict[str, Any], dict[str, Target]]:
+) -> tuple[FitResult, dict[str, Any], dict[str, FitTarget]]:
     """Fit ``population`` to the real days of ``tapes`` (`evaluation.market.realism.read_source`),
     learning only from what lies between ``start`` and ``end`` (seconds after midnight; None:
     the open, the close) of each day, simulated days seen the same way: (the result, the
