@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, product
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -39,13 +39,13 @@ __all__ = [
     "Trajectory",
     "expected_payoffs",
     "field",
-    "face_starts",
     "format_rest_points",
     "replicator",
     "rest_points",
     "rest_points_on_face",
     "simplex_grid",
     "solve_face",
+    "support_starts",
     "trajectory",
 ]
 
@@ -249,11 +249,26 @@ def simplex_grid(k: int, resolution: int, *, interior: bool = False) -> np.ndarr
     return (counts + offset) / resolution
 
 
-def face_starts(size: int, grid: int) -> list[np.ndarray]:
-    """Where a search for the mixtures of a support of ``size`` strategies starts: its centre,
-    then, when ``1 < size <= grid``, the interior points of ``simplex_grid(size, grid)``; the
-    support search of the symmetric (`rest_points`) and the role (`roles.role_equilibria`)
-    equilibria both start from them."""
+def support_starts(
+    blocks: Sequence[Sequence[int]], grid: int, *, smallest: int = 1
+) -> Iterator[tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]]:
+    """The support search's candidates: every product of one support per block of strategy
+    indices (within a block by size from ``smallest``, then in `itertools.combinations`
+    order), each with its starts, the products of each support's shares at its centre and,
+    when ``1 < size <= grid``, at the interior points of ``simplex_grid(size, grid)``. The
+    symmetric equilibria (one block, `rest_points`) and the role equilibria (a block per role,
+    `roles.role_equilibria`) search from them."""
+    per_block = [
+        [np.array(s) for size in range(smallest, len(b) + 1) for s in combinations(b, size)]
+        for b in blocks
+    ]
+    for supports in product(*per_block):
+        for parts in product(*(_face_starts(s.size, grid) for s in supports)):
+            yield supports, parts
+
+
+def _face_starts(size: int, grid: int) -> list[np.ndarray]:
+    """The starts on a support of ``size`` strategies (`support_starts`)."""
     starts = [np.full(size, 1.0 / size)]
     if 1 < size <= grid:
         starts.extend(simplex_grid(size, grid, interior=True))
@@ -399,13 +414,10 @@ def rest_points(
         raise ValueError(f"same: expected a share in (0, 1), got {same!r}")
     k = table.k
     found: list[tuple[np.ndarray, tuple[int, ...]]] = [((np.eye(k)[i]), (i,)) for i in range(k)]
-    for size in range(2, k + 1):
-        starts = face_starts(size, grid)
-        for support in combinations(range(k), size):
-            for start in starts:
-                x = solve_face(table, list(support), start, tol, weighting)
-                if x is not None and not any(np.abs(x - y).max() < same for y, _ in found):
-                    found.append((x, support))
+    for (support,), (start,) in support_starts([range(k)], grid, smallest=2):
+        x = solve_face(table, support.tolist(), start, tol, weighting)
+        if x is not None and not any(np.abs(x - y).max() < same for y, _ in found):
+            found.append((x, tuple(support.tolist())))
     return [_judged(polynomial, x, support, eig_tol) for x, support in found]
 
 
