@@ -386,6 +386,7 @@ def parse_config(
     for spec in config["agents"]:
         spec["label"] = spec["label"] or spec["id"].rpartition(":")[2]
     config["source_text"] = text
+    config["source_tables"] = tomllib.loads(text)  # the tables as the text holds them
     return config
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tomllib
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -155,7 +154,7 @@ def write_cards(
     the TOML table of each label (default: the file's ``[[agents]]``; a kind that adds
     strategies, as PSRO does, gives theirs too)."""
     written = []
-    raw = tomllib.loads(config["source_text"])
+    raw = config["source_tables"]
     if tables is None:
         labels = [spec["label"] for spec in config["agents"]]
         tables = dict(zip(labels, raw["agents"]))

@@ -28,7 +28,6 @@ curves and ``psro.png`` (regret and gain per round, with the threshold).
 from __future__ import annotations
 
 import contextlib
-import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -268,7 +267,7 @@ def _respond(job: Job) -> list[EpisodeRecord]:
 def agent_tables(config: dict) -> dict[str, dict]:
     """The TOML table of every strategy the run may save, for its cards: the file's
     ``[[agents]]`` and each round's response (the learner's table, labelled)."""
-    raw = tomllib.loads(config["source_text"])
+    raw = config["source_tables"]
     out = {spec["label"]: table for spec, table in zip(config["agents"], raw["agents"])}
     learner = raw.get("psro", {}).get("learner", {})
     for r in range(1, config["psro"].rounds + 1):
