@@ -8,13 +8,7 @@ import time
 import warnings
 from pathlib import Path
 
-from tradearena.envs.data.convert import (
-    META,
-    ORDERBOOK,
-    convert,
-    load_converted,
-    write_converted,
-)
+from tradearena.envs.data.convert import META, ORDERBOOK, convert, load_converted, write_converted
 from tradearena.envs.data.tapes import load_lobster
 
 

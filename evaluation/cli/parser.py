@@ -8,10 +8,7 @@ import tomllib
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from tradearena.envs.data.convert import (
-    DEFAULT_BAND,
-    FORMATS,
-)
+from tradearena.envs.data.convert import DEFAULT_BAND, FORMATS
 from tradearena.envs.errors import did_you_mean
 from tradearena.evaluation.cli.data import data_check, data_convert
 from tradearena.evaluation.cli.experiments import (
