@@ -65,7 +65,7 @@ $(VENV)/.docs: pyproject.toml | $(VENV)/.installed
 # the generated pages (experiment files from the schema that checks them, the market's fields
 # from MarketSpec's docstrings), then the site into site/, any warning an error
 docs: $(VENV)/.docs
-	$(BIN)/python -m tradearena.evaluation.reference docs/config.md
+	$(BIN)/python -m tradearena.evaluation.reports.reference docs/config.md
 	$(BIN)/python -m tradearena.envs.spec_reference docs/market.md
 	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs build --strict --quiet
 

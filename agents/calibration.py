@@ -245,8 +245,8 @@ def best_parameter(
     seeds = calibration_seeds(sessions)
     sharpes = []
     for value in grid:
-        table = SeatedMarket(spec, [make_agent(value)])
-        pnl = np.array([table.play(seed)[0]["pnl"] for seed in seeds])
+        seated = SeatedMarket(spec, [make_agent(value)])
+        pnl = np.array([seated.play(seed)[0]["pnl"] for seed in seeds])
         sd = pnl.std(ddof=1)
         sharpes.append(float(pnl.mean() / sd) if sd > 0 else math.nan)
     finite = [s if math.isfinite(s) else -math.inf for s in sharpes]

@@ -25,10 +25,10 @@ import numpy as np
 import pandas as pd
 
 from tradearena.evaluation.analysis.metrics import bootstrap_ci, plateau
-from tradearena.evaluation.compare import plan
-from tradearena.evaluation.config import load_config
-from tradearena.evaluation.rollout import trained_alone
-from tradearena.evaluation.schema import Training
+from tradearena.evaluation.experiment.config import load_config
+from tradearena.evaluation.experiment.rollout import trained_alone
+from tradearena.evaluation.experiment.schema import Training
+from tradearena.evaluation.kinds.compare import plan
 
 QUICKSTART = Path(__file__).resolve().parents[1] / "configs/quickstart.toml"
 LEARNERS = ("q_learning", "raql", "ra2q")

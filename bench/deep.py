@@ -128,9 +128,9 @@ def run_batched(sessions: int, steps: int, seed: int, device: str) -> float:
     rounds = -(-steps // (sessions * spec.n_steps))
     start = time.perf_counter()
     if sessions == 1:
-        table = SeatedMarket(spec, [agent], learners=[0])
+        seated = SeatedMarket(spec, [agent], learners=[0])
         for episode in range(rounds):
-            table.play(seed + episode, learn=True)
+            seated.play(seed + episode, learn=True)
     else:
         batch = BatchedMarket(spec, sessions, [agent], learners=[0])
         for episode in range(rounds):

@@ -2,7 +2,7 @@
 
 ``judge_classifier_s``: the classifier two-sample tests of ``--market`` (an experiment file or
 a Gymnasium id; default the light making market) against the day: its days simulated
-(`evaluation.realism.CLASSIFIER_DAYS` and one more for the floor), the 1-min and 10-s tests
+(`evaluation.market.realism.CLASSIFIER_DAYS` and one more for the floor), the 1-min and 10-s tests
 and the floor. ``judge_transfer_s``: the making zoo (14 policies) in the market and on the
 day's tape under every queue model, 4 seeds x 10 sessions a side (`tradearena transfer`'s
 defaults), on a local Ray of every core. The day is ``--lobster MESSAGES`` (a LOBSTER
@@ -21,9 +21,9 @@ from pathlib import Path
 from tradearena.envs.data.tapes import write_lobster
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import light
-from tradearena.evaluation.parallel import make_executor
-from tradearena.evaluation.realism import CLASSIFIER_DAYS, discriminate, read_source
-from tradearena.evaluation.transfer import transfer, transfer_job
+from tradearena.evaluation.experiment.parallel import make_executor
+from tradearena.evaluation.market.realism import CLASSIFIER_DAYS, discriminate, read_source
+from tradearena.evaluation.market.transfer import transfer, transfer_job
 
 BAR_SECONDS = 60.0
 

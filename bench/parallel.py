@@ -26,12 +26,12 @@ import time
 
 import ray
 
-from tradearena.evaluation.config import parse_config
-from tradearena.evaluation.experiment import plan
-from tradearena.evaluation.kinds import run_job
-from tradearena.evaluation.parallel import RayExecutor
-from tradearena.evaluation.rollout import Job
-from tradearena.evaluation.store import JobResult
+from tradearena.evaluation.experiment.config import parse_config
+from tradearena.evaluation.experiment.kinds import run_job
+from tradearena.evaluation.experiment.parallel import RayExecutor
+from tradearena.evaluation.experiment.rollout import Job
+from tradearena.evaluation.experiment.runner import plan
+from tradearena.evaluation.experiment.store import JobResult
 
 CONFIG = """\
 kind = "compare"

@@ -28,9 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from tradearena.evaluation.config import parse_config
-from tradearena.evaluation.experiment import plan
-from tradearena.evaluation.store import Store
+from tradearena.evaluation.experiment.config import parse_config
+from tradearena.evaluation.experiment.runner import plan
+from tradearena.evaluation.experiment.store import Store
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "quickstart.toml"
 
@@ -41,7 +41,7 @@ def quickstart(run: Path, *options: str) -> tuple[float, float, str]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "tradearena.evaluation.cli", "run", str(CONFIG)]
+        [sys.executable, "-m", "tradearena.evaluation.cli.main", "run", str(CONFIG)]
         + ["--out", str(run), "--no-progress", *options],
         capture_output=True,
         text=True,

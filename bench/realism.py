@@ -21,13 +21,13 @@ from pathlib import Path
 from tradearena.envs.data.load import load_tape
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.spec import POPULATIONS, MarketSpec
-from tradearena.evaluation.realism import (
-    Source,
+from tradearena.evaluation.market.realism import (
+    RealismSource,
     measure,
     scorecard,
     simulate_days,
     tape_view,
-    write_figures,
+    write_realism_figures,
 )
 
 BAR_SECONDS = 10.0
@@ -52,13 +52,15 @@ def main() -> None:
     parser.add_argument("--lobster", help="a real LOBSTER message file as the reference day")
     args = parser.parse_args()
     if args.lobster:
-        reference = Source(Path(args.lobster).stem, [tape_view(load_tape(args.lobster))], False)
+        reference = RealismSource(
+            Path(args.lobster).stem, [tape_view(load_tape(args.lobster))], False
+        )
     else:
         tape = synthetic_tape(args.days, traders=POPULATIONS[args.population](), levels=1)
-        reference = Source("synthetic", [tape_view(tape, 34_200.0, 57_600.0)], False)
+        reference = RealismSource("synthetic", [tape_view(tape, 34_200.0, 57_600.0)], False)
     spec = MarketSpec(population=args.population)
     views, sim_wall, sim_cpu = timed(lambda: simulate_days(spec, args.days))
-    source = Source(args.population, views, simulated=True)
+    source = RealismSource(args.population, views, simulated=True)
     detail = {"days": args.days, "population": args.population, "reference": reference.label}
     detail["messages_per_day"] = round(sum(len(v.time) for v in views) / args.days)
     line("realism_simulate_s", sim_wall, sim_cpu, **detail)
@@ -70,7 +72,7 @@ def main() -> None:
     (measured, _), card_wall, card_cpu = timed(card)
     line("realism_scorecard_s", card_wall, card_cpu, bar_s=BAR_SECONDS, **detail)
     with tempfile.TemporaryDirectory() as tmp:
-        _, fig_wall, fig_cpu = timed(lambda: write_figures(measured, Path(tmp)))
+        _, fig_wall, fig_cpu = timed(lambda: write_realism_figures(measured, Path(tmp)))
     line("realism_figures_s", fig_wall, fig_cpu, **detail)
     total_wall, total_cpu = sim_wall + card_wall + fig_wall, sim_cpu + card_cpu + fig_cpu
     line("realism_total_s", total_wall, total_cpu, **detail)

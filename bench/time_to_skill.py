@@ -26,8 +26,8 @@ import torch
 
 from tradearena.envs.batch import BatchedMarket
 from tradearena.envs.seats import SeatedMarket
-from tradearena.evaluation.config import load_config
-from tradearena.evaluation.rollout import (
+from tradearena.evaluation.experiment.config import load_config
+from tradearena.evaluation.experiment.rollout import (
     AGENT,
     TEST,
     TRAIN,
@@ -41,9 +41,9 @@ QUICKSTART = Path(__file__).resolve().parents[1] / "configs/quickstart.toml"
 NOT_LEARNING = {"avellaneda_stoikov", "hold", "random"}
 
 
-def greedy_pnl(table: SeatedMarket, seeds: list) -> float:
+def greedy_pnl(seated: SeatedMarket, seeds: list) -> float:
     """Mean PnL (dollars) of the seated policy over ``seeds``, acting greedily."""
-    return float(np.mean([table.play(seed)[0]["pnl"] for seed in seeds]))
+    return float(np.mean([seated.play(seed)[0]["pnl"] for seed in seeds]))
 
 
 def main() -> None:

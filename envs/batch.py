@@ -80,20 +80,20 @@ class BatchedMarket:
         self.observations: list[np.ndarray] = []
 
     @classmethod
-    def like(cls, table: SeatedMarket, n_sessions: int) -> BatchedMarket | None:
-        """``n_sessions`` sessions seated as ``table`` is (its spec, seats, learners,
-        opposing seats and extra zero-intelligence traders); None when ``table`` has a
+    def like(cls, seated: SeatedMarket, n_sessions: int) -> BatchedMarket | None:
+        """``n_sessions`` sessions seated as ``seated`` is (its spec, seats, learners,
+        opposing seats and extra zero-intelligence traders); None when ``seated`` has a
         take-over adversary, which a batch does not seat."""
-        if table.takeover is not None or table.adversary is not None:
+        if seated.takeover is not None or seated.adversary is not None:
             return None
-        seats = [p if p is not None else k for p, k in zip(table.policies, table.kinds)]
+        seats = [p if p is not None else k for p, k in zip(seated.policies, seated.kinds)]
         return cls(
-            table.spec,
+            seated.spec,
             n_sessions,
             seats,
-            learners=table.learners,
-            opposes=table.opposes,
-            extra_zi=table.extra_zi,
+            learners=seated.learners,
+            opposes=seated.opposes,
+            extra_zi=seated.extra_zi,
         )
 
     def reset(

@@ -20,7 +20,7 @@ import warnings
 
 from tradearena.evaluation.analysis.metrics import DegenerateMetricWarning, bootstrap_ci
 from tradearena.evaluation.analysis.transfer import paired_difference, seed_metric
-from tradearena.evaluation.rundir import load_run
+from tradearena.evaluation.experiment.rundir import load_run
 
 METRICS = {"mean_pnl": "mean PnL $", "sharpe": "Sharpe"}
 

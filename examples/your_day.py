@@ -19,7 +19,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from tradearena.evaluation.cli import main as tradearena
+from tradearena.evaluation.cli.main import main as tradearena
 
 QUICK = {
     "fit": ["--budget", "8", "--days", "1", "--restarts", "1"],

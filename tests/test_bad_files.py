@@ -12,7 +12,7 @@ import pytest
 
 from tradearena.envs.data.tapes import write_lobster
 from tradearena.envs.simulator.recording import synthetic_tape
-from tradearena.evaluation.cli import main
+from tradearena.evaluation.cli.main import main
 
 MIDNIGHT_NS = 1_723_075_200 * 10**9
 

@@ -1,5 +1,5 @@
-"""Tests for the tradearena command (tradearena.evaluation.cli.main): data check, session, and which
-errors are the user's (one line, exit 2) and which are bugs (a traceback, exit 1)."""
+"""Tests for the tradearena command (tradearena.evaluation.cli.main.main): data check, session, and
+which errors are the user's (one line, exit 2) and which are bugs (a traceback, exit 1)."""
 
 import errno
 import re
@@ -17,9 +17,9 @@ from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import rmsc04
 from tradearena.envs.tasks import TASKS
-from tradearena.evaluation.cli import main
-from tradearena.evaluation.config import load_config
-from tradearena.evaluation.rollout import market_spec
+from tradearena.evaluation.cli.main import main
+from tradearena.evaluation.experiment.config import load_config
+from tradearena.evaluation.experiment.rollout import market_spec
 
 
 @pytest.fixture(scope="module")
@@ -209,7 +209,7 @@ def test_internal_errors_propagate(error, monkeypatch, capsys):
     def broken(*args, **kwargs):
         raise error
 
-    monkeypatch.setattr("tradearena.evaluation.config.load_config", broken)
+    monkeypatch.setattr("tradearena.evaluation.experiment.config.load_config", broken)
     with pytest.raises(type(error), match="internal"):
         main(["run", "configs/quickstart.toml", "--dry-run"])
     assert "tradearena: error" not in capsys.readouterr().err
@@ -219,11 +219,11 @@ def test_internal_error_exits_1_with_a_traceback():
     """Run as a program, an internal error exits with status 1 and prints its traceback."""
     program = (
         "import sys\n"
-        "import tradearena.evaluation.config\n"
+        "import tradearena.evaluation.experiment.config\n"
         "def broken(*args, **kwargs):\n"
         "    raise ValueError('internal bug')\n"
-        "tradearena.evaluation.config.load_config = broken\n"
-        "from tradearena.evaluation.cli import main\n"
+        "tradearena.evaluation.experiment.config.load_config = broken\n"
+        "from tradearena.evaluation.cli.main import main\n"
         "sys.exit(main(['run', 'configs/quickstart.toml', '--dry-run']))\n"
     )
     root = Path(__file__).resolve().parents[1]
@@ -392,7 +392,7 @@ def test_a_sortino_with_no_losing_episode_reads_no_loss():
     the ratio to three decimals otherwise."""
     import pandas as pd
 
-    from tradearena.evaluation.cli import format_summary
+    from tradearena.evaluation.cli.text import format_summary
 
     base = dict.fromkeys(["sharpe", "sharpe_low", "sharpe_high", "max_drawdown", "cvar_5"], 0.0)
     base |= {"mean_pnl_low": 0.0, "mean_pnl_high": 0.0, "hit_rate": 1.0, "exposure": 3.0}

@@ -21,7 +21,8 @@ import pytest
 import torch
 
 from tradearena import agents
-from tradearena.evaluation.cli import build_parser, main
+from tradearena.evaluation.cli.main import main
+from tradearena.evaluation.cli.parser import build_parser
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 PAGES = sorted(DOCS.glob("*.md"))

@@ -3,8 +3,11 @@
 Module names are those installed: the folders ``envs/``, ``agents/`` and ``evaluation/`` are
 ``tradearena.envs``, ``tradearena.agents`` and ``tradearena.evaluation``. The rooms, from the
 bottom: ``envs.data`` (tape formats) < ``envs.simulator`` (the market) < ``envs`` (its faces)
-< ``agents`` < ``evaluation.analysis`` < ``evaluation`` (the experiment machinery);
-``envs.errors`` is a leaf every room may import. No import points to a higher room.
+< ``agents`` < ``evaluation.analysis`` (numbers and figures) < ``evaluation.experiment`` (the
+experiment machinery) < ``evaluation.kinds`` (the experiment kinds) and ``evaluation.market``
+(the market's judges and fit), side by side < ``evaluation.reports`` < ``evaluation.cli`` (the
+command) < ``evaluation``; ``envs.errors`` is a leaf every room may import. No import points to
+a higher room, nor from one of two side-by-side rooms to the other.
 
 Every import statement counts, wherever it stands: at the top, inside a function, or in an
 ``if TYPE_CHECKING:`` block (a circle of type hints is a circle of design even when Python
@@ -22,19 +25,28 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tradearena.evaluation.experiment.kinds import KINDS
+
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "tradearena"
 FOLDERS = ("envs", "agents", "evaluation")
 LEAF = "tradearena.envs.errors"
-ROOMS = (
-    "tradearena.envs.data",
-    "tradearena.envs.simulator",
-    "tradearena.envs",
-    "tradearena.agents",
-    "tradearena.evaluation.analysis",
-    "tradearena.evaluation",
+FLOORS = (
+    ("tradearena.envs.data",),
+    ("tradearena.envs.simulator",),
+    ("tradearena.envs",),
+    ("tradearena.agents",),
+    ("tradearena.evaluation.analysis",),
+    ("tradearena.evaluation.experiment",),
+    ("tradearena.evaluation.kinds", "tradearena.evaluation.market"),
+    ("tradearena.evaluation.reports",),
+    ("tradearena.evaluation.cli",),
+    ("tradearena.evaluation",),
 )
-"""The rooms from the bottom; a module is in the longest one its name starts with."""
+"""The rooms, floor by floor from the bottom; a module is in the longest room its name starts
+with. The rooms of one floor (the experiment kinds, the market's judges) know nothing of each
+other."""
+ROOMS = tuple(r for rooms in FLOORS for r in rooms)
 LAZY = {
     ("tradearena.agents.base", "tradearena.agents.saving"): "Agent.save imports the saving "
     "code (and with it the market) when called, so that the contract itself stays light",
@@ -53,10 +65,14 @@ def modules() -> dict[str, Path]:
     return out
 
 
-def room(module: str) -> int:
-    """The index in `ROOMS` of the room holding ``module``."""
-    inside = [i for i, r in enumerate(ROOMS) if module == r or module.startswith(f"{r}.")]
-    return max(inside, key=lambda i: len(ROOMS[i]))
+def room(module: str) -> str:
+    """The room holding ``module``: the longest of `ROOMS` its name starts with."""
+    return max((r for r in ROOMS if module == r or module.startswith(f"{r}.")), key=len)
+
+
+def floor(module: str) -> int:
+    """The index in `FLOORS` of the floor of ``module``'s room."""
+    return next(i for i, rooms in enumerate(FLOORS) if room(module) in rooms)
 
 
 def _local_imports(tree: ast.Module) -> set[int]:
@@ -149,21 +165,46 @@ def test_no_import_circles():
 
 
 def test_rooms_stack_one_way():
-    """No import points to a higher room; ``envs.errors`` imports no project module."""
+    """No import points to a higher floor, nor to another room of its own floor;
+    ``envs.errors`` imports no project module."""
     edges = graph()
     upward = sorted(
         (source, target)
         for source, targets in edges.items()
         for target in targets
-        if target != LEAF and room(target) > room(source)
+        if target != LEAF and floor(target) > floor(source)
     )
     assert upward == []
+    sideways = sorted(
+        (source, target)
+        for source, targets in edges.items()
+        for target in targets
+        if floor(target) == floor(source) and room(target) != room(source)
+    )
+    assert sideways == []
     assert edges[LEAF] == set()
+
+
+def test_the_kinds_and_the_market_know_nothing_of_each_other():
+    """``evaluation.kinds`` and ``evaluation.market`` import nothing of each other, and no
+    experiment kind imports another kind's module."""
+    kinds, market = "tradearena.evaluation.kinds", "tradearena.evaluation.market"
+    edges = graph()
+    crossing = sorted(
+        (source, target)
+        for source, targets in edges.items()
+        for target in targets
+        if {room(source), room(target)} == {kinds, market}
+    )
+    assert crossing == []
+    names = {f"{kinds}.{name}" for name in KINDS}
+    assert names <= set(edges)
+    assert sorted((s, t) for s in names for t in edges[s] if t in names) == []
 
 
 def test_the_analysis_knows_no_agent_and_no_market():
     """``evaluation.analysis`` imports, of the project, only itself and ``envs.errors``."""
-    analysis = ROOMS.index("tradearena.evaluation.analysis")
+    analysis = "tradearena.evaluation.analysis"
     outside = sorted(
         (source, target)
         for source, targets in graph().items()
@@ -176,10 +217,11 @@ def test_the_analysis_knows_no_agent_and_no_market():
 
 def test_every_module_has_a_room():
     """The rooms cover the three folders, and the room of a module is its longest prefix."""
-    assert {room(m) for m in modules()} == set(range(len(ROOMS)))
-    assert ROOMS[room("tradearena.envs.simulator.traders.noise")] == "tradearena.envs.simulator"
-    assert ROOMS[room("tradearena.envs.spec")] == "tradearena.envs"
-    assert ROOMS[room("tradearena.evaluation.analysis.metrics")] == "tradearena.evaluation.analysis"
+    assert {room(m) for m in modules()} == set(ROOMS)
+    assert room("tradearena.envs.simulator.traders.noise") == "tradearena.envs.simulator"
+    assert room("tradearena.envs.spec") == "tradearena.envs"
+    assert room("tradearena.evaluation.analysis.metrics") == "tradearena.evaluation.analysis"
+    assert floor("tradearena.evaluation.kinds.psro") == floor("tradearena.evaluation.market.fit")
 
 
 def test_the_graph_sees_function_local_and_relative_imports():
@@ -214,11 +256,11 @@ def test_a_compare_run_loads_no_plotting_and_no_game_analysis_until_it_draws():
     """Checking and running a compare experiment (its kind looked up) loads neither
     matplotlib nor scipy nor another kind's module: a finished run resumed answers fast."""
     statements = (
-        "from tradearena.evaluation.experiment import run_experiment\n"
-        "from tradearena.evaluation.kinds import KINDS\n"
+        "from tradearena.evaluation.experiment.runner import run_experiment\n"
+        "from tradearena.evaluation.experiment.kinds import KINDS\n"
         "KINDS['compare']"
     )
-    others = ("tradearena.evaluation.tournament", "tradearena.evaluation.psro")
+    others = ("tradearena.evaluation.kinds.tournament", "tradearena.evaluation.kinds.psro")
     assert loaded_after(statements, "matplotlib", "scipy", *others) == []
 
 

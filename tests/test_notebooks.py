@@ -12,10 +12,10 @@ from nbclient import NotebookClient
 from tradearena.envs.errors import UserError
 from tradearena.evaluation.analysis.dynamics import rest_points
 from tradearena.evaluation.analysis.payoffs import PayoffTable
-from tradearena.evaluation.cli import format_payoffs
-from tradearena.evaluation.experiment import run_experiment
-from tradearena.evaluation.parallel import LocalExecutor
-from tradearena.evaluation.rundir import find_run_dir, project_root
+from tradearena.evaluation.cli.text import format_payoffs
+from tradearena.evaluation.experiment.parallel import LocalExecutor
+from tradearena.evaluation.experiment.rundir import find_run_dir, project_root
+from tradearena.evaluation.experiment.runner import run_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 

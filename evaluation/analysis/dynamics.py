@@ -1,10 +1,10 @@
 """Evolutionary dynamics of an empirical game given by a heuristic payoff table.
 
-The population state is a mix ``x`` on the simplex (shape ``(k,)``, or ``(M, k)`` for ``M`` mixes
-at once). `expected_payoffs` turns a `PayoffTable` into the fitness ``f(x)`` of each strategy,
-with one of two weightings (``WEIGHTINGS``); `replicator` is the dynamic as a function of
-``(state, fitness)``; `field`, `rest_points` and `trajectory` combine them; `alpharank` ranks the
-pure strategies. Every function takes a whole grid of mixes in one call (no Python loop over
+The population state is a mix ``x`` on the simplex (shape ``(k,)``, or ``(M, k)`` for ``M`` mixes at
+once). `expected_payoffs` turns a `PayoffTable` into the fitness ``f(x)`` of each strategy, with one
+of two weightings (``WEIGHTINGS``); `replicator` is the dynamic as a function of ``(state,
+fitness)``; `field`, `rest_points` and `trajectory` combine them (`analysis.alpharank` ranks the
+pure strategies). Every function takes a whole grid of mixes in one call (no Python loop over
 mixes). Bad input raises ``ValueError`` naming the parameter.
 
 References
@@ -13,10 +13,6 @@ Taylor, P. D. and Jonker, L. B. (1978). Evolutionary stable strategies and game 
 Mathematical Biosciences 40, 145-156.
 Tuyls, K., Perolat, J., Lanctot, M., et al. (2020). Bounds and dynamics for empirical
 game-theoretic analysis. Autonomous Agents and Multi-Agent Systems 34, 7.
-Omidshafiei, S., Papadimitriou, C., Piliouras, G., et al. (2019). alpha-Rank: multi-agent
-evaluation by evolution. Scientific Reports 9, 9937.
-Traulsen, A., Nowak, M. A. and Pacheco, J. M. (2006). Stochastic dynamics of invasion and
-fixation. Physical Review E 74, 011909.
 Hofbauer, J. and Sigmund, K. (1998). Evolutionary Games and Population Dynamics. Cambridge
 University Press (rest points on the boundary: the transversal eigenvalues, Section 7.2).
 """
@@ -25,25 +21,22 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, product
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import integrate, optimize, special, stats
+from scipy import integrate, optimize
 from scipy.linalg import null_space
-from scipy.sparse.csgraph import connected_components
 
 from tradearena.envs.errors import not_one_of
 from tradearena.evaluation.analysis.payoffs import PayoffTable
 
 __all__ = [
     "WEIGHTINGS",
-    "AlphaRank",
     "RestPoint",
     "Trajectory",
-    "alpharank",
     "expected_payoffs",
     "field",
     "format_rest_points",
@@ -51,6 +44,8 @@ __all__ = [
     "rest_points",
     "rest_points_on_face",
     "simplex_grid",
+    "solve_face",
+    "support_starts",
     "trajectory",
 ]
 
@@ -254,6 +249,32 @@ def simplex_grid(k: int, resolution: int, *, interior: bool = False) -> np.ndarr
     return (counts + offset) / resolution
 
 
+def support_starts(
+    blocks: Sequence[Sequence[int]], grid: int, *, smallest: int = 1
+) -> Iterator[tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]]:
+    """The support search's candidates: every product of one support per block of strategy
+    indices (within a block by size from ``smallest``, then in `itertools.combinations`
+    order), each with its starts, the products of each support's shares at its centre and,
+    when ``1 < size <= grid``, at the interior points of ``simplex_grid(size, grid)``. The
+    symmetric equilibria (one block, `rest_points`) and the role equilibria (a block per role,
+    `roles.role_equilibria`) search from them."""
+    per_block = [
+        [np.array(s) for size in range(smallest, len(b) + 1) for s in combinations(b, size)]
+        for b in blocks
+    ]
+    for supports in product(*per_block):
+        for parts in product(*(_face_starts(s.size, grid) for s in supports)):
+            yield supports, parts
+
+
+def _face_starts(size: int, grid: int) -> list[np.ndarray]:
+    """The starts on a support of ``size`` strategies (`support_starts`)."""
+    starts = [np.full(size, 1.0 / size)]
+    if 1 < size <= grid:
+        starts.extend(simplex_grid(size, grid, interior=True))
+    return starts
+
+
 def _field(polynomial: _Polynomial, x: np.ndarray) -> np.ndarray:
     return replicator(x, _evaluate(polynomial, x))
 
@@ -393,15 +414,10 @@ def rest_points(
         raise ValueError(f"same: expected a share in (0, 1), got {same!r}")
     k = table.k
     found: list[tuple[np.ndarray, tuple[int, ...]]] = [((np.eye(k)[i]), (i,)) for i in range(k)]
-    for size in range(2, k + 1):
-        starts = [np.full(size, 1.0 / size)]
-        if grid >= size:
-            starts.extend(simplex_grid(size, grid, interior=True))
-        for support in combinations(range(k), size):
-            for start in starts:
-                x = _solve_face(polynomial, list(support), start, tol)
-                if x is not None and not any(np.abs(x - y).max() < same for y, _ in found):
-                    found.append((x, support))
+    for (support,), (start,) in support_starts([range(k)], grid, smallest=2):
+        x = solve_face(table, support.tolist(), start, tol, weighting)
+        if x is not None and not any(np.abs(x - y).max() < same for y, _ in found):
+            found.append((x, tuple(support.tolist())))
     return [_judged(polynomial, x, support, eig_tol) for x, support in found]
 
 
@@ -451,10 +467,12 @@ def _judged(
     return RestPoint(x, _classify(eigenvalues, eig_tol), eigenvalues, support, invaders)
 
 
-def _solve_face(
-    polynomial: _Polynomial, support: list[int], start: np.ndarray, tol: float
+def solve_face(
+    table: PayoffTable, support: list[int], start: np.ndarray, tol: float, weighting: str
 ) -> np.ndarray | None:
-    """A rest point in the relative interior of face ``support`` near ``start``, or None."""
+    """A rest point (of the ``weighting``'s field) in the relative interior of face
+    ``support`` near ``start`` (the shares of ``support``), or None."""
+    polynomial = _polynomial(table, weighting)
     k = polynomial.others.shape[1]
 
     def mix(y: np.ndarray) -> np.ndarray:
@@ -535,145 +553,3 @@ def trajectory(
     if not solution.success:
         raise RuntimeError(f"trajectory: solve_ivp failed: {solution.message}")
     return Trajectory(solution.t, _project(solution.y.T))
-
-
-# ---------------------------------------------------------------------------------------------
-# alpha-Rank
-# ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class AlphaRank:
-    """Single-population alpha-Rank of the pure strategies.
-
-    Attributes
-    ----------
-    pi : numpy.ndarray, shape (k,)
-        Stationary distribution of the chain over monomorphic populations (the ranking).
-    fixation : numpy.ndarray, shape (k, k)
-        ``fixation[s, r]``: probability that one ``r`` mutant takes over a population of
-        ``s`` (diagonal 0).
-    transitions : numpy.ndarray, shape (k, k)
-        Row-stochastic transition matrix ``T[s, r] = fixation[s, r] / (k - 1)``.
-    closed_classes : tuple of tuple of int
-        Closed communicating classes of the chain; more than one means the chain is
-        reducible (fixation probabilities underflowed to 0) and ``pi`` is their uniform mix.
-    """
-
-    pi: np.ndarray
-    fixation: np.ndarray
-    transitions: np.ndarray
-    closed_classes: tuple[tuple[int, ...], ...]
-
-
-def alpharank(table: PayoffTable, alpha: float = 10.0, *, m: int | None = None) -> AlphaRank:
-    """Single-population alpha-Rank (Omidshafiei et al. 2019, Sec. "alpha-Rank", Eq. 3-4).
-
-    Parameters
-    ----------
-    table : PayoffTable
-        Payoffs; needs the rows of the two-strategy profiles that the fitnesses below use
-        (for ``m = p``: every profile with exactly two strategies present).
-    alpha : float
-        Selection intensity, ``>= 0``; ``alpha -> inf`` is the alpha-Rank limit.
-    m : int, optional
-        Population size, ``>= p``; default ``p``.
-
-    Returns
-    -------
-    AlphaRank
-
-    Notes
-    -----
-    A population of ``m`` individuals, ``n`` of them playing the mutant ``r`` and ``m - n``
-    the resident ``s``. Each individual plays the ``p``-player game with ``p - 1`` others drawn
-    without replacement from the rest of the population (hypergeometric; for ``m = p`` this is
-    the single profile ``n e_r + (m - n) e_s``) and its fitness is its expected table payoff.
-    With ``Delta(n) = f_r(n) - f_s(n)`` the Fermi (pairwise-comparison) fixation probability of
-    one mutant is (Traulsen et al. 2006)::
-
-        rho[s, r] = 1 / (1 + sum_{l=1}^{m-1} exp(-alpha sum_{n=1}^{l} Delta(n))),
-
-    computed as ``exp(-logsumexp(...))`` so large ``alpha`` underflows to 0 instead of
-    overflowing (neutral mutants: ``1 / m``). The chain over monomorphic populations moves
-    ``s -> r`` with probability ``rho[s, r] / (k - 1)``. Its stationary distribution is solved
-    on each closed communicating class (edges: fixation probabilities that are > 0 in floating
-    point) by Grassmann-Taksar-Heyman elimination on log-probabilities (no subtractions, no
-    underflow when probabilities span hundreds of orders of magnitude); transient states get 0 and,
-    when several classes are closed, each gets mass ``1 / (number of classes)`` (uniform
-    tie-break, reported in ``closed_classes``).
-    """
-    if not (isinstance(table, PayoffTable) and table.k >= 2):
-        raise ValueError("table: expected a PayoffTable with k >= 2 strategies")
-    if not (np.isfinite(alpha) and alpha >= 0):
-        raise ValueError(f"alpha: expected a finite selection intensity >= 0, got {alpha!r}")
-    p, k = table.p, table.k
-    m = p if m is None else m
-    if int(m) != m or m < max(p, 2):
-        raise ValueError(f"m: expected an integer population size >= p = {p}, got {m!r}")
-    m = int(m)
-    log_fixation = np.full((k, k), -np.inf)
-    for s in range(k):
-        for r in range(k):
-            if r != s:
-                delta = _fitness_gap(table, s, r, m)
-                exponents = np.concatenate([[0.0], -alpha * np.cumsum(delta)])
-                log_fixation[s, r] = -special.logsumexp(exponents)
-    fixation = np.exp(log_fixation)
-    transitions = fixation / (k - 1)
-    transitions[np.diag_indices(k)] = 1.0 - transitions.sum(axis=1)
-    classes = _closed_classes(fixation > 0)
-    pi = np.zeros(k)
-    for members in classes:
-        index = list(members)
-        pi[index] += _gth(log_fixation[np.ix_(index, index)]) / len(classes)
-    return AlphaRank(pi, fixation, transitions, classes)
-
-
-def _fitness_gap(table: PayoffTable, s: int, r: int, m: int) -> np.ndarray:
-    """``Delta(n) = f_r(n) - f_s(n)`` for ``n = 1 .. m - 1`` mutants ``r`` among residents
-    ``s``, shape (m - 1,); see `alpharank`."""
-    p, k = table.p, table.k
-
-    def payoff(n_r: int, strategy: int) -> float:
-        profile = np.zeros(k, dtype=np.int64)
-        profile[r], profile[s] = n_r, p - n_r
-        row = table.row(profile)
-        if row is None:
-            raise ValueError(f"table: alpha-rank needs the missing profile {profile.tolist()}")
-        return float(table.payoffs[row, strategy])
-
-    def expected(strategy: int, mutants_among_others: int) -> float:
-        # j of the p - 1 co-players are mutants: hypergeometric over the other m - 1
-        weights = stats.hypergeom.pmf(np.arange(p), m - 1, mutants_among_others, p - 1)
-        own = 1 if strategy == r else 0
-        return sum(w * payoff(j + own, strategy) for j, w in enumerate(weights) if w > 0)
-
-    return np.array([expected(r, n - 1) - expected(s, n) for n in range(1, m)])
-
-
-def _closed_classes(edges: np.ndarray) -> tuple[tuple[int, ...], ...]:
-    """Closed strongly connected components of the directed graph ``edges`` (k, k)."""
-    count, labels = connected_components(edges, directed=True, connection="strong")
-    closed = []
-    for c in range(count):
-        inside = labels == c
-        if not edges[np.ix_(inside, ~inside)].any():
-            closed.append(tuple(np.flatnonzero(inside).tolist()))
-    return tuple(closed)
-
-
-def _gth(log_rates: np.ndarray) -> np.ndarray:
-    """Stationary distribution of the irreducible chain with off-diagonal rates (n, n), given
-    as logarithms (the diagonal is ignored).
-
-    Grassmann, Taksar & Heyman (1985) state reduction, carried out on logarithms
-    (``logaddexp`` for sums) so that products of tiny fixation probabilities do not underflow.
-    """
-    a = log_rates.astype(float)
-    n = a.shape[0]
-    for last in range(n - 1, 0, -1):
-        a[:last, last] -= special.logsumexp(a[last, :last])
-        a[:last, :last] = np.logaddexp(a[:last, :last], a[:last, last, None] + a[None, last, :last])
-    log_pi = np.zeros(n)
-    for j in range(1, n):
-        log_pi[j] = special.logsumexp(log_pi[:j] + a[:j, j])
-    return np.exp(log_pi - special.logsumexp(log_pi))

@@ -43,11 +43,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from tradearena.evaluation.analysis.dynamics import (
-    _polynomial,
-    _solve_face,
     expected_payoffs,
     rest_points,
     simplex_grid,
+    solve_face,
 )
 from tradearena.evaluation.analysis.payoffs import PayoffTable
 
@@ -256,8 +255,7 @@ def _replicator_candidates(table: PayoffTable, grid: int, steps: int) -> list[np
     polished on its support (`_polish`)."""
     starts = simplex_grid(table.k, grid)
     ends, averages = _replicate(table, starts, steps)
-    polynomial = _polynomial(table, _WEIGHTING)
-    return [_polish(polynomial, x) for x in np.concatenate([ends, averages])]
+    return [_polish(table, x) for x in np.concatenate([ends, averages])]
 
 
 def _replicate(table: PayoffTable, x: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray]:
@@ -278,7 +276,7 @@ def _replicate(table: PayoffTable, x: np.ndarray, steps: int) -> tuple[np.ndarra
     return x, average / (steps - steps // 2)
 
 
-def _polish(polynomial, x: np.ndarray) -> np.ndarray:
+def _polish(table: PayoffTable, x: np.ndarray) -> np.ndarray:
     """``x`` with shares below 1e-3 set to 0, then the solution of ``f_i = f_j`` on that
     support started from it, when one lies inside the support's face; else ``x`` as cut."""
     cut = np.where(x < 1e-3, 0.0, x)
@@ -286,5 +284,5 @@ def _polish(polynomial, x: np.ndarray) -> np.ndarray:
     support = list(np.flatnonzero(cut))
     if len(support) < 2:
         return cut
-    solved = _solve_face(polynomial, support, cut[support], 1e-10)
+    solved = solve_face(table, support, cut[support], 1e-10, _WEIGHTING)
     return cut if solved is None else solved

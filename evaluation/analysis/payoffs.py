@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-__all__ = ["PayoffTable", "profile_key"]
+__all__ = ["PayoffTable", "parse_profile", "profile_key"]
 
 
 def profile_key(counts: Sequence[int]) -> str:
@@ -39,7 +39,7 @@ def profile_key(counts: Sequence[int]) -> str:
     return "-".join(str(int(n)) for n in counts)
 
 
-def _parse_profile(key: object, k: int) -> tuple[int, ...]:
+def parse_profile(key: object, k: int) -> tuple[int, ...]:
     """A profile given as a tuple/list of counts or a string key ("3-1-0", "(3, 1, 0)")."""
     if isinstance(key, str):
         counts = tuple(int(n) for n in re.findall(r"\d+", key))
@@ -192,7 +192,7 @@ class PayoffTable:
         k = len(strategies)
         frame = pd.DataFrame(
             {
-                "profile": [_parse_profile(key, k) for key in records["profile"]],
+                "profile": [parse_profile(key, k) for key in records["profile"]],
                 "column": records["strategy"].map({s: i for i, s in enumerate(strategies)}),
                 "value": records[value].astype(float),
             }

@@ -1,6 +1,6 @@
 """Figures of the analysis: learning curves, Sharpe bars, game dynamics.
 
-An agent's policy map, which needs the agent and the market, is `evaluation.policy_plots`.
+An agent's policy map, which needs the agent and the market, is `evaluation.reports.policy_plots`.
 Each function draws on the ``ax`` it is given (or on a new bare `Figure`) and returns it;
 nothing goes through pyplot's global state, so they work in notebooks, scripts and headless
 tests alike."""

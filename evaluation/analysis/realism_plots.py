@@ -152,7 +152,7 @@ def transfer_scatter(
 ) -> Axes:
     """Each policy's mean PnL a session in the market (x) against on the tape (y), with
     their 95% intervals, one marker per queue model of the tape (``table``: the rows of
-    `evaluation.transfer.COLUMNS`); the legend gives each model's rank correlation
+    `evaluation.market.transfer.COLUMNS`); the legend gives each model's rank correlation
     (``verdicts``: queue model -> `Predictivity`)."""
     ax = _axes(ax)
     simulated = table[table.side == "market"].set_index("policy")

@@ -33,7 +33,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from tradearena.evaluation.analysis.equilibria import deviation_weights
-from tradearena.evaluation.analysis.payoffs import PayoffTable, _parse_profile
+from tradearena.evaluation.analysis.payoffs import PayoffTable, parse_profile
 
 __all__ = ["SOURCES", "Bootstrap", "bootstrap", "regret_variance", "resampled_payoffs"]
 
@@ -147,7 +147,7 @@ def _cells(
     column = {s: i for i, s in enumerate(table.strategies)}
     cells: dict[tuple[int, int], list[float]] = {}
     for key, strategy, observed in zip(records["profile"], records["strategy"], records[value]):
-        profile = _parse_profile(key, table.k)
+        profile = parse_profile(key, table.k)
         r = table.row(profile)
         if r is None or strategy not in column or profile[column[strategy]] == 0:
             raise ValueError(f"records: no cell of the table for {strategy!r} in {key!r}")

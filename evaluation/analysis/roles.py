@@ -28,14 +28,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import combinations, product
+from itertools import product
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import optimize
 
-from tradearena.evaluation.analysis.dynamics import simplex_grid
+from tradearena.evaluation.analysis.dynamics import simplex_grid, support_starts
 from tradearena.evaluation.analysis.equilibria import METHODS, check_methods, merge_candidates
 
 __all__ = [
@@ -294,26 +294,16 @@ def _polish(table: RoleTable, x: np.ndarray) -> np.ndarray:
 
 
 def _support_candidates(table: RoleTable, grid: int) -> list[np.ndarray]:
-    """Solutions on every product of one support per role, started from the product of each
-    support's centre and the interior points of its ``simplex_grid``."""
-    per_role = [
-        [np.array(s) for size in range(1, len(b) + 1) for s in combinations(b, size)]
-        for b in _blocks(table)
-    ]
+    """Solutions on every product of one support per role, from each of its starts
+    (`dynamics.support_starts`)."""
     out = []
-    for supports in product(*per_role):
-        shares = [
-            [np.full(s.size, 1.0 / s.size)]
-            + (list(simplex_grid(s.size, grid, interior=True)) if 1 < s.size <= grid else [])
-            for s in supports
-        ]
-        for parts in product(*shares):
-            start = np.zeros(table.counts.shape[1])
-            for support, share in zip(supports, parts):
-                start[support] = share
-            solved = _solve_supports(table, supports, start)
-            if solved is not None:
-                out.append(solved)
+    for supports, parts in support_starts(_blocks(table), grid):
+        start = np.zeros(table.counts.shape[1])
+        for support, share in zip(supports, parts):
+            start[support] = share
+        solved = _solve_supports(table, supports, start)
+        if solved is not None:
+            out.append(solved)
     return out
 
 

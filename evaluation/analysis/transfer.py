@@ -27,11 +27,11 @@ __all__ = ["Predictivity", "paired_difference", "predictivity", "seed_metric", "
 
 
 def seed_metric(records: pd.DataFrame, metric: str, *, phase: str = "test") -> pd.DataFrame:
-    """`summarize`'s ``metric`` (e.g. "mean_pnl", dollars per episode, or "sharpe") of each
-    agent and seed over the episodes of ``phase``: a frame indexed by seed, one column per
-    agent. ``records``: episode records with the columns ``agent``, ``seed``, ``phase`` and
-    ``pnl`` (a run directory's, `evaluation.rundir.load_run`); clean condition only when the
-    records have a ``condition``."""
+    """`summarize`'s ``metric`` (e.g. "mean_pnl", dollars per episode, or "sharpe") of each agent
+    and seed over the episodes of ``phase``: a frame indexed by seed, one column per agent.
+    ``records``: episode records with the columns ``agent``, ``seed``, ``phase`` and ``pnl`` (a run
+    directory's, `evaluation.experiment.rundir.load_run`); clean condition only when the records
+    have a ``condition``."""
     rows = records[records["phase"] == phase]
     if "condition" in rows:
         rows = rows[rows["condition"] == "clean"]

@@ -27,9 +27,9 @@ from tradearena.envs.rllib import (
     register_rllib_envs,
 )
 from tradearena.envs.spec import MarketSpec
-from tradearena.evaluation.experiment import run_experiment
-from tradearena.evaluation.parallel import LocalExecutor
-from tradearena.evaluation.rundir import load_run
+from tradearena.evaluation.experiment.parallel import LocalExecutor
+from tradearena.evaluation.experiment.rundir import load_run
+from tradearena.evaluation.experiment.runner import run_experiment
 
 SHORT = {"task": "making", "population": "light", "n_steps": 5}
 LEARN = {"n_steps": 10, "inventory_penalty": 1e-3}

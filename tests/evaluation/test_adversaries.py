@@ -7,9 +7,9 @@ import numpy as np
 
 from tradearena.agents.deep.ra3q import DeepAdversaryPolicy, DeepRA3Q
 from tradearena.envs.simulator.features import feature_space
-from tradearena.evaluation.config import parse_config
-from tradearena.evaluation.experiment import plan
-from tradearena.evaluation.kinds import run_job
+from tradearena.evaluation.experiment.config import parse_config
+from tradearena.evaluation.experiment.kinds import run_job
+from tradearena.evaluation.experiment.runner import plan
 
 ROBUSTNESS = """\
 kind = "robustness"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tradearena.evaluation.experiment import run_experiment
-from tradearena.evaluation.parallel import LocalExecutor
+from tradearena.evaluation.experiment.parallel import LocalExecutor
+from tradearena.evaluation.experiment.runner import run_experiment
 
 
 def test_the_analysis_prints_a_line_per_stage_when_progress_shows(tiny_config, capsys):

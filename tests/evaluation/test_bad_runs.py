@@ -11,8 +11,8 @@ import pytest
 
 from tradearena.agents.saving import ARRAYS, HEADER
 from tradearena.envs.spec import MarketSpec
-from tradearena.evaluation.cli import main
-from tradearena.evaluation.rollout import build_agent
+from tradearena.evaluation.cli.main import main
+from tradearena.evaluation.experiment.rollout import build_agent
 
 # The tiny experiment of conftest.py, line by line:
 #  1 kind = "compare"      5 [market]               12 [testing]      18 [[agents]]

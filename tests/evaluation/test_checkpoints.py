@@ -16,12 +16,12 @@ import pytest
 
 from tradearena.envs.batch import BatchedMarket
 from tradearena.envs.seats import SeatedMarket
-from tradearena.evaluation.config import parse_config
-from tradearena.evaluation.experiment import plan, run_experiment
-from tradearena.evaluation.kinds import run_job
-from tradearena.evaluation.parallel import LocalExecutor
-from tradearena.evaluation.rundir import load_run
-from tradearena.evaluation.trained import Checkpoints
+from tradearena.evaluation.experiment.config import parse_config
+from tradearena.evaluation.experiment.kinds import run_job
+from tradearena.evaluation.experiment.parallel import LocalExecutor
+from tradearena.evaluation.experiment.rundir import load_run
+from tradearena.evaluation.experiment.runner import plan, run_experiment
+from tradearena.evaluation.experiment.trained import Checkpoints
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -81,7 +81,7 @@ def test_a_job_killed_mid_training_resumes_from_its_checkpoint(tmp_path, learnin
     out = tmp_path / "run"
     kept = out / "checkpoints" / "ra2q" / "seed=0" / "ra2q"
     args = ["run", str(path), "--executor", "local", "--out", str(out), "--no-progress"]
-    command = [sys.executable, "-m", "tradearena.evaluation.cli", *args]
+    command = [sys.executable, "-m", "tradearena.evaluation.cli.main", *args]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
     try:
@@ -98,7 +98,7 @@ def test_a_job_killed_mid_training_resumes_from_its_checkpoint(tmp_path, learnin
     done = int(checkpoint.name.removeprefix("episode-"))
     assert 10 <= done < 300 and done % 10 == 0, f"killed after {done} episodes"
 
-    from tradearena.evaluation.cli import main
+    from tradearena.evaluation.cli.main import main
 
     assert main([*args, "--resume"]) == 0
     assert len(learning_episodes) == 300 - done

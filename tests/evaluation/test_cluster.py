@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 import tomli_w
 
-from tradearena.evaluation.store import Store
+from tradearena.evaluation.experiment.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
 THREAD_VARIABLES = (
@@ -52,7 +52,14 @@ def run(config: Path, out: Path, *options: str) -> pd.DataFrame:
     """`tradearena run` in a process of its own with the environment as it is now; its
     episode records."""
     done = subprocess.run(
-        [sys.executable, "-m", "tradearena.evaluation.cli", "run", str(config), "--no-progress"]
+        [
+            sys.executable,
+            "-m",
+            "tradearena.evaluation.cli.main",
+            "run",
+            str(config),
+            "--no-progress",
+        ]
         + ["--out", str(out), *options],
         cwd=REPO,
         capture_output=True,

@@ -1,5 +1,6 @@
-"""evaluation.config and the ``tradearena run`` front door: every mistake in an experiment file
-is a `ConfigError` naming the file, the line and the field, raised before anything is written."""
+"""evaluation.experiment.config and the ``tradearena run`` front door: every mistake in an
+experiment file is a `ConfigError` naming the file, the line and the field, raised before anything
+is written."""
 
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ from tradearena.envs.data.tapes import write_lobster
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.spec import MarketSpec
 from tradearena.envs.tasks import TASKS
-from tradearena.evaluation import schema
-from tradearena.evaluation.cli import main
-from tradearena.evaluation.config import (
+from tradearena.evaluation.cli.main import main
+from tradearena.evaluation.experiment import schema
+from tradearena.evaluation.experiment.config import (
     MARKET,
     PERTURBATION,
     TOP,
@@ -33,9 +34,9 @@ from tradearena.evaluation.config import (
     load_market,
     parse_config,
 )
-from tradearena.evaluation.experiment import plan
-from tradearena.evaluation.kinds import run_job
-from tradearena.evaluation.schema import Output, Perturbation, Tournament, Training
+from tradearena.evaluation.experiment.kinds import run_job
+from tradearena.evaluation.experiment.runner import plan
+from tradearena.evaluation.experiment.schema import Output, Perturbation, Tournament, Training
 
 # The tiny experiment of conftest.py, line by line:
 #  1 kind = "compare"      5 [market]               12 [testing]      18 [[agents]]

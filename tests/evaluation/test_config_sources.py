@@ -9,9 +9,9 @@ import pytest
 
 from tradearena.envs.data.tapes import load_lobster
 from tradearena.envs.errors import UserError
-from tradearena.evaluation.config import ConfigError
-from tradearena.evaluation.experiment import run_experiment
-from tradearena.evaluation.parallel import LocalExecutor
+from tradearena.evaluation.experiment.config import ConfigError
+from tradearena.evaluation.experiment.parallel import LocalExecutor
+from tradearena.evaluation.experiment.runner import run_experiment
 
 GOOD = """kind = "compare"
 name = "named"

@@ -12,9 +12,9 @@ import pytest
 from tradearena.evaluation.analysis.equilibria import regret
 from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
 from tradearena.evaluation.analysis.reduction import dpr_profiles, reduce_dpr
-from tradearena.evaluation.config import ConfigError, load_config, parse_config
-from tradearena.evaluation.experiment import plan, run_experiment
-from tradearena.evaluation.parallel import LocalExecutor
+from tradearena.evaluation.experiment.config import ConfigError, load_config, parse_config
+from tradearena.evaluation.experiment.parallel import LocalExecutor
+from tradearena.evaluation.experiment.runner import plan, run_experiment
 
 SHIPPED = Path(__file__).resolve().parents[2] / "configs" / "dpr_61.toml"
 

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from tradearena.evaluation.analysis.alpharank import alpharank
 from tradearena.evaluation.analysis.dynamics import (
     WEIGHTINGS,
     _jacobian,
     _polynomial,
-    alpharank,
     expected_payoffs,
     field,
     replicator,

@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 
 from tradearena import agents
-from tradearena.evaluation.cli import main
-from tradearena.evaluation.evaluate import _tables_of
-from tradearena.evaluation.experiment import run_experiment
-from tradearena.evaluation.parallel import LocalExecutor
-from tradearena.evaluation.rundir import load_run
+from tradearena.evaluation.cli.main import main
+from tradearena.evaluation.experiment.evaluate import _tables_of
+from tradearena.evaluation.experiment.parallel import LocalExecutor
+from tradearena.evaluation.experiment.rundir import load_run
+from tradearena.evaluation.experiment.runner import run_experiment
 
 MAKING = """\
 kind = "compare"
@@ -208,7 +208,7 @@ def test_an_agent_from_a_saved_one(making_run, tmp_path):
     ],
 )
 def test_bad_from_tables_are_named(making_run, tmp_path, table, message):
-    from tradearena.evaluation.config import ConfigError, load_config
+    from tradearena.evaluation.experiment.config import ConfigError, load_config
 
     saved = making_run / "agents" / "raql"
     path = tmp_path / "bad.toml"

@@ -1,5 +1,6 @@
-"""evaluation.experiment end to end on tiny experiments: executors agree bit for bit, a killed
-run resumes to the same results, failing jobs are recorded, and run directories are guarded."""
+"""evaluation.experiment.runner end to end on tiny experiments: executors agree bit for bit, a
+killed run resumes to the same results, failing jobs are recorded, and run directories are
+guarded."""
 
 from __future__ import annotations
 
@@ -21,14 +22,14 @@ from tradearena.agents import calibration
 from tradearena.envs.data.tapes import write_lobster
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.evaluation.analysis.metrics import summary_table
-from tradearena.evaluation.cli import main
-from tradearena.evaluation.config import load_config
-from tradearena.evaluation.experiment import plan, run_experiment
-from tradearena.evaluation.kinds import run_job
-from tradearena.evaluation.parallel import LocalExecutor, RayExecutor
-from tradearena.evaluation.rollout import market_spec
-from tradearena.evaluation.rundir import load_run
-from tradearena.evaluation.store import Store
+from tradearena.evaluation.cli.main import main
+from tradearena.evaluation.experiment.config import load_config
+from tradearena.evaluation.experiment.kinds import run_job
+from tradearena.evaluation.experiment.parallel import LocalExecutor, RayExecutor
+from tradearena.evaluation.experiment.rollout import market_spec
+from tradearena.evaluation.experiment.rundir import load_run
+from tradearena.evaluation.experiment.runner import plan, run_experiment
+from tradearena.evaluation.experiment.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -130,7 +131,7 @@ def done_jobs(database: Path) -> int:
 
 def cli(*args: str) -> list[str]:
     """The command line of ``tradearena`` in a fresh Python."""
-    return [sys.executable, "-m", "tradearena.evaluation.cli", *args]
+    return [sys.executable, "-m", "tradearena.evaluation.cli.main", *args]
 
 
 def cli_env() -> dict[str, str]:
@@ -608,7 +609,7 @@ id = "q_learning"
 HOLD_LOCK = """
 import sys, time
 from pathlib import Path
-from tradearena.evaluation.experiment import locked
+from tradearena.evaluation.experiment.runner import locked
 
 with locked(Path(sys.argv[1])):
     print("locked", flush=True)

@@ -177,7 +177,7 @@ def test_no_outperformance_where_a_seed_and_episode_name_several_sessions():
 def test_the_printed_table_says_no_trades_and_no_loss_in_words():
     """`tradearena run`'s table: an agent that never trades reads "no trades" where its ratios
     are 0 / 0, one that never lost "no loss" where they are unbounded; no "nan"."""
-    from tradearena.evaluation.cli import format_summary
+    from tradearena.evaluation.cli.text import format_summary
 
     records = pd.concat(
         [

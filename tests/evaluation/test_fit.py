@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from tradearena.envs.errors import UserError
-from tradearena.evaluation.fit import FitParameter, Target, fit, objective, set_path
+from tradearena.evaluation.market.fit import FitTarget, objective, set_path
+from tradearena.evaluation.market.search import FitParameter, fit
 
 SPACE = [FitParameter("a", 0.0, 10.0), FitParameter("traders.1.rate", 1e-3, 1.0, log=True)]
 OPTIMUM = {"a": 3.0, "traders.1.rate": 0.02}
@@ -35,12 +36,16 @@ def test_parameters_map_the_unit_interval_onto_their_bounds():
 
 
 def test_the_distance_is_the_mean_squared_error_in_tolerances():
-    targets = {"sd": Target(10.0, 2.0), "kurt": Target(3.0, 1.0), "gone": Target(math.nan, 1.0)}
+    targets = {
+        "sd": FitTarget(10.0, 2.0),
+        "kurt": FitTarget(3.0, 1.0),
+        "gone": FitTarget(math.nan, 1.0),
+    }
     days = [{"sd": 12.0, "kurt": 1.0}, {"sd": 14.0, "kurt": math.nan}]
     # sd: mean 13 -> (3/2)^2 = 2.25; kurt: nan-mean 1 -> (2/1)^2 = 4; gone: left out
     assert objective(days, targets) == pytest.approx((2.25 + 4.0) / 2)
     with pytest.raises(UserError, match="no fact is available"):
-        objective([{"x": 1.0}], {"sd": Target(1.0, 1.0)})
+        objective([{"x": 1.0}], {"sd": FitTarget(1.0, 1.0)})
 
 
 def test_set_path_walks_tables_and_lists():

@@ -9,10 +9,11 @@ import pytest
 from tradearena.envs.data.tapes import write_lobster
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.spec import MarketSpec
-from tradearena.evaluation import fit as fitting
-from tradearena.evaluation.cli import main
-from tradearena.evaluation.config import load_market
-from tradearena.evaluation.fit import FitParameter, candidate_market, light_population
+from tradearena.evaluation.cli.main import main
+from tradearena.evaluation.experiment.config import load_market
+from tradearena.evaluation.market import fit as fitting
+from tradearena.evaluation.market.fit import candidate_market, light_population
+from tradearena.evaluation.market.search import FitParameter
 
 OPEN, STEPS, RATE = 34_200.0, 30, 1 / 20
 """A 30-minute day of the light population whose zero-intelligence traders arrive once

@@ -1,4 +1,4 @@
-"""evaluation.games: the `tradearena games` command and a tournament's equilibria.csv."""
+"""evaluation.analysis.games: the `tradearena games` command and a tournament's equilibria.csv."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 
 from tradearena.evaluation.analysis.equilibria import regret
+from tradearena.evaluation.analysis.games import analyse, equilibria_frame
 from tradearena.evaluation.analysis.payoffs import PayoffTable
 from tradearena.evaluation.analysis.plots import equilibria_figure
 from tradearena.evaluation.analysis.reduction import dpr_profiles
 from tradearena.evaluation.analysis.roles import RoleTable
-from tradearena.evaluation.cli import main
-from tradearena.evaluation.games import analyse, equilibria_frame
+from tradearena.evaluation.cli.main import main
 
 COORDINATION = [[2.0, 0.0], [0.0, 1.0]]  # equilibria (1, 0), (0, 1), (1/3, 2/3)
 

@@ -12,8 +12,8 @@ from days import lobster_day  # tests/evaluation/days.py
 
 from tradearena.envs.simulator.eventmodel import EventModel
 from tradearena.envs.spec import MarketSpec
-from tradearena.evaluation.cli import main
-from tradearena.evaluation.config import ConfigError, load_market
+from tradearena.evaluation.cli.main import main
+from tradearena.evaluation.experiment.config import ConfigError, load_market
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,6 @@
-"""tradearena.evaluation.parallel: executors stream every job's result exactly once, and a job that
-raises inside Ray (or kills its worker) comes back as a failed JobResult, not an exception."""
+"""tradearena.evaluation.experiment.parallel: executors stream every job's result exactly once, and
+a job that raises inside Ray (or kills its worker) comes back as a failed JobResult, not an
+exception."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ from collections import Counter
 
 import pytest
 
-from tradearena.evaluation.config import load_config
-from tradearena.evaluation.experiment import plan
-from tradearena.evaluation.kinds import one_thread
-from tradearena.evaluation.parallel import LocalExecutor, RayExecutor, make_executor
-from tradearena.evaluation.rollout import Job
-from tradearena.evaluation.store import EpisodeRecord, JobResult
+from tradearena.evaluation.experiment.config import load_config
+from tradearena.evaluation.experiment.kinds import one_thread
+from tradearena.evaluation.experiment.parallel import LocalExecutor, RayExecutor, make_executor
+from tradearena.evaluation.experiment.rollout import Job
+from tradearena.evaluation.experiment.runner import plan
+from tradearena.evaluation.experiment.store import EpisodeRecord, JobResult
 
 ray = pytest.importorskip("ray")
 # Ray workers cannot import this test module: ship its functions by value.
@@ -136,7 +137,7 @@ def test_an_executor_that_started_nothing_closes_without_importing_ray():
     """Importing Ray takes half a second: a finished run resumed (no jobs) never pays it."""
     code = (
         "import sys\n"
-        "from tradearena.evaluation.parallel import RayExecutor\n"
+        "from tradearena.evaluation.experiment.parallel import RayExecutor\n"
         "executor = RayExecutor(progress=False)\n"
         "assert list(executor.run([])) == []\n"
         "executor.close()\n"
@@ -153,7 +154,7 @@ def test_local_ray_keeps_token_authentication_without_a_warning(tiny_config, tmp
     stated (RAY_AUTH_MODE=token) rather than left to Ray's default, which warns."""
     code = (
         "import sys\n"
-        "from tradearena.evaluation.cli import main\n"
+        "from tradearena.evaluation.cli.main import main\n"
         f"status = main(['run', {str(tiny_config)!r}, '--out', {str(tmp_path / 'run')!r}, "
         "'--workers', '1', '--no-progress'])\n"
         "from ray._raylet import get_authentication_mode\n"
@@ -191,7 +192,7 @@ def test_a_local_ray_ends_with_its_driver_killed(tmp_path):
     psutil = pytest.importorskip("psutil")
     code = (
         "import os, time, psutil\n"
-        "from tradearena.evaluation.parallel import RayExecutor\n"
+        "from tradearena.evaluation.experiment.parallel import RayExecutor\n"
         "RayExecutor(workers=1, progress=False).start()\n"
         "children = psutil.Process().children(recursive=True)\n"
         "print(' '.join(f'{p.pid}:{p.name()}' for p in children), flush=True)\n"
@@ -219,7 +220,7 @@ def test_a_local_ray_ends_with_its_driver_killed(tmp_path):
 
 def test_the_progress_bar_counts_running_jobs_by_the_cpus_and_queues_the_rest():
     """69 jobs left on 2 CPUs: 2 running, 67 queued; at the end none of either."""
-    from tradearena.evaluation.parallel import JobResult, Progress
+    from tradearena.evaluation.experiment.parallel import JobResult, Progress
 
     bar = Progress(71, enabled=True)
     try:

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from tradearena.evaluation.analysis.metrics import plateau
-from tradearena.evaluation.schema import Training
+from tradearena.evaluation.experiment.schema import Training
 
 SEEDS, EPISODES = 4, 200
 

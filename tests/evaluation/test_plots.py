@@ -27,7 +27,7 @@ from tradearena.evaluation.analysis.plots import (
     simplex_faces,
     simplex_field,
 )
-from tradearena.evaluation.policy_plots import policy_grid, policy_map
+from tradearena.evaluation.reports.policy_plots import policy_grid, policy_map
 
 RPS = [[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]]
 

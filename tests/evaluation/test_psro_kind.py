@@ -13,12 +13,12 @@ import pytest
 from tradearena.agents.saving import read_header
 from tradearena.evaluation.analysis.equilibria import deviation_gains, regret
 from tradearena.evaluation.analysis.payoffs import PayoffTable
-from tradearena.evaluation.cli import main
-from tradearena.evaluation.config import ConfigError, parse_config
-from tradearena.evaluation.experiment import plan, run_experiment
-from tradearena.evaluation.kinds import run_job
-from tradearena.evaluation.parallel import LocalExecutor
-from tradearena.evaluation.store import JobResult, Store
+from tradearena.evaluation.cli.main import main
+from tradearena.evaluation.experiment.config import ConfigError, parse_config
+from tradearena.evaluation.experiment.kinds import run_job
+from tradearena.evaluation.experiment.parallel import LocalExecutor
+from tradearena.evaluation.experiment.runner import plan, run_experiment
+from tradearena.evaluation.experiment.store import JobResult, Store
 
 PSRO = """\
 kind = "psro"

@@ -41,8 +41,14 @@ from tradearena.evaluation.analysis.realism import (
     w1_distance,
 )
 from tradearena.evaluation.analysis.realism_plots import return_tails, tail_lines
-from tradearena.evaluation.cli import main
-from tradearena.evaluation.realism import Source, measure, realism, scorecard, tape_view
+from tradearena.evaluation.cli.main import main
+from tradearena.evaluation.market.realism import (
+    RealismSource,
+    measure,
+    realism,
+    scorecard,
+    tape_view,
+)
 
 OPEN = 34_200.0
 REQUIRED = [
@@ -293,8 +299,8 @@ def test_tape_view_keeps_what_a_level1_file_shows():
 
 def test_a_source_against_itself_scores_zero():
     day = tape_view(synthetic_tape(1, traders=light(), levels=1, n_steps=60), OPEN, OPEN + 3600)
-    reference = measure(Source("real", [day], simulated=False))
-    copies = measure(Source("copies", [day, day], simulated=True))
+    reference = measure(RealismSource("real", [day], simulated=False))
+    copies = measure(RealismSource("copies", [day, day], simulated=True))
     table = scorecard([reference, copies], reference).set_index(["fact", "source"])
     score = table.loc[("score", "copies")]
     assert (score.value, score.low, score.high) == (0.0, 0.0, 0.0)

@@ -1,9 +1,10 @@
-"""evaluation.reference: docs/config.md is the schema's reference, regenerated and compared."""
+"""evaluation.reports.reference: docs/config.md is the schema's reference, regenerated and
+compared."""
 
 from pathlib import Path
 
-from tradearena.evaluation.config import TOP
-from tradearena.evaluation.reference import config_reference, write_reference
+from tradearena.evaluation.experiment.config import TOP
+from tradearena.evaluation.reports.reference import config_reference, write_reference
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "config.md"
 

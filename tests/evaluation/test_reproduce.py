@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from tradearena.evaluation.parallel import LocalExecutor
-from tradearena.evaluation.reproduce import (
+from tradearena.evaluation.experiment.parallel import LocalExecutor
+from tradearena.evaluation.experiment.schema import Training
+from tradearena.evaluation.reports.reproduce import (
     EXPERIMENTS,
     KEPT,
     curve_variance,
@@ -13,7 +14,6 @@ from tradearena.evaluation.reproduce import (
     reproduce,
     value_variance,
 )
-from tradearena.evaluation.schema import Training
 
 SMOKE = {
     "seeds": 2,

@@ -7,15 +7,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tradearena.evaluation.analysis.games import read_role_table
 from tradearena.evaluation.analysis.plots import role_dynamics_figure
 from tradearena.evaluation.analysis.roles import RoleTable, role_regret
-from tradearena.evaluation.cli import main
-from tradearena.evaluation.config import ConfigError, parse_config
-from tradearena.evaluation.experiment import plan, run_experiment
-from tradearena.evaluation.games import read_role_table
-from tradearena.evaluation.parallel import LocalExecutor
-from tradearena.evaluation.rundir import load_run
-from tradearena.evaluation.tournament import seat_payoffs
+from tradearena.evaluation.cli.main import main
+from tradearena.evaluation.experiment.config import ConfigError, parse_config
+from tradearena.evaluation.experiment.parallel import LocalExecutor
+from tradearena.evaluation.experiment.profiles import seat_payoffs
+from tradearena.evaluation.experiment.rundir import load_run
+from tradearena.evaluation.experiment.runner import plan, run_experiment
 
 ROLES = """\
 kind = "tournament"

@@ -1,4 +1,5 @@
-"""evaluation.store: exact round trips, job bookkeeping, WAL, and resuming after ``kill -9``."""
+"""evaluation.experiment.store: exact round trips, job bookkeeping, WAL, and resuming after ``kill
+-9``."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tradearena.envs.errors import UserError
-from tradearena.evaluation.store import _SCHEMA, EpisodeRecord, JobResult, Store
+from tradearena.evaluation.experiment.store import _SCHEMA, EpisodeRecord, JobResult, Store
 
 CONFIG = '[experiment]\nname = "store-test"\n'
 JOB_COUNT = 8  # jobs in the crash test
@@ -37,7 +38,7 @@ CHILD = f"""
 import sys, time
 sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
 from test_store import CONFIG, CRASH_EPISODES, JOB_COUNT, make_result
-from tradearena.evaluation.store import Store
+from tradearena.evaluation.experiment.store import Store
 
 results = [make_result(index, CRASH_EPISODES) for index in range(JOB_COUNT)]
 store = Store(sys.argv[1])

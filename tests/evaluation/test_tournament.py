@@ -9,14 +9,15 @@ import pandas as pd
 import pytest
 
 from tradearena.envs.seats import SeatedMarket
-from tradearena.evaluation.config import parse_config
-from tradearena.evaluation.experiment import plan, run_experiment
-from tradearena.evaluation.kinds import run_job
-from tradearena.evaluation.parallel import LocalExecutor
-from tradearena.evaluation.rollout import TEST, episodes, market_spec, trained_alone
-from tradearena.evaluation.rundir import load_run
-from tradearena.evaluation.schema import Tournament
-from tradearena.evaluation.tournament import payoff_table, seat_payoffs
+from tradearena.evaluation.experiment.config import parse_config
+from tradearena.evaluation.experiment.kinds import run_job
+from tradearena.evaluation.experiment.parallel import LocalExecutor
+from tradearena.evaluation.experiment.profiles import seat_payoffs
+from tradearena.evaluation.experiment.rollout import TEST, episodes, market_spec, trained_alone
+from tradearena.evaluation.experiment.rundir import load_run
+from tradearena.evaluation.experiment.runner import plan, run_experiment
+from tradearena.evaluation.experiment.schema import Tournament
+from tradearena.evaluation.kinds.tournament import payoff_table
 
 TOURNAMENT = """\
 kind = "tournament"

@@ -18,9 +18,9 @@ from tradearena.evaluation.analysis.transfer import (
     seed_metric,
     spearman,
 )
-from tradearena.evaluation.cli import main
-from tradearena.evaluation.parallel import LocalExecutor
-from tradearena.evaluation.transfer import (
+from tradearena.evaluation.cli.main import main
+from tradearena.evaluation.experiment.parallel import LocalExecutor
+from tradearena.evaluation.market.transfer import (
     Policy,
     transfer,
     transfer_job,
@@ -160,7 +160,7 @@ def test_from_gives_the_steps_whose_sessions_open_then(tmp_path):
 
 
 def test_a_zoo_with_too_few_policies_that_trade_is_refused(tmp_path, monkeypatch):
-    import tradearena.evaluation.transfer as judge
+    import tradearena.evaluation.market.transfer as judge
 
     config = tmp_path / "light_making.toml"
     config.write_text(MAKING)

@@ -17,8 +17,8 @@ from tradearena.envs.data.files import FeedError
 from tradearena.envs.data.load import load_tape
 from tradearena.envs.spec import MarketSpec, SpecError
 from tradearena.envs.trading_env import TradingEnv
-from tradearena.evaluation.cli import main
-from tradearena.evaluation.config import load_config
+from tradearena.evaluation.cli.main import main
+from tradearena.evaluation.experiment.config import load_config
 
 
 @pytest.fixture(scope="module")

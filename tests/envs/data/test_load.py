@@ -64,7 +64,7 @@ def test_an_orderbook_file_beside_its_message_file_is_left_out():
 
 
 def test_a_message_file_without_its_orderbook_file_warns_naming_it(tmp_path: Path, capsys):
-    from tradearena.evaluation.cli import main
+    from tradearena.evaluation.cli.main import main
 
     day = synthetic_tape(0, n_steps=60, levels=1)
     messages = tmp_path / "day_34200000_37800000_message_1.csv"

@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from tradearena.envs.errors import UserError
-from tradearena.evaluation.config import parse_config
-from tradearena.evaluation.store import Store
+from tradearena.evaluation.experiment.config import parse_config
+from tradearena.evaluation.experiment.store import Store
 
 __all__ = ["find_run_dir", "load_run", "project_root"]
 

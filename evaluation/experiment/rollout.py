@@ -1,7 +1,7 @@
 """What every experiment kind shares: the Job, its seeds, its agents, its episodes.
 
 A Job is pure: its config and seed index in, records out (and, given a run directory, the
-agents it trained saved there, `evaluation.trained`). Every random draw comes from one
+agents it trained saved there, `evaluation.experiment.trained`). Every random draw comes from one
 root ``numpy.random.SeedSequence(root_seed)`` addressed by spawn keys (seed index, then role,
 seat or phase, episode), so a result never depends on which worker ran it, in what order, or
 on how many workers there were. All agents of one seed index meet the same market randomness
@@ -20,8 +20,13 @@ from tradearena.agents.base import Agent
 from tradearena.envs.batch import BatchedMarket
 from tradearena.envs.seats import SeatedMarket, observation_kind
 from tradearena.envs.spec import MarketSpec
-from tradearena.evaluation.store import EpisodeRecord
-from tradearena.evaluation.trained import Checkpoints, agent_path, episodes_before, load_saved
+from tradearena.evaluation.experiment.store import EpisodeRecord
+from tradearena.evaluation.experiment.trained import (
+    Checkpoints,
+    agent_path,
+    episodes_before,
+    load_saved,
+)
 
 __all__ = [
     "Job",
@@ -45,7 +50,7 @@ class Job:
     the labels of the agents it trains (one for a compare job, all for a robustness job).
     Jobs of a ``stage`` run after every job of the stages before (a pretrained tournament's
     profiles after its strategies' training). ``directory``: the run directory, where the job
-    saves its agents and checkpoints (`evaluation.trained`); "" for none."""
+    saves its agents and checkpoints (`evaluation.experiment.trained`); "" for none."""
 
     id: str
     seed: int
@@ -99,8 +104,8 @@ def seat_agent(spec: dict, market: MarketSpec, job: Job, seed: int) -> Agent:
 
 
 def keep_agent(job: Job, spec: dict, agent: Agent, *where: str) -> None:
-    """Save ``agent`` (of agent table ``spec``, trained by this job if ``spec["train"]``) in
-    the job's run directory (`evaluation.trained.agent_path`), noting the training episodes
+    """Save ``agent`` (of agent table ``spec``, trained by this job if ``spec["train"]``) in the
+    job's run directory (`evaluation.experiment.trained.agent_path`), noting the training episodes
     it has had in all; nothing without a run directory."""
     if not job.directory:
         return
@@ -112,7 +117,7 @@ def keep_agent(job: Job, spec: dict, agent: Agent, *where: str) -> None:
 
 # ----------------------------------------------------------------------------- episodes
 def episodes(
-    table: SeatedMarket,
+    seated: SeatedMarket,
     config: dict,
     job: Job,
     *,
@@ -123,7 +128,7 @@ def episodes(
     recorded: Sequence[int] = (0,),
     checkpoints: Checkpoints | None = None,
 ) -> list[EpisodeRecord]:
-    """All episodes of one phase (train: the table's learners learn; test: greedy) under one
+    """All episodes of one phase (train: the seated market's learners learn; test: greedy) under one
     condition, as records of the ``recorded`` seats, labelled by ``labels`` (one per seat).
 
     Training with ``[training] evaluate_every`` = E > 0 also evaluates: before the first and
@@ -146,15 +151,17 @@ def episodes(
     every = training.evaluate_every if phase == TRAIN else 0
     name = "train" if phase == TRAIN else "test"
     sessions = training.sessions
-    batch = BatchedMarket.like(table, sessions) if sessions > 1 else None
+    batch = BatchedMarket.like(seated, sessions) if sessions > 1 else None
 
     def play(seeds: list[np.random.SeedSequence], phase: str, first: int, learn: bool) -> None:
         """Episodes first, first + 1, ... from ``seeds``, N at a time."""
         for start in range(0, len(seeds), sessions):
             chunk = seeds[start : start + sessions]
-            values = [[None] * table.n_seats if learn else opening_values(table, s) for s in chunk]
+            values = [
+                [None] * seated.n_seats if learn else opening_values(seated, s) for s in chunk
+            ]
             if batch is None:
-                results = [table.play(seed, learn=learn) for seed in chunk]
+                results = [seated.play(seed, learn=learn) for seed in chunk]
             else:
                 results = batch.play(chunk, learn=learn)
             records.extend(
@@ -179,7 +186,7 @@ def episodes(
     records: list[EpisodeRecord] = []
     done = 0
     if checkpoints is not None:
-        done, records = checkpoints.restore(table.policies)
+        done, records = checkpoints.restore(seated.policies)
     if every and done == 0:
         evaluate(0)
     while done < n:  # one batch of sessions at a time, none across a greedy checkpoint
@@ -190,19 +197,19 @@ def episodes(
         if every and done % every == 0:
             evaluate(done // every)
         if checkpoints is not None and checkpoints.due(before, done, n):
-            checkpoints.save(table.policies, done, records)
+            checkpoints.save(seated.policies, done, records)
     return records
 
 
-def opening_values(table: SeatedMarket, seed: np.random.SeedSequence) -> list[float | None]:
+def opening_values(seated: SeatedMarket, seed: np.random.SeedSequence) -> list[float | None]:
     """Each seat's greedy value estimate (the largest of its policy's ``values``, agent units)
     at the opening observation of the session of ``seed``; None for a policy without
     ``values``. Leaves ``seed`` as it was (the session is opened from a copy of it, since a
     `SeedSequence` counts the children it spawns), so the episode plays the same session."""
-    observations = table.reset(np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key))
+    observations = seated.reset(np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key))
     return [
         float(np.max(policy.values(obs))) if hasattr(policy, "values") else None
-        for policy, obs in zip(table.policies, observations)
+        for policy, obs in zip(seated.policies, observations)
     ]
 
 
@@ -221,14 +228,14 @@ def trained_alone(
         adversary = agent.trader_adversary(seed_int(config, job.seed, SPARRING, index))
         if adversary is not None:
             seats.append(adversary)
-        table = SeatedMarket(
+        seated = SeatedMarket(
             market,
             seats,
             learners=range(len(seats)),
             opposes={1: 0} if adversary is not None else None,
         )
         records = episodes(
-            table,
+            seated,
             config,
             job,
             phase=TRAIN,

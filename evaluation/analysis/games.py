@@ -1,5 +1,5 @@
-"""Equilibria of a payoff table: the ``tradearena games`` command and a tournament's
-``equilibria.csv``.
+"""Equilibria of a payoff table: what the ``tradearena games`` command prints
+(`evaluation.cli.games`) and a tournament's ``equilibria.csv``.
 
 `analyse` finds the table's symmetric Nash equilibria (`analysis.equilibria`), bootstraps them
 (`analysis.resampling`: from the seats' records when a run has them, else from the table's
@@ -27,12 +27,10 @@ the roles'), ``regret_<role>``, ``welfare_<role>``, ``gain_<role>_<strategy>`` a
 
 from __future__ import annotations
 
-import argparse
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from tradearena.envs.errors import UserError, into, replacing, together
@@ -45,11 +43,10 @@ from tradearena.evaluation.analysis.equilibria import (
 from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
 from tradearena.evaluation.analysis.plots import equilibria_figure, save_figure
 from tradearena.evaluation.analysis.reduction import reduce_dpr
-from tradearena.evaluation.analysis.resampling import Bootstrap, bootstrap, regret_variance
+from tradearena.evaluation.analysis.resampling import Bootstrap, bootstrap
 from tradearena.evaluation.analysis.roles import (
     RoleEquilibrium,
     RoleTable,
-    role_equilibria,
     role_welfare,
 )
 
@@ -58,7 +55,6 @@ __all__ = [
     "analyse",
     "equilibria_frame",
     "format_equilibria",
-    "games_command",
     "read_role_table",
     "read_table",
     "role_frame",
@@ -236,48 +232,6 @@ def format_equilibria(frame: pd.DataFrame | str | Path) -> str:
     )
 
 
-def _report(analysis: Analysis) -> str:
-    table, best = analysis.table, analysis.best
-    drawn = analysis.bootstrap
-    if drawn is None:
-        source = "no intervals: the table has no stderr_<s> columns"
-    elif drawn.source == "records":
-        source = (
-            f"{drawn.level:.0%} intervals over {drawn.regret.shape[1]} resamples of the records"
-        )
-    else:
-        source = (
-            f"{drawn.level:.0%} intervals over {drawn.regret.shape[1]} resamples, each cell's mean "
-            "drawn normally with its standard error"
-        )
-    profile = ", ".join(f"{s} {n}" for s, n in zip(table.strategies, best.counts))
-    lines = [
-        f"game: {table.p} players, strategies {list(table.strategies)}; {source}",
-        format_equilibria(equilibria_frame(analysis)) if analysis.found else "no equilibrium",
-        "",
-        f"maximum-welfare profile: {profile}: {best.welfare:.4g} per player",
-    ]
-    if drawn is not None and table.stderr is not None:
-        lines.append(_sample_next(analysis))
-    return "\n".join(lines)
-
-
-def _sample_next(analysis: Analysis, top: int = 3) -> str:
-    """The ``top`` profiles whose episodes would narrow the widest regret interval most
-    (`resampling.regret_variance`)."""
-    widths = np.diff(analysis.bootstrap.regret_interval, axis=1)[:, 0]
-    e = int(np.argmax(widths))
-    shares = regret_variance(analysis.table, analysis.found[e].x)
-    order = np.argsort(-shares, kind="stable")[:top]
-    named = ", ".join(
-        f"{profile_key(analysis.table.counts[r])} ({shares[r]:.0%})" for r in order if shares[r]
-    )
-    return (
-        f"sample next, for the widest regret interval (equilibrium {e + 1}): "
-        f"{named or 'nothing (no sampling variance)'}"
-    )
-
-
 def write_equilibria(directory: str | Path, analysis: Analysis) -> list[Path]:
     """``equilibria.csv`` and ``equilibria.png`` (the focal replicator field with the
     equilibria marked) in ``directory``; returns their paths."""
@@ -288,43 +242,3 @@ def write_equilibria(directory: str | Path, analysis: Analysis) -> list[Path]:
             equilibria_frame(analysis).to_csv(temporary, index=False, float_format="%.10g")
         figure_path = save_figure(figure, Path(directory) / "equilibria.png")
     return [table_path, figure_path]
-
-
-def games_command(args: argparse.Namespace) -> int:
-    """``tradearena games FILE.csv [--roles R1,R2 | --reduce n] [--out DIR] [--resamples B]
-    [--seed S]``."""
-    if args.roles:
-        return _role_games(args)
-    table = read_table(args.table, args.reduce)
-    if args.reduce is not None:
-        print(f"deviation-preserving reduction to {table.p} players")
-    analysis = analyse(table, resamples=args.resamples, seed=args.seed)
-    print(_report(analysis))
-    if args.out:
-        for path in write_equilibria(args.out, analysis):
-            print(path)
-    return 0
-
-
-def _role_games(args: argparse.Namespace) -> int:
-    """A role game: its equilibria with each role's regret, welfare and deviation gains (no
-    bootstrap)."""
-    roles = [r.strip() for r in args.roles.split(",") if r.strip()]
-    table = read_role_table(args.table, roles)
-    frame = role_frame(table, role_equilibria(table, tol=TOL))
-    described = "; ".join(
-        f"{r}: {n} players, {list(own)}"
-        for r, n, own in zip(table.roles, table.players, table.strategies)
-    )
-    print(f"role game: {described}")
-    shown = frame.drop(columns=[c for c in frame if c.startswith("gain_")])
-    print("Nash equilibria (one mixture per role):")
-    print(shown.round(4).to_string(index=False) if len(frame) else "no equilibrium")
-    print("\ndeviation gains:")
-    print(frame[[c for c in frame if c.startswith("gain_")]].round(4).to_string(index=False))
-    if args.out:
-        path = Path(args.out) / "equilibria.csv"
-        with into(args.out), replacing(path) as temporary:
-            frame.to_csv(temporary, index=False, float_format="%.10g")
-        print(path)
-    return 0

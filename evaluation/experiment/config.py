@@ -12,7 +12,7 @@ task's market for the fields the task defaults). An agent is labelled in the tab
 is imported from the folder the command runs in or the file's folder (``agent_folders``, which
 the jobs carry to the workers). The checked config is plain data (dicts, lists, numbers,
 strings): jobs carry it to workers. The tables that only the experiment machinery reads are
-checked into small typed sections once (`evaluation.schema.Training`, `Testing`,
+checked into small typed sections once (`evaluation.experiment.schema.Training`, `Testing`,
 `Tournament`, `Psro`, `Perturbation`, `Output`, whose defaults are the schema's below) and read by
 attribute afterwards.
 """
@@ -34,9 +34,9 @@ from tradearena.agents.saving import read_header
 from tradearena.envs.errors import ParameterError, UserError, not_one_of
 from tradearena.envs.simulator.traders import MAX_MEMBERS, TRADERS, build_trader
 from tradearena.envs.spec import SYNTHETIC, MarketSpec, SpecError
-from tradearena.evaluation.kinds import KINDS
-from tradearena.evaluation.rollout import build_agent
-from tradearena.evaluation.schema import (
+from tradearena.evaluation.experiment.kinds import KINDS
+from tradearena.evaluation.experiment.rollout import build_agent
+from tradearena.evaluation.experiment.schema import (
     ANY_TABLE,
     MAX_EPISODES,
     MAX_JOBS,
@@ -56,7 +56,7 @@ from tradearena.evaluation.schema import (
     positive,
     within,
 )
-from tradearena.evaluation.trained import load_saved, saved_source
+from tradearena.evaluation.experiment.trained import load_saved, saved_source
 
 __all__ = [
     "ConfigError",
@@ -386,6 +386,7 @@ def parse_config(
     for spec in config["agents"]:
         spec["label"] = spec["label"] or spec["id"].rpartition(":")[2]
     config["source_text"] = text
+    config["source_tables"] = tomllib.loads(text)  # the tables as the text holds them
     return config
 
 

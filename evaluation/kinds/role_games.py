@@ -25,7 +25,7 @@ import pandas as pd
 
 from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
 from tradearena.evaluation.analysis.roles import RoleTable
-from tradearena.evaluation.schema import Locator
+from tradearena.evaluation.experiment.schema import Locator
 
 __all__ = ["check_roles", "role_key", "role_profiles", "role_table", "seat_roles"]
 
@@ -90,9 +90,9 @@ def role_key(roles: dict, labels: Sequence[str]) -> str:
 
 
 def role_table(seats: pd.DataFrame, roles: dict) -> RoleTable:
-    """The role game's payoff table of a tournament's seat payoffs (`tournament.seat_payoffs`:
-    columns profile, strategy, repetition, seat, payoff): each cell the mean payoff of the
-    role's seats on the strategy in the profile, over repetitions."""
+    """The role game's payoff table of a tournament's seat payoffs
+    (`experiment.profiles.seat_payoffs`: columns profile, strategy, repetition, seat, payoff): each
+    cell the mean payoff of the role's seats on the strategy in the profile, over repetitions."""
     columns = [f"{role}_{s}" for role, table in roles.items() for s in table["strategies"]]
     role_of = seat_roles(roles)
     named = seats.assign(

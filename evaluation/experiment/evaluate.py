@@ -19,10 +19,10 @@ from typing import Any
 import tomli_w
 
 from tradearena.envs.errors import UserError
-from tradearena.evaluation.config import ConfigError, parse_config
-from tradearena.evaluation.experiment import RunOutcome, run_config
-from tradearena.evaluation.parallel import Executor
-from tradearena.evaluation.trained import AGENTS, check_saved_agents
+from tradearena.evaluation.experiment.config import ConfigError, parse_config
+from tradearena.evaluation.experiment.parallel import Executor
+from tradearena.evaluation.experiment.runner import RunOutcome, run_config
+from tradearena.evaluation.experiment.trained import AGENTS, check_saved_agents
 
 __all__ = ["evaluate_run", "evaluation_config"]
 

@@ -17,11 +17,7 @@ from tradearena import agents
 from tradearena.agents.base import Agent
 from tradearena.envs.seats import SeatedMarket
 from tradearena.envs.simulator.traders import MAX_MEMBERS
-from tradearena.evaluation.compare import (  # the same summary and charts, per condition
-    figures,
-    tables,
-)
-from tradearena.evaluation.rollout import (
+from tradearena.evaluation.experiment.rollout import (
     ADVERSARY,
     TEST,
     Job,
@@ -30,8 +26,12 @@ from tradearena.evaluation.rollout import (
     seed_int,
     trained_alone,
 )
-from tradearena.evaluation.schema import Locator, Perturbation
-from tradearena.evaluation.store import EpisodeRecord
+from tradearena.evaluation.experiment.schema import Locator, Perturbation
+from tradearena.evaluation.experiment.store import EpisodeRecord
+from tradearena.evaluation.experiment.tables import (  # compare's summary, per condition
+    summary_figures as figures,
+)
+from tradearena.evaluation.experiment.tables import summary_tables as tables
 
 __all__ = ["check", "figures", "plan", "run", "tables"]
 
@@ -80,9 +80,9 @@ def run(job: Job) -> list[EpisodeRecord]:
     conditions: list[Perturbation | None] = [None, *config["perturbations"]]  # None: clean
     for label, agent in trained.items():
         for c, condition in enumerate(conditions):
-            table = _condition(config, job, agent, trained, c, condition)
+            seated = _condition(config, job, agent, trained, c, condition)
             records += episodes(
-                table,
+                seated,
                 config,
                 job,
                 phase=TEST,

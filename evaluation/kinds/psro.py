@@ -4,7 +4,7 @@ Start from the strategies of ``[[agents]]``, each trained alone once per repetit
 (as a pretrained tournament's are). Each round (`analysis.psro.psro`):
 
 1. every profile of ``[tournament] players`` seats over the current strategies is played
-   with frozen copies of the saved strategies (`tournament.play_profile`; the profiles of
+   with frozen copies of the saved strategies (`experiment.profiles.play_profile`; the profiles of
    earlier rounds are not played again) and scored as a tournament scores them;
 2. the game's equilibrium of largest support (focal deviation payoffs) is the round's
    mixture, with its regret;
@@ -28,7 +28,6 @@ curves and ``psro.png`` (regret and gain per round, with the threshold).
 from __future__ import annotations
 
 import contextlib
-import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -40,8 +39,8 @@ from tradearena.envs.seats import SeatedMarket
 from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
 from tradearena.evaluation.analysis.plots import psro_figure, save_figure, save_learning_curves
 from tradearena.evaluation.analysis.psro import Round, psro_rounds
-from tradearena.evaluation.compare import tables as summary_tables
-from tradearena.evaluation.rollout import (
+from tradearena.evaluation.experiment.profiles import play_profile, saved_strategy, seat_payoffs
+from tradearena.evaluation.experiment.rollout import (
     AGENT,
     OPPONENTS,
     TRAIN,
@@ -53,9 +52,9 @@ from tradearena.evaluation.rollout import (
     seed_sequence,
     trained_alone,
 )
-from tradearena.evaluation.schema import Locator
-from tradearena.evaluation.store import EpisodeRecord
-from tradearena.evaluation.tournament import play_profile, saved_strategy, seat_payoffs
+from tradearena.evaluation.experiment.schema import Locator
+from tradearena.evaluation.experiment.store import EpisodeRecord
+from tradearena.evaluation.experiment.tables import summary_tables
 
 __all__ = [
     "agent_tables",
@@ -194,7 +193,7 @@ def drive(
     records: Callable[[str], pd.DataFrame],
 ) -> None:
     """Run the rounds: each round's profiles, then its response, through ``execute`` (which
-    skips the jobs stored already; `evaluation.experiment.Execution`), each game read from
+    skips the jobs stored already; `evaluation.experiment.runner.Execution`), each game read from
     ``records("test")``, the test records stored so far. Stops early, leaving the failed jobs
     to the run's report, when a round's game cannot be completed."""
 
@@ -251,15 +250,15 @@ def _respond(job: Job) -> list[EpisodeRecord]:
     shares = np.array([config["mixture"][s] for s in names])
     draw = np.random.default_rng(seed_sequence(config, job.seed, OPPONENTS, index))
     specs = {spec["label"]: spec for spec in config["agents"]}
-    tables: dict[tuple[str, ...], SeatedMarket] = {}
+    seated: dict[tuple[str, ...], SeatedMarket] = {}
     records = []
     for e in range(episodes):
         picked = draw.choice(len(names), size=config["tournament"].players - 1, p=shares)
         opponents = tuple(names[i] for i in sorted(picked))
-        if opponents not in tables:
+        if opponents not in seated:
             seats = [learner, *(saved_strategy(job, specs[s], market) for s in opponents)]
-            tables[opponents] = SeatedMarket(market, seats, learners=(0,))
-        result = tables[opponents].play(seed_sequence(config, job.seed, TRAIN, 0, e), learn=True)
+            seated[opponents] = SeatedMarket(market, seats, learners=(0,))
+        result = seated[opponents].play(seed_sequence(config, job.seed, TRAIN, 0, e), learn=True)
         records.append(EpisodeRecord(0, label, "train", "respond", e, **result[0], value=None))
     keep_agent(job, spec, learner)
     return records
@@ -268,7 +267,7 @@ def _respond(job: Job) -> list[EpisodeRecord]:
 def agent_tables(config: dict) -> dict[str, dict]:
     """The TOML table of every strategy the run may save, for its cards: the file's
     ``[[agents]]`` and each round's response (the learner's table, labelled)."""
-    raw = tomllib.loads(config["source_text"])
+    raw = config["source_tables"]
     out = {spec["label"]: table for spec, table in zip(config["agents"], raw["agents"])}
     learner = raw.get("psro", {}).get("learner", {})
     for r in range(1, config["psro"].rounds + 1):

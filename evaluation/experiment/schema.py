@@ -166,7 +166,7 @@ def _value(value: Any, field: Field, path: tuple, where: Locator) -> Any:
 
 # ----------------------------------------------------------------------------- typed sections
 # Each is built from its table once checked (`check_table` filled the defaults: the schema
-# of `evaluation.config` is their one source), and read by attribute afterwards.
+# of `evaluation.experiment.config` is their one source), and read by attribute afterwards.
 
 
 @dataclass(frozen=True)
@@ -198,7 +198,7 @@ class Tournament:
     payoff: str  # "sharpe" or "pnl"
     sharpe_floor: float  # dollars
     weighting: str  # "tuyls" or "focal"
-    # role -> {seats, strategies}; empty: one population (`evaluation.role_games`)
+    # role -> {seats, strategies}; empty: one population (`evaluation.kinds.role_games`)
     roles: dict = dataclasses.field(default_factory=dict)
     reduced: int = 0  # players of the DPR game analysed (0: the full game)
 

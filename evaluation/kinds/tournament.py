@@ -16,10 +16,10 @@ The heuristic payoff table (N | U) averages the payoffs of a strategy's seats ov
 
 Tables: ``summary.csv``, ``payoffs.csv`` (the config's payoff), ``payoffs_sharpe.csv`` and
 ``payoffs_pnl.csv``, and ``equilibria.csv``: the Nash equilibria of ``payoffs.csv`` with their
-regrets and bootstrap intervals over the seats' payoffs (`evaluation.games`). Figures: learning
-curves, the replicator dynamics of both tables and the equilibria (``equilibria.png``).
+regrets and bootstrap intervals over the seats' payoffs (`evaluation.analysis.games`). Figures:
+learning curves, the replicator dynamics of both tables and the equilibria (``equilibria.png``).
 
-Roles (``[tournament] roles``, `evaluation.role_games`) make the game role-symmetric: its
+Roles (``[tournament] roles``, `evaluation.kinds.role_games`) make the game role-symmetric: its
 profiles, payoff tables (``n_<role>_<strategy>`` columns) and equilibria (one mixture per
 role) are the role game's. Many seats (``[tournament] reduced = n``): only the full-game
 profiles that the deviation-preserving reduction to ``n`` players reads are played
@@ -34,12 +34,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tradearena import agents
-from tradearena.agents.base import Agent
-from tradearena.envs.errors import UserError
-from tradearena.envs.seats import SeatedMarket
-from tradearena.envs.spec import MarketSpec
-from tradearena.evaluation.analysis.metrics import floored_sharpe
+from tradearena.evaluation.analysis.games import TOL, analyse, equilibria_frame, role_frame
 from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
 from tradearena.evaluation.analysis.plots import (
     equilibria_figure,
@@ -50,35 +45,23 @@ from tradearena.evaluation.analysis.plots import (
 )
 from tradearena.evaluation.analysis.reduction import dpr_profiles, reduce_dpr
 from tradearena.evaluation.analysis.roles import RoleTable, role_equilibria
-from tradearena.evaluation.compare import tables as summary_tables
-from tradearena.evaluation.games import TOL, analyse, equilibria_frame, role_frame
-from tradearena.evaluation.role_games import check_roles, role_key, role_profiles, role_table
-from tradearena.evaluation.rollout import (
-    AGENT,
-    TEST,
-    TRAIN,
+from tradearena.evaluation.experiment.profiles import play_profile, seat_payoffs
+from tradearena.evaluation.experiment.rollout import (
     Job,
-    episodes,
-    keep_agent,
-    market_spec,
-    seat_agent,
-    seed_int,
     trained_alone,
 )
-from tradearena.evaluation.schema import MAX_JOBS, MAX_PROFILES, Locator
-from tradearena.evaluation.store import EpisodeRecord
-from tradearena.evaluation.trained import Checkpoints, agent_path
+from tradearena.evaluation.experiment.schema import MAX_JOBS, MAX_PROFILES, Locator
+from tradearena.evaluation.experiment.store import EpisodeRecord
+from tradearena.evaluation.experiment.tables import summary_tables
+from tradearena.evaluation.kinds.role_games import check_roles, role_key, role_profiles, role_table
 
 __all__ = [
     "check",
     "figures",
     "payoff_table",
     "plan",
-    "play_profile",
     "role_tables",
     "run",
-    "saved_strategy",
-    "seat_payoffs",
     "solved",
     "tables",
 ]
@@ -199,71 +182,6 @@ def run(job: Job) -> list[EpisodeRecord]:
         )
     counts = tuple(job.labels.count(spec["label"]) for spec in config["agents"])
     return play_profile(job, profile_key(counts), pretrained=pretrained)
-
-
-def play_profile(job: Job, key: str, *, pretrained: bool) -> list[EpisodeRecord]:
-    """Seat the strategies of ``job.labels`` (frozen copies of those the run directory saved
-    for the job's repetition when ``pretrained``; else new agents, the learners among them
-    trained together in the profile and then saved), test; records of every seat, condition
-    = ``key``."""
-    config = job.config
-    index = {spec["label"]: i for i, spec in enumerate(config["agents"])}
-    specs = [config["agents"][index[label]] for label in job.labels]
-    market = market_spec(config)
-    seat_agents = [
-        saved_strategy(job, spec, market)
-        if pretrained
-        else seat_agent(
-            spec, market, job, seed_int(config, job.seed, AGENT, index[spec["label"]], seat)
-        )
-        for seat, spec in enumerate(specs)
-    ]
-    learners = () if pretrained else [seat for seat, spec in enumerate(specs) if spec["train"]]
-    table = SeatedMarket(market, seat_agents, learners=learners)
-    common = {
-        "condition": 0,
-        "condition_name": key,
-        "labels": list(job.labels),
-        "recorded": range(len(specs)),
-    }
-    records = []
-    if learners:
-        checkpoints = Checkpoints.of(config, job, "profile")
-        records += episodes(table, config, job, phase=TRAIN, checkpoints=checkpoints, **common)
-    if not pretrained:
-        for seat, (spec, agent) in enumerate(zip(specs, seat_agents)):
-            keep_agent(job, spec, agent, f"profile-{key}", f"seat-{seat}")
-    return records + episodes(table, config, job, phase=TEST, **common)
-
-
-def saved_strategy(job: Job, spec: dict, market: MarketSpec) -> Agent:
-    """A frozen copy of the strategy of ``spec`` that the training job of this repetition
-    saved in the run directory."""
-    if not job.directory:
-        raise UserError(
-            "a pretrained tournament's profiles seat the strategies its training jobs saved "
-            "in the run directory: run it with `tradearena run` (tradearena.evaluation.experiment)"
-        )
-    path = agent_path(job.directory, spec["label"], job.seed)
-    return agents.load(path, custom=(spec["id"],), market=market)
-
-
-def seat_payoffs(
-    records: pd.DataFrame, *, payoff: str = "sharpe", sharpe_floor: float = 0.01
-) -> pd.DataFrame:
-    """Each seat's payoff in each (profile, repetition) from its test episodes: columns
-    profile, strategy, repetition, payoff. ``payoff``: "sharpe" (`floored_sharpe` of the
-    episode PnLs, dollars) or "pnl" (mean episode PnL, dollars)."""
-    test = records[records["phase"] == "test"]
-
-    def score(pnl: pd.Series) -> float:
-        values = pnl.to_numpy(float)
-        return float(values.mean()) if payoff == "pnl" else floored_sharpe(values, sharpe_floor)
-
-    grouped = test.groupby(["condition", "seed", "seat", "agent"], sort=True)["pnl"]
-    out = grouped.apply(score).reset_index()
-    out.columns = ["profile", "repetition", "seat", "strategy", "payoff"]
-    return out[["profile", "strategy", "repetition", "seat", "payoff"]]
 
 
 def payoff_table(records: pd.DataFrame, config: dict, payoff: str | None = None) -> PayoffTable:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tomllib
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -41,7 +40,7 @@ from tradearena.agents.saving import (
 from tradearena.envs.errors import UserError
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.analysis.metrics import DegenerateMetricWarning, sharpe
-from tradearena.evaluation.store import EpisodeRecord
+from tradearena.evaluation.experiment.store import EpisodeRecord
 
 __all__ = [
     "Checkpoints",
@@ -90,8 +89,9 @@ class Checkpoints:
 
     @classmethod
     def of(cls, config: dict, job: Any, unit: str) -> Checkpoints | None:
-        """The checkpoints of ``job`` for ``unit`` (``job``: an `evaluation.rollout.Job`), or
-        None when the job has no run directory or ``[training] checkpoint_every`` is 0."""
+        """The checkpoints of ``job`` for ``unit`` (``job``: an
+        `evaluation.experiment.rollout.Job`), or None when the job has no run directory or
+        ``[training] checkpoint_every`` is 0."""
         every = config["training"].checkpoint_every
         if not (every and job.directory):
             return None
@@ -154,7 +154,7 @@ def write_cards(
     the TOML table of each label (default: the file's ``[[agents]]``; a kind that adds
     strategies, as PSRO does, gives theirs too)."""
     written = []
-    raw = tomllib.loads(config["source_text"])
+    raw = config["source_tables"]
     if tables is None:
         labels = [spec["label"] for spec in config["agents"]]
         tables = dict(zip(labels, raw["agents"]))

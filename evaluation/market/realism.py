@@ -41,7 +41,7 @@ from tradearena.evaluation.analysis.realism import (
     samples,
     summary_score,
 )
-from tradearena.evaluation.config import load_market
+from tradearena.evaluation.experiment.config import load_market
 
 __all__ = [
     "CLASSIFIER_DAYS",
@@ -56,7 +56,7 @@ __all__ = [
     "format_features",
     "gym_spec",
     "Measurement",
-    "Source",
+    "RealismSource",
     "format_scorecard",
     "measure",
     "realism",
@@ -66,7 +66,7 @@ __all__ = [
     "tape_levels",
     "tape_view",
     "write_classifier_figure",
-    "write_figures",
+    "write_realism_figures",
 ]
 
 COLUMNS = ("fact", "source", "value", "low", "high", "distance")
@@ -78,7 +78,7 @@ _ALWAYS_SHOWN = (Event.EXECUTE, Event.EXECUTE_HIDDEN, Event.CROSS, Event.HALT)
 
 
 @dataclass(frozen=True)
-class Source:
+class RealismSource:
     """One scorecard column: ``label`` (a file's stem or an id), its ``days`` and whether they
     were ``simulated`` (a market's sessions) or read (a tape's one day)."""
 
@@ -204,7 +204,7 @@ def read_source(
     start: float | None = None,
     end: float | None = None,
     levels: int = 1,
-) -> Source:
+) -> RealismSource:
     """The source ``name`` names: an experiment file (``.toml``: its ``[market]`` table), a
     tape (a LOBSTER message file, its orderbook file beside it; a converted directory), or a
     Gymnasium id of a tradearena market. A market whose ``tape`` is a file is that tape. Its
@@ -224,7 +224,7 @@ def _label(path: Path) -> str:
 
 def _tape_source(
     tape: Tape, label: str, start: float | None, end: float | None, levels: int
-) -> Source:
+) -> RealismSource:
     session = _LOBSTER_SESSION.search(Path(tape.source).stem)
     times = tape.messages["time"]
     if session:
@@ -233,15 +233,17 @@ def _tape_source(
         open, close = math.floor(times[0]), math.ceil(times[-1])
     bounds = clipped(open, close, start, end, label)
     view = tape_view(tape, *bounds, levels=min(levels, tape_levels(tape)))
-    return Source(label, [view], simulated=False)
+    return RealismSource(label, [view], simulated=False)
 
 
 def _market_source(
     spec: MarketSpec, label: str, days: int, start: float | None, end: float | None, levels: int
-) -> Source:
+) -> RealismSource:
     if spec.tape is not None and spec.tape != SYNTHETIC:
         return _tape_source(spec.replayed_tape(), label, start, end, levels)
-    return Source(label, simulate_days(spec, days, start=start, end=end, levels=levels), True)
+    return RealismSource(
+        label, simulate_days(spec, days, start=start, end=end, levels=levels), True
+    )
 
 
 def gym_spec(name: str) -> MarketSpec:
@@ -274,7 +276,7 @@ class Measurement:
     samples: list[dict[str, np.ndarray]]
 
 
-def measure(source: Source) -> Measurement:
+def measure(source: RealismSource) -> Measurement:
     """Every fact and distribution of each of ``source``'s days."""
     facts = [day_facts(view) for view in source.days]
     return Measurement(source.label, source.simulated, facts, [samples(v) for v in source.days])
@@ -346,7 +348,7 @@ def format_scorecard(table: pd.DataFrame) -> str:
 
 
 # --------------------------------------------------------------------------- the figures
-def write_figures(measured: Sequence[Measurement], out: Path) -> list[Path]:
+def write_realism_figures(measured: Sequence[Measurement], out: Path) -> list[Path]:
     """``out``/realism_tails.png, realism_acf.png, realism_profiles.png and
     realism_distributions.png: each source's days pooled (samples) or averaged (ACF,
     profiles)."""
@@ -396,8 +398,8 @@ def write_figures(measured: Sequence[Measurement], out: Path) -> list[Path]:
 
 
 def write_classifier_figure(
-    sources: Sequence[Source],
-    reference: Source,
+    sources: Sequence[RealismSource],
+    reference: RealismSource,
     tests: dict[str, dict[str, Discrimination]],
     out: Path,
     top: int = 6,
@@ -448,7 +450,7 @@ CLASSIFIER_DAYS = 5
 
 
 def discriminate(
-    source: Source, reference: Source, *, days: int = CLASSIFIER_DAYS, seed: int = 0
+    source: RealismSource, reference: RealismSource, *, days: int = CLASSIFIER_DAYS, seed: int = 0
 ) -> dict[str, Discrimination]:
     """The classifier two-sample tests of a simulated ``source`` against the ``reference``
     day: per fact of `DISCRIMINATORS` its first ``days`` days against the reference's
@@ -562,7 +564,7 @@ def realism(
         with into(out) as directory, together():  # all the files, or none
             with replacing(directory / "scorecard.csv") as temporary:
                 table.to_csv(temporary, index=False)
-            write_figures(measured, directory)
+            write_realism_figures(measured, directory)
             if tests:
                 write_classifier_figure(sources, reference, tests, directory)
     missing = {label: names for label, names in missing.items() if names}
@@ -583,25 +585,3 @@ def _is_market(name: str) -> bool:
         return False
     gym_spec(name)  # an id, or the error that names the nearest
     return True
-
-
-def command(args) -> int:
-    """``tradearena realism``: print the scorecard and the classifier's verdicts (and where
-    they were written)."""
-    report = realism(
-        args.sources,
-        against=args.against,
-        days=args.days,
-        out=args.out,
-        start=args.start,
-        end=args.end,
-        classifier_days=min(args.classifier_days, args.days),
-    )
-    print(format_scorecard(report.table))
-    for label, names in report.missing.items():
-        print(f"\n{label}: not available (day too short): {', '.join(names)}")
-    for label, tests in report.tests.items():
-        print("\n" + format_features(label, tests))
-    if args.out is not None:
-        print(f"\nwrote {Path(args.out) / 'scorecard.csv'} and realism_*.png")
-    return 0

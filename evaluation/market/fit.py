@@ -1,21 +1,15 @@
 """Fitting a background population to a real day by simulated moments (`tradearena fit`).
 
 The real day's facts (`evaluation.analysis.realism.day_facts` of its level-1 view) are the
-targets; a candidate, a point of the population's `FitSpace`, is scored by simulating
-``days`` sessions of its market and comparing the mean of each simulated fact with the
-target, in units of the target's tolerance (its 95% interval's half-width over the day's hours,
-or 25% of its value, whichever is wider)::
+targets; a candidate, a point of the population's space of `market.search.FitParameter`, is
+scored by simulating ``days`` sessions of its market and comparing the mean of each simulated
+fact with the target, in units of the target's tolerance (its 95% interval's half-width over
+the day's hours, or 25% of its value, whichever is wider)::
 
     distance(theta) = mean over facts f of ((mean_days f(theta) - f_real) / tolerance_f)^2
 
-CMA-ES (Hansen's `cma`, a well-kept derivative-free optimiser that copes with the noise of
-simulated moments and needs no gradient) searches the unit cube the space maps onto its
-bounds (log-scaled where a parameter spans decades), from ``restarts`` independent starts. The
-candidates of a generation are jobs on the project's executors (local, or Ray locally or on a
-cluster); every evaluation is appended to ``evaluations.jsonl`` in the fit's folder, so an
-interrupted fit resumes where it stopped (the optimiser is seeded: it asks the same
-candidates again and finds their scores there). Each restart's best candidate is kept; the
-spread of each parameter over the restarts' bests says what the day does not identify.
+The search is `market.search.fit` (CMA-ES, with its memory of evaluations). The candidates of
+a generation are jobs on the project's executors (local, or Ray locally or on a cluster).
 """
 
 from __future__ import annotations
@@ -24,8 +18,8 @@ import json
 import math
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,50 +29,16 @@ from tqdm import tqdm
 
 from tradearena.envs.errors import UserError, into, not_one_of, replacing
 from tradearena.envs.spec import MarketSpec
-from tradearena.evaluation.parallel import Executor, make_executor
-from tradearena.evaluation.rollout import Job
-from tradearena.evaluation.store import JobResult
+from tradearena.evaluation.experiment.parallel import Executor
+from tradearena.evaluation.experiment.rollout import Job
+from tradearena.evaluation.experiment.store import JobResult
+from tradearena.evaluation.market.search import FitParameter, FitResult, fit
 
-__all__ = ["FitParameter", "FitResult", "Target", "fit", "fit_day", "objective", "write_market"]
-
-
-@dataclass(frozen=True)
-class FitParameter:
-    """One fitted number: ``path`` in the market table (``"traders.1.arrival_rate"``: key,
-    list index, key), searched in [``low``, ``high``], on a log scale when ``log``."""
-
-    path: str
-    low: float
-    high: float
-    log: bool = False
-
-    def __post_init__(self) -> None:
-        if not self.low < self.high or (self.log and self.low <= 0):
-            raise UserError(
-                f"fit parameter {self.path}: bounds must be 0 < low < high on a log "
-                f"scale, low < high otherwise; got [{self.low}, {self.high}]"
-            )
-
-    def value(self, unit: float) -> float:
-        """The parameter at ``unit`` in [0, 1] (clipped)."""
-        u = min(max(unit, 0.0), 1.0)
-        if self.log:
-            return float(
-                math.exp(math.log(self.low) + u * (math.log(self.high) - math.log(self.low)))
-            )
-        return float(self.low + u * (self.high - self.low))
-
-    def unit(self, value: float) -> float:
-        """Inverse of `value`."""
-        if self.log:
-            return (math.log(value) - math.log(self.low)) / (
-                math.log(self.high) - math.log(self.low)
-            )
-        return (value - self.low) / (self.high - self.low)
+__all__ = ["FitTarget", "fit_day", "objective", "write_market"]
 
 
 @dataclass(frozen=True)
-class Target:
+class FitTarget:
     """A real day's fact: its ``value`` and ``tolerance`` (same unit), the scale of the
     distance."""
 
@@ -86,7 +46,7 @@ class Target:
     tolerance: float
 
 
-def objective(simulated: Sequence[Mapping[str, float]], targets: Mapping[str, Target]) -> float:
+def objective(simulated: Sequence[Mapping[str, float]], targets: Mapping[str, FitTarget]) -> float:
     """The simulated-moments distance of one candidate: ``simulated`` holds one dict of facts
     per simulated day; facts that are NaN on every day, or whose target is NaN, are left out.
     0 is a perfect match; 1 means every fact is off by its tolerance."""
@@ -123,127 +83,6 @@ def set_path(table: dict, path: str, value: float) -> None:
     node[key] = value
 
 
-@dataclass
-class FitResult:
-    """What a fit found: the best ``parameters`` (path -> value) and their ``distance``, the best
-    of each restart, the evaluations made, the seconds taken and whether the budget ran out
-    before the optimiser converged (``stopped_early``)."""
-
-    parameters: dict[str, float]
-    distance: float
-    restarts: list[tuple[dict[str, float], float]] = field(default_factory=list)
-    evaluations: int = 0
-    seconds: float = 0.0
-    stopped_early: bool = False
-
-    def spread(self) -> dict[str, tuple[float, float]]:
-        """Each parameter's mean and standard deviation over the restarts' bests (relative
-        to the mean: a large one is what the day does not identify)."""
-        out = {}
-        for name in self.parameters:
-            values = np.array([best[name] for best, _ in self.restarts])
-            sd = float(values.std(ddof=1)) if len(values) > 1 else math.nan
-            out[name] = (float(values.mean()), sd)
-        return out
-
-
-class Evaluations:
-    """The fit's memory: candidate key -> distance, appended to ``path`` (JSON lines) as each
-    evaluation finishes, and read back on resume."""
-
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self.known: dict[str, float] = {}
-        if path is not None and path.exists():
-            for line in path.read_text().splitlines():
-                if line.strip():
-                    row = json.loads(line)
-                    self.known[row["key"]] = row["distance"]
-
-    @staticmethod
-    def key(units: Sequence[float], restart: int) -> str:
-        return f"{restart}:" + ",".join(f"{u:.12g}" for u in units)
-
-    def add(self, key: str, parameters: Mapping[str, float], distance: float) -> None:
-        self.known[key] = distance
-        if self.path is not None:
-            with self.path.open("a") as out:
-                row = {"key": key, "parameters": dict(parameters), "distance": distance}
-                out.write(json.dumps(row) + "\n")
-
-
-def fit(
-    space: Sequence[FitParameter],
-    evaluate: Callable[[list[dict[str, float]]], list[float]],
-    *,
-    start: Mapping[str, float] | None = None,
-    budget: int = 400,
-    seconds: float = math.inf,
-    restarts: int = 3,
-    popsize: int = 8,
-    seed: int = 0,
-    memory: Path | None = None,
-    progress: Callable[[int, float], None] | None = None,
-) -> FitResult:
-    """Minimise ``evaluate`` (a batch of candidates, path -> value, to their distances) over
-    ``space`` with CMA-ES: ``restarts`` runs of at most ``budget // restarts`` evaluations each,
-    the first from ``start`` (the base population's values) and the others from random points,
-    all stopping once ``seconds`` have passed. ``memory``: the JSON-lines file of `Evaluations`
-    (resume). ``progress(evaluations, best distance)`` is called after each generation."""
-    import cma
-
-    if not space:
-        raise UserError("fit: the space has no parameter to fit")
-    memo = Evaluations(memory)
-    rng = np.random.default_rng(seed)
-    t0, spent, best = time.perf_counter(), 0, None
-    result = FitResult({}, math.inf)
-    for restart in range(restarts):
-        if start is not None and restart == 0:
-            x0 = [min(max(p.unit(start[p.path]), 0.05), 0.95) for p in space]
-        else:
-            x0 = list(rng.uniform(0.2, 0.8, len(space)))
-        options = {
-            "bounds": [0.0, 1.0],
-            "popsize": popsize,
-            "seed": seed * 1000 + restart + 1,
-            "verbose": -9,
-        }
-        # CMA-ES needs two coordinates at least: a one-parameter space gets an inert second
-        es = cma.CMAEvolutionStrategy(x0 + [0.5] * (len(x0) < 2), 0.25, options)
-        restart_best: tuple[dict[str, float], float] | None = None
-        allowance = spent + max(budget // restarts, popsize)
-        while not es.stop() and spent + popsize <= allowance:
-            if time.perf_counter() - t0 > seconds:
-                result.stopped_early = True
-                break
-            units = es.ask()
-            candidates = [{p.path: p.value(u) for p, u in zip(space, x)} for x in units]
-            keys = [Evaluations.key(x[: len(space)], restart) for x in units]
-            todo = [i for i, k in enumerate(keys) if k not in memo.known]
-            for i, distance in zip(todo, evaluate([candidates[i] for i in todo])):
-                memo.add(keys[i], candidates[i], distance)
-            distances = [memo.known[k] for k in keys]
-            es.tell(units, distances)
-            spent += len(units)
-            for candidate, distance in zip(candidates, distances):
-                if restart_best is None or distance < restart_best[1]:
-                    restart_best = (candidate, distance)
-            if progress is not None:
-                progress(spent, min(restart_best[1], best[1] if best else math.inf))
-        if restart_best is not None:
-            result.restarts.append(restart_best)
-            if best is None or restart_best[1] < best[1]:
-                best = restart_best
-        if result.stopped_early:
-            break
-    if best is None:
-        raise UserError("fit: the budget ended before any candidate was evaluated")
-    result.parameters, result.distance = best
-    result.evaluations, result.seconds = spent, time.perf_counter() - t0
-    return result
-
-
 # --------------------------------------------------------------------- a day's population
 FITTED_FACTS = (
     "return_sd_1min_bp",
@@ -269,7 +108,7 @@ RELATIVE_TOLERANCE, ABSOLUTE_TOLERANCE = 0.25, 0.02
 """A fact's tolerance: 25% of the real value, and at least 0.02 (a correlation, a share)."""
 
 
-def targets(days: Sequence[Mapping[str, float]]) -> dict[str, Target]:
+def targets(days: Sequence[Mapping[str, float]]) -> dict[str, FitTarget]:
     """The fitted facts of the real ``days`` (their mean over days), each with its tolerance:
     the wider of 25% of the value and 0.02."""
     out = {}
@@ -277,7 +116,7 @@ def targets(days: Sequence[Mapping[str, float]]) -> dict[str, Target]:
         values = np.array([day.get(name, math.nan) for day in days], dtype=float)
         value = float(np.nanmean(values)) if np.isfinite(values).any() else math.nan
         tolerance = max(RELATIVE_TOLERANCE * abs(value), ABSOLUTE_TOLERANCE)
-        out[name] = Target(value, tolerance if math.isfinite(value) else 1.0)
+        out[name] = FitTarget(value, tolerance if math.isfinite(value) else 1.0)
     return out
 
 
@@ -375,7 +214,7 @@ def day_job(job: Job) -> JobResult:
     seconds after midnight, or None); the result's records are the days' fact dicts
     (`day_facts`), in seed order, from seed `FIT_SEED`."""
     from tradearena.evaluation.analysis.realism import day_facts
-    from tradearena.evaluation.realism import simulate_days
+    from tradearena.evaluation.market.realism import simulate_days
 
     start = time.perf_counter()
     try:
@@ -405,13 +244,13 @@ def fit_day(
     memory: Path | None = None,
     start: float | None = None,
     end: float | None = None,
-) -> tuple[FitResult, dict[str, Any], dict[str, Target]]:
-    """Fit ``population`` to the real days of ``tapes`` (`evaluation.realism.read_source`),
+) -> tuple[FitResult, dict[str, Any], dict[str, FitTarget]]:
+    """Fit ``population`` to the real days of ``tapes`` (`evaluation.market.realism.read_source`),
     learning only from what lies between ``start`` and ``end`` (seconds after midnight; None:
     the open, the close) of each day, simulated days seen the same way: (the result, the
     fitted market table, a whole day long, and the targets)."""
     from tradearena.evaluation.analysis.realism import day_facts
-    from tradearena.evaluation.realism import read_source
+    from tradearena.evaluation.market.realism import read_source
 
     if population not in POPULATIONS:
         raise UserError(f"--population: {not_one_of(population, sorted(POPULATIONS))}")
@@ -484,7 +323,7 @@ def write_market(
     seconds after midnight or None, and the version of tradearena), and each parameter's
     spread over the restarts."""
     from tradearena.agents.saving import project_version
-    from tradearena.evaluation.realism import clock
+    from tradearena.evaluation.market.realism import clock
 
     spread = result.spread()
     start, end = window
@@ -521,41 +360,3 @@ def experiment_table(name: str, market: Mapping[str, Any]) -> dict[str, Any]:
         "testing": {"episodes": 30},
         "agents": [{"id": "q_learning"}, {"id": "avellaneda_stoikov"}, {"id": "hold"}],
     }
-
-
-def command(args) -> int:
-    """``tradearena fit``: fit, write the market file, print the fit's report."""
-    out = Path(args.out)
-    memory = out.with_suffix(".fit.jsonl")
-    if memory.exists() and not args.resume:
-        raise UserError(
-            f"{memory} exists (an earlier fit's memory): --resume to go on, or remove it"
-        )
-    executor = make_executor(args.executor, workers=args.workers, progress=False, job=day_job)
-    with into(out.parent):  # made for the fit: removed again when it is refused
-        try:
-            result, table, goal = fit_day(
-                args.tapes,
-                population=args.population,
-                budget=args.budget,
-                minutes=args.minutes,
-                days=args.days,
-                restarts=args.restarts,
-                executor=executor,
-                memory=memory,
-                start=args.start,
-                end=args.end,
-            )
-        finally:
-            executor.close()
-        write_market(out, table, result, args.tapes, (args.start, args.end))
-    print(
-        f"distance {result.distance:.4g} after {result.evaluations} candidates in "
-        f"{result.seconds:.0f} s"
-        + (" (budget ended early: best so far)" if result.stopped_early else "")
-    )
-    print(f"{'parameter':32} {'fitted':>12} {'restarts mean':>14} {'sd':>10}")
-    for name, (mean, sd) in result.spread().items():
-        print(f"{name:32} {result.parameters[name]:12.5g} {mean:14.5g} {sd:10.3g}")
-    print(f"wrote {out} (memory of the candidates: {memory})")
-    return 0

@@ -1,13 +1,13 @@
 """Run an experiment file: plan its jobs, execute them, store the results, write the tables.
 
-A run directory holds ``config.toml`` (the file as run), ``results.sqlite`` (every finished
-job), ``calibrations.json`` (the references' calibrations, computed once for the run),
-``summary.csv`` (the metrics table), the figures, and ``agents/`` (every agent as its
-testing began, with a card; `evaluation.trained`); everything after the jobs can be rebuilt
-from it alone (`load_run`, `summarize`, ``tradearena plot``). ``inputs.json`` records the
-size and SHA-256 of every data file the config names (its tape, the saved agents it loads),
-so that ``--resume`` goes on only with the data the run started with; ``.lock`` is held (and
-names the process) while a run writes the directory, so that two never write it at once.
+A run directory holds ``config.toml`` (the file as run), ``results.sqlite`` (every finished job),
+``calibrations.json`` (the references' calibrations, computed once for the run), ``summary.csv``
+(the metrics table), the figures, and ``agents/`` (every agent as its testing began, with a card;
+`evaluation.experiment.trained`); everything after the jobs can be rebuilt from it alone
+(`load_run`, `summarize`, ``tradearena plot``). ``inputs.json`` records the size and SHA-256 of
+every data file the config names (its tape, the saved agents it loads), so that ``--resume`` goes on
+only with the data the run started with; ``.lock`` is held (and names the process) while a run
+writes the directory, so that two never write it at once.
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ from tradearena.agents import calibration
 from tradearena.agents.saving import ARRAYS, HEADER
 from tradearena.envs.errors import UserError, together, writing
 from tradearena.envs.spec import SYNTHETIC
-from tradearena.evaluation.config import config_locator, config_text, parse_config
-from tradearena.evaluation.kinds import CALIBRATIONS, KINDS
-from tradearena.evaluation.parallel import Executor
-from tradearena.evaluation.rollout import Job
-from tradearena.evaluation.rundir import load_run
-from tradearena.evaluation.store import Store
-from tradearena.evaluation.trained import discard_checkpoints, write_cards
+from tradearena.evaluation.experiment.config import config_locator, config_text, parse_config
+from tradearena.evaluation.experiment.kinds import CALIBRATIONS, KINDS, Driven, SavesStrategies
+from tradearena.evaluation.experiment.parallel import Executor
+from tradearena.evaluation.experiment.rollout import Job
+from tradearena.evaluation.experiment.rundir import load_run
+from tradearena.evaluation.experiment.store import Store
+from tradearena.evaluation.experiment.trained import discard_checkpoints, write_cards
 
 __all__ = [
     "INPUTS",
@@ -49,7 +49,7 @@ __all__ = [
     "plan",
     "run_config",
     "run_experiment",
-    "write_figures",
+    "write_run_figures",
     "write_tables",
 ]
 
@@ -210,7 +210,7 @@ def run_config(
     stage by stage (every job stored as it finishes, its checkpoints then dropped), then the
     tables, the agents' cards and (``figures``, default the config's ``output.figures``) the
     figures, which a resumed run whose records did not change keeps as they are when it has
-    any (`write_figures` redraws them). A kind with a ``drive(config, execute, records)``
+    any (`write_run_figures` redraws them). A kind with a ``drive(config, execute, records)``
     function plans its own jobs step by step through the `Execution` it is given (and its
     ``records``); the others' jobs are their ``plan``'s."""
     database = directory / "results.sqlite"
@@ -239,7 +239,7 @@ def _run_locked(
         execute = Execution(store, executor, directory)
         kind = KINDS[config["kind"]]
         try:
-            if hasattr(kind, "drive"):
+            if isinstance(kind, Driven):
                 kind.drive(config, execute, execute.records)
             else:
                 execute(plan(config))
@@ -255,7 +255,7 @@ def _run_locked(
     stage("the tables" + (" (payoffs, equilibria)" if config["kind"] == "tournament" else ""))
     summary = kind.tables(directory, as_run, records)
     stage("the agents' cards")
-    tables = kind.agent_tables(as_run) if hasattr(kind, "agent_tables") else None
+    tables = kind.agent_tables(as_run) if isinstance(kind, SavesStrategies) else None
     write_cards(directory, as_run, records, tables)
     if (config["output"].figures if figures is None else figures) and (
         new_records or not any(directory.glob("[!.]*.png"))
@@ -293,7 +293,7 @@ def write_tables(directory: str | Path) -> pd.DataFrame:
     return KINDS[config["kind"]].tables(directory, config, records)
 
 
-def write_figures(directory: str | Path) -> list[Path]:
+def write_run_figures(directory: str | Path) -> list[Path]:
     """Draw every figure the run supports into its directory (see its kind's ``figures``);
     return the files written."""
     directory = Path(directory)

@@ -18,13 +18,14 @@ import numpy as np
 import pandas as pd
 
 from tradearena.envs.spec import MarketSpec
-from tradearena.evaluation.analysis.dynamics import alpharank, rest_points, trajectory
+from tradearena.evaluation.analysis.alpharank import alpharank
+from tradearena.evaluation.analysis.dynamics import rest_points, trajectory
 from tradearena.evaluation.analysis.metrics import Checkpointing, DegenerateMetricWarning
 from tradearena.evaluation.analysis.payoffs import PayoffTable
-from tradearena.evaluation.config import load_config
-from tradearena.evaluation.experiment import run_experiment
-from tradearena.evaluation.parallel import Executor
-from tradearena.evaluation.rundir import load_run
+from tradearena.evaluation.experiment.config import load_config
+from tradearena.evaluation.experiment.parallel import Executor
+from tradearena.evaluation.experiment.rundir import load_run
+from tradearena.evaluation.experiment.runner import run_experiment
 
 __all__ = [
     "EXPERIMENTS",
@@ -36,8 +37,8 @@ __all__ = [
     "write_report",
 ]
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-REPORT = Path(__file__).resolve().parents[1] / "docs" / "report.toml"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+REPORT = Path(__file__).resolve().parents[2] / "docs" / "report.toml"
 """The report's prose, the source text's numbers and the claims it checks."""
 
 

@@ -7,7 +7,7 @@ keeps the token authentication Ray gives new local clusters (``RAY_AUTH_MODE=tok
 token in ``~/.ray/auth_token``, made on first use), stated rather than left to Ray's default
 so that Ray does not warn of it on every run (when this process has not imported Ray before:
 Ray reads the mode on import); a ``RAY_AUTH_MODE`` of the user's is kept. A job
-that raises is not retried: `evaluation.kinds.run_job` turns the exception into a failed
+that raises is not retried: `evaluation.experiment.kinds.run_job` turns the exception into a failed
 result. `LocalExecutor` runs jobs one after the other in this process (tests, debugging).
 Both give bit-identical results: a job's randomness depends only on its config and seed.
 """
@@ -25,9 +25,9 @@ from typing import Protocol
 from tqdm import tqdm
 
 from tradearena.envs.errors import UserError
-from tradearena.evaluation.kinds import run_job
-from tradearena.evaluation.rollout import Job
-from tradearena.evaluation.store import JobResult
+from tradearena.evaluation.experiment.kinds import run_job
+from tradearena.evaluation.experiment.rollout import Job
+from tradearena.evaluation.experiment.store import JobResult
 
 __all__ = ["Executor", "LocalExecutor", "RayExecutor", "check_address", "make_executor"]
 
@@ -297,7 +297,7 @@ def watch_children() -> subprocess.Popen:
 def _warm_worker(concurrent: int) -> None:
     """Import the simulator in this worker; linger so that ``concurrent`` warm-up tasks land
     on as many worker processes."""
-    import tradearena.evaluation.kinds  # noqa: F401 (the import is the point)
+    import tradearena.evaluation.experiment.kinds  # noqa: F401 (the import is the point)
 
     time.sleep(0.2 if concurrent > 1 else 0.0)
 

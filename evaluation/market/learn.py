@@ -13,7 +13,7 @@ import tomli_w
 from tradearena.envs.data.load import load_tape
 from tradearena.envs.errors import into, replacing
 from tradearena.envs.simulator.eventmodel import EventModel, fit_events
-from tradearena.evaluation.fit import experiment_table
+from tradearena.evaluation.market.fit import experiment_table
 
 __all__ = ["learn", "learned_market", "write_learned"]
 
@@ -22,7 +22,7 @@ def learned_market(model_file: str, tape_path: str) -> dict[str, Any]:
     """The ``[market]`` table of a market of the learned flow in ``model_file`` (a path the
     experiment file reads relative to its folder), on the clock, tick and price of the day
     in ``tape_path``: the making task, one-hour sessions of one-minute steps in its day."""
-    from tradearena.evaluation.realism import read_source
+    from tradearena.evaluation.market.realism import read_source
 
     day = read_source(tape_path, 1).days[0]
     mids = (day.bid + day.ask) / 2
@@ -43,7 +43,7 @@ def write_learned(path: Path, model: EventModel, market: Mapping[str, Any]) -> P
     header saying what was learned from what; the model beside it as ``path``'s stem +
     ``.flow.json`` and ``.flow.npz``."""
     from tradearena.agents.saving import project_version
-    from tradearena.evaluation.realism import clock
+    from tradearena.evaluation.market.realism import clock
 
     meta = model.meta
     lo, hi = meta["window"]

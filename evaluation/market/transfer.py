@@ -31,16 +31,15 @@ from tradearena.envs.simulator.replayer import QUEUE_MODELS
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.analysis.metrics import bootstrap_ci, sharpe
 from tradearena.evaluation.analysis.transfer import Predictivity, predictivity
-from tradearena.evaluation.parallel import Executor
-from tradearena.evaluation.rollout import Job, build_agent
-from tradearena.evaluation.store import JobResult
+from tradearena.evaluation.experiment.parallel import Executor
+from tradearena.evaluation.experiment.rollout import Job, build_agent
+from tradearena.evaluation.experiment.store import JobResult
 
 __all__ = [
     "MIN_TRADING",
     "TASKS",
     "Policy",
     "Transfer",
-    "command",
     "format_transfer",
     "market_of",
     "saved_policies",
@@ -104,7 +103,7 @@ def saved_policies(run_dir: str | Path) -> list[Policy]:
     """The agents a run saved (its config's agent tables: label and id), each a `Policy`
     labelled ``<run>/<label>``; UserError naming the directory when it saved none."""
     from tradearena.agents.saving import HEADER
-    from tradearena.evaluation.trained import AGENTS, agent_path
+    from tradearena.evaluation.experiment.trained import AGENTS, agent_path
 
     directory = Path(run_dir)
     config = directory / "config.toml"
@@ -146,8 +145,8 @@ KEPT = (
 def market_of(name: str, task: str | None) -> MarketSpec:
     """The market ``name`` names (an experiment file's ``[market]`` or a Gymnasium id), as
     ``task`` (default: its own) sets a seat in it."""
-    from tradearena.evaluation.config import load_market
-    from tradearena.evaluation.realism import gym_spec
+    from tradearena.evaluation.experiment.config import load_market
+    from tradearena.evaluation.market.realism import gym_spec
 
     spec = load_market(Path(name)) if name.endswith(".toml") else gym_spec(name)
     if task is not None and task not in TASKS:
@@ -210,7 +209,7 @@ def session_pnl(
 
 def _agent(policy: Policy, spec: MarketSpec, seed: int, root_seed: int):
     if policy.source:
-        from tradearena.evaluation.trained import load_saved
+        from tradearena.evaluation.experiment.trained import load_saved
 
         table = {"id": policy.id, "from": policy.source}
         return load_saved(table, spec, seed % policy.saved_seeds)
@@ -437,24 +436,3 @@ def write_transfer(result: Transfer, out: Path) -> list[Path]:
                 table.to_csv(temporary, index=False)
         save_figure(figure, paths[2], dpi=100)
     return paths
-
-
-def command(args, executor: Executor) -> int:
-    """``tradearena transfer``: test the zoo on ``executor``, print the verdicts, write the
-    files."""
-    result = transfer(
-        args.market,
-        args.against,
-        executor=executor,
-        task=args.task,
-        window=args.window,
-        start=args.start,
-        agents=args.agents,
-        seeds=args.seeds,
-        sessions=args.sessions,
-    )
-    print(format_transfer(result))
-    if args.out is not None:
-        paths = write_transfer(result, Path(args.out))
-        print(f"\nwrote {', '.join(str(p) for p in paths)}")
-    return 0

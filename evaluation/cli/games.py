@@ -1,0 +1,108 @@
+"""``tradearena games FILE.csv``: the equilibria of a payoff table, printed (and written)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tradearena.envs.errors import into, replacing
+
+if TYPE_CHECKING:
+    from tradearena.evaluation.analysis.games import Analysis
+
+
+def games_command(args: argparse.Namespace) -> int:
+    """``tradearena games FILE.csv [--roles R1,R2 | --reduce n] [--out DIR] [--resamples B]
+    [--seed S]``."""
+    from tradearena.evaluation.analysis.games import analyse, read_table, write_equilibria
+
+    if args.roles:
+        return _role_games(args)
+    table = read_table(args.table, args.reduce)
+    if args.reduce is not None:
+        print(f"deviation-preserving reduction to {table.p} players")
+    analysis = analyse(table, resamples=args.resamples, seed=args.seed)
+    print(_report(analysis))
+    if args.out:
+        for path in write_equilibria(args.out, analysis):
+            print(path)
+    return 0
+
+
+def _role_games(args: argparse.Namespace) -> int:
+    """A role game: its equilibria with each role's regret, welfare and deviation gains (no
+    bootstrap)."""
+    from tradearena.evaluation.analysis.games import TOL, read_role_table, role_frame
+    from tradearena.evaluation.analysis.roles import role_equilibria
+
+    roles = [r.strip() for r in args.roles.split(",") if r.strip()]
+    table = read_role_table(args.table, roles)
+    frame = role_frame(table, role_equilibria(table, tol=TOL))
+    described = "; ".join(
+        f"{r}: {n} players, {list(own)}"
+        for r, n, own in zip(table.roles, table.players, table.strategies)
+    )
+    print(f"role game: {described}")
+    shown = frame.drop(columns=[c for c in frame if c.startswith("gain_")])
+    print("Nash equilibria (one mixture per role):")
+    print(shown.round(4).to_string(index=False) if len(frame) else "no equilibrium")
+    print("\ndeviation gains:")
+    print(frame[[c for c in frame if c.startswith("gain_")]].round(4).to_string(index=False))
+    if args.out:
+        path = Path(args.out) / "equilibria.csv"
+        with into(args.out), replacing(path) as temporary:
+            frame.to_csv(temporary, index=False, float_format="%.10g")
+        print(path)
+    return 0
+
+
+def _report(analysis: Analysis) -> str:
+    """What ``tradearena games`` prints of a symmetric game: its equilibria with their
+    intervals, its maximum-welfare profile, and where to sample next."""
+    from tradearena.evaluation.analysis.games import equilibria_frame, format_equilibria
+
+    table, best = analysis.table, analysis.best
+    drawn = analysis.bootstrap
+    if drawn is None:
+        source = "no intervals: the table has no stderr_<s> columns"
+    elif drawn.source == "records":
+        source = (
+            f"{drawn.level:.0%} intervals over {drawn.regret.shape[1]} resamples of the records"
+        )
+    else:
+        source = (
+            f"{drawn.level:.0%} intervals over {drawn.regret.shape[1]} resamples, each cell's mean "
+            "drawn normally with its standard error"
+        )
+    profile = ", ".join(f"{s} {n}" for s, n in zip(table.strategies, best.counts))
+    lines = [
+        f"game: {table.p} players, strategies {list(table.strategies)}; {source}",
+        format_equilibria(equilibria_frame(analysis)) if analysis.found else "no equilibrium",
+        "",
+        f"maximum-welfare profile: {profile}: {best.welfare:.4g} per player",
+    ]
+    if drawn is not None and table.stderr is not None:
+        lines.append(_sample_next(analysis))
+    return "\n".join(lines)
+
+
+def _sample_next(analysis: Analysis, top: int = 3) -> str:
+    """The ``top`` profiles whose episodes would narrow the widest regret interval most
+    (`resampling.regret_variance`)."""
+    from tradearena.evaluation.analysis.payoffs import profile_key
+    from tradearena.evaluation.analysis.resampling import regret_variance
+
+    widths = np.diff(analysis.bootstrap.regret_interval, axis=1)[:, 0]
+    e = int(np.argmax(widths))
+    shares = regret_variance(analysis.table, analysis.found[e].x)
+    order = np.argsort(-shares, kind="stable")[:top]
+    named = ", ".join(
+        f"{profile_key(analysis.table.counts[r])} ({shares[r]:.0%})" for r in order if shares[r]
+    )
+    return (
+        f"sample next, for the widest regret interval (equilibrium {e + 1}): "
+        f"{named or 'nothing (no sampling variance)'}"
+    )

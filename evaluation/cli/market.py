@@ -1,0 +1,200 @@
+"""The commands of the market: a synthetic ``session``, and the market judged (``realism``,
+``transfer``) and fitted (``fit``)."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import time
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tradearena.envs.errors import UserError, into
+from tradearena.evaluation.cli.experiments import executor_from
+
+if TYPE_CHECKING:
+    from tradearena.evaluation.experiment.parallel import Executor
+
+
+def run_session(args: argparse.Namespace) -> int:
+    from tradearena.envs.simulator.market import Market
+    from tradearena.envs.simulator.traders import rmsc04
+
+    market = Market(rmsc04(), n_seats=0, n_steps=args.steps)
+    start = time.perf_counter()
+    market.reset(args.seed)
+    while not market.done:
+        market.step()
+    seconds = time.perf_counter() - start
+    summary = market.summary()
+    print(
+        f"synthetic session, seed {args.seed}: {summary['steps']} one-minute steps "
+        f"simulated in {seconds:.2f} s"
+    )
+    for key, value in summary.items():
+        number = f"{value:,.2f}" if isinstance(value, float) else f"{value:,}"
+        unit = SESSION_UNITS.get(key, "")
+        if unit == "ticks":
+            unit += f" (${value * market.tick_size:,.4f})"
+        print(f"  {key:<12} {number} {unit}".rstrip())
+    return 0
+
+
+MAX_SESSION_STEPS = 390 * 256
+"""The longest `tradearena session`, in one-minute steps: a year of trading days (the market
+keeps arrays of a session's steps)."""
+
+
+SESSION_UNITS = {
+    "volume": "shares",
+    "mean_spread": "ticks",
+    "open_mid": "ticks",
+    "close_mid": "ticks",
+    "low_mid": "ticks",
+    "high_mid": "ticks",
+}
+"""The unit of each `Market.summary` value `tradearena session` prints (counts have none);
+prices in ticks are followed by their dollars."""
+
+
+def fit_command(args: argparse.Namespace) -> int:
+    """`tradearena fit`: refused when --budget is less than one CMA-ES generation per restart
+    (what the fit evaluates at least) or a tape is too short to stand for a day."""
+    from tradearena.envs.data.load import ThinTape
+    from tradearena.evaluation.market.search import fit
+
+    if args.model == "events":
+        return learn_command(args)
+    generation = inspect.signature(fit).parameters["popsize"].default
+    if args.budget < generation * args.restarts:
+        raise UserError(
+            f"--budget {args.budget}: a fit evaluates at least one generation of {generation} "
+            f"candidates per restart ({args.restarts} restarts: {generation * args.restarts}); "
+            "give a larger --budget or fewer --restarts"
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ThinTape)
+        return _fit(args)
+
+
+def learn_command(args: argparse.Namespace) -> int:
+    """`tradearena fit --model events`: learn, write, print what was learned."""
+    from tradearena.evaluation.market.learn import learn
+
+    if len(args.tapes) != 1:
+        raise UserError(f"--model events learns from one tape, got {len(args.tapes)}")
+    began = time.perf_counter()
+    model = learn(args.tapes[0], Path(args.out), start=args.start, end=args.end)
+    meta = model.meta
+    print(
+        f"learned {meta['events']:,} events in {time.perf_counter() - began:.1f} s: "
+        f"log-likelihood {meta['log_likelihood_per_event']:.4f} nats per event, decays "
+        f"{', '.join(f'{d:g}' for d in model.decays)} per second, branching {model.branching:.3f}"
+    )
+    for pooled in meta["pooled"]:
+        print(f"pooled: {pooled['state']} ({pooled['events']} events) with {pooled['pooled_with']}")
+    print(f"wrote {args.out} (the flow's parameters: {Path(args.out).stem}.flow.json, .flow.npz)")
+    return 0
+
+
+def _fit(args: argparse.Namespace) -> int:
+    """``tradearena fit``: fit, write the market file, print the fit's report."""
+    from tradearena.evaluation.experiment.parallel import make_executor
+    from tradearena.evaluation.market.fit import day_job, fit_day, write_market
+
+    out = Path(args.out)
+    memory = out.with_suffix(".fit.jsonl")
+    if memory.exists() and not args.resume:
+        raise UserError(
+            f"{memory} exists (an earlier fit's memory): --resume to go on, or remove it"
+        )
+    executor = make_executor(args.executor, workers=args.workers, progress=False, job=day_job)
+    with into(out.parent):  # made for the fit: removed again when it is refused
+        try:
+            result, table, goal = fit_day(
+                args.tapes,
+                population=args.population,
+                budget=args.budget,
+                minutes=args.minutes,
+                days=args.days,
+                restarts=args.restarts,
+                executor=executor,
+                memory=memory,
+                start=args.start,
+                end=args.end,
+            )
+        finally:
+            executor.close()
+        write_market(out, table, result, args.tapes, (args.start, args.end))
+    print(
+        f"distance {result.distance:.4g} after {result.evaluations} candidates in "
+        f"{result.seconds:.0f} s"
+        + (" (budget ended early: best so far)" if result.stopped_early else "")
+    )
+    print(f"{'parameter':32} {'fitted':>12} {'restarts mean':>14} {'sd':>10}")
+    for name, (mean, sd) in result.spread().items():
+        print(f"{name:32} {result.parameters[name]:12.5g} {mean:14.5g} {sd:10.3g}")
+    print(f"wrote {out} (memory of the candidates: {memory})")
+    return 0
+
+
+def transfer_command(args: argparse.Namespace) -> int:
+    from tradearena.evaluation.market.transfer import transfer_job
+
+    with executor_from(args, job=transfer_job) as executor:
+        return _transfer(args, executor)
+
+
+def _transfer(args: argparse.Namespace, executor: Executor) -> int:
+    """``tradearena transfer``: test the zoo on ``executor``, print the verdicts, write the
+    files."""
+    from tradearena.evaluation.market.transfer import format_transfer, transfer, write_transfer
+
+    result = transfer(
+        args.market,
+        args.against,
+        executor=executor,
+        task=args.task,
+        window=args.window,
+        start=args.start,
+        agents=args.agents,
+        seeds=args.seeds,
+        sessions=args.sessions,
+    )
+    print(format_transfer(result))
+    if args.out is not None:
+        paths = write_transfer(result, Path(args.out))
+        print(f"\nwrote {', '.join(str(p) for p in paths)}")
+    return 0
+
+
+def realism_command(args: argparse.Namespace) -> int:
+    from tradearena.envs.data.load import without_orderbooks
+
+    args.sources = without_orderbooks(args.sources)  # a LOBSTER day named by both its files
+    return _realism(args)
+
+
+def _realism(args: argparse.Namespace) -> int:
+    """``tradearena realism``: print the scorecard and the classifier's verdicts (and where
+    they were written)."""
+    from tradearena.evaluation.market.realism import format_features, format_scorecard, realism
+
+    report = realism(
+        args.sources,
+        against=args.against,
+        days=args.days,
+        out=args.out,
+        start=args.start,
+        end=args.end,
+        classifier_days=min(args.classifier_days, args.days),
+    )
+    print(format_scorecard(report.table))
+    for label, names in report.missing.items():
+        print(f"\n{label}: not available (day too short): {', '.join(names)}")
+    for label, tests in report.tests.items():
+        print("\n" + format_features(label, tests))
+    if args.out is not None:
+        print(f"\nwrote {Path(args.out) / 'scorecard.csv'} and realism_*.png")
+    return 0
