@@ -62,6 +62,8 @@ __all__ = [
     "estimate",
     "fit_events",
     "kernel_sums",
+    "window",
+    "window_events",
 ]
 
 FAST = (300.0, 1000.0, 3000.0)
@@ -448,8 +450,7 @@ def fit_events(
     times = tape.messages["time"]
     lo = float(times[0]) if start is None else float(start)
     hi = float(times[-1]) if end is None else float(end)
-    every = events(tape)
-    ev = every.take((every.time >= lo) & (every.time < hi) & (every.spread > 0))
+    ev, path = window_events(tape, lo, hi)
     if len(ev) < MIN_EVENTS:
         raise EventModelError(
             f"{tape.source}: {len(ev):,} events between {lo:.0f} s and {hi:.0f} s, too few to "
@@ -458,7 +459,7 @@ def fit_events(
     first_row = max(int(np.searchsorted(times, lo)) - 1, 0)
     model = estimate(
         ev,
-        _window(state_path(tape), lo, hi),
+        path,
         fast=fast,
         slow=slow,
         bin_seconds=bin_seconds,
@@ -552,7 +553,15 @@ def estimate(
     return _replace(best, meta=meta)
 
 
-def _window(path: Path, lo: float, hi: float) -> Path:
+def window_events(tape: Tape, lo: float, hi: float) -> tuple[Events, Path]:
+    """The tape's events in [lo, hi) seconds met with both sides quoted, and the book's
+    states over that window."""
+    every = events(tape)
+    ev = every.take((every.time >= lo) & (every.time < hi) & (every.spread > 0))
+    return ev, window(state_path(tape), lo, hi)
+
+
+def window(path: Path, lo: float, hi: float) -> Path:
     """``path`` cut to [lo, hi): the state at ``lo`` is the one in force then."""
     first = max(int(np.searchsorted(path.time, lo, side="right")) - 1, 0)
     last = int(np.searchsorted(path.time, hi))

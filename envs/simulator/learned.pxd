@@ -32,3 +32,13 @@ cdef class EventSampler:
     cdef Py_ssize_t _behind(self, int which) noexcept
     cdef int _keep_depth(self, OrderBook book, int side, i64* counts) except -1
     cdef void _candidate(self, double t) noexcept
+    cdef int _accepted(self, Py_ssize_t e, double t) except -1
+
+
+cdef class NeuralSampler(EventSampler):
+    cdef vector[double] _table, _burst  # the rates the GRU set after the last event
+    cdef double _delta, _event_time, _profile_peak, _table_bound
+    cdef Py_ssize_t _cell_count
+    cdef object _net, _h
+
+    cdef int _load(self) except -1

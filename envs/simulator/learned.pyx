@@ -37,7 +37,7 @@ from tradearena.envs.simulator.book cimport (
     K_LIMIT, K_MARKET, QTY_MAX, Half, LevelIter, OrderBook, best_key, i64, level_volume,
 )
 
-__all__ = ["EventSampler", "KINDS"]
+__all__ = ["EventSampler", "KINDS", "NeuralSampler"]
 
 cdef enum:
     N_KINDS = 6
@@ -246,10 +246,16 @@ cdef class EventSampler:
                 u -= rates[e]
                 e += 1
             self._act(book, e % N_KINDS, 1 if e < N_KINDS else -1, counts)
-            for k in range(self._kernels):
-                self._running[k * 2 * N_KINDS + e] += self._decays[k]
+            self._accepted(e, t)
             self.events += 1
         self._candidate(t)
+        return 0
+
+    cdef int _accepted(self, Py_ssize_t e, double t) except -1:
+        """After an event of (side index x KINDS + kind) ``e`` at ``t``: its excitation."""
+        cdef Py_ssize_t k
+        for k in range(self._kernels):
+            self._running[k * 2 * N_KINDS + e] += self._decays[k]
         return 0
 
     cdef int _act(self, OrderBook book, Py_ssize_t kind, int side, i64* counts) except -1:
@@ -349,6 +355,92 @@ cdef i64 _delete_newest(OrderBook book, int side, i64 price, i64 owner) except -
         return 0
     book._cancel(book._id(slot), -1)
     return 1
+
+
+cdef class NeuralSampler(EventSampler):
+    """Draws a neural flow's events (`envs.simulator.neuralflow.NeuralModel`): as
+    `EventSampler` does, with the rates the GRU sets after each event (a table by side, kind
+    and state, times the profile, plus a burst decaying since the event) in place of the
+    Hawkes excitation. ``net``: the model; the rest as `EventSampler`'s (its base model's)."""
+
+    def __init__(self, object net, list marks, i64 bid_owner, i64 ask_owner, object rng, double t0):
+        base = net.base
+        self._net, self._h = net, np.zeros(net.hidden)
+        self._delta, self._event_time = net.delta, t0
+        self._profile_peak = float(np.max(base.profile))
+        self._cell_count = base.mu.shape[1]
+        self._load()
+        EventSampler.__init__(
+            self, base.mu, base.alpha, base.decays, base.profile, base.start, base.bin_seconds,
+            base.spread_edges, base.queue_edges, marks, base.depth, bid_owner, ask_owner, rng,
+            t0,
+        )
+        self._parameters = (net, marks, bid_owner, ask_owner)
+
+    def __reduce__(self):
+        state = (
+            self._rng, self._h.copy(), self._event_time, self.next_time, self.end, self._bound,
+            self.events, self.candidates,
+        )
+        return _rebuild_neural, (self._parameters, state)
+
+    cdef int _load(self) except -1:
+        """Set the rates the GRU gives from its hidden state now: the table (2 KINDS cells,)
+        and the bursts (2 KINDS,), per second, and the table's part of the bound."""
+        cdef Py_ssize_t cells = self._cell_count, si, b, c
+        cdef double best, total
+        table, burst = self._net.rates(self._h)
+        self._table = table
+        self._burst = burst
+        self._table_bound = 0.0
+        for si in range(2):
+            best = 0.0
+            for c in range(cells):
+                total = 0.0
+                for b in range(N_KINDS):
+                    total += self._table[(si * N_KINDS + b) * cells + c]
+                best = max(best, total)
+            self._table_bound += best * self._profile_peak
+        return 0
+
+    cdef void _rates(self, OrderBook book, double t, double* rates) noexcept:
+        cdef Py_ssize_t bins = self._profile.size(), b, si, cell, e
+        cdef double position = floor((t - self._start) / self._bin_seconds)
+        cdef Py_ssize_t bin = 0 if position < 0 else <Py_ssize_t>min(position, <double>(bins - 1))
+        cdef double level = self._profile[bin], fade = exp(-self._delta * (t - self._event_time))
+        for si in range(2):
+            cell = self._cell(book, 1 if si == 0 else -1)
+            for b in range(N_KINDS):
+                e = si * N_KINDS + b
+                rates[e] = self._table[e * self._cell_count + cell] * level + self._burst[e] * fade
+
+    cdef void _candidate(self, double t) noexcept:
+        cdef double bound = self._table_bound, fade = exp(-self._delta * (t - self._event_time))
+        cdef Py_ssize_t e
+        for e in range(2 * N_KINDS):
+            bound += self._burst[e] * fade
+        self._bound = bound
+        self.next_time = t - log(1.0 - self._uniform()) / bound if bound > 0 else INFINITY
+
+    cdef int _accepted(self, Py_ssize_t e, double t) except -1:
+        self._h = self._net.read(self._h, e, t - self._event_time)
+        self._event_time = t
+        self._load()
+        return 0
+
+
+def _rebuild_neural(parameters, state):
+    """Unpickle: a neural sampler of ``parameters`` in ``state``."""
+    net, marks, bid_owner, ask_owner = parameters
+    rng, h, event_time, next_time, end, bound, events, candidates = state
+    drawn = rng.bit_generator.state
+    cdef NeuralSampler sampler = NeuralSampler(net, marks, bid_owner, ask_owner, rng, event_time)
+    rng.bit_generator.state = drawn
+    sampler._h, sampler._event_time = h, event_time
+    sampler._load()
+    sampler.next_time, sampler.end, sampler._bound = next_time, end, bound
+    sampler.events, sampler.candidates = events, candidates
+    return sampler
 
 
 def _rebuild(parameters, state):

@@ -64,7 +64,7 @@ def fit_command(args: argparse.Namespace) -> int:
     from tradearena.envs.data.load import ThinTape
     from tradearena.evaluation.market.search import fit
 
-    if args.model == "events":
+    if args.model in ("events", "neural"):
         return learn_command(args)
     generation = inspect.signature(fit).parameters["popsize"].default
     if args.budget < generation * args.restarts:
@@ -79,13 +79,21 @@ def fit_command(args: argparse.Namespace) -> int:
 
 
 def learn_command(args: argparse.Namespace) -> int:
-    """`tradearena fit --model events`: learn, write, print what was learned."""
+    """`tradearena fit --model events|neural`: learn, write, print what was learned."""
     from tradearena.evaluation.market.learn import learn
 
     if len(args.tapes) != 1:
-        raise UserError(f"--model events learns from one tape, got {len(args.tapes)}")
+        raise UserError(f"--model {args.model} learns from one tape, got {len(args.tapes)}")
     began = time.perf_counter()
-    model = learn(args.tapes[0], Path(args.out), start=args.start, end=args.end)
+    neural = args.model == "neural"
+    out = Path(args.out)
+    model = learn(
+        args.tapes[0], out, start=args.start, end=args.end, neural=neural, minutes=args.minutes
+    )
+    if neural:
+        held = model.meta["held_out_log_likelihood_per_event"]
+        print(f"neural: {held:.4f} nats per event on the window's last tenth, held out")
+        model = model.base
     meta = model.meta
     print(
         f"learned {meta['events']:,} events in {time.perf_counter() - began:.1f} s: "
@@ -94,7 +102,7 @@ def learn_command(args: argparse.Namespace) -> int:
     )
     for pooled in meta["pooled"]:
         print(f"pooled: {pooled['state']} ({pooled['events']} events) with {pooled['pooled_with']}")
-    print(f"wrote {args.out} (the flow's parameters: {Path(args.out).stem}.flow.json, .flow.npz)")
+    print(f"wrote {out} (the flow's parameters: {out.stem}.flow.json and the files it names)")
     return 0
 
 

@@ -429,12 +429,13 @@ def add_fit_command(commands: argparse._SubParsersAction) -> None:
     fitting.add_argument("tapes", nargs="+", metavar="TAPE", help="a real day (a tape)")
     fitting.add_argument(
         "--model",
-        choices=["moments", "events"],
+        choices=["moments", "events", "neural"],
         default="moments",
         help="moments (default): the population's parameters by simulated moments; events: "
         "order flow learned from one tape's messages event by event (a queue-reactive point "
         "process with Hawkes excitation, by maximum likelihood; OUT's stem + .flow.json and "
-        ".flow.npz hold its parameters)",
+        "its arrays hold its parameters); neural: the same with a GRU over the events in "
+        "place of the excitation, trained with torch for at most --minutes",
     )
     fitting.add_argument("--population", default="light", help="the population fitted")
     fitting.add_argument(

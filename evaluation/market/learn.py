@@ -1,5 +1,5 @@
-"""`tradearena fit --model events`: order flow learned from a tape event by event, written as
-an experiment file whose market runs it (`envs.simulator.traders.LearnedFlow`), with the
+"""`tradearena fit --model events|neural`: order flow learned from a tape event by event,
+written as an experiment file whose market runs it (`envs.simulator.traders.LearnedFlow`), with the
 model's parameters beside it (JSON and arrays, `envs.simulator.eventmodel.EventModel.save`)."""
 
 from __future__ import annotations
@@ -9,11 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
+from tqdm import tqdm
 
 from tradearena.envs.data.load import load_tape
 from tradearena.envs.errors import into, replacing
-from tradearena.envs.simulator.eventmodel import EventModel, fit_events
+from tradearena.envs.simulator.eventmodel import EventModel, fit_events, window_events
+from tradearena.envs.simulator.neuralflow import NeuralModel
 from tradearena.evaluation.market.fit import experiment_table
+from tradearena.evaluation.market.neural import fit_neural, torch_or_error
 
 __all__ = ["learn", "learned_market", "write_learned"]
 
@@ -38,25 +41,34 @@ def learned_market(model_file: str, tape_path: str) -> dict[str, Any]:
     }
 
 
-def write_learned(path: Path, model: EventModel, market: Mapping[str, Any]) -> Path:
+def write_learned(path: Path, model: EventModel | NeuralModel, market: Mapping[str, Any]) -> Path:
     """``path``: an experiment file (the quickstart's agents on the learned market), its
     header saying what was learned from what; the model beside it as ``path``'s stem +
-    ``.flow.json`` and ``.flow.npz``."""
+    ``.flow.json`` (and its arrays)."""
     from tradearena.agents.saving import project_version
     from tradearena.evaluation.market.realism import clock
 
-    meta = model.meta
+    base = model.base if isinstance(model, NeuralModel) else model
+    meta = base.meta
     lo, hi = meta["window"]
-    decays = ", ".join(f"{d:g}" for d in model.decays)
+    decays = ", ".join(f"{d:g}" for d in base.decays)
     lines = [
-        f"# Order flow learned from {Path(meta['tape']).name} by `tradearena fit --model events`",
-        f"# (a queue-reactive point process with Hawkes excitation, maximum likelihood): "
+        f"# Order flow learned from {Path(meta['tape']).name} by `tradearena fit --model "
+        f"{'neural' if base is not model else 'events'}`",
+        "# (a queue-reactive point process with Hawkes excitation, maximum likelihood): "
         f"{meta['events']:,} events",
         f"# from {clock(lo)} to {clock(hi)}, log-likelihood {meta['log_likelihood_per_event']:.4f} "
         f"nats per event, decays {decays} per second,",
-        f"# branching {model.branching:.3f}, {len(meta['pooled'])} sparse states pooled with "
-        f"a neighbour (listed in the .flow.json); tradearena {project_version()}.",
+        f"# branching {base.branching:.3f}, {len(meta['pooled'])} sparse states pooled with "
+        f"a neighbour (listed in the parameter file); tradearena {project_version()}.",
     ]
+    if base is not model:
+        held = model.meta["held_out_log_likelihood_per_event"]
+        lines.append(
+            f"# Its excitation replaced by a GRU of {model.hidden} units over the events "
+            f"(torch, {model.meta['epochs']} epochs): {held:.4f} nats per event on the"
+        )
+        lines.append("# window's last tenth, held out.")
     with into(path.parent), replacing(path) as temporary:
         model.save(path.parent / f"{path.stem}.flow.json")
         text = tomli_w.dumps(experiment_table(path.stem, market))
@@ -64,10 +76,30 @@ def write_learned(path: Path, model: EventModel, market: Mapping[str, Any]) -> P
     return path
 
 
-def learn(tape_path: str, out: Path, *, start: float | None, end: float | None) -> EventModel:
+def learn(
+    tape_path: str,
+    out: Path,
+    *,
+    start: float | None,
+    end: float | None,
+    neural: bool = False,
+    minutes: float = 10.0,
+) -> EventModel | NeuralModel:
     """Learn the flow of the day in ``tape_path`` between ``start`` and ``end`` (seconds
-    after midnight; None: the tape's first and last message) and write ``out`` (see
-    `write_learned`)."""
-    model = fit_events(load_tape(tape_path), start=start, end=end)
+    after midnight; None: the tape's first and last message), with ``neural`` its neural
+    variant too (trained for at most ``minutes``), and write ``out`` (see `write_learned`)."""
+    if neural:
+        torch_or_error()
+    tape = load_tape(tape_path)
+    model = fit_events(tape, start=start, end=end)
+    if neural:
+        ev, path = window_events(tape, *model.meta["window"])
+        with tqdm(unit="epoch", dynamic_ncols=True, desc="neural flow") as bar:
+
+            def progress(epoch: int, train: float, held_out: float) -> None:
+                bar.set_postfix(train=f"{-train:.4f}", held_out=f"{-held_out:.4f}", refresh=False)
+                bar.update(1)
+
+            model = fit_neural(model, ev, path, minutes=minutes, progress=progress)
     write_learned(out, model, learned_market(f"{out.stem}.flow.json", tape_path))
     return model

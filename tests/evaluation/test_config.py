@@ -173,7 +173,8 @@ BAD = {
         "",
         10,
         "market.traders[0].type",
-        r"must be one of \['MarketMaker', 'Metaorder', 'Momentum', 'Noise', 'ZeroIntelligence'\], "
+        r"must be one of \['LearnedFlow', 'MarketMaker', 'Metaorder', 'Momentum', 'Noise', "
+        r"'ZeroIntelligence'\], "
         r"got 'Whale'",
     ),
     "unknown trader parameter": (

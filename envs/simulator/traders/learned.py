@@ -15,7 +15,8 @@ from tradearena.envs.data.events import KINDS, Events, Kind, Path
 from tradearena.envs.errors import ParameterError
 from tradearena.envs.simulator.book import MAX_QTY
 from tradearena.envs.simulator.eventmodel import EventModel, EventModelError
-from tradearena.envs.simulator.learned import EventSampler
+from tradearena.envs.simulator.learned import EventSampler, NeuralSampler
+from tradearena.envs.simulator.neuralflow import NeuralModel, is_neural
 from tradearena.envs.simulator.orders import Orders, Program, Rule
 from tradearena.envs.simulator.traders.base import Trader
 
@@ -25,9 +26,10 @@ if TYPE_CHECKING:
 
 
 class LearnedFlow(Trader):
-    """The order flow of ``model`` (an `EventModel`, or the path of its parameter file
-    written by ``tradearena fit --model events``), as one population with two owners: the
-    bid side's resting orders are the first's, the ask side's the second's.
+    """The order flow of ``model`` (an `EventModel` or a `NeuralModel`, or the path of its
+    parameter file written by ``tradearena fit --model events`` or ``neural``), as one
+    population with two owners: the bid side's resting orders are the first's, the ask
+    side's the second's.
 
     At reset it places the model's opening book around the market's initial price (its
     offsets from the mid, its queues), fills both sides to the model's depth and draws its
@@ -37,26 +39,28 @@ class LearnedFlow(Trader):
 
     n_owners = 2
 
-    def __init__(self, model: EventModel | str | FilePath) -> None:
+    def __init__(self, model: EventModel | NeuralModel | str | FilePath) -> None:
         if isinstance(model, str | FilePath):
+            read = NeuralModel.load if is_neural(model) else EventModel.load
             try:
-                model = EventModel.load(model)
+                model = read(model)
             except EventModelError as error:
                 raise ParameterError("model", str(error)) from None
-        if not isinstance(model, EventModel):
-            raise ParameterError("model", f"must be an EventModel or its file, got {model!r}")
+        if not isinstance(model, EventModel | NeuralModel):
+            reason = f"must be an EventModel, a NeuralModel or its file, got {model!r}"
+            raise ParameterError("model", reason)
         self.model = model
 
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
-        model = self.model
+        model = self.model.base if isinstance(self.model, NeuralModel) else self.model
         if not math.isclose(market.tick_size, model.tick_size, rel_tol=1e-9):
             raise ParameterError(
                 "model",
                 f"was learned at a tick of ${model.tick_size:g}; this market's tick is "
                 f"${market.tick_size:g}: run it at the tape's (tick_size = {model.tick_size:g})",
             )
-        self.sampler = sampler(model, owners, rng, market.t)
+        self.sampler = sampler(self.model, owners, rng, market.t)
         open_book(market.book, model, market.initial_price, owners)
         self.sampler.fill(market.book)
 
@@ -70,11 +74,13 @@ class LearnedFlow(Trader):
         )
 
 
-def sampler(model: EventModel, owners: range, rng: np.random.Generator, t0: float) -> EventSampler:
+def sampler(
+    model: EventModel | NeuralModel, owners: range, rng: np.random.Generator, t0: float
+) -> EventSampler:
     """The compiled sampler of ``model`` for a population of ``owners`` (bid, ask), its first
     candidate drawn from ``t0`` seconds."""
-    m = model.marks
-    marks = [*m.sizes, *m.inside, m.limit_behind, m.cancel_behind, m.gap, m.queue]
+    if isinstance(model, NeuralModel):
+        return NeuralSampler(model, _marks(model.base), owners[0], owners[1], rng, t0)
     return EventSampler(
         model.mu,
         model.alpha,
@@ -84,13 +90,19 @@ def sampler(model: EventModel, owners: range, rng: np.random.Generator, t0: floa
         model.bin_seconds,
         model.spread_edges,
         model.queue_edges,
-        marks,
+        _marks(model),
         model.depth,
         owners[0],
         owners[1],
         rng,
         t0,
     )
+
+
+def _marks(model: EventModel) -> list:
+    """The model's mark distributions in the order the sampler takes them."""
+    m = model.marks
+    return [*m.sizes, *m.inside, m.limit_behind, m.cancel_behind, m.gap, m.queue]
 
 
 def open_book(book: OrderBook, model: EventModel, mid: float, owners: range) -> None:
@@ -110,8 +122,7 @@ class _Reference:
     def __init__(self, model: EventModel, owners: range, rng: np.random.Generator, t0: float):
         self.m, self.rng, self.owners = model, rng, (owners[0], owners[1])
         self.running = np.zeros((len(model.decays), 2, KINDS)).tolist()
-        m = model.marks
-        self.marks = [*m.sizes, *m.inside, m.limit_behind, m.cancel_behind, m.gap, m.queue]
+        self.marks = _marks(model)
         self.cdfs = [(np.cumsum(p) / np.cumsum(p)[-1]).tolist() for _, p in self.marks]
         self.base_bound = 2.0 * float(model.mu.max(axis=1).sum()) * float(np.max(model.profile))
         alpha = model.alpha
