@@ -20,7 +20,7 @@ maximisation then splits each event between the baseline and its exciters and up
 (events per second of exposure to each state), the profile and alpha in closed form, each
 iteration numpy over an (events, 2 kernels x 2 kinds) array. The decays are chosen by the
 likelihood over a grid of pairs. A state
-seen by fewer than ``min_events`` events is pooled with its nearest neighbour, and
+seen by fewer than 20 events is pooled with its nearest neighbour, and
 the model's ``meta["pooled"]`` says which. Marks are counted: each kind's sizes, the offsets
 of limit orders inside the spread (as a fraction of the spread, by spread bucket) and behind
 the best, of cancels behind it, and the levels the tape reveals behind the best

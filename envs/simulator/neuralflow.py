@@ -7,7 +7,9 @@ since the event before) and sets, for the time until the next one, every (side, 
 rate: ``exp(table)`` times the time of day's profile, plus a burst ``gamma`` that decays at
 ``delta`` per second from the event. The states, the profile, the marks, the depth and the
 opening book are those of the parametric model it starts from (`EventModel`), whose rates
-are the table's starting point. Units: seconds, lots; rates per second.
+are the table's starting point; the table is capped at ten times that model's largest rate
+and a burst at two events (`log_caps`), so that states the training never saw stay tame.
+Units: seconds, lots; rates per second.
 """
 
 from __future__ import annotations
@@ -29,6 +31,13 @@ event before."""
 VERSION = 1
 _WEIGHTS = ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "table_weight", "table_bias")
 _WEIGHTS += ("burst_weight", "burst_bias")
+
+
+def log_caps(base: EventModel, log_delta):
+    """(largest log-rate of the table, largest log-burst) for a base model and the log of the
+    bursts' decay (a number or a torch tensor): ten times the base's largest rate; two
+    events per burst on average."""
+    return float(np.log(10.0 * base.mu.max())), log_delta + np.log(2.0)
 
 
 def inputs(event: np.ndarray, dt: np.ndarray) -> np.ndarray:
@@ -64,6 +73,17 @@ class NeuralModel:
     meta: dict
 
     @property
+    def table_cap(self) -> float:
+        """The largest log-rate the table gives: ten times the base's largest rate, so that a
+        state the training never saw cannot run away (nor the sampler's bound)."""
+        return log_caps(self.base, np.log(self.delta))[0]
+
+    @property
+    def burst_cap(self) -> float:
+        """The largest log-burst: one that brings two events on average before it fades."""
+        return log_caps(self.base, np.log(self.delta))[1]
+
+    @property
     def hidden(self) -> int:
         """The GRU's width, H."""
         return self.weight_hh.shape[1]
@@ -86,8 +106,8 @@ class NeuralModel:
     def rates(self, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """From hidden state ``h``: the rates table (2 KINDS cells,) per second before the
         profile, and the bursts (2 KINDS,) per second."""
-        table = np.exp(np.minimum(self.table_weight @ h + self.table_bias, 30.0))
-        burst = np.exp(np.minimum(self.burst_weight @ h + self.burst_bias, 30.0))
+        table = np.exp(np.minimum(self.table_weight @ h + self.table_bias, self.table_cap))
+        burst = np.exp(np.minimum(self.burst_weight @ h + self.burst_bias, self.burst_cap))
         return table, burst
 
     def save(self, path: str | Path) -> Path:

@@ -20,7 +20,7 @@ import numpy as np
 from tradearena.envs.data.events import KINDS, Events, Path
 from tradearena.envs.errors import UserError
 from tradearena.envs.simulator.eventmodel import EventModel
-from tradearena.envs.simulator.neuralflow import INPUTS, NeuralModel, inputs
+from tradearena.envs.simulator.neuralflow import INPUTS, NeuralModel, inputs, log_caps
 
 __all__ = ["fit_neural", "log_likelihood", "torch_or_error"]
 
@@ -127,15 +127,17 @@ def _nll(net, base: EventModel, w: _Window, chunks: int, torch):
     rows = w.event * cells + w.cell
     he = h[:-1]
     log_table = (weight[rows] * he).sum(dim=1) + bias[rows]
-    burst = torch.exp(net["burst"](he).gather(1, w.event[:, None])[:, 0].clamp(max=30))
-    rate = torch.exp(log_table.clamp(max=30)) * w.level + burst * torch.exp(-delta * w.gap)
+    table_cap, burst_cap = log_caps(base, net.log_delta)
+    log_burst = net["burst"](he).gather(1, w.event[:, None])[:, 0]
+    burst = torch.exp(torch.minimum(log_burst, burst_cap))
+    rate = torch.exp(log_table.clamp(max=table_cap)) * w.level + burst * torch.exp(-delta * w.gap)
     hs = h[w.next_event]
     side = torch.arange(2 * KINDS) // KINDS
     kind_rows = torch.arange(2 * KINDS)[None, :] * cells + w.cells[:, side]
     table = torch.einsum("skh,sh->sk", weight[kind_rows], hs) + bias[kind_rows]
     seconds = w.until - w.since
-    baseline = (torch.exp(table.clamp(max=30)).sum(dim=1) * w.stretch_level * seconds).sum()
-    bursts = torch.exp(net["burst"](hs).clamp(max=30)).sum(dim=1)
+    baseline = (torch.exp(table.clamp(max=table_cap)).sum(dim=1) * w.stretch_level * seconds).sum()
+    bursts = torch.exp(torch.minimum(net["burst"](hs), burst_cap)).sum(dim=1)
     fading = (torch.exp(-delta * w.since) - torch.exp(-delta * w.until)) / delta
     compensator = baseline + (bursts * fading).sum()
     return -(torch.log(rate).sum() - compensator) / len(w.event)
