@@ -119,7 +119,7 @@ class EventModel:
     levels each side holds (see `envs.simulator.learned`); book: the opening book, (levels,
     4) as ask offset, ask lots, bid offset, bid lots, offsets in ticks from the opening mid;
     tick_size, lot_size: the tape's ($ per tick, units per lot); meta: the tape, window,
-    likelihood and pooled states."""
+    likelihood and pooled states (``pool``: each state's, the state whose rates it takes)."""
 
     spread_edges: np.ndarray
     queue_edges: np.ndarray
@@ -155,6 +155,12 @@ class EventModel:
         """The profile at ``time`` (seconds after midnight), flat beyond the fitted bins."""
         k = np.floor((np.asarray(time) - self.start) / self.bin_seconds).astype(np.int64)
         return self.profile[np.clip(k, 0, len(self.profile) - 1)]
+
+    @property
+    def pool(self) -> np.ndarray:
+        """Each state's pool (int64, (cells,)): the state whose rates it takes (itself
+        unless it was seen by too few events)."""
+        return np.asarray(self.meta.get("pool", range(self.mu.shape[1])), np.int64)
 
     @property
     def branching(self) -> float:
@@ -549,6 +555,7 @@ def estimate(
         "log_likelihood_per_event": best_likelihood,
         "by_decays": table,
         "pooled": pooled,
+        "pool": pool.tolist(),
     }
     return _replace(best, meta=meta)
 

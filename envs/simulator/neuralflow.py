@@ -106,7 +106,9 @@ class NeuralModel:
     def rates(self, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """From hidden state ``h``: the rates table (2 KINDS cells,) per second before the
         profile, and the bursts (2 KINDS,) per second."""
-        table = np.exp(np.minimum(self.table_weight @ h + self.table_bias, self.table_cap))
+        logits = (self.table_weight @ h + self.table_bias).reshape(2 * KINDS, -1)
+        logits = logits[:, self.base.pool].ravel()  # a sparse state takes its pool's rates
+        table = np.exp(np.minimum(logits, self.table_cap))
         burst = np.exp(np.minimum(self.burst_weight @ h + self.burst_bias, self.burst_cap))
         return table, burst
 

@@ -477,7 +477,7 @@ def _check_market(market: dict, where: Locator, base: Path) -> MarketSpec:
             )
         if spec["type"] == "LearnedFlow" and isinstance(spec.get("model"), str):
             model = Path(spec["model"]).expanduser()
-            spec["model"] = str(model if model.is_absolute() else base / model)
+            spec["model"] = str(model if model.is_absolute() else (base / model).resolve())
         try:
             build_trader(spec["type"], {k: v for k, v in spec.items() if k != "type"})
         except ParameterError as error:

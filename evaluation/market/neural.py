@@ -66,11 +66,12 @@ def _window(ev: Events, path: Path, base: EventModel, torch) -> _Window:
     spread, bid, ask = path.spread[quoted], path.bid[quoted], path.ask[quoted]
     nxt = np.searchsorted(ev.time, starts, side="right")
     before = np.where(nxt > 0, ev.time[np.maximum(nxt - 1, 0)], path.time[0])
-    cells = np.stack([base.cell(spread, bid, ask), base.cell(spread, ask, bid)], axis=1)
+    pool = base.pool  # a sparse state takes its pool's rates
+    cells = pool[np.stack([base.cell(spread, bid, ask), base.cell(spread, ask, bid)], axis=1)]
     t, real = torch.as_tensor, torch.get_default_dtype()
     return _Window(
         event=t(event),
-        cell=t(base.cell(ev.spread, ev.own, ev.other)),
+        cell=t(pool[base.cell(ev.spread, ev.own, ev.other)]),
         level=t(base.relative_rate(ev.time), dtype=real),
         gap=t(gap, dtype=real),
         x=t(inputs(event, gap), dtype=real),
