@@ -32,7 +32,7 @@ def link_packages() -> None:
             link = SEARCH_PATH / source.relative_to(ROOT)
             link.parent.mkdir(parents=True, exist_ok=True)
             link.symlink_to(source)
-    for directory in SEARCH_PATH.rglob("*"):
+    for directory in (SEARCH_PATH, *SEARCH_PATH.rglob("*")):
         if directory.is_dir() and not (directory / "__init__.py").exists():
             (directory / "__init__.py").touch()
 
