@@ -432,8 +432,12 @@ def _edges(values: np.ndarray) -> np.ndarray:
 
 
 def _opening_book(tape: Tape, row: int) -> np.ndarray:
-    """The book row ``row`` as (levels, 4) offsets from its mid (ticks) and lots."""
-    book = tape.book_rows[row].reshape(-1, 4).astype(np.float64)
+    """The first book row from ``row`` on that shows both sides (a recording builds its book
+    over its first messages), as (levels, 4) offsets from its mid (ticks) and lots."""
+    rows = tape.book_rows
+    both = (rows[row:, 1] > 0) & (rows[row:, 3] > 0)
+    row += int(np.argmax(both)) if both.any() else 0
+    book = rows[row].reshape(-1, 4).astype(np.float64)
     mid = (book[0, 0] + book[0, 2]) / 2
     out = book.copy()
     out[:, 0] = np.where(book[:, 1] > 0, book[:, 0] - mid, 0)

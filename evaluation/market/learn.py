@@ -24,19 +24,21 @@ __all__ = ["learn", "learned_market", "write_learned"]
 def learned_market(model_file: str, tape_path: str) -> dict[str, Any]:
     """The ``[market]`` table of a market of the learned flow in ``model_file`` (a path the
     experiment file reads relative to its folder), on the clock, tick and price of the day
-    in ``tape_path``: the making task, one-hour sessions of one-minute steps in its day."""
+    in ``tape_path``: the making task, one-hour sessions of one-minute steps in its day (the
+    whole day when it is shorter)."""
     from tradearena.evaluation.market.realism import read_source
 
     day = read_source(tape_path, 1).days[0]
     mids = (day.bid + day.ask) / 2
     first = mids[mids == mids][0]
+    day_steps = max(int(round((day.close - day.open) / 60)), 1)
     return {
         "task": "making",
         "tick_size": day.tick_size,
         "initial_price": int(round(float(first))),
         "open_time": float(day.open),
-        "n_steps": 60,
-        "day_steps": max(int(round((day.close - day.open) / 60)), 1),
+        "n_steps": min(60, day_steps),
+        "day_steps": day_steps,
         "traders": [{"type": "LearnedFlow", "model": model_file}],
     }
 

@@ -34,8 +34,9 @@ class LearnedFlow(Trader):
     At reset it places the model's opening book around the market's initial price (its
     offsets from the mid, its queues), fills both sides to the model's depth and draws its
     first candidate from the session's start; the compiled flow then carries its events out.
-    The market must run at the tape's tick size (``tick_size``) and lot: another is an error
-    naming both."""
+    The market must run at the tape's tick of one lot (``tick_size``: the tape's tick times
+    its lot, as a market of a converted recording counts them): another is an error naming
+    both."""
 
     n_owners = 2
 
@@ -54,11 +55,12 @@ class LearnedFlow(Trader):
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
         model = self.model.base if isinstance(self.model, NeuralModel) else self.model
-        if not math.isclose(market.tick_size, model.tick_size, rel_tol=1e-9):
+        tick = model.tick_size * model.lot_size  # dollars a tick of one lot
+        if not math.isclose(market.tick_size, tick, rel_tol=1e-9):
             raise ParameterError(
                 "model",
-                f"was learned at a tick of ${model.tick_size:g}; this market's tick is "
-                f"${market.tick_size:g}: run it at the tape's (tick_size = {model.tick_size:g})",
+                f"was learned at a tick of ${tick:g} a lot; this market's tick is "
+                f"${market.tick_size:g}: run it at the tape's (tick_size = {tick:g})",
             )
         self.sampler = sampler(self.model, owners, rng, market.t)
         open_book(market.book, model, market.initial_price, owners)
