@@ -458,6 +458,14 @@ def _check_saved(
             raise where.error(path + ("from",), str(error)) from None
 
 
+def resolve_model(trader: dict, base: Path) -> None:
+    """A learned flow's ``model`` file (a trader table's), relative to ``base``, made
+    absolute in place; other tables are left alone."""
+    if trader.get("type") == "LearnedFlow" and isinstance(trader.get("model"), str):
+        model = Path(trader["model"]).expanduser()
+        trader["model"] = str(model if model.is_absolute() else (base / model).resolve())
+
+
 def _check_market(market: dict, where: Locator, base: Path) -> MarketSpec:
     """The market table as a `MarketSpec`: traders take their parameters (a learned flow's
     ``model`` file resolved against ``base``), the tape file (or
@@ -475,9 +483,7 @@ def _check_market(market: dict, where: Locator, base: Path) -> MarketSpec:
             raise where.error(
                 ("market", "traders", i, "type"), not_one_of(spec.get("type"), sorted(TRADERS))
             )
-        if spec["type"] == "LearnedFlow" and isinstance(spec.get("model"), str):
-            model = Path(spec["model"]).expanduser()
-            spec["model"] = str(model if model.is_absolute() else (base / model).resolve())
+        resolve_model(spec, base)
         try:
             build_trader(spec["type"], {k: v for k, v in spec.items() if k != "type"})
         except ParameterError as error:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from tradearena.envs.errors import UserError
-from tradearena.evaluation.experiment.config import parse_config
+from tradearena.evaluation.experiment.config import parse_config, resolve_model
 from tradearena.evaluation.experiment.store import Store
 
 __all__ = ["find_run_dir", "load_run", "project_root"]
@@ -54,5 +54,7 @@ def load_run(directory: str | Path) -> tuple[dict, pd.DataFrame]:
     directory = Path(directory)
     text = (directory / "config.toml").read_text()
     config = parse_config(text, source=str(directory / "config.toml"), complete=False)
+    for trader in config["market"]["traders"]:
+        resolve_model(trader, directory)  # a learned flow's files: kept in the run directory
     with Store(directory / "results.sqlite") as store:
         return config, store.episodes()

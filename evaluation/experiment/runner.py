@@ -17,6 +17,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -107,6 +108,20 @@ def _fingerprint(path: Path) -> dict[str, int | str]:
         for block in iter(lambda: file.read(2**20), b""):
             digest.update(block)
     return {"bytes": path.stat().st_size, "sha256": digest.hexdigest()}
+
+
+def keep_models(config: dict, directory: Path) -> None:
+    """Copy each learned flow's parameter files (``model``, and the files of its name's
+    stem beside it) into ``directory`` where the file as run names them, so that the run
+    directory reads its market again without the experiment file's folder."""
+    written = config["source_tables"].get("market", {}).get("traders", [])
+    for raw, checked in zip(written, config["market"]["traders"]):
+        if raw.get("type") != "LearnedFlow" or Path(raw.get("model", "")).is_absolute():
+            continue
+        source, target = Path(checked["model"]), directory / raw["model"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        for path in source.parent.glob(f"{source.stem}.*"):
+            shutil.copy2(path, target.parent / path.name)
 
 
 def check_inputs(config: dict, directory: Path, *, resume: bool) -> None:
@@ -234,6 +249,7 @@ def _run_locked(
         check_inputs(config, directory, resume=resume)
         store.start_run(config["source_text"], resume=resume)
         (directory / "config.toml").write_text(config["source_text"])
+        keep_models(config, directory)
         calibration.keep(directory / CALIBRATIONS)
         done = store.finished()
         execute = Execution(store, executor, directory)
