@@ -55,6 +55,8 @@ from tradearena.envs.errors import UserError
 __all__ = [
     "FAST",
     "EventModelError",
+    "read_parameters",
+    "write_parameters",
     "MIN_EVENTS",
     "SLOW",
     "EventModel",
@@ -196,7 +198,6 @@ class EventModel:
                 arrays[f"marks.{name}.{i}.p"] = probabilities
         np.savez(path.with_suffix(".npz"), **arrays)
         scalars = {
-            "version": VERSION,
             "arrays": path.with_suffix(".npz").name,
             "start": self.start,
             "bin_seconds": self.bin_seconds,
@@ -205,26 +206,13 @@ class EventModel:
             "lot_size": self.lot_size,
             "meta": self.meta,
         }
-        path.write_text(json.dumps(scalars, indent=2) + "\n")
-        return path
+        return write_parameters(path, "events", scalars)
 
     @classmethod
     def load(cls, path: str | FilePath) -> EventModel:
         """The model `save` wrote to ``path``."""
         path = FilePath(path)
-        if not path.is_file():
-            raise EventModelError(
-                f"{path}: no such file (`tradearena fit --model events` writes one)"
-            )
-        try:
-            scalars = json.loads(path.read_text())
-            version = scalars["version"]
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise EventModelError(
-                f"{path}: not a learned flow's parameter file ({error})"
-            ) from None
-        if version != VERSION:
-            raise EventModelError(f"{path}: format version {version}, this reads {VERSION}")
+        scalars = read_parameters(path, "events")
         with np.load(path.parent / scalars["arrays"]) as stored:
             a = {k: stored[k] for k in stored.files}
 
@@ -254,6 +242,32 @@ class EventModel:
             lot_size=float(scalars["lot_size"]),
             meta=scalars["meta"],
         )
+
+
+def write_parameters(path: FilePath, kind: str, scalars: dict) -> FilePath:
+    """Write a learned flow's parameter file ``path`` (JSON: its ``kind``, the format's
+    version and ``scalars``); returns ``path``."""
+    path.write_text(json.dumps({"kind": kind, "version": VERSION, **scalars}, indent=2) + "\n")
+    return path
+
+
+def read_parameters(path: FilePath, kind: str) -> dict:
+    """The JSON of a learned flow's parameter file of ``kind`` ("events" or "neural");
+    `EventModelError` naming the file when it is missing, not one, or of another kind or
+    version."""
+    if not path.is_file():
+        raise EventModelError(f"{path}: no such file (`tradearena fit --model {kind}` writes one)")
+    try:
+        scalars = json.loads(path.read_text())
+        found = (scalars["kind"], scalars["version"])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        reason = f"not a learned flow's parameter file ({error})"
+        raise EventModelError(f"{path}: {reason}") from None
+    if found != (kind, VERSION):
+        raise EventModelError(
+            f"{path}: a {found[0]} flow of format {found[1]}; expected {kind}, format {VERSION}"
+        )
+    return scalars
 
 
 # -------------------------------------------------------------------------------- the fit

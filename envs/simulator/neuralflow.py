@@ -21,14 +21,13 @@ from pathlib import Path
 import numpy as np
 
 from tradearena.envs.data.events import KINDS
-from tradearena.envs.simulator.eventmodel import EventModel, EventModelError
+from tradearena.envs.simulator.eventmodel import EventModel, read_parameters, write_parameters
 
 __all__ = ["INPUTS", "NeuralModel", "inputs", "is_neural"]
 
 INPUTS = 2 * KINDS + 1
 """What the GRU reads of an event: its (side, kind) one-hot and the log seconds since the
 event before."""
-VERSION = 1
 _WEIGHTS = ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "table_weight", "table_bias")
 _WEIGHTS += ("burst_weight", "burst_bias")
 
@@ -119,27 +118,18 @@ class NeuralModel:
         base = self.base.save(path.with_name(f"{path.stem}.base.json"))
         np.savez(path.with_suffix(".npz"), **{k: getattr(self, k) for k in _WEIGHTS})
         scalars = {
-            "version": VERSION,
-            "kind": "neural",
             "base": base.name,
             "arrays": path.with_suffix(".npz").name,
             "delta": self.delta,
             "meta": self.meta,
         }
-        path.write_text(json.dumps(scalars, indent=2) + "\n")
-        return path
+        return write_parameters(path, "neural", scalars)
 
     @classmethod
     def load(cls, path: str | Path) -> NeuralModel:
         """The model `save` wrote to ``path``."""
         path = Path(path)
-        try:
-            scalars = json.loads(path.read_text())
-            ok = scalars.get("kind") == "neural" and scalars.get("version") == VERSION
-        except (OSError, ValueError, AttributeError) as error:
-            raise EventModelError(f"{path}: not a neural flow's parameter file ({error})") from None
-        if not ok:
-            raise EventModelError(f"{path}: not a neural flow's file of version {VERSION}")
+        scalars = read_parameters(path, "neural")
         with np.load(path.parent / scalars["arrays"]) as stored:
             weights = {k: stored[k] for k in _WEIGHTS}
         base = EventModel.load(path.parent / scalars["base"])
