@@ -25,6 +25,8 @@ level is added behind the deepest at a gap and with a queue drawn from those the
 behind the best; the population's volume on levels beyond them is taken out. The uniforms
 come from the population's numpy generator (``rng.random()`` gives the same numbers), so
 `envs.simulator.traders.learned.reference_events` draws the same events in Python.
+`NeuralSampler` draws a neural flow's events the same way, its rates set by a GRU after
+each event (`envs.simulator.neuralflow`).
 """
 
 import numpy as np
@@ -143,7 +145,8 @@ cdef class EventSampler:
 
     def rates(self, OrderBook book, double t):
         """The model's rates (events per second, (2, KINDS): bid side, ask side) at ``t``
-        seconds with ``book``, the kernel sums decayed to ``t`` (>= the last event)."""
+        seconds with ``book`` (``t`` at or after the last candidate; the sampler's memory is
+        brought to ``t``, as a candidate there would bring it)."""
         out = np.empty(2 * N_KINDS)
         cdef double[::1] view = out
         self._rates(book, t, &view[0])
