@@ -373,9 +373,20 @@ def _pools(counts: np.ndarray, shape: tuple[int, int, int]) -> np.ndarray:
     return pool
 
 
+def _pooled_rates(
+    data: _Data, pool: np.ndarray, weight: np.ndarray | float, seconds: np.ndarray
+) -> np.ndarray:
+    """(KINDS, cells) events per second: each event's ``weight`` counted in its state's
+    pool, over the pool's ``seconds`` of exposure ((cells,)); each state takes its pool's."""
+    counts = np.zeros((KINDS, len(seconds)))
+    np.add.at(counts, (data.kind, pool[data.cell]), weight)
+    pooled = np.zeros(len(seconds))
+    np.add.at(pooled, pool, seconds)
+    return np.divide(counts, pooled, out=np.zeros_like(counts), where=pooled > 0)[:, pool]
+
+
 def _em(model: EventModel, data: _Data, sums: np.ndarray, pool: np.ndarray) -> EventModel:
     """Expectation-maximisation from ``model`` at its decays, states pooled by ``pool``."""
-    kinds, cells = model.mu.shape
     width = data.exposure.sum(axis=1)  # seconds per bin, both sides
     remaining = _remaining(data, model.decays)
     mu, profile, excitation = model.mu.copy(), model.profile.copy(), _flat(model.alpha)
@@ -389,11 +400,7 @@ def _em(model: EventModel, data: _Data, sums: np.ndarray, pool: np.ndarray) -> E
         excitation = np.zeros_like(excitation)
         np.add.at(excitation, data.kind, parts / lam[:, None])
         excitation /= np.maximum(remaining, 1e-12)
-        counts = np.zeros((kinds, cells))
-        np.add.at(counts, (data.kind, pool[data.cell]), share)
-        seconds = np.zeros(cells)
-        np.add.at(seconds, pool, data.exposure.T @ profile)
-        mu = np.divide(counts, seconds, out=np.zeros_like(counts), where=seconds > 0)[:, pool]
+        mu = _pooled_rates(data, pool, share, data.exposure.T @ profile)
         by_bin = np.bincount(data.bin, weights=share, minlength=len(profile))
         expected = data.exposure @ mu.sum(axis=0)
         profile = np.divide(by_bin, expected, out=np.ones_like(by_bin), where=expected > 0)
@@ -542,11 +549,7 @@ def estimate(
     data = _Data.of(ev, path, model)
     seen = np.bincount(data.cell, minlength=cells)
     pool = _pools(seen, model.shape)
-    seconds = np.zeros(cells)
-    np.add.at(seconds, pool, data.exposure.sum(axis=0))
-    counts = np.zeros((KINDS, cells))
-    np.add.at(counts, (data.kind, pool[data.cell]), 0.5)
-    start_mu = np.divide(counts, seconds, out=np.zeros_like(counts), where=seconds > 0)[:, pool]
+    start_mu = _pooled_rates(data, pool, 0.5, data.exposure.sum(axis=0))
     best, best_likelihood, table = model, -np.inf, {}
     for decays in itertools.product(fast, slow):
         guess = _replace(

@@ -26,6 +26,7 @@ cdef class EventSampler:
     cdef double _uniform(self) noexcept
     cdef double _draw(self, Py_ssize_t distribution) noexcept
     cdef Py_ssize_t _cell(self, OrderBook book, int side) noexcept
+    cdef double _level(self, double t) noexcept
     cdef void _rates(self, OrderBook book, double t, double* rates) noexcept
     cdef int _act(self, OrderBook book, Py_ssize_t kind, int side, i64* counts) except -1
     cdef int _carry(self, OrderBook book, Py_ssize_t kind, int side, i64 best, i64* counts) except -1

@@ -189,12 +189,16 @@ cdef class EventSampler:
             qp += self._queue_edges[i] <= q_other
         return (sb * self._queue_buckets + qo) * self._queue_buckets + qp
 
+    cdef double _level(self, double t) noexcept:
+        """The profile's relative rate at ``t`` seconds (flat beyond its bins)."""
+        cdef Py_ssize_t bins = self._profile.size()
+        cdef double position = floor((t - self._start) / self._bin_seconds)
+        return self._profile[0 if position < 0 else <Py_ssize_t>min(position, <double>(bins - 1))]
+
     cdef void _rates(self, OrderBook book, double t, double* rates) noexcept:
         """Each (side index, kind)'s rate at ``t`` into ``rates`` (2 KINDS)."""
-        cdef Py_ssize_t bins = self._profile.size(), k, b, j, si, cell, width = 2 * N_KINDS
-        cdef double position = floor((t - self._start) / self._bin_seconds), level, total
-        cdef Py_ssize_t bin = 0 if position < 0 else <Py_ssize_t>min(position, <double>(bins - 1))
-        level = self._profile[bin]
+        cdef Py_ssize_t k, b, j, si, cell, width = 2 * N_KINDS
+        cdef double level = self._level(t), total
         cdef double* running = &self._running[0]
         cdef double* alpha = &self._alpha[0]
         cdef double fade
@@ -280,8 +284,7 @@ cdef class EventSampler:
         cdef double size = self._draw(kind)
         if kind == MARKET:  # a fraction of the best queue it meets
             size *= <double>level_volume(book, side, best)
-        qty = <i64>rint(size)
-        qty = 1 if qty < 1 else QTY_MAX if qty > QTY_MAX else qty
+        qty = _lots(size)
         if kind == LIMIT_TOUCH or kind == LIMIT_INSIDE or kind == LIMIT_BEHIND:
             price = best
             if kind == LIMIT_INSIDE and not other.empty():
@@ -337,12 +340,17 @@ cdef class EventSampler:
             price = deepest - side * <i64>rint(self._draw(self._behind(2)))
             if price <= 0:
                 return 0
-            qty = <i64>rint(self._draw(self._behind(3)))
-            qty = 1 if qty < 1 else QTY_MAX if qty > QTY_MAX else qty
+            qty = _lots(self._draw(self._behind(3)))
             book._row(K_LIMIT, side, price, qty, owner, -1, None, None, counts)
             deepest = price
             n += 1
         return 0
+
+
+cdef inline i64 _lots(double size) noexcept:
+    """A drawn size as an order's lots: rounded, at least 1, at most QTY_MAX."""
+    cdef i64 qty = <i64>rint(size)
+    return 1 if qty < 1 else QTY_MAX if qty > QTY_MAX else qty
 
 
 cdef i64 _delete_newest(OrderBook book, int side, i64 price, i64 owner) except -1:
@@ -407,10 +415,8 @@ cdef class NeuralSampler(EventSampler):
         return 0
 
     cdef void _rates(self, OrderBook book, double t, double* rates) noexcept:
-        cdef Py_ssize_t bins = self._profile.size(), b, si, cell, e
-        cdef double position = floor((t - self._start) / self._bin_seconds)
-        cdef Py_ssize_t bin = 0 if position < 0 else <Py_ssize_t>min(position, <double>(bins - 1))
-        cdef double level = self._profile[bin], fade = exp(-self._delta * (t - self._event_time))
+        cdef Py_ssize_t b, si, cell, e
+        cdef double level = self._level(t), fade = exp(-self._delta * (t - self._event_time))
         for si in range(2):
             cell = self._cell(book, 1 if si == 0 else -1)
             for b in range(N_KINDS):

@@ -153,10 +153,7 @@ class _Reference:
 
     def cell(self, book: OrderBook, side: int) -> int:
         spread, own, other = self.state(book, side)
-        se, qe = self.m.spread_edges.tolist(), self.m.queue_edges.tolist()
-        sb = len(se) if spread < 0 else sum(e <= spread for e in se)
-        qo, qp = sum(e <= own for e in qe), sum(e <= other for e in qe)
-        return (sb * (len(qe) + 1) + qo) * (len(qe) + 1) + qp
+        return int(self.m.cell(spread if spread >= 0 else np.inf, own, other))  # unquoted: widest
 
     def rates(self, book: OrderBook, t: float) -> list[float]:
         m = self.m
