@@ -11,15 +11,16 @@ the best queue on side s and that of the opposite one: `EventModel.cell`), profi
 time of day's relative rate (bins of ``bin_seconds``, mean 1 over the fitted window; before
 and after it the first and last bin's), K the number of kinds, and R_kb's(t) = sum over
 earlier events of kind b' on side s of decay_k * exp(-decay_k (t - t_j)): each event excites
-every kind on its own side and the opposite one through a fast kernel and a slow one (k), by
-alpha events on average (the branching ratio). Bid and ask share the parameters (the state
+every kind on its own side and the opposite one through a fast kernel, a medium one and a
+slow one (k: a sum of exponentials, as Bacry, Mastromatteo and Muzy 2015 approximate a
+power-law memory), by alpha events on average (the branching ratio). Bid and ask share the parameters (the state
 is mirrored).
 
-Estimation. For a pair of decays, the kernel sums R are computed once; expectation-
-maximisation then splits each event between the baseline and its exciters and updates mu
-(events per second of exposure to each state), the profile and alpha in closed form, each
-iteration numpy over an (events, 2 kernels x 2 kinds) array. The decays are chosen by the
-likelihood over a grid of pairs. A state
+Estimation. The kernel sums R are computed once per decay; for each choice of decays
+expectation-maximisation then splits each event between the baseline and its exciters and
+updates mu (events per second of exposure to each state), the profile and alpha in closed
+form, each iteration numpy over an (events, kernels x 2 kinds) array. The decays are chosen
+by the likelihood over the grid `DECAYS` (one of each kernel's). A state
 seen by fewer than 20 events is pooled with its nearest neighbour, and
 the model's ``meta["pooled"]`` says which. Marks are counted: each kind's sizes, the offsets
 of limit orders inside the spread (as a fraction of the spread, by spread bucket) and behind
@@ -53,7 +54,9 @@ from tradearena.envs.data.tapes import Tape
 from tradearena.envs.errors import UserError
 
 __all__ = [
+    "DECAYS",
     "FAST",
+    "MEDIUM",
     "EventModelError",
     "read_parameters",
     "write_parameters",
@@ -68,11 +71,16 @@ __all__ = [
     "window_events",
 ]
 
-FAST = (300.0, 1000.0, 3000.0)
-"""Decays (per second) the fit compares for the fast kernel: half-lives of 2 ms to 0.2 ms
+FAST = (1000.0, 3000.0, 10000.0)
+"""Decays (per second) the fit compares for the fast kernel: half-lives of 0.7 ms to 0.07 ms
 (an order's replacement, a quote's flicker)."""
-SLOW = (0.3, 1.0, 3.0, 10.0, 30.0)
-"""Decays (per second) for the slow kernel: half-lives of 2 s to 23 ms (clustering)."""
+MEDIUM = (30.0, 100.0, 300.0)
+"""Decays (per second) for the medium kernel: half-lives of 23 ms to 2.3 ms (bursts)."""
+SLOW = (0.3, 1.0, 3.0)
+"""Decays (per second) for the slow kernel: half-lives of 2.3 s to 0.23 s (flow that goes on
+in one direction: quotes following a trade, a trader working an order)."""
+DECAYS = (FAST, MEDIUM, SLOW)
+"""The fit's grid of decays, one tuple per kernel."""
 MIN_EVENTS = 3_000
 """The fewest events a tape's window must hold to learn from."""
 VERSION = 1
@@ -471,8 +479,7 @@ def fit_events(
     *,
     start: float | None = None,
     end: float | None = None,
-    fast: tuple[float, ...] = FAST,
-    slow: tuple[float, ...] = SLOW,
+    decays: tuple[tuple[float, ...], ...] = DECAYS,
     bin_seconds: float = 1800.0,
 ) -> EventModel:
     """The learned flow of ``tape``'s window [start, end) seconds after midnight (default:
@@ -491,8 +498,7 @@ def fit_events(
     model = estimate(
         ev,
         path,
-        fast=fast,
-        slow=slow,
+        decays=decays,
         bin_seconds=bin_seconds,
         shown=revealed(tape),
         book=_opening_book(tape, first_row),
@@ -507,8 +513,7 @@ def estimate(
     ev: Events,
     path: Path,
     *,
-    fast: tuple[float, ...] = FAST,
-    slow: tuple[float, ...] = SLOW,
+    decays: tuple[tuple[float, ...], ...] = DECAYS,
     bin_seconds: float = 1800.0,
     shown: Revealed | None = None,
     book: np.ndarray | None = None,
@@ -518,7 +523,7 @@ def estimate(
     edges: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> EventModel:
     """The model of events ``ev`` over the book's states ``path`` (both from ``path.time[0]``
-    to ``path.end`` seconds): the pair of decays (one of ``fast``, one of ``slow``, per
+    to ``path.end`` seconds): the decays (one of each kernel's tuple in ``decays``, per
     second) with the highest likelihood, the rest by expectation-maximisation (see the module
     docstring). ``shown``: the levels behind the best (none: one tick behind, one lot);
     ``book``: the opening book ((levels, 4), see `EventModel`; none: one lot a tick either
@@ -534,8 +539,8 @@ def estimate(
         spread_edges=spread_edges,
         queue_edges=queue_edges,
         mu=np.zeros((KINDS, (len(spread_edges) + 1) * (len(queue_edges) + 1) ** 2)),
-        alpha=np.zeros((2, KINDS, 2 * KINDS)),
-        decays=np.array([fast[0], slow[0]]),
+        alpha=np.zeros((len(decays), KINDS, 2 * KINDS)),
+        decays=np.array([grid[0] for grid in decays], np.float64),
         profile=np.ones(max(1, math.ceil((hi - lo) / bin_seconds))),
         start=lo,
         bin_seconds=bin_seconds,
@@ -551,18 +556,19 @@ def estimate(
     pool = _pools(seen, model.shape)
     start_mu = _pooled_rates(data, pool, 0.5, data.exposure.sum(axis=0))
     best, best_likelihood, table = model, -np.inf, {}
-    for decays in itertools.product(fast, slow):
+    sums_of = {d: kernel_sums(ev, np.array([d])) for d in sorted(set().union(*decays))}
+    for chosen in itertools.product(*decays):
         guess = _replace(
             model,
-            decays=np.array(decays, np.float64),
+            decays=np.array(chosen, np.float64),
             mu=start_mu,
-            alpha=np.full((2, KINDS, 2 * KINDS), 0.5 / (4 * KINDS)),
+            alpha=np.full((len(chosen), KINDS, 2 * KINDS), 0.5 / (2 * len(chosen) * KINDS)),
         )
-        sums = kernel_sums(ev, guess.decays)
+        sums = np.hstack([sums_of[d] for d in chosen])
         fitted = _em(guess, data, sums, pool)
         lam, _ = _intensity(fitted, data, sums)
         likelihood = float((np.log(lam).sum() - _compensator(fitted, data)) / len(ev))
-        table[f"{decays[0]:g}, {decays[1]:g}"] = likelihood
+        table[", ".join(f"{d:g}" for d in chosen)] = likelihood
         if likelihood > best_likelihood:
             best, best_likelihood = fitted, likelihood
     pooled = [

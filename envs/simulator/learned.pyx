@@ -16,9 +16,11 @@ acts on the book at once:
   ``ask_owner``'s;
 - a cancel of the population's newest order at the best or behind it (none there: nothing
   happens): a whole order, as nearly every cancel on a tape is;
-- a market order that takes a drawn fraction of the best queue of its side (most take all of
-  it, the seats' orders there included, so that the price moves through them), sent by the
-  other side's owner so that the population never trades with itself.
+- a market order that takes a drawn fraction of the queue it meets (most take all of it):
+  the population's best level on its side, the seats' orders there included, after every
+  order resting at a better price (a seat's quote inside the spread), so that the price moves
+  through the seats' quotes as it would without them; sent by the other side's owner so that
+  the population never trades with itself.
 
 After each event every side holds ``depth`` levels (the tape's levels, at least 2): a missing
 level is added behind the deepest at a gap and with a queue drawn from those the tape reveals
@@ -282,8 +284,8 @@ cdef class EventSampler:
         cdef i64 opposite, spread, price, ticks, qty
         cdef Py_ssize_t bucket, i
         cdef double size = self._draw(kind)
-        if kind == MARKET:  # a fraction of the best queue it meets
-            size *= <double>level_volume(book, side, best)
+        if kind == MARKET:
+            size = _met(book, side, owner, size)
         qty = _lots(size)
         if kind == LIMIT_TOUCH or kind == LIMIT_INSIDE or kind == LIMIT_BEHIND:
             price = best
@@ -351,6 +353,27 @@ cdef inline i64 _lots(double size) noexcept:
     """A drawn size as an order's lots: rounded, at least 1, at most QTY_MAX."""
     cdef i64 qty = <i64>rint(size)
     return 1 if qty < 1 else QTY_MAX if qty > QTY_MAX else qty
+
+
+cdef double _met(OrderBook book, int side, i64 owner, double fraction) noexcept:
+    """The lots a market order on ``side`` takes, its size drawn as ``fraction`` of the queue
+    it meets: all the volume at prices better than ``owner``'s best there (other
+    participants' orders: the seats') and ``fraction`` of the level at that best (of the best
+    level when ``owner`` rests nowhere on the side). So the price moves through a seat's
+    quote inside the spread as it would were the quote not there."""
+    cdef Half* half = book._half(side)
+    cdef LevelIter it = half.end()
+    cdef double ahead = 0.0
+    cdef i64 slot
+    while it != half.begin():
+        dec(it)
+        slot = deref(it).second.head
+        while slot and book._orders[slot].owner != owner:
+            slot = book._orders[slot].next
+        if slot:
+            return ahead + fraction * <double>deref(it).second.volume
+        ahead += <double>deref(it).second.volume
+    return fraction * <double>level_volume(book, side, side * best_key(half))
 
 
 cdef i64 _delete_newest(OrderBook book, int side, i64 price, i64 owner) except -1:

@@ -5,6 +5,7 @@ book consistent after every event, and the flow's reaction to a seat's order."""
 from __future__ import annotations
 
 import pickle
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -146,7 +147,7 @@ def test_the_estimator_recovers_intensities_branching_and_profile(simulated):
     truth, ev, path = simulated
     assert len(ev) > 8000
     edges = (truth.spread_edges, truth.queue_edges)
-    fit = estimate(ev, path, fast=(50.0,), slow=(1.0,), bin_seconds=3600.0, edges=edges)
+    fit = estimate(ev, path, decays=((50.0,), (1.0,)), bin_seconds=3600.0, edges=edges)
     seconds = np.zeros(8)
     quoted = path.spread > 0
     for own, other in ((path.bid, path.ask), (path.ask, path.bid)):
@@ -166,13 +167,13 @@ def test_the_estimator_recovers_intensities_branching_and_profile(simulated):
 
 def test_the_decays_are_chosen_by_likelihood(simulated):
     truth, ev, path = simulated
-    fit = estimate(ev, path, fast=(5.0, 50.0, 500.0), slow=(0.1, 1.0), edges=None)
+    fit = estimate(ev, path, decays=((5.0, 50.0, 500.0), (0.1, 1.0)), edges=None)
     assert fit.decays.tolist() == [50.0, 1.0]
 
 
 def test_sparse_states_are_pooled_and_named(simulated):
     _, ev, path = simulated
-    fit = estimate(ev.take(slice(0, 600)), path, fast=(50.0,), slow=(1.0,))
+    fit = estimate(ev.take(slice(0, 600)), path, decays=((50.0,), (1.0,)))
     assert fit.meta["pooled"], "a state seen by few events is pooled"
     assert {"state", "events", "pooled_with"} <= set(fit.meta["pooled"][0])
     assert np.isfinite(fit.mu).all()
@@ -283,6 +284,30 @@ def test_the_flow_reacts_to_a_seats_order_at_the_models_rates():
     assert sampler.rates(book, t)[1, Kind.LIMIT_TOUCH] == pytest.approx(short_queue)
 
 
+def test_a_market_order_goes_through_a_seats_quote_inside_the_spread():
+    """A market order takes every order resting better than the population's own best and
+    then its drawn fraction of the population's best level: with the fraction 1, a seat's
+    bid inside the spread is filled and the population's best bid behind it is taken too,
+    as it would be were the seat's bid not there."""
+    base = known_model(alpha_scale=0.0)
+    mu = np.zeros_like(base.mu)
+    mu[Kind.MARKET] = 1.0
+    sizes = list(base.marks.sizes)
+    sizes[Kind.MARKET] = (np.ones(1), np.ones(1))
+    model = replace(base, mu=mu, marks=replace(base.marks, sizes=tuple(sizes)))
+    market = seated_market(model, seats=1, n_steps=2, step_seconds=1.0)
+    market.reset(0)
+    book, sampler = market.book, market.traders[0].sampler
+    bid, lots = book.best_bid()
+    book.limit(1, bid + 1, 2, 0)  # the seat's bid, inside the two-tick-wide spread
+    traded = book.volume
+    while not book.account(0)[0]:  # until a market order meets the bids
+        traded = book.volume
+        sampler.fire(book)
+    assert book.account(0)[0] == 2
+    assert book.volume - traded == 2 + lots
+
+
 def test_a_model_saved_and_loaded_is_the_same(tmp_path):
     model = known_model()
     path = model.save(tmp_path / "flow.json")
@@ -310,7 +335,7 @@ def test_a_learned_market_learned_from_a_recorded_day_runs_it_again(tmp_path):
     market's day holds about as many events as the day it learned from (within a quarter:
     the light population's flow is not a queue-reactive process)."""
     tape = synthetic_tape(1, n_steps=390, step_seconds=60.0)
-    model = fit_events(tape, fast=(300.0,), slow=(1.0,))
+    model = fit_events(tape, decays=((300.0,), (1.0,)))
     path = model.save(tmp_path / "flow.json")
     market = Market(
         [LearnedFlow(path)], n_seats=0, n_steps=390, open_time=float(tape.messages["time"][0])

@@ -216,7 +216,7 @@ class _Reference:
             best = own[0]
             size = self.draw(kind)
             if kind == Kind.MARKET:
-                size *= float(own[1])
+                size = _met(book, side, owner, size)
             qty = min(max(int(round(size)), 1), MAX_QTY)
             n_spread = len(self.m.spread_edges) + 1
             if kind in (Kind.LIMIT_TOUCH, Kind.LIMIT_INSIDE, Kind.LIMIT_BEHIND):
@@ -305,6 +305,19 @@ def reference_events(
     )
     t, sp, bid, ask = (np.array(c) for c in zip(*steps))
     return ev, Path(t.astype(np.float64), sp.astype(np.int64), bid, ask, float(t1))
+
+
+def _met(book: OrderBook, side: int, owner: int, fraction: float) -> float:
+    """The lots a market order on ``side`` takes (the compiled sampler's rule): every level
+    better than ``owner``'s best there, and ``fraction`` of the level at it (of the best
+    level when ``owner`` rests nowhere on the side)."""
+    levels = book.depth(1 << 30)[0 if side > 0 else 1]
+    ahead = 0.0
+    for price, volume in levels:
+        if any(who == owner for _, _, who in book.orders_at(side, price)):
+            return ahead + fraction * float(volume)
+        ahead += float(volume)
+    return fraction * float(levels[0][1])
 
 
 def _touch(book: OrderBook) -> tuple[int, int, int]:
