@@ -13,8 +13,8 @@ and after it the first and last bin's), K the number of kinds, and R_kb's(t) = s
 earlier events of kind b' on side s of decay_k * exp(-decay_k (t - t_j)): each event excites
 every kind on its own side and the opposite one through a fast kernel, a medium one and a
 slow one (k: a sum of exponentials, as Bacry, Mastromatteo and Muzy 2015 approximate a
-power-law memory), by alpha events on average (the branching ratio). Bid and ask share the parameters (the state
-is mirrored).
+power-law memory), by alpha events on average (the branching ratio). Bid and ask share the
+parameters (the state is mirrored).
 
 Estimation. The kernel sums R are computed once per decay; for each choice of decays
 expectation-maximisation then splits each event between the baseline and its exciters and
