@@ -22,9 +22,10 @@ acts on the book at once:
   through the seats' quotes as it would without them; sent by the other side's owner so that
   the population never trades with itself.
 
-After each event every side holds ``depth`` levels (the tape's levels, at least 2): a missing
-level is added behind the deepest at a gap and with a queue drawn from those the tape reveals
-behind the best; the population's volume on levels beyond them is taken out. The uniforms
+After each event every side holds ``depth`` levels of the population's own (the tape's levels,
+at least 2; a seat's levels do not count): a missing level is added behind its deepest at a
+gap and with a queue drawn from those the tape reveals behind the best; its volume on levels
+beyond them is taken out. The uniforms
 come from the population's numpy generator (``rng.random()`` gives the same numbers), so
 `envs.simulator.traders.learned.reference_events` draws the same events in Python.
 `NeuralSampler` draws a neural flow's events the same way, its rates set by a GRU after
@@ -317,8 +318,9 @@ cdef class EventSampler:
         return N_KINDS + self._spread_edges.size() + 1 + which
 
     cdef int _keep_depth(self, OrderBook book, int side, i64* counts) except -1:
-        """``side`` brought to `depth` levels: the population's volume beyond them taken out,
-        missing ones added behind the deepest."""
+        """``side`` brought to `depth` levels of the population's own (other participants'
+        levels neither count nor are touched): its volume beyond them taken out, missing
+        ones added behind its deepest."""
         cdef Half* half = book._half(side)
         cdef Half* other = book._half(-side)
         cdef i64 owner = self.bid_owner if side > 0 else self.ask_owner
@@ -327,6 +329,8 @@ cdef class EventSampler:
         cdef vector[i64] beyond
         while it != half.begin():
             dec(it)
+            if not _holds(book, deref(it).second.head, owner):
+                continue
             if n < self.depth:
                 deepest = side * deref(it).first
             else:
@@ -336,9 +340,12 @@ cdef class EventSampler:
             book._reduce(side, price, QTY_MAX, owner, False)
         while n < self.depth:
             if n == 0:
-                if other.empty():
+                if not half.empty():
+                    deepest = side * best_key(half)
+                elif other.empty():
                     return 0  # nothing to stand behind: the next event's side refills it
-                deepest = -side * best_key(other)
+                else:
+                    deepest = -side * best_key(other)
             price = deepest - side * <i64>rint(self._draw(self._behind(2)))
             if price <= 0:
                 return 0
@@ -347,6 +354,13 @@ cdef class EventSampler:
             deepest = price
             n += 1
         return 0
+
+
+cdef inline bint _holds(OrderBook book, i64 slot, i64 owner) noexcept:
+    """Whether the level whose oldest order is at ``slot`` holds an order of ``owner``."""
+    while slot and book._orders[slot].owner != owner:
+        slot = book._orders[slot].next
+    return slot != 0
 
 
 cdef inline i64 _lots(double size) noexcept:
@@ -364,13 +378,9 @@ cdef double _met(OrderBook book, int side, i64 owner, double fraction) noexcept:
     cdef Half* half = book._half(side)
     cdef LevelIter it = half.end()
     cdef double ahead = 0.0
-    cdef i64 slot
     while it != half.begin():
         dec(it)
-        slot = deref(it).second.head
-        while slot and book._orders[slot].owner != owner:
-            slot = book._orders[slot].next
-        if slot:
+        if _holds(book, deref(it).second.head, owner):
             return ahead + fraction * <double>deref(it).second.volume
         ahead += <double>deref(it).second.volume
     return fraction * <double>level_volume(book, side, side * best_key(half))

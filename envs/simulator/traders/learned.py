@@ -249,7 +249,8 @@ class _Reference:
     def keep_depth(self, book: OrderBook, side: int) -> None:
         owner = self.owners[0 if side > 0 else 1]
         bids, asks = book.depth(1 << 30)
-        levels, other = (bids, asks) if side > 0 else (asks, bids)
+        everyone, other = (bids, asks) if side > 0 else (asks, bids)
+        levels = [(p, v) for p, v in everyone if _holds(book, side, p, owner)]
         depth = self.m.depth
         for price, _ in levels[depth:]:
             book.reduce(side, price, MAX_QTY, owner)
@@ -257,9 +258,12 @@ class _Reference:
         deepest = levels[n - 1][0] if n else 0
         while n < depth:
             if n == 0:
-                if not other:
+                if everyone:
+                    deepest = everyone[0][0]
+                elif not other:
                     return
-                deepest = other[0][0]
+                else:
+                    deepest = other[0][0]
             price = deepest - side * int(round(self.draw(KINDS + n_spread + 2)))
             if price <= 0:
                 return
@@ -314,10 +318,15 @@ def _met(book: OrderBook, side: int, owner: int, fraction: float) -> float:
     levels = book.depth(1 << 30)[0 if side > 0 else 1]
     ahead = 0.0
     for price, volume in levels:
-        if any(who == owner for _, _, who in book.orders_at(side, price)):
+        if _holds(book, side, price, owner):
             return ahead + fraction * float(volume)
         ahead += float(volume)
     return fraction * float(levels[0][1])
+
+
+def _holds(book: OrderBook, side: int, price: int, owner: int) -> bool:
+    """Whether the level (side, price) holds an order of ``owner``."""
+    return any(who == owner for _, _, who in book.orders_at(side, price))
 
 
 def _touch(book: OrderBook) -> tuple[int, int, int]:
