@@ -1,11 +1,19 @@
 """How far the mid moves against the side a market order hit, on a real day and in a learned
-market: the adverse selection a resting quote meets.
+market, and what a resting quote earns there: the adverse selection a quote meets.
 
-``python examples/trade_impact.py DAY_message_1.csv FLOW.json [--from HH:MM]`` prints, for
-1, 10 and 60 seconds after each market order (a sweep of executions at one time stamp), the
-mean move of the mid in ticks, signed so that a move against the resting side is negative:
-on the day after ``--from`` (default 12:45), and on a day of the learned market of FLOW.json
-(`tradearena fit --model events`) recorded at level 1.
+``python examples/trade_impact.py DAY_message_1.csv FLOW.json [--from HH:MM]`` prints, on the
+day after ``--from`` (default 12:45) and on a day of the learned market of FLOW.json
+(`tradearena fit --model events`) recorded at level 1:
+
+- for 1, 10 and 60 seconds after each market order (a sweep of executions at one time
+  stamp), the mean move of the mid in ticks, signed so that a move against the resting side
+  is negative;
+- a quote of one share ``QUOTE_TICKS`` either side of each minute's opening mid, left for the
+  minute, filled by the first market order on its side that meets it (it rests at or better
+  than the best) or the first quote of the other side that reaches it; its fills per hour and
+  their mean mark-out (the mid then against the quote's price, ticks, positive when the quote
+  earned) 1, 10 and 60 seconds after the fill. The quote does not change the flow: the
+  replay judge's assumption, here taken on both sides.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import LearnedFlow
 
 HORIZONS = (1.0, 10.0, 60.0)
+QUOTE_TICKS = 2
 
 
 def impact(tape: Tape, start: float) -> tuple[int, list[float]]:
@@ -34,6 +43,34 @@ def impact(tape: Tape, start: float) -> tuple[int, list[float]]:
         after = np.searchsorted(times, ev.time[hit] + horizon, side="right") - 1
         moves.append(float(np.mean((mid[after] - mid[before]) * ev.side[hit])))
     return int(hit.sum()), moves
+
+
+def quote_markout(tape: Tape, start: float, end: float) -> tuple[float, list[float]]:
+    """(fills per hour, mean mark-out at each of `HORIZONS`, ticks) of a quote `QUOTE_TICKS`
+    either side of each minute's opening mid between ``start`` and ``end`` seconds."""
+    ev, book, times = events(tape), tape.book_rows, tape.messages["time"]
+    ask, bid = book[:, 0], book[:, 2]
+    mid = (ask + bid) / 2.0
+    market = ev.kind == Kind.MARKET
+    marks = []
+    for minute in np.arange(start, end - 60.0, 60.0):
+        first, last = np.searchsorted(times, [minute, minute + 60.0], side="right") - 1
+        for side in (1, -1):
+            price = mid[first] - side * QUOTE_TICKS
+            reach = (ask if side > 0 else bid)[first + 1 : last + 1]
+            crossed = np.flatnonzero(side * (price - reach) >= 0)
+            fill = times[first + 1 + crossed[0]] if len(crossed) else np.inf
+            hits = market & (ev.side == side) & (ev.time > minute) & (ev.time < minute + 60.0)
+            for t in ev.time[hits]:
+                row = np.searchsorted(times, t, side="left") - 1
+                if side * (price - (bid if side > 0 else ask)[row]) >= 0:
+                    fill = min(fill, t)
+                    break
+            if fill < np.inf:
+                after = np.searchsorted(times, fill + np.array(HORIZONS), side="right") - 1
+                marks.append(side * (mid[after] - price))
+    hours = (end - start) / 3600.0
+    return len(marks) / hours, np.mean(marks, axis=0).tolist() if marks else [np.nan] * 3
 
 
 def main() -> None:
@@ -56,13 +93,18 @@ def main() -> None:
         tick_size=real.tick_size,
         initial_price=int(real.book_rows[0, 0] + real.book_rows[0, 2]) // 2,
     )
-    for name, tape, start in (
-        ("day", real, 3600 * hours + 60 * minutes),
-        ("learned", simulated, 0),
-    ):
-        count, moves = impact(tape, start)
+    start = 3600 * hours + 60 * minutes
+    for name, tape, first in (("day", real, start), ("learned", simulated, 0)):
+        count, moves = impact(tape, first)
         cells = ", ".join(f"{h:g} s: {m:+.2f}" for h, m in zip(HORIZONS, moves))
         print(f"{name:8} {count:6,} market orders; mid move against the side hit, ticks: {cells}")
+    for name, tape in (("day", real), ("learned", simulated)):
+        rate, marks = quote_markout(tape, start, float(real.messages["time"][-1]))
+        cells = ", ".join(f"{h:g} s: {m:+.2f}" for h, m in zip(HORIZONS, marks))
+        print(
+            f"{name:8} a quote {QUOTE_TICKS} ticks from the mid: {rate:5.1f} fills an hour, "
+            f"mark-out, ticks: {cells}"
+        )
 
 
 if __name__ == "__main__":
