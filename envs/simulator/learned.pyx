@@ -1,4 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
+# cython: cdivision=True
 # distutils: language = c++
 """A learned population's events drawn one at a time against the live book, compiled.
 
@@ -183,15 +184,14 @@ cdef class EventSampler:
         """A value of a mark's distribution: the first whose cumulative probability exceeds
         a uniform."""
         cdef double u = self._uniform()
-        cdef Py_ssize_t lo = self._first[distribution], hi = self._first[distribution + 1] - 1
-        cdef Py_ssize_t mid
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self._cdf[mid] > u:
-                hi = mid
-            else:
-                lo = mid + 1
-        return self._values[lo]
+        cdef Py_ssize_t base = self._first[distribution]
+        cdef Py_ssize_t n = self._first[distribution + 1] - base, half
+        cdef const double* cdf = self._cdf.data()
+        while n > 1:  # the first is in [base, base + n)
+            half = n >> 1
+            base += half if cdf[base + half - 1] <= u else 0
+            n -= half
+        return self._values[base]
 
     cdef void _cells_of(self, OrderBook book, Py_ssize_t* cells) noexcept:
         """The book's state seen from the bid side (cells[0]) and from the ask side
@@ -401,18 +401,25 @@ cdef class EventSampler:
         cdef Half* half = book._half(side)
         cdef Half* other = book._half(-side)
         cdef i64 owner = self.bid_owner if side > 0 else self.ask_owner
-        cdef LevelIter it = half.end()
+        cdef LevelIter it = half.end(), deeper
         cdef i64 n = 0, deepest = 0, price, qty
-        cdef vector[i64] beyond
-        while it != half.begin():
+        cdef bint last
+        while n < self.depth and it != half.begin():
             dec(it)
-            if n < self.depth:
-                deepest = side * deref(it).first
-            else:
-                beyond.push_back(side * deref(it).first)
+            deepest = side * deref(it).first
             n += 1
-        for price in beyond:
-            book._reduce(side, price, QTY_MAX, owner, False)
+        if n == self.depth and it != half.begin():  # levels beyond: best first
+            dec(it)
+            while True:
+                price = side * deref(it).first
+                last = it == half.begin()
+                if not last:
+                    deeper = it
+                    dec(deeper)
+                book._reduce(side, price, QTY_MAX, owner, False)  # may erase this level only
+                if last:
+                    break
+                it = deeper
         while n < self.depth:
             if n == 0:
                 if other.empty():
