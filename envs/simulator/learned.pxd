@@ -13,6 +13,7 @@ cdef class EventSampler:
     cdef vector[double] _values, _cdf  # every mark's distribution, one after another
     cdef vector[Py_ssize_t] _first  # where each distribution starts in _values (and its end)
     cdef vector[double] _excitation  # per [kernel, side index, kind]: its rate at _last
+    cdef vector[double] _totals  # per kernel: the sum of its rates at _last
     cdef vector[double] _kernel_next  # each kernel's next event
     cdef double _start, _bin_seconds, _base_bound, _bound, _last, _base_next
     cdef public double next_time, end

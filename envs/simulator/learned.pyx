@@ -136,6 +136,7 @@ cdef class EventSampler:
         self._base_bound = baseline_bound(mu, n_spread, n_queue)
         self.depth, self.bid_owner, self.ask_owner = depth, bid_owner, ask_owner
         self._excitation.assign(self._kernels * 2 * N_KINDS, 0.0)
+        self._totals.assign(self._kernels, 0.0)
         self._kernel_next.assign(self._kernels, INFINITY)
         self._rng = rng
         self._bitgen = <bitgen_t*>PyCapsule_GetPointer(rng.bit_generator.capsule, "BitGenerator")
@@ -146,8 +147,8 @@ cdef class EventSampler:
 
     def __reduce__(self):
         state = (
-            self._rng, list(self._excitation), list(self._kernel_next), self._last,
-            self._base_next, self.end, self.events, self.candidates,
+            self._rng, list(self._excitation), list(self._totals), list(self._kernel_next),
+            self._last, self._base_next, self.end, self.events, self.candidates,
         )
         return _rebuild, (self._parameters, state)
 
@@ -271,10 +272,7 @@ cdef class EventSampler:
     cdef double _kernel_draw(self, Py_ssize_t k, double t) noexcept:
         """Kernel ``k``'s next event after ``t`` (the last event's time, its excitation's
         then): the inverse of its integral, none if it stops short of the draw."""
-        cdef Py_ssize_t e, first = k * 2 * N_KINDS
-        cdef double total = 0.0, x
-        for e in range(2 * N_KINDS):
-            total += self._excitation[first + e]
+        cdef double total = self._totals[k], x
         if not total > 0:
             return INFINITY
         x = self._decays[k] * -log(1.0 - self._uniform()) / total
@@ -299,9 +297,7 @@ cdef class EventSampler:
         self.candidates += 1
         if which >= 0:  # a kernel's event: kind and side by its excitation
             part = &self._excitation[which * 2 * N_KINDS]
-            for e in range(2 * N_KINDS):
-                total += part[e]
-            u = self._uniform() * total
+            u = self._uniform() * self._totals[which]
             e = 0
             while e < 2 * N_KINDS - 1 and u >= part[e]:
                 u -= part[e]
@@ -335,12 +331,16 @@ cdef class EventSampler:
         cdef double fade
         cdef double* part
         cdef const double* jump
+        cdef double total
         for k in range(self._kernels):
             fade = exp(-self._decays[k] * (t - self._last))
             part = &self._excitation[k * width]
             jump = &self._jump[(k * width + e) * width]
+            total = 0.0
             for j in range(width):
                 part[j] = part[j] * fade + jump[j]
+                total += part[j]
+            self._totals[k] = total
         self._last = t
         for k in range(self._kernels):
             self._kernel_next[k] = self._kernel_draw(k, t)
@@ -578,11 +578,12 @@ def _rebuild_neural(parameters, state):
 
 def _rebuild(parameters, state):
     """Unpickle: a sampler of ``parameters`` in ``state``."""
-    rng, excitation, kernel_next, last, base_next, end, events, candidates = state
+    rng, excitation, totals, kernel_next, last, base_next, end, events, candidates = state
     drawn = rng.bit_generator.state
     cdef EventSampler sampler = EventSampler(*parameters, rng=rng, t0=last)
     rng.bit_generator.state = drawn  # the next draws are the pickled ones, not new draws
     sampler._excitation = excitation
+    sampler._totals = totals
     sampler._kernel_next = kernel_next
     sampler._last, sampler._base_next, sampler.end = last, base_next, end
     sampler._choose()
