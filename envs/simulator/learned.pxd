@@ -8,14 +8,23 @@ from numpy.random cimport bitgen_t
 from tradearena.envs.simulator.book cimport OrderBook, i64
 
 
+cdef class Tables:
+    cdef vector[double] mu, jump, decays, profile, spread_edges, queue_edges
+    cdef vector[double] values, cdf  # every mark's distribution, one after another
+    cdef vector[Py_ssize_t] first  # where each distribution starts in values (and its end)
+    cdef vector[Py_ssize_t] guide  # per value: where a draw's search starts
+    cdef double base_bound
+    cdef object __weakref__
+
+    cdef int _guide_marks(self) except -1
+
+
 cdef class EventSampler:
-    cdef vector[double] _mu, _jump, _decays, _profile, _spread_edges, _queue_edges
-    cdef vector[double] _values, _cdf  # every mark's distribution, one after another
-    cdef vector[Py_ssize_t] _first  # where each distribution starts in _values (and its end)
+    cdef Tables _t
     cdef vector[double] _excitation  # per [kernel, side index, kind]: its rate at _last
     cdef vector[double] _totals  # per kernel: the sum of its rates at _last
     cdef vector[double] _kernel_next  # each kernel's next event
-    cdef double _start, _bin_seconds, _base_bound, _bound, _last, _base_next
+    cdef double _start, _bin_seconds, _bound, _last, _base_next
     cdef public double next_time, end
     cdef public i64 depth, bid_owner, ask_owner, events, candidates
     cdef Py_ssize_t _kernels, _cells, _queue_buckets, _which

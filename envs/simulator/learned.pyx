@@ -34,11 +34,14 @@ come from the population's numpy generator (``rng.random()`` gives the same numb
 each event (`envs.simulator.neuralflow`).
 """
 
+import weakref
+
 import numpy as np
 
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from cython.operator cimport dereference as deref, predecrement as dec
 from libc.math cimport INFINITY, exp, floor, log, log1p, rint
+from libc.string cimport memcpy
 
 from tradearena.envs.simulator.book cimport (
     K_LIMIT, K_MARKET, QTY_MAX, Half, LevelIter, OrderBook, best_key, i64,
@@ -108,32 +111,13 @@ cdef class EventSampler:
             raise ValueError(f"mu must be ({N_KINDS}, cells), got {mu.shape}")
         if alpha.ndim != 3 or alpha.shape[1:] != (N_KINDS, 2 * N_KINDS) or alpha.shape[0] != len(decays):
             raise ValueError(f"alpha must be (kernels, {N_KINDS}, {2 * N_KINDS}), got {alpha.shape}")
-        if (mu < 0).any() or (alpha < 0).any() or (np.asarray(profile) < 0).any():
-            raise ValueError("mu, alpha and the profile must not be negative")
         if len(marks) != N_KINDS + n_spread + 4:
             raise ValueError(f"need {N_KINDS + n_spread + 4} mark distributions, got {len(marks)}")
         if depth < 1:
             raise ValueError(f"depth must be >= 1 levels, got {depth}")
-        self._mu = mu.ravel()
-        self._jump = jumps(alpha, decays).ravel()
-        self._decays = np.asarray(decays, np.float64)
-        self._profile = np.asarray(profile, np.float64)
-        self._spread_edges = np.asarray(spread_edges, np.float64)
-        self._queue_edges = np.asarray(queue_edges, np.float64)
+        self._t = _tables(mu, alpha, decays, profile, spread_edges, queue_edges, marks)
         self._start, self._bin_seconds = start, bin_seconds
         self._kernels, self._cells, self._queue_buckets = len(decays), mu.shape[1], n_queue
-        self._first.clear()
-        self._values.clear()
-        self._cdf.clear()
-        for values, probabilities in marks:
-            self._first.push_back(self._values.size())
-            cdf = np.cumsum(np.asarray(probabilities, np.float64))
-            cdf /= cdf[len(cdf) - 1]
-            for v, c in zip(np.asarray(values, np.float64).tolist(), cdf.tolist()):
-                self._values.push_back(v)
-                self._cdf.push_back(c)
-        self._first.push_back(self._values.size())
-        self._base_bound = baseline_bound(mu, n_spread, n_queue)
         self.depth, self.bid_owner, self.ask_owner = depth, bid_owner, ask_owner
         self._excitation.assign(self._kernels * 2 * N_KINDS, 0.0)
         self._totals.assign(self._kernels, 0.0)
@@ -185,19 +169,21 @@ cdef class EventSampler:
         """A value of a mark's distribution: the first whose cumulative probability exceeds
         a uniform."""
         cdef double u = self._uniform()
-        cdef Py_ssize_t base = self._first[distribution]
-        cdef Py_ssize_t n = self._first[distribution + 1] - base, half
-        cdef const double* cdf = self._cdf.data()
-        while n > 1:  # the first is in [base, base + n)
-            half = n >> 1
-            base += half if cdf[base + half - 1] <= u else 0
-            n -= half
-        return self._values[base]
+        cdef Py_ssize_t lo = self._t.first[distribution], hi = self._t.first[distribution + 1] - 1
+        cdef Py_ssize_t n = hi - lo + 1, i
+        cdef const double* cdf = self._t.cdf.data()
+        i = <Py_ssize_t>(u * <double>n)
+        i = self._t.guide[lo + (i if i < n else n - 1)]
+        while i > lo and cdf[i - 1] > u:
+            i -= 1
+        while i < hi and cdf[i] <= u:
+            i += 1
+        return self._t.values[i]
 
     cdef void _cells_of(self, OrderBook book, Py_ssize_t* cells) noexcept:
         """The book's state seen from the bid side (cells[0]) and from the ask side
         (cells[1])."""
-        cdef Py_ssize_t sb = self._spread_edges.size(), qb = 0, qa = 0, i, n
+        cdef Py_ssize_t sb = self._t.spread_edges.size(), qb = 0, qa = 0, i, n
         cdef double spread, q_bid = 0.0, q_ask = 0.0
         cdef const double* edges
         cdef LevelIter bid, ask
@@ -212,12 +198,12 @@ cdef class EventSampler:
             q_ask = <double>deref(ask).second.volume
         if bids and asks:
             spread = <double>(-deref(ask).first - deref(bid).first)
-            edges = self._spread_edges.data()
+            edges = self._t.spread_edges.data()
             sb = 0
-            for i in range(<Py_ssize_t>self._spread_edges.size()):
+            for i in range(<Py_ssize_t>self._t.spread_edges.size()):
                 sb += edges[i] <= spread
-        edges = self._queue_edges.data()
-        n = self._queue_edges.size()
+        edges = self._t.queue_edges.data()
+        n = self._t.queue_edges.size()
         for i in range(n):
             qb += edges[i] <= q_bid
             qa += edges[i] <= q_ask
@@ -227,9 +213,9 @@ cdef class EventSampler:
 
     cdef double _level(self, double t) noexcept:
         """The profile's relative rate at ``t`` seconds (flat beyond its bins)."""
-        cdef Py_ssize_t bins = self._profile.size()
+        cdef Py_ssize_t bins = self._t.profile.size()
         cdef double position = floor((t - self._start) / self._bin_seconds)
-        return self._profile[0 if position < 0 else <Py_ssize_t>min(position, <double>(bins - 1))]
+        return self._t.profile[0 if position < 0 else <Py_ssize_t>min(position, <double>(bins - 1))]
 
     cdef void _rates(self, OrderBook book, double t, double* rates) noexcept:
         """Each (side index, kind)'s rate at ``t`` (at or after the last event) into
@@ -240,9 +226,9 @@ cdef class EventSampler:
         self._cells_of(book, cells)
         for e in range(2 * N_KINDS):
             b = e % N_KINDS
-            rates[e] = self._mu[b * self._cells + cells[e // N_KINDS]] * level
+            rates[e] = self._t.mu[b * self._cells + cells[e // N_KINDS]] * level
         for k in range(self._kernels):
-            fade = exp(-self._decays[k] * (t - self._last))
+            fade = exp(-self._t.decays[k] * (t - self._last))
             for e in range(2 * N_KINDS):
                 rates[e] += self._excitation[k * 2 * N_KINDS + e] * fade
 
@@ -254,12 +240,12 @@ cdef class EventSampler:
     cdef double _base_draw(self, double t) noexcept:
         """The next baseline candidate after ``t``: at the bound times the profile, bin by
         bin (flat before the first and beyond the last)."""
-        cdef Py_ssize_t bins = self._profile.size(), i
+        cdef Py_ssize_t bins = self._t.profile.size(), i
         cdef double work = -log(1.0 - self._uniform()), rate, end
         cdef double position = floor((t - self._start) / self._bin_seconds)
         i = 0 if position < 0 else <Py_ssize_t>min(position, <double>(bins - 1))
         while True:
-            rate = self._base_bound * self._profile[i]
+            rate = self._t.base_bound * self._t.profile[i]
             if i == bins - 1:
                 return t + work / rate if rate > 0 else INFINITY
             end = self._start + <double>(i + 1) * self._bin_seconds
@@ -275,8 +261,8 @@ cdef class EventSampler:
         cdef double total = self._totals[k], x
         if not total > 0:
             return INFINITY
-        x = self._decays[k] * -log(1.0 - self._uniform()) / total
-        return t - log1p(-x) / self._decays[k] if x < 1.0 else INFINITY
+        x = self._t.decays[k] * -log(1.0 - self._uniform()) / total
+        return t - log1p(-x) / self._t.decays[k] if x < 1.0 else INFINITY
 
     cdef void _choose(self) noexcept:
         """`next_time`: the first of the baseline's candidate and the kernels' events."""
@@ -306,9 +292,9 @@ cdef class EventSampler:
             self._cells_of(book, cells)
             for e in range(2 * N_KINDS):
                 b = e % N_KINDS
-                rates[e] = self._mu[b * self._cells + cells[e // N_KINDS]]
+                rates[e] = self._t.mu[b * self._cells + cells[e // N_KINDS]]
                 total += rates[e]
-            u = self._uniform() * self._base_bound
+            u = self._uniform() * self._t.base_bound
             e = -1
             if u < total:
                 e = 0
@@ -333,9 +319,9 @@ cdef class EventSampler:
         cdef const double* jump
         cdef double total
         for k in range(self._kernels):
-            fade = exp(-self._decays[k] * (t - self._last))
+            fade = exp(-self._t.decays[k] * (t - self._last))
             part = &self._excitation[k * width]
-            jump = &self._jump[(k * width + e) * width]
+            jump = &self._t.jump[(k * width + e) * width]
             total = 0.0
             for j in range(width):
                 part[j] = part[j] * fade + jump[j]
@@ -373,8 +359,8 @@ cdef class EventSampler:
                 spread = side * (opposite - best)
                 if spread > 1:
                     bucket = 0
-                    for i in range(<Py_ssize_t>self._spread_edges.size()):
-                        bucket += self._spread_edges[i] <= spread
+                    for i in range(<Py_ssize_t>self._t.spread_edges.size()):
+                        bucket += self._t.spread_edges[i] <= spread
                     ticks = <i64>rint(self._draw(N_KINDS + bucket) * <double>spread)
                     price = best + side * max(1, min(ticks, spread - 1))
             elif kind == LIMIT_BEHIND:
@@ -393,7 +379,7 @@ cdef class EventSampler:
     cdef Py_ssize_t _behind(self, int which) noexcept:
         """The distribution of offsets behind the best: 0 limit orders, 1 cancels; 2 the gap
         and 3 the queue of a level added behind the deepest."""
-        return N_KINDS + self._spread_edges.size() + 1 + which
+        return N_KINDS + self._t.spread_edges.size() + 1 + which
 
     cdef int _keep_depth(self, OrderBook book, int side, i64* counts) except -1:
         """``side`` brought to `depth` levels: the population's volume beyond them taken out,
@@ -433,6 +419,77 @@ cdef class EventSampler:
             deepest = price
             n += 1
         return 0
+
+
+cdef class Tables:
+    """A model's fixed tables as a sampler reads them, shared by the samplers of one model
+    (`_tables`)."""
+
+    cdef int _guide_marks(self) except -1:
+        """Each mark distribution's guide: its n entries, the j-th the first value whose
+        cumulative probability exceeds j / n, where `EventSampler._draw` starts its
+        search."""
+        cdef Py_ssize_t d, j, i, lo, hi, n
+        self.guide.resize(self.values.size())
+        for d in range(<Py_ssize_t>self.first.size() - 1):
+            lo, hi = self.first[d], self.first[d + 1] - 1
+            n, i = hi - lo + 1, lo
+            for j in range(n):
+                while i < hi and self.cdf[i] <= <double>j / <double>n:
+                    i += 1
+                self.guide[lo + j] = i
+        return 0
+
+
+_TABLES = weakref.WeakValueDictionary()
+
+
+cdef Tables _tables(mu, alpha, decays, profile, spread_edges, queue_edges, list marks):
+    """The tables of a model's parameters: those already made for the same parameters, if
+    any sampler still holds them, else new ones."""
+    arrays = [np.ascontiguousarray(a, np.float64) for a in (mu, alpha, decays, profile)]
+    arrays += [np.ascontiguousarray(a, np.float64) for a in (spread_edges, queue_edges)]
+    for values, probabilities in marks:
+        arrays += [np.ascontiguousarray(values, np.float64)]
+        arrays += [np.ascontiguousarray(probabilities, np.float64)]
+    key = tuple((a.shape, a.tobytes()) for a in arrays)
+    cdef Tables tables = _TABLES.get(key)
+    if tables is not None:
+        return tables
+    mu, alpha = arrays[0], arrays[1]
+    if (mu < 0).any() or (alpha < 0).any() or (arrays[3] < 0).any():
+        raise ValueError("mu, alpha and the profile must not be negative")
+    tables = Tables()
+    _fill(tables.mu, mu.ravel())
+    _fill(tables.jump, jumps(alpha, arrays[2]).ravel())
+    _fill(tables.decays, arrays[2])
+    _fill(tables.profile, arrays[3])
+    _fill(tables.spread_edges, arrays[4])
+    _fill(tables.queue_edges, arrays[5])
+    values, cdfs, first, total = [], [], [0], 0
+    for v, probabilities in marks:
+        cdf = np.cumsum(np.asarray(probabilities, np.float64))
+        cdf /= cdf[len(cdf) - 1]
+        n = min(len(v), len(cdf))
+        values.append(np.asarray(v, np.float64)[:n])
+        cdfs.append(cdf[:n])
+        total += n
+        first.append(total)
+    _fill(tables.values, np.concatenate(values))
+    _fill(tables.cdf, np.concatenate(cdfs))
+    tables.first = first
+    tables._guide_marks()
+    tables.base_bound = baseline_bound(mu, len(arrays[4]) + 1, len(arrays[5]) + 1)
+    _TABLES[key] = tables
+    return tables
+
+
+cdef int _fill(vector[double]& out, const double[::1] data) except -1:
+    """``out`` set to ``data``."""
+    out.resize(data.shape[0])
+    if data.shape[0]:
+        memcpy(out.data(), &data[0], data.shape[0] * sizeof(double))
+    return 0
 
 
 cdef inline i64 _best_volume(Half* half) noexcept:
