@@ -390,6 +390,8 @@ cdef class EventSampler:
         cdef LevelIter it = half.end(), deeper
         cdef i64 n = 0, deepest = 0, price, qty
         cdef bint last
+        if <i64>half.size() == self.depth:
+            return 0  # nothing beyond, nothing missing
         while n < self.depth and it != half.begin():
             dec(it)
             deepest = side * deref(it).first
