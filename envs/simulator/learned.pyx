@@ -30,8 +30,8 @@ level is added behind the deepest at a gap and with a queue drawn from those the
 behind the best; the population's volume on levels beyond them is taken out. The uniforms
 come from the population's numpy generator (``rng.random()`` gives the same numbers), so
 `envs.simulator.traders.learned.reference_events` draws the same events in Python.
-`NeuralSampler` draws a neural flow's events the same way, its rates set by a GRU after
-each event (`envs.simulator.neuralflow`).
+`NeuralSampler` draws a neural flow's events against the same book, its rates set by a GRU
+after each event (`envs.simulator.neuralflow`), every event thinned against one bound.
 """
 
 import weakref
@@ -523,10 +523,12 @@ cdef i64 _delete_newest(OrderBook book, int side, i64 price, i64 owner) except -
 
 
 cdef class NeuralSampler(EventSampler):
-    """Draws a neural flow's events (`envs.simulator.neuralflow.NeuralModel`): as
-    `EventSampler` does, with the rates the GRU sets after each event (a table by side, kind
-    and state, times the profile, plus a burst decaying since the event) in place of the
-    Hawkes excitation. ``net``: the model; the rest as `EventSampler`'s (its base model's)."""
+    """Draws a neural flow's events (`envs.simulator.neuralflow.NeuralModel`): with the
+    rates the GRU sets after each event (a table by side, kind and state, times the profile,
+    plus a burst decaying since the event) in place of the Hawkes excitation, each candidate
+    thinned against the table's largest total per side at the profile's peak plus the bursts
+    (which only decay until the next event); the events act on the book as `EventSampler`'s
+    do. ``net``: the model; the rest as `EventSampler`'s (its base model's)."""
 
     def __init__(self, object net, list marks, i64 bid_owner, i64 ask_owner, object rng, double t0):
         base = net.base
