@@ -479,19 +479,12 @@ cdef class OrderBook:
         cdef LevelIter it = self._half(side).find(side * price)
         if qty <= 0 or it == self._half(side).end():
             return 0
-        cdef vector[i64] ids
-        cdef i64 slot = deref(it).second.tail, enough = 0
-        while slot and enough < qty:  # the newest orders that hold qty
+        cdef i64 slot = deref(it).second.tail, prev, done = 0
+        while slot and done < qty:  # newest first; a cancel leaves the older ones in place
+            prev = self._orders[slot].prev
             if any_owner or self._orders[slot].owner == owner:
-                ids.push_back(self._id(slot))
-                enough += self._orders[slot].qty
-            slot = self._orders[slot].prev
-        cdef i64 oid
-        cdef i64 done = 0
-        for oid in ids:
-            done += self._cancel(oid, qty - done)
-            if done == qty:
-                break
+                done += self._cancel(self._id(slot), qty - done)
+            slot = prev
         return done
 
     @cython.final

@@ -8,16 +8,26 @@ from numpy.random cimport bitgen_t
 from tradearena.envs.simulator.book cimport OrderBook, i64
 
 
+cdef class Tables:
+    cdef vector[double] mu, jump, decays, profile, spread_edges, queue_edges
+    cdef vector[double] values, cdf  # every mark's distribution, one after another
+    cdef vector[Py_ssize_t] first  # where each distribution starts in values (and its end)
+    cdef vector[Py_ssize_t] guide  # per value: where a draw's search starts
+    cdef double base_bound
+    cdef object __weakref__
+
+    cdef int _guide_marks(self) except -1
+
+
 cdef class EventSampler:
-    cdef vector[double] _mu, _alpha, _decays, _profile, _spread_edges, _queue_edges
-    cdef vector[double] _values, _cdf  # every mark's distribution, one after another
-    cdef vector[Py_ssize_t] _first  # where each distribution starts in _values (and its end)
-    cdef vector[double] _running  # kernel sums [kernel, side index, kind] at _last
-    cdef vector[double] _weight  # per [kernel, kind]: the excitation one unit of its sum adds
-    cdef double _start, _bin_seconds, _base_bound, _bound, _last
+    cdef Tables _t
+    cdef vector[double] _excitation  # per [kernel, side index, kind]: its rate at _last
+    cdef vector[double] _totals  # per kernel: the sum of its rates at _last
+    cdef vector[double] _kernel_next  # each kernel's next event
+    cdef double _start, _bin_seconds, _bound, _last, _base_next
     cdef public double next_time, end
     cdef public i64 depth, bid_owner, ask_owner, events, candidates
-    cdef Py_ssize_t _kernels, _cells, _queue_buckets
+    cdef Py_ssize_t _kernels, _cells, _queue_buckets, _which
     cdef object _rng
     cdef bitgen_t* _bitgen
     cdef tuple _parameters
@@ -25,14 +35,17 @@ cdef class EventSampler:
     cdef int _fire(self, OrderBook book, i64* counts) except -1
     cdef double _uniform(self) noexcept
     cdef double _draw(self, Py_ssize_t distribution) noexcept
-    cdef Py_ssize_t _cell(self, OrderBook book, int side) noexcept
+    cdef void _cells_of(self, OrderBook book, Py_ssize_t* cells) noexcept
     cdef double _level(self, double t) noexcept
     cdef void _rates(self, OrderBook book, double t, double* rates) noexcept
     cdef int _act(self, OrderBook book, Py_ssize_t kind, int side, i64* counts) except -1
     cdef int _carry(self, OrderBook book, Py_ssize_t kind, int side, i64 best, i64* counts) except -1
     cdef Py_ssize_t _behind(self, int which) noexcept
     cdef int _keep_depth(self, OrderBook book, int side, i64* counts) except -1
-    cdef void _candidate(self, double t) noexcept
+    cdef void _begin(self, double t) noexcept
+    cdef double _base_draw(self, double t) noexcept
+    cdef double _kernel_draw(self, Py_ssize_t k, double t) noexcept
+    cdef void _choose(self) noexcept
     cdef int _accepted(self, Py_ssize_t e, double t) except -1
 
 
@@ -43,3 +56,4 @@ cdef class NeuralSampler(EventSampler):
     cdef object _net, _h
 
     cdef int _load(self) except -1
+    cdef void _candidate(self, double t) noexcept

@@ -15,7 +15,12 @@ from tradearena.envs.data.events import KINDS, Events, Kind, Path
 from tradearena.envs.errors import ParameterError
 from tradearena.envs.simulator.book import MAX_QTY
 from tradearena.envs.simulator.eventmodel import EventModel, EventModelError
-from tradearena.envs.simulator.learned import EventSampler, NeuralSampler
+from tradearena.envs.simulator.learned import (
+    EventSampler,
+    NeuralSampler,
+    baseline_bound,
+    jumps,
+)
 from tradearena.envs.simulator.neuralflow import NeuralModel, is_neural
 from tradearena.envs.simulator.orders import Orders, Program, Rule
 from tradearena.envs.simulator.traders.base import Trader
@@ -123,14 +128,18 @@ class _Reference:
 
     def __init__(self, model: EventModel, owners: range, rng: np.random.Generator, t0: float):
         self.m, self.rng, self.owners = model, rng, (owners[0], owners[1])
-        self.running = np.zeros((len(model.decays), 2, KINDS)).tolist()
+        self.decays = model.decays.tolist()
+        self.excitation = [[0.0] * (2 * KINDS) for _ in self.decays]
+        self.kernel_next = [math.inf] * len(self.decays)
+        self.jump = jumps(model.alpha, model.decays).tolist()
         self.marks = _marks(model)
         self.cdfs = [(np.cumsum(p) / np.cumsum(p)[-1]).tolist() for _, p in self.marks]
-        self.base_bound = 2.0 * float(model.mu.max(axis=1).sum()) * float(np.max(model.profile))
-        alpha = model.alpha
-        self.weight = (alpha[:, :, :KINDS].sum(axis=1) + alpha[:, :, KINDS:].sum(axis=1)).tolist()
+        n_spread, n_queue = len(model.spread_edges) + 1, len(model.queue_edges) + 1
+        self.base_bound = baseline_bound(model.mu, n_spread, n_queue)
+        self.mu, self.profile = model.mu.tolist(), model.profile.tolist()
         self.last = t0
-        self.candidate(t0)
+        self.base_next = self.base_draw(t0)
+        self.choose()
 
     def draw(self, d: int) -> float:
         u = self.rng.random()
@@ -155,57 +164,76 @@ class _Reference:
         spread, own, other = self.state(book, side)
         return int(self.m.cell(spread if spread >= 0 else np.inf, own, other))  # unquoted: widest
 
-    def rates(self, book: OrderBook, t: float) -> list[float]:
-        m = self.m
-        bins = len(m.profile)
+    def base_draw(self, t: float) -> float:
+        m, bins = self.m, len(self.profile)
+        work = -math.log(1.0 - self.rng.random())
         position = math.floor((t - m.start) / m.bin_seconds)
-        level = float(m.profile[0 if position < 0 else int(min(position, bins - 1))])
-        for k, decay in enumerate(m.decays.tolist()):
-            fade = math.exp(-decay * (t - self.last))
-            for si in range(2):
-                self.running[k][si] = [r * fade for r in self.running[k][si]]
-        self.last = t
-        alpha, mu, out = m.alpha.tolist(), m.mu.tolist(), []
-        for si in range(2):
-            cell = self.cell(book, 1 if si == 0 else -1)
-            for b in range(KINDS):
-                total = mu[b][cell] * level
-                for k in range(len(alpha)):
-                    for j in range(KINDS):
-                        total += alpha[k][b][j] * self.running[k][si][j]
-                        total += alpha[k][b][KINDS + j] * self.running[k][1 - si][j]
-                out.append(total)
-        return out
+        i = 0 if position < 0 else int(min(position, bins - 1))
+        while True:
+            rate = self.base_bound * self.profile[i]
+            if i == bins - 1:
+                return t + work / rate if rate > 0 else math.inf
+            end = m.start + float(i + 1) * m.bin_seconds
+            if rate > 0 and work < rate * (end - t):
+                return t + work / rate
+            work -= rate * (end - t)
+            t = end
+            i += 1
 
-    def candidate(self, t: float) -> None:
-        bound = self.base_bound
-        for k in range(len(self.running)):
-            for si in range(2):
-                for j in range(KINDS):
-                    bound += self.running[k][si][j] * self.weight[k][j]
-        self.bound = bound
-        self.next_time = t - math.log(1.0 - self.rng.random()) / bound if bound > 0 else math.inf
+    def kernel_draw(self, k: int, t: float) -> float:
+        total = 0.0
+        for x in self.excitation[k]:
+            total += x
+        if not total > 0:
+            return math.inf
+        x = self.decays[k] * -math.log(1.0 - self.rng.random()) / total
+        return t - math.log1p(-x) / self.decays[k] if x < 1.0 else math.inf
+
+    def choose(self) -> None:
+        self.next_time, self.which = self.base_next, -1
+        for k, when in enumerate(self.kernel_next):
+            if when < self.next_time:
+                self.next_time, self.which = when, k
 
     def fire(self, book: OrderBook, log: list) -> None:
-        t = self.next_time
+        t, which = self.next_time, self.which
         book.now = t
-        rates = self.rates(book, t)
         total = 0.0
-        for r in rates:
-            total += r
-        u = self.rng.random() * self.bound
-        if u < total:
+        if which >= 0:
+            part = self.excitation[which]
+            for x in part:
+                total += x
+            u = self.rng.random() * total
             e = 0
-            while e < 2 * KINDS - 1 and u >= rates[e]:
-                u -= rates[e]
+            while e < 2 * KINDS - 1 and u >= part[e]:
+                u -= part[e]
                 e += 1
+        else:
+            cells = (self.cell(book, 1), self.cell(book, -1))
+            rates = [self.mu[e % KINDS][cells[e // KINDS]] for e in range(2 * KINDS)]
+            for r in rates:
+                total += r
+            u = self.rng.random() * self.base_bound
+            e = -1
+            if u < total:
+                e = 0
+                while e < 2 * KINDS - 1 and u >= rates[e]:
+                    u -= rates[e]
+                    e += 1
+        if e >= 0:
             kind, side = e % KINDS, 1 if e < KINDS else -1
             before = self.state(book, side)
             offset = self.act(book, kind, side)
             log.append((t, kind, side, offset, *before))
-            for k, decay in enumerate(self.m.decays.tolist()):
-                self.running[k][e // KINDS][kind] += decay
-        self.candidate(t)
+            for k, decay in enumerate(self.decays):
+                fade = math.exp(-decay * (t - self.last))
+                jump = self.jump[k][e]
+                self.excitation[k] = [x * fade + j for x, j in zip(self.excitation[k], jump)]
+            self.last = t
+            self.kernel_next = [self.kernel_draw(k, t) for k in range(len(self.decays))]
+        if which < 0:
+            self.base_next = self.base_draw(t)
+        self.choose()
 
     def act(self, book: OrderBook, kind: int, side: int) -> int:
         """Carry the event out; its offset (ticks from the best)."""
