@@ -11,8 +11,8 @@ the best queue on side s and that of the opposite one: `EventModel.cell`), profi
 time of day's relative rate (bins of ``bin_seconds``, mean 1 over the fitted window; before
 and after it the first and last bin's), K the number of kinds, and R_kb's(t) = sum over
 earlier events of kind b' on side s of decay_k * exp(-decay_k (t - t_j)): each event excites
-every kind on its own side and the opposite one through a fast kernel, a medium one and a
-slow one (k: a sum of exponentials, as Bacry, Mastromatteo and Muzy 2015 approximate a
+every kind on its own side and the opposite one through four kernels k, from a fast one to
+a slowest one (a sum of exponentials, as Bacry, Mastromatteo and Muzy 2015 approximate a
 power-law memory), by alpha events on average (the branching ratio). Bid and ask share the
 parameters (the state is mirrored).
 
@@ -20,9 +20,10 @@ Estimation. The kernel sums R are computed once per decay; for each choice of de
 expectation-maximisation then splits each event between the baseline and its exciters and
 updates mu (events per second of exposure to each state), the profile and alpha in closed
 form, each iteration numpy over an (events, kernels x 2 kinds) array. The decays are chosen
-by the likelihood over the grid `DECAYS` (one of each kernel's). A state
-seen by fewer than 20 events is pooled with its nearest neighbour, and
-the model's ``meta["pooled"]`` says which. Marks are counted: each kind's sizes, the offsets
+on the grid `DECAYS` (one of each kernel's) by coordinate ascent of the likelihood: from
+each kernel's middle value, each kernel's in turn, the others held, until none moves. A
+state seen by fewer than 20 events is pooled with its nearest neighbour, and the model's
+``meta["pooled"]`` says which. Marks are counted: each kind's sizes, the offsets
 of limit orders inside the spread (as a fraction of the spread, by spread bucket) and behind
 the best, of cancels behind it, and the levels the tape reveals behind the best
 (`envs.data.events.Revealed`).
@@ -32,7 +33,6 @@ Units: seconds, ticks, lots. The compiled sampler is `envs.simulator.learned.Eve
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 from dataclasses import asdict, dataclass, field
@@ -62,6 +62,7 @@ __all__ = [
     "write_parameters",
     "MIN_EVENTS",
     "SLOW",
+    "SLOWEST",
     "EventModel",
     "Marks",
     "estimate",
@@ -76,10 +77,13 @@ FAST = (1000.0, 3000.0, 10000.0)
 (an order's replacement, a quote's flicker)."""
 MEDIUM = (30.0, 100.0, 300.0)
 """Decays (per second) for the medium kernel: half-lives of 23 ms to 2.3 ms (bursts)."""
-SLOW = (0.3, 1.0, 3.0)
-"""Decays (per second) for the slow kernel: half-lives of 2.3 s to 0.23 s (flow that goes on
-in one direction: quotes following a trade, a trader working an order)."""
-DECAYS = (FAST, MEDIUM, SLOW)
+SLOW = (1.0, 3.0, 10.0)
+"""Decays (per second) for the slow kernel: half-lives of 0.7 s to 70 ms (quotes following a
+trade)."""
+SLOWEST = (0.03, 0.1, 0.3)
+"""Decays (per second) for the slowest kernel: half-lives of 23 s to 2.3 s (flow that goes on
+in one direction: a trader working an order)."""
+DECAYS = (FAST, MEDIUM, SLOW, SLOWEST)
 """The fit's grid of decays, one tuple per kernel."""
 MIN_EVENTS = 3_000
 """The fewest events a tape's window must hold to learn from."""
@@ -524,8 +528,9 @@ def estimate(
 ) -> EventModel:
     """The model of events ``ev`` over the book's states ``path`` (both from ``path.time[0]``
     to ``path.end`` seconds): the decays (one of each kernel's tuple in ``decays``, per
-    second) with the highest likelihood, the rest by expectation-maximisation (see the module
-    docstring). ``shown``: the levels behind the best (none: one tick behind, one lot);
+    second) found by coordinate ascent of the likelihood, the rest by
+    expectation-maximisation (see the module docstring). ``shown``: the levels behind the
+    best (none: one tick behind, one lot);
     ``book``: the opening book ((levels, 4), see `EventModel`; none: one lot a tick either
     side of the mid); ``edges``: the spread's and the queues' bucket edges (none: the
     `_QUANTILES` of the spreads the events met and of the best queues)."""
@@ -555,22 +560,36 @@ def estimate(
     seen = np.bincount(data.cell, minlength=cells)
     pool = _pools(seen, model.shape)
     start_mu = _pooled_rates(data, pool, 0.5, data.exposure.sum(axis=0))
-    best, best_likelihood, table = model, -np.inf, {}
     sums_of = {d: kernel_sums(ev, np.array([d])) for d in sorted(set().union(*decays))}
-    for chosen in itertools.product(*decays):
-        guess = _replace(
-            model,
-            decays=np.array(chosen, np.float64),
-            mu=start_mu,
-            alpha=np.full((len(chosen), KINDS, 2 * KINDS), 0.5 / (2 * len(chosen) * KINDS)),
-        )
-        sums = np.hstack([sums_of[d] for d in chosen])
-        fitted = _em(guess, data, sums, pool)
-        lam, _ = _intensity(fitted, data, sums)
-        likelihood = float((np.log(lam).sum() - _compensator(fitted, data)) / len(ev))
-        table[", ".join(f"{d:g}" for d in chosen)] = likelihood
-        if likelihood > best_likelihood:
-            best, best_likelihood = fitted, likelihood
+    fits: dict[tuple[float, ...], tuple[float, EventModel]] = {}
+
+    def fit(chosen: tuple[float, ...]) -> float:
+        """The likelihood per event of the decays ``chosen``, fitted once."""
+        if chosen not in fits:
+            guess = _replace(
+                model,
+                decays=np.array(chosen, np.float64),
+                mu=start_mu,
+                alpha=np.full((len(chosen), KINDS, 2 * KINDS), 0.5 / (2 * len(chosen) * KINDS)),
+            )
+            sums = np.hstack([sums_of[d] for d in chosen])
+            fitted = _em(guess, data, sums, pool)
+            lam, _ = _intensity(fitted, data, sums)
+            likelihood = float((np.log(lam).sum() - _compensator(fitted, data)) / len(ev))
+            fits[chosen] = likelihood, fitted
+        return fits[chosen][0]
+
+    best = tuple(grid[len(grid) // 2] for grid in decays)
+    moved = True
+    while moved:  # coordinate ascent: each kernel's decay in turn, the others held
+        moved = False
+        for k, grid in enumerate(decays):
+            for d in grid:
+                trial = best[:k] + (d,) + best[k + 1 :]
+                if fit(trial) > fit(best):
+                    best, moved = trial, True
+    best_likelihood, fitted = fits[best]
+    table = {", ".join(f"{d:g}" for d in chosen): value for chosen, (value, _) in fits.items()}
     pooled = [
         {"state": _describe(c, model), "events": int(seen[c]), "pooled_with": _describe(p, model)}
         for c, p in enumerate(pool.tolist())
@@ -584,7 +603,7 @@ def estimate(
         "pooled": pooled,
         "pool": pool.tolist(),
     }
-    return _replace(best, meta=meta)
+    return _replace(fitted, meta=meta)
 
 
 def window_events(tape: Tape, lo: float, hi: float) -> tuple[Events, Path]:
