@@ -165,6 +165,28 @@ def test_the_estimator_recovers_intensities_branching_and_profile(simulated):
     assert fit.log_likelihood(ev, path) >= truth.log_likelihood(ev, path)
 
 
+def test_the_marks_are_recovered_from_a_recorded_day():
+    """An hour of the known model's market recorded as a tape and learned again: the sizes
+    of limit orders at and inside the best (1 or 2 lots, half each) and the share of market
+    orders that take exactly the best queue (half) within four standard errors."""
+    tape = synthetic_tape(
+        0,
+        traders=[LearnedFlow(known_model())],
+        levels=2,
+        n_steps=60,
+        open_time=OPEN,
+        warmup_seconds=0.0,
+        tick_size=0.01,
+        initial_price=10_000,
+    )
+    fit = fit_events(tape, decays=((50.0,), (1.0,)))
+    counts = np.bincount(events(tape).kind, minlength=KINDS)
+    for kind in (Kind.LIMIT_TOUCH, Kind.LIMIT_INSIDE, Kind.MARKET):
+        values, probabilities = fit.marks.sizes[kind]
+        error = 4 * np.sqrt(0.25 / counts[kind])
+        assert values[0] == 1.0 and abs(probabilities[0] - 0.5) < error, (kind, probabilities)
+
+
 def test_the_decays_are_chosen_by_likelihood(simulated):
     """Coordinate ascent from each grid's middle (5 and 10 per second) reaches the true
     decays, and each likelihood it tried is recorded."""
