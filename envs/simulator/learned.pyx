@@ -17,8 +17,8 @@ therefore seen exactly, so the flow reacts to it. A kept event's marks are drawn
 distributions, then it acts on the book at once:
 
 - a limit order at the best, inside the spread (a drawn fraction of the spread, rounded, at
-  least 1 tick and at most spread - 1) or behind the best; the bid side's orders are ``bid_owner``'s, the ask side's
-  ``ask_owner``'s;
+  least 1 tick and at most spread - 1) or behind the best; the bid side's orders are
+  ``bid_owner``'s, the ask side's ``ask_owner``'s;
 - a cancel of the population's newest order at the best or behind it (none there: nothing
   happens): a whole order, as nearly every cancel on a tape is;
 - a market order that takes a drawn fraction of the queue it meets (most take all of it):
@@ -27,11 +27,11 @@ distributions, then it acts on the book at once:
   through the seats' quotes as it would without them; sent by the other side's owner so that
   the population never trades with itself.
 
-After each event every side holds ``depth`` levels of the population's own (the tape's levels,
-at least 2; a seat's levels do not count): a missing level is added behind its deepest at a
-gap and with a queue drawn from those the tape reveals behind the best; its volume on levels
-beyond them is taken out. The uniforms
-come from the population's numpy generator (``rng.random()`` gives the same numbers), so
+After each event every side holds ``depth`` levels of the population's own (the tape's
+levels, at least 2; a seat's levels do not count): a missing level is added behind its
+deepest at a gap and with a queue drawn from those the tape reveals behind the best; its
+volume on levels beyond them is taken out. The uniforms come from the population's numpy
+generator (``rng.random()`` gives the same numbers), so
 `envs.simulator.traders.learned.reference_events` draws the same events in Python.
 `NeuralSampler` draws a neural flow's events against the same book, its rates set by a GRU
 after each event (`envs.simulator.neuralflow`), every event thinned against one bound.
