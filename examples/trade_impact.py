@@ -24,7 +24,7 @@ import numpy as np
 
 from tradearena.envs.data.events import Kind, events
 from tradearena.envs.data.load import load_tape
-from tradearena.envs.data.tapes import Tape
+from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Tape
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import LearnedFlow
 
@@ -32,31 +32,41 @@ HORIZONS = (1.0, 10.0, 60.0)
 QUOTE_TICKS = 2
 
 
+def mids(tape: Tape) -> np.ndarray:
+    """The mid after each message (ticks, (n,)); NaN while a side is empty."""
+    ask, ask_lots, bid, bid_lots = tape.book_rows[:, :4].T
+    quoted = (ask_lots > 0) & (bid_lots > 0) & (ask != EMPTY_ASK) & (bid != EMPTY_BID)
+    return np.where(quoted, (ask + bid) / 2.0, np.nan)
+
+
 def impact(tape: Tape, start: float) -> tuple[int, list[float]]:
     """(market orders after ``start``, mean signed mid move at each of `HORIZONS`, ticks)."""
-    ev, book, times = events(tape), tape.book_rows, tape.messages["time"]
-    mid = (book[:, 0] + book[:, 2]) / 2.0
+    ev, times, mid = events(tape), tape.messages["time"], mids(tape)
     hit = (ev.kind == Kind.MARKET) & (ev.time >= start)
     before = np.maximum(np.searchsorted(times, ev.time[hit], side="left") - 1, 0)
     moves = []
     for horizon in HORIZONS:
         after = np.searchsorted(times, ev.time[hit] + horizon, side="right") - 1
-        moves.append(float(np.mean((mid[after] - mid[before]) * ev.side[hit])))
+        moves.append(float(np.nanmean((mid[after] - mid[before]) * ev.side[hit])))
     return int(hit.sum()), moves
 
 
 def quote_markout(tape: Tape, start: float, end: float) -> tuple[float, list[float]]:
     """(fills per hour, mean mark-out at each of `HORIZONS`, ticks) of a quote `QUOTE_TICKS`
-    either side of each minute's opening mid between ``start`` and ``end`` seconds."""
-    ev, book, times = events(tape), tape.book_rows, tape.messages["time"]
-    ask, bid = book[:, 0], book[:, 2]
-    mid = (ask + bid) / 2.0
+    either side of each minute's opening mid (rounded away from it) between ``start`` and
+    ``end`` seconds; a minute that opens with a side empty has no quote."""
+    ev, times, mid = events(tape), tape.messages["time"], mids(tape)
+    ask, bid = tape.book_rows[:, 0], tape.book_rows[:, 2]
     market = ev.kind == Kind.MARKET
+    minutes = np.arange(max(start, float(times[0])), end - 60.0, 60.0)
     marks = []
-    for minute in np.arange(start, end - 60.0, 60.0):
+    for minute in minutes:
         first, last = np.searchsorted(times, [minute, minute + 60.0], side="right") - 1
+        if np.isnan(mid[first]):
+            continue
         for side in (1, -1):
-            price = mid[first] - side * QUOTE_TICKS
+            away = mid[first] - side * QUOTE_TICKS
+            price = np.floor(away) if side > 0 else np.ceil(away)
             reach = (ask if side > 0 else bid)[first + 1 : last + 1]
             crossed = np.flatnonzero(side * (price - reach) >= 0)
             fill = times[first + 1 + crossed[0]] if len(crossed) else np.inf
@@ -69,8 +79,8 @@ def quote_markout(tape: Tape, start: float, end: float) -> tuple[float, list[flo
             if fill < np.inf:
                 after = np.searchsorted(times, fill + np.array(HORIZONS), side="right") - 1
                 marks.append(side * (mid[after] - price))
-    hours = (end - start) / 3600.0
-    return len(marks) / hours, np.mean(marks, axis=0).tolist() if marks else [np.nan] * 3
+    hours = len(minutes) / 60.0
+    return len(marks) / hours, np.nanmean(marks, axis=0).tolist() if marks else [np.nan] * 3
 
 
 def main() -> None:

@@ -534,6 +534,8 @@ def estimate(
     ``book``: the opening book ((levels, 4), see `EventModel`; none: one lot a tick either
     side of the mid); ``edges``: the spread's and the queues' bucket edges (none: the
     `_QUANTILES` of the spreads the events met and of the best queues)."""
+    if not decays or not all(decays):
+        raise ValueError(f"decays must give each kernel at least one decay, got {decays}")
     lo, hi = float(path.time[0]), float(path.end)
     spread_edges, queue_edges = edges or (
         _edges(ev.spread),
@@ -576,7 +578,7 @@ def estimate(
             fitted = _em(guess, data, sums, pool)
             lam, _ = _intensity(fitted, data, sums)
             likelihood = float((np.log(lam).sum() - _compensator(fitted, data)) / len(ev))
-            fits[chosen] = likelihood, fitted
+            fits[chosen] = (likelihood if np.isfinite(likelihood) else -np.inf), fitted
         return fits[chosen][0]
 
     best = tuple(grid[len(grid) // 2] for grid in decays)

@@ -21,6 +21,9 @@ distributions, then it acts on the book at once:
   ``bid_owner``'s, the ask side's ``ask_owner``'s;
 - a cancel of the population's newest order at the best or behind it (none there: nothing
   happens): a whole order, as nearly every cancel on a tape is;
+- the best these offsets start from is the side's, a seat's quote included: the flow joins
+  or improves on a seat's quote as on anyone's, and a cancel at a best that a seat holds
+  alone finds nothing to cancel;
 - a market order that takes a drawn fraction of the queue it meets (most take all of it):
   the population's best level on its side, the seats' orders there included, after every
   order resting at a better price (a seat's quote inside the spread), so that the price moves
@@ -93,8 +96,8 @@ cdef class EventSampler:
     (kernels,) per second; profile: (bins,) from ``start`` seconds, ``bin_seconds`` each;
     spread_edges, queue_edges: the state's bucket edges (ticks, lots); marks: the
     distributions (values, probabilities) of each kind's sizes, of the offsets inside the
-    spread as fractions of it per spread bucket, of limit and cancel offsets behind the best, and of the gap and
-    queue of a level added behind the deepest, in that order; rng: a numpy Generator; t0:
+    spread as fractions of it per spread bucket, of limit and cancel offsets behind the best,
+    and of the gap and queue of a level added behind the deepest, in that order; rng: a numpy Generator; t0:
     seconds, the time the first event is drawn from.
     """
 
@@ -118,6 +121,14 @@ cdef class EventSampler:
             raise ValueError(f"need {N_KINDS + n_spread + 4} mark distributions, got {len(marks)}")
         if depth < 1:
             raise ValueError(f"depth must be >= 1 levels, got {depth}")
+        if not bin_seconds > 0 or not len(profile):
+            raise ValueError(
+                f"the profile needs bins of > 0 seconds, got {len(profile)} of {bin_seconds}"
+            )
+        if not (np.isfinite(decays).all() and (np.asarray(decays, np.float64) > 0).all()):
+            raise ValueError(f"decays must be finite and > 0 per second, got {list(decays)}")
+        if not (np.isfinite(mu).all() and np.isfinite(alpha).all()):
+            raise ValueError("mu and alpha must be finite")
         self._t = _tables(mu, alpha, decays, profile, spread_edges, queue_edges, marks)
         self._start, self._bin_seconds = start, bin_seconds
         self._kernels, self._cells, self._queue_buckets = len(decays), mu.shape[1], n_queue
@@ -201,10 +212,7 @@ cdef class EventSampler:
             q_ask = <double>deref(ask).second.volume
         if bids and asks:
             spread = <double>(-deref(ask).first - deref(bid).first)
-            edges = self._t.spread_edges.data()
-            sb = 0
-            for i in range(<Py_ssize_t>self._t.spread_edges.size()):
-                sb += edges[i] <= spread
+            sb = _bucket(self._t.spread_edges, spread)
         edges = self._t.queue_edges.data()
         n = self._t.queue_edges.size()
         for i in range(n):
@@ -286,11 +294,7 @@ cdef class EventSampler:
         self.candidates += 1
         if which >= 0:  # a kernel's event: kind and side by its excitation
             part = &self._excitation[which * 2 * N_KINDS]
-            u = self._uniform() * self._totals[which]
-            e = 0
-            while e < 2 * N_KINDS - 1 and u >= part[e]:
-                u -= part[e]
-                e += 1
+            e = _pick(part, self._uniform() * self._totals[which])
         else:  # the baseline's candidate: kept with (the book's baseline) / bound
             self._cells_of(book, cells)
             for e in range(2 * N_KINDS):
@@ -298,12 +302,7 @@ cdef class EventSampler:
                 rates[e] = self._t.mu[b * self._cells + cells[e // N_KINDS]]
                 total += rates[e]
             u = self._uniform() * self._t.base_bound
-            e = -1
-            if u < total:
-                e = 0
-                while e < 2 * N_KINDS - 1 and u >= rates[e]:
-                    u -= rates[e]
-                    e += 1
+            e = _pick(rates, u) if u < total else -1
         if e >= 0:
             self._act(book, e % N_KINDS, 1 if e < N_KINDS else -1, counts)
             self._accepted(e, t)
@@ -350,7 +349,7 @@ cdef class EventSampler:
         cdef i64 owner = self.bid_owner if side > 0 else self.ask_owner
         cdef i64 taker = self.ask_owner if side > 0 else self.bid_owner
         cdef i64 opposite, spread, price, ticks, qty
-        cdef Py_ssize_t bucket, i
+        cdef Py_ssize_t bucket
         cdef double size = self._draw(kind)
         if kind == MARKET:
             size = _met(book, side, owner, size)
@@ -361,9 +360,7 @@ cdef class EventSampler:
                 opposite = -side * best_key(other)
                 spread = side * (opposite - best)
                 if spread > 1:
-                    bucket = 0
-                    for i in range(<Py_ssize_t>self._t.spread_edges.size()):
-                        bucket += self._t.spread_edges[i] <= spread
+                    bucket = _bucket(self._t.spread_edges, <double>spread)
                     ticks = <i64>rint(self._draw(N_KINDS + bucket) * <double>spread)
                     price = best + side * max(1, min(ticks, spread - 1))
             elif kind == LIMIT_BEHIND:
@@ -514,6 +511,24 @@ cdef inline i64 _best_volume(Half* half) noexcept:
     return deref(it).second.volume
 
 
+cdef inline Py_ssize_t _pick(const double* rates, double u) noexcept:
+    """The first of the 2 KINDS (side index, kind)s whose running sum of ``rates`` exceeds
+    ``u`` (the last when none does)."""
+    cdef Py_ssize_t e = 0
+    while e < 2 * N_KINDS - 1 and u >= rates[e]:
+        u -= rates[e]
+        e += 1
+    return e
+
+
+cdef inline Py_ssize_t _bucket(const vector[double]& edges, double value) noexcept:
+    """``value``'s bucket: how many of ``edges`` are at or below it."""
+    cdef Py_ssize_t i, n = 0
+    for i in range(<Py_ssize_t>edges.size()):
+        n += edges[i] <= value
+    return n
+
+
 cdef inline i64 _lots(double size) noexcept:
     """A drawn size as an order's lots: rounded, at least 1, at most QTY_MAX."""
     cdef i64 qty = <i64>rint(size)
@@ -636,10 +651,7 @@ cdef class NeuralSampler(EventSampler):
         u = self._uniform() * self._bound
         self.candidates += 1
         if u < total:
-            e = 0
-            while e < 2 * N_KINDS - 1 and u >= rates[e]:
-                u -= rates[e]
-                e += 1
+            e = _pick(rates, u)
             self._act(book, e % N_KINDS, 1 if e < N_KINDS else -1, counts)
             self._accepted(e, t)
             self.events += 1

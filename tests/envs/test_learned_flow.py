@@ -27,7 +27,12 @@ from tradearena.envs.simulator.eventmodel import (
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.orders import Kind as Order
 from tradearena.envs.simulator.recording import synthetic_tape
-from tradearena.envs.simulator.traders.learned import LearnedFlow, open_book, reference_events
+from tradearena.envs.simulator.traders.learned import (
+    LearnedFlow,
+    open_book,
+    reference_events,
+    sampler,
+)
 
 OPEN = 34_200.0
 
@@ -219,22 +224,51 @@ def seated_market(model: EventModel, seats: int = 0, **market) -> Market:
     )
 
 
-def test_the_compiled_sampler_draws_what_its_python_reference_draws():
-    """The same book changes, message for message, in a market of the learned flow alone and
-    from the Python reference with the market's generator for the population."""
+def twin_logs(seat: list[tuple[int, int, int]]) -> tuple[list, list, Market]:
+    """The book's log of 20 minutes of the known model's market (seed 3) with a seat's
+    orders ``seat`` (side, price, lots) resting from the open, the log of the Python
+    reference on a book with the same orders and the market's generator for the population,
+    and the market."""
     model = known_model()
-    market = seated_market(model, record=True)
+    market = seated_market(model, seats=1 if seat else 0, record=True)
     market.reset(3)
+    for side, price, lots in seat:
+        market.book.limit(side, price, lots, 0)
     while not market.done:
         market.step()
     owners = market.trader_owners[0]
     book = OrderBook(record=True)
     book.now = OPEN
     open_book(book, model, 10_000, owners)
+    for side, price, lots in seat:
+        book.limit(side, price, lots, 0)
     rng = np.random.default_rng(np.random.SeedSequence(3).spawn(2)[1])
     reference_events(model, book, owners, rng, OPEN, OPEN + 20 * 60.0)
-    assert len(market.book.log) > 1000
-    assert market.book.log == book.log
+    return market.book.log, book.log, market
+
+
+def test_the_compiled_sampler_draws_what_its_python_reference_draws():
+    """The same book changes, message for message, in a market of the learned flow alone and
+    from the Python reference with the market's generator for the population."""
+    compiled, reference, _ = twin_logs([])
+    assert len(compiled) > 1000
+    assert compiled == reference
+
+
+def test_the_compiled_sampler_draws_what_its_python_reference_draws_beside_a_seat():
+    """As above with a seat's orders resting from the open: a bid inside the spread, which
+    market orders meet before the flow's best, and an ask far behind, a level the depth
+    rule neither counts nor trims. The book changes are the same (order ids aside: the
+    market refills its depth before the seat's orders, the reference after them)."""
+    compiled, reference, market = twin_logs([(1, 10_000, 4), (-1, 10_012, 2)])
+
+    def changes(log: list) -> list:  # (time, type, lots, price, side): no order ids
+        return [(t, kind, lots, price, side) for t, kind, _, lots, price, side in log]
+
+    compiled, reference = changes(compiled), changes(reference)
+    assert market.book.account(0)[3] > 0, "the seat's orders were met"
+    assert sorted(compiled[:6]) == sorted(reference[:6])  # the opening book, its depth, the seat
+    assert len(compiled) > 1000 and compiled[6:] == reference[6:]
 
 
 def test_a_pickled_market_goes_on_as_the_original():
@@ -257,8 +291,8 @@ def test_a_pickled_market_goes_on_as_the_original():
 def test_the_book_stays_consistent_with_a_seat_trading(seed, orders):
     """One-second steps; a seat sends market orders, quotes inside the spread or cancels.
     After every step (the flow refills a side the seat emptied at the step's start): the
-    book is not crossed, each side holds the model's depth, and each level's volume is the
-    sum of the orders resting there."""
+    book is not crossed, each side holds the model's depth of the flow's own levels, and
+    each level's volume is the sum of the orders resting there."""
     model = known_model()
     market = seated_market(model, seats=1, n_steps=max(len(orders), 1), step_seconds=1.0)
     market.reset(seed)
@@ -272,7 +306,10 @@ def test_the_book_stays_consistent_with_a_seat_trading(seed, orders):
         ][action]
         market.step([seat])
         bids, asks = market.book.depth(1000)
-        assert len(bids) >= model.depth and len(asks) >= model.depth
+        bid_owner, ask_owner = market.trader_owners[0]
+        for owner, side in ((bid_owner, 1), (ask_owner, -1)):  # the flow's own levels
+            held = {price for _, s, price, _ in market.book.owned(owner) if s == side}
+            assert len(held) == model.depth
         assert bids[0][0] < asks[0][0]
         resting: dict[tuple[int, int], int] = {}
         for owner in range(3):
@@ -327,7 +364,9 @@ def test_a_market_order_goes_through_a_seats_quote_inside_the_spread():
     bid, lots = book.best_bid()
     book.limit(1, bid + 1, 2, 0)  # the seat's bid, inside the two-tick-wide spread
     traded = book.volume
-    while not book.account(0)[0]:  # until a market order meets the bids
+    for _ in range(1000):  # until a market order meets the bids
+        if book.account(0)[0]:
+            break
         traded = book.volume
         sampler.fire(book)
     assert book.account(0)[0] == 2
@@ -342,6 +381,21 @@ def test_a_model_saved_and_loaded_is_the_same(tmp_path):
         assert np.array_equal(getattr(again, name), getattr(model, name))
     assert again.marks.inside[1][1].tolist() == [0.7, 0.3]
     assert (again.depth, again.start, again.tick_size) == (2, OPEN, 0.01)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"bin_seconds": 0.0}, "bins of > 0 seconds"),
+        ({"profile": np.zeros(0)}, "bins of > 0 seconds"),
+        ({"decays": np.array([50.0, -1.0])}, "decays must be finite and > 0"),
+        ({"mu": np.full((KINDS, 8), np.nan)}, "must be finite"),
+    ],
+)
+def test_a_sampler_of_bad_parameters_is_an_error_naming_them(change, message):
+    model = replace(known_model(), **change)
+    with pytest.raises(ValueError, match=message):
+        sampler(model, range(2), np.random.default_rng(0), OPEN)
 
 
 def test_a_learned_market_at_another_tick_is_an_error_naming_both():
