@@ -38,6 +38,7 @@ cdef class EventSampler:
     cdef void _cells_of(self, OrderBook book, Py_ssize_t* cells) noexcept
     cdef double _level(self, double t) noexcept
     cdef void _rates(self, OrderBook book, double t, double* rates) noexcept
+    cdef double _baseline(self, OrderBook book, double* rates) noexcept
     cdef int _act(self, OrderBook book, Py_ssize_t kind, int side, i64* counts) except -1
     cdef int _carry(self, OrderBook book, Py_ssize_t kind, int side, i64 best, i64* counts) except -1
     cdef Py_ssize_t _behind(self, int which) noexcept

@@ -231,17 +231,27 @@ cdef class EventSampler:
     cdef void _rates(self, OrderBook book, double t, double* rates) noexcept:
         """Each (side index, kind)'s rate at ``t`` (at or after the last event) into
         ``rates`` (2 KINDS)."""
-        cdef Py_ssize_t k, b, e
-        cdef Py_ssize_t cells[2]
+        cdef Py_ssize_t k, e
         cdef double level = self._level(t), fade
-        self._cells_of(book, cells)
+        self._baseline(book, rates)
         for e in range(2 * N_KINDS):
-            b = e % N_KINDS
-            rates[e] = self._t.mu[b * self._cells + cells[e // N_KINDS]] * level
+            rates[e] *= level
         for k in range(self._kernels):
             fade = exp(-self._t.decays[k] * (t - self._last))
             for e in range(2 * N_KINDS):
                 rates[e] += self._excitation[k * 2 * N_KINDS + e] * fade
+
+    cdef double _baseline(self, OrderBook book, double* rates) noexcept:
+        """Each (side index, kind)'s baseline in the book's state now, before the profile,
+        into ``rates`` (2 KINDS); their total."""
+        cdef Py_ssize_t e
+        cdef Py_ssize_t cells[2]
+        cdef double total = 0.0
+        self._cells_of(book, cells)
+        for e in range(2 * N_KINDS):
+            rates[e] = self._t.mu[(e % N_KINDS) * self._cells + cells[e // N_KINDS]]
+            total += rates[e]
+        return total
 
     cdef void _begin(self, double t) noexcept:
         """The first event's draws from ``t`` (no excitation yet)."""
@@ -286,21 +296,16 @@ cdef class EventSampler:
     cdef int _fire(self, OrderBook book, i64* counts) except -1:
         """The candidate at `next_time`: a kernel's event, or the baseline's candidate kept
         or not; then the next one drawn."""
-        cdef double t = self.next_time, total = 0.0, u
+        cdef double t = self.next_time, total, u
         cdef double rates[2 * N_KINDS]
         cdef const double* part
-        cdef Py_ssize_t e, b, which = self._which
-        cdef Py_ssize_t cells[2]
+        cdef Py_ssize_t e, which = self._which
         self.candidates += 1
         if which >= 0:  # a kernel's event: kind and side by its excitation
             part = &self._excitation[which * 2 * N_KINDS]
             e = _pick(part, self._uniform() * self._totals[which])
         else:  # the baseline's candidate: kept with (the book's baseline) / bound
-            self._cells_of(book, cells)
-            for e in range(2 * N_KINDS):
-                b = e % N_KINDS
-                rates[e] = self._t.mu[b * self._cells + cells[e // N_KINDS]]
-                total += rates[e]
+            total = self._baseline(book, rates)
             u = self._uniform() * self._t.base_bound
             e = _pick(rates, u) if u < total else -1
         if e >= 0:
