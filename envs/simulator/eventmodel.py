@@ -181,6 +181,16 @@ class EventModel:
         """Events one event causes directly, on average over the exciting kinds."""
         return float(_offspring(self.alpha).mean())
 
+    @property
+    def spectral_radius(self) -> float:
+        """The spectral radius of the offspring matrix over (side, kind): below 1 the
+        excitation is stable (each generation of events smaller than the one before), and
+        the nearer 1 the more it multiplies the baseline."""
+        total = self.alpha.sum(axis=0)  # (excited kind, exciting kind same side | opposite)
+        same, opposite = total[:, :KINDS], total[:, KINDS:]
+        matrix = np.block([[same, opposite], [opposite, same]])
+        return float(np.max(np.abs(np.linalg.eigvals(matrix))))
+
     def log_likelihood(self, ev: Events, path: Path) -> float:
         """The log-likelihood of ``ev`` with the book's states ``path`` (the window both
         cover), nats per event."""

@@ -98,7 +98,9 @@ def learn_command(args: argparse.Namespace) -> int:
     print(
         f"learned {meta['events']:,} events in {time.perf_counter() - began:.1f} s: "
         f"log-likelihood {meta['log_likelihood_per_event']:.4f} nats per event, decays "
-        f"{', '.join(f'{d:g}' for d in model.decays)} per second, branching {model.branching:.3f}"
+        f"{', '.join(f'{d:g}' for d in model.decays)} per second, branching {model.branching:.3f} "
+        f"(spectral radius {model.spectral_radius:.3f}: "
+        f"{'stable' if model.spectral_radius < 1 else 'explosive, the flow runs away'})"
     )
     for pooled in meta["pooled"]:
         print(f"pooled: {pooled['state']} ({pooled['events']} events) with {pooled['pooled_with']}")

@@ -192,6 +192,18 @@ def test_the_marks_are_recovered_from_a_recorded_day():
         assert values[0] == 1.0 and abs(probabilities[0] - 0.5) < error, (kind, probabilities)
 
 
+def test_the_spectral_radius_is_the_offspring_matrixs():
+    """One kernel, market orders exciting market orders on their own side (0.3) and the
+    opposite one (0.2): the matrix over (side, kind) has the eigenvalue 0.3 + 0.2 and no
+    larger one; doubled, it is explosive."""
+    alpha = np.zeros((1, KINDS, 2 * KINDS))
+    alpha[0, Kind.MARKET, Kind.MARKET] = 0.3
+    alpha[0, Kind.MARKET, KINDS + Kind.MARKET] = 0.2
+    model = replace(known_model(), alpha=alpha, decays=np.array([1.0]))
+    assert model.spectral_radius == pytest.approx(0.5)
+    assert replace(model, alpha=2.5 * alpha).spectral_radius == pytest.approx(1.25)
+
+
 def test_the_decays_are_chosen_by_likelihood(simulated):
     """Coordinate ascent from each grid's middle (5 and 10 per second) reaches the true
     decays, and each likelihood it tried is recorded."""
