@@ -245,7 +245,7 @@ class _Reference:
             size = self.draw(kind)
             if kind == Kind.MARKET:
                 size = _met(book, side, owner, size)
-            qty = min(max(int(round(size)), 1), MAX_QTY)
+            qty = _lots(size)
             n_spread = len(self.m.spread_edges) + 1
             if kind in (Kind.LIMIT_TOUCH, Kind.LIMIT_INSIDE, Kind.LIMIT_BEHIND):
                 price = best
@@ -295,7 +295,7 @@ class _Reference:
             price = deepest - side * int(round(self.draw(KINDS + n_spread + 2)))
             if price <= 0:
                 return
-            qty = min(max(int(round(self.draw(KINDS + n_spread + 3))), 1), MAX_QTY)
+            qty = _lots(self.draw(KINDS + n_spread + 3))
             book.limit(side, price, qty, owner)
             deepest, n = price, n + 1
 
@@ -350,6 +350,12 @@ def _met(book: OrderBook, side: int, owner: int, fraction: float) -> float:
             return ahead + fraction * float(volume)
         ahead += float(volume)
     return fraction * float(levels[0][1])
+
+
+def _lots(size: float) -> int:
+    """A drawn size as an order's lots, as the compiled sampler rounds it: rounded, at least
+    1, at most the book's largest quantity."""
+    return min(max(int(round(size)), 1), MAX_QTY)
 
 
 def _holds(book: OrderBook, side: int, price: int, owner: int) -> bool:
