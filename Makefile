@@ -16,7 +16,7 @@ PIP := $(BIN)/pip install --quiet --quiet --disable-pip-version-check --no-compi
 # files that fail to compile (test fixtures of newer Python's syntax) are skipped, as pip skips them
 BYTECODE = $(BIN)/python -m compileall -q -q -j 0 $(1) || true
 EXTRAS := test deep dev
-EXTENSIONS := $(wildcard envs/simulator/*.pyx envs/simulator/*.pxd envs/data/*.pyx envs/data/*.pxd agents/*.pyx agents/*.pxd)
+EXTENSIONS := $(wildcard envs/simulator/*.pyx envs/simulator/*.pxd envs/simulator/learned_flow/*.pyx envs/simulator/learned_flow/*.pxd envs/data/*.pyx envs/data/*.pxd agents/*.pyx agents/*.pxd)
 # two jobs at once, their output not held back: the install's steps print one line each, and
 # a run's progress bar and a test session's dots show as they come (--output-sync would hold
 # a command's whole output until it ends)

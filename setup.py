@@ -1,5 +1,6 @@
 """Builds the compiled order book (envs/simulator/book.pyx), the market's step and background flow
-(envs/simulator/flow.pyx), a replay's messages (envs/simulator/replayer.pyx), the seats' features
+(envs/simulator/flow.pyx), a replay's messages (envs/simulator/replayer.pyx), a learned flow's
+state, kernels and sampler (envs/simulator/learned_flow/*.pyx), the seats' features
 (envs/simulator/observation.pyx), the traders' random draws (envs/simulator/draws.pyx), the data
 readers' text scanning and tape building (envs/data/text.pyx, envs/data/builder.pyx) and the tabular
 learners' kernels (agents/_kernels.pyx); everything else is in pyproject.toml. The modules are named
@@ -53,7 +54,9 @@ extensions = [
     compiled("tradearena.envs.simulator.flow"),
     compiled("tradearena.envs.simulator.observation"),
     compiled("tradearena.envs.simulator.replayer"),
-    compiled("tradearena.envs.simulator.learned"),
+    compiled("tradearena.envs.simulator.learned_flow.state"),
+    compiled("tradearena.envs.simulator.learned_flow.kernels"),
+    compiled("tradearena.envs.simulator.learned_flow.sampler"),
     compiled("tradearena.envs.data.text"),
     compiled("tradearena.envs.data.builder"),
     compiled("tradearena.envs.simulator.draws", language="c"),

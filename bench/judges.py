@@ -22,7 +22,8 @@ from tradearena.envs.data.tapes import write_lobster
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import light
 from tradearena.evaluation.experiment.parallel import make_executor
-from tradearena.evaluation.market.realism import CLASSIFIER_DAYS, discriminate, read_source
+from tradearena.evaluation.market.realism import CLASSIFIER_DAYS, discriminate
+from tradearena.evaluation.market.sources import read_source
 from tradearena.evaluation.market.transfer import transfer, transfer_job
 
 BAR_SECONDS = 60.0

@@ -21,7 +21,8 @@ from vector_env import SAMPLE, vector_rate  # bench/vector_env.py
 
 from tradearena.envs.data.load import load_tape
 from tradearena.envs.data.tapes import write_lobster
-from tradearena.envs.simulator.eventmodel import fit_events, window_events
+from tradearena.envs.simulator.learned_flow.estimate import fit_events
+from tradearena.envs.simulator.learned_flow.events import window_events
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import LearnedFlow, light
@@ -55,7 +56,7 @@ def main() -> None:
             events=model.meta["events"],
         )
         try:
-            from tradearena.evaluation.market.neural import fit_neural
+            from tradearena.envs.simulator.learned_flow.neural_fit import fit_neural
 
             ev, path = window_events(tape, *model.meta["window"])
             start = time.perf_counter()

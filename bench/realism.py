@@ -21,14 +21,8 @@ from pathlib import Path
 from tradearena.envs.data.load import load_tape
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.spec import POPULATIONS, MarketSpec
-from tradearena.evaluation.market.realism import (
-    RealismSource,
-    measure,
-    scorecard,
-    simulate_days,
-    tape_view,
-    write_realism_figures,
-)
+from tradearena.evaluation.market.realism import measure, scorecard, write_realism_figures
+from tradearena.evaluation.market.sources import RealismSource, simulate_days, tape_view
 
 BAR_SECONDS = 10.0
 

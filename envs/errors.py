@@ -201,7 +201,11 @@ def replacing(path: str | os.PathLike) -> Iterator[Path]:
 @contextmanager
 def together() -> Iterator[None]:
     """The files `replacing` writes inside the block appear together when it completes, or
-    none of them when it raises (a run cut while drawing its figures leaves none new)."""
+    none of them when it raises (a run cut while drawing its figures leaves none new); inside
+    another such block, with that block's files."""
+    if _HELD.get() is not None:
+        yield
+        return
     held: list[tuple[Path, Path]] = []
     token = _HELD.set(held)
     try:

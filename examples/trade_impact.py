@@ -3,7 +3,7 @@ market, and what a resting quote earns there: the adverse selection a quote meet
 
 ``python examples/trade_impact.py DAY_message_1.csv FLOW.json [--from HH:MM]`` prints, on the
 day after ``--from`` (default 12:45) and on a day of the learned market of FLOW.json
-(`tradearena fit --model events`) recorded at level 1:
+(`tradearena learn --model events`) recorded at level 1:
 
 - for 1, 10 and 60 seconds after each market order (a sweep of executions at one time
   stamp), the mean move of the mid in ticks, signed so that a move against the resting side
@@ -22,9 +22,9 @@ import argparse
 
 import numpy as np
 
-from tradearena.envs.data.events import Kind, events
 from tradearena.envs.data.load import load_tape
 from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Tape
+from tradearena.envs.simulator.learned_flow.events import EventKind, events
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import LearnedFlow
 
@@ -42,7 +42,7 @@ def mids(tape: Tape) -> np.ndarray:
 def impact(tape: Tape, start: float) -> tuple[int, list[float]]:
     """(market orders after ``start``, mean signed mid move at each of `HORIZONS`, ticks)."""
     ev, times, mid = events(tape), tape.messages["time"], mids(tape)
-    hit = (ev.kind == Kind.MARKET) & (ev.time >= start)
+    hit = (ev.kind == EventKind.MARKET) & (ev.time >= start)
     before = np.maximum(np.searchsorted(times, ev.time[hit], side="left") - 1, 0)
     moves = []
     for horizon in HORIZONS:
@@ -57,7 +57,7 @@ def quote_markout(tape: Tape, start: float, end: float) -> tuple[float, list[flo
     ``end`` seconds; a minute that opens with a side empty has no quote."""
     ev, times, mid = events(tape), tape.messages["time"], mids(tape)
     ask, bid = tape.book_rows[:, 0], tape.book_rows[:, 2]
-    market = ev.kind == Kind.MARKET
+    market = ev.kind == EventKind.MARKET
     minutes = np.arange(max(start, float(times[0])), end - 60.0, 60.0)
     marks = []
     for minute in minutes:

@@ -66,6 +66,36 @@ def test_the_command_block_names_every_subcommand():
     assert "tradearena data check" in block
 
 
+def test_the_command_block_lists_each_commands_options():
+    """Each command's synopsis in docs/command-line.md names exactly the options its parser
+    takes (``-h`` aside), so that neither the page nor ``--help`` drifts from the other."""
+    text = (DOCS / "command-line.md").read_text()
+    block = blocks("sh", text.split("## The command", 1)[1])[0]
+    synopses: dict[tuple[str, ...], set[str]] = {}
+    words: tuple[str, ...] = ()
+    for line in block.splitlines():
+        line = line.split("#", 1)[0]
+        if line.startswith("tradearena "):
+            names = [w for w in line.split()[1:3] if w.isalpha()]
+            words = tuple(names[:2] if names[:1] == ["data"] and len(names) > 1 else names[:1])
+            synopses.setdefault(words, set())
+        synopses[words] |= set(re.findall(r"(--[a-z][a-z-]*)", line))
+
+    def options(parser: argparse.ArgumentParser) -> set[str]:
+        return {
+            o for a in parser._actions for o in a.option_strings if o.startswith("--")
+        } - {"--help"}
+
+    def sub(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return found[0].choices if found else {}
+
+    for name, parser in sub(build_parser()).items():
+        assert synopses[(name,)] == options(parser), name
+        for inner, nested in sub(parser).items():
+            assert synopses[(name, inner)] == options(nested), (name, inner)
+
+
 SHORT = [
     *("--set", "seeds=1", "--set", "market.n_steps=10", "--set", "training.episodes=16"),
     *("--set", "training.evaluate_every=8", "--set", "training.evaluate_episodes=2"),

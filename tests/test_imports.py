@@ -2,7 +2,8 @@
 
 Module names are those installed: the folders ``envs/``, ``agents/`` and ``evaluation/`` are
 ``tradearena.envs``, ``tradearena.agents`` and ``tradearena.evaluation``. The rooms, from the
-bottom: ``envs.data`` (tape formats) < ``envs.simulator`` (the market) < ``envs`` (its faces)
+bottom: ``envs.data`` (tape formats) < ``envs.simulator.learned_flow`` (order flow learned
+from a tape) < ``envs.simulator`` (the market) < ``envs`` (its faces)
 < ``agents`` < ``evaluation.analysis`` (numbers and figures) < ``evaluation.experiment`` (the
 experiment machinery) < ``evaluation.kinds`` (the experiment kinds) and ``evaluation.market``
 (the market's judges and fit), side by side < ``evaluation.reports`` < ``evaluation.cli`` (the
@@ -21,6 +22,7 @@ A circle is a strongly connected component of that module graph with more than o
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +35,7 @@ FOLDERS = ("envs", "agents", "evaluation")
 LEAF = "tradearena.envs.errors"
 FLOORS = (
     ("tradearena.envs.data",),
+    ("tradearena.envs.simulator.learned_flow",),
     ("tradearena.envs.simulator",),
     ("tradearena.envs",),
     ("tradearena.agents",),
@@ -215,6 +218,43 @@ def test_the_analysis_knows_no_agent_and_no_market():
     assert outside == []
 
 
+LEARNED_FLOW = (
+    ("events",),
+    ("state", "kernels"),
+    ("marks", "parameters"),
+    ("model",),
+    ("estimate", "neural", "sampler"),
+    ("neural_fit",),
+)
+"""The learned flow's modules, floor by floor from the bottom (the compiled ones, state,
+kernels and sampler, included)."""
+
+
+def _learned_flow_imports() -> dict[str, set[str]]:
+    """Module of the learned flow -> the modules of the learned flow it imports or cimports,
+    by their short names, read from the import lines of its .py, .pyx and .pxd files
+    (`graph` sees no compiled module)."""
+    package = re.escape("tradearena.envs.simulator.learned_flow")
+    folder = ROOT / "envs" / "simulator" / "learned_flow"
+    edges: dict[str, set[str]] = {}
+    for path in folder.glob("*.p[yx]*"):
+        text = path.read_text()
+        found = re.findall(rf"^\s*from {package}\.(\w+) c?import", text, re.M)
+        found += re.findall(rf"^\s*from {package} import (\w+)", text, re.M)
+        edges.setdefault(path.stem, set()).update(set(found) - {path.stem})
+    return edges
+
+
+def test_the_learned_flows_modules_stack_one_way():
+    """Each module of the learned flow imports only modules of floors below its own in
+    `LEARNED_FLOW`, and every module of it has a floor."""
+    level = {name: i for i, names in enumerate(LEARNED_FLOW) for name in names}
+    edges = _learned_flow_imports()
+    assert set(edges) - {"__init__"} == set(level)
+    wrong = sorted((s, t) for s, targets in edges.items() for t in targets if level[t] >= level[s])
+    assert wrong == []
+
+
 def test_every_module_has_a_room():
     """The rooms cover the three folders, and the room of a module is its longest prefix."""
     assert {room(m) for m in modules()} == set(ROOMS)
@@ -268,7 +308,6 @@ def test_the_faces_a_plain_install_offers_import_only_default_dependencies():
     """The market's faces the README shows without an extra (Gymnasium, PettingZoo, the
     batched market) import, at the top of the module, only packages that `pip install`
     brings (``[project] dependencies``), so a plain install can use them."""
-    import re
     import tomllib
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]

@@ -28,7 +28,7 @@ cdef struct Population:
     double lot, half_spread
     i64 levels, spacing, size, bid, ask  # MAKER: its ladder; its best quotes this interval
     void* replayer  # REPLAY: the `envs.simulator.replayer.Replayer` of its messages (kept by the Flow)
-    void* sampler  # LEARNED: the `envs.simulator.learned.EventSampler` drawing its events (kept too)
+    void* sampler  # LEARNED: the `learned_flow.sampler.Sampler` drawing its events (kept too)
 
 
 cdef class Flow:

@@ -26,7 +26,7 @@ from tradearena.envs.simulator.book cimport (
     K_CANCEL_ALL, K_LIMIT, K_MARKET, K_QUOTE, K_REPLACE, Account, Half, LevelIter, Order,
     OrderBook, Owned, best_key, i32, i64, mid_ticks, position, quoted, spread_ticks,
 )
-from tradearena.envs.simulator.learned cimport EventSampler
+from tradearena.envs.simulator.learned_flow.sampler cimport Sampler
 from tradearena.envs.simulator.replayer cimport Replayer
 
 cnp.import_array()
@@ -321,8 +321,8 @@ cdef class Flow:
         if (program.rule == LEARNED) != (program.sampler is not None):
             raise ValueError(f"a LEARNED program, and only one, has a sampler: {program.rule!r}")
         if program.sampler is not None:
-            if not isinstance(program.sampler, EventSampler):
-                raise TypeError(f"a sampler must be an EventSampler, got {program.sampler!r}")
+            if not isinstance(program.sampler, Sampler):
+                raise TypeError(f"a sampler must be a learned flow's Sampler, got {program.sampler!r}")
             keep.append(program.sampler)
             pop.sampler = <void*>program.sampler
         if (program.rule == REPLAY) != (program.replayer is not None):
@@ -380,15 +380,15 @@ cdef class Flow:
         """`open`: each population's rows in [t0, t1), priced."""
         cdef Py_ssize_t p, n_pops = self.populations.size()
         cdef Population* pop
-        cdef EventSampler sampler
+        cdef Sampler sampler
         cdef i64 scratch[2]
         for p in range(n_pops):
             pop = &self.populations[p]
             if pop.rule == LEARNED:  # the sides the seats emptied refilled at the start
-                sampler = <EventSampler>pop.sampler
+                sampler = <Sampler>pop.sampler
                 sampler.end = t1
-                sampler._keep_depth(book, 1, scratch)
-                sampler._keep_depth(book, -1, scratch)
+                sampler.actor.keep_depth(book, 1, scratch)
+                sampler.actor.keep_depth(book, -1, scratch)
                 continue
             while pop.cursor < pop.n and pop.time[pop.cursor] < t0:  # never in an interval
                 pop.cursor += 1
@@ -404,13 +404,13 @@ cdef class Flow:
         cdef Py_ssize_t p, best, n_pops = self.populations.size()
         cdef Population* pop
         cdef double t, when
-        cdef EventSampler sampler
+        cdef Sampler sampler
         while True:  # merge the populations' rows by time, ties in population order
             best = -1
             for p in range(n_pops):
                 pop = &self.populations[p]
                 if pop.rule == LEARNED:
-                    sampler = <EventSampler>pop.sampler
+                    sampler = <Sampler>pop.sampler
                     when = sampler.next_time
                     if when < sampler.end and (best < 0 or when < t):
                         best, t = p, when
@@ -423,7 +423,7 @@ cdef class Flow:
             pop = &self.populations[best]
             book.now = t
             if pop.rule == LEARNED:
-                (<EventSampler>pop.sampler)._fire(book, counts)
+                (<Sampler>pop.sampler)._fire(book, counts)
                 continue
             if pop.rule == MAKER:
                 _ladder(book, pop, pop.owner[pop.cursor], counts)

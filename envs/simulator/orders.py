@@ -134,7 +134,7 @@ class Program(NamedTuple):
     shares from ``half_spread`` ticks below the last mid (rounded down) and ``spacing`` ticks
     apart, then ``levels`` asks likewise above it (rounded up). REPLAY: each row's ``ref`` is a
     message of the tape that ``replayer`` (an `envs.simulator.replayer.Replayer`) carries out.
-    LEARNED: no rows; ``sampler`` (an `envs.simulator.learned.EventSampler`) draws the
+    LEARNED: no rows; ``sampler`` (a `learned_flow.sampler.Sampler`) draws the
     population's events one at a time against the book.
     """
 

@@ -1,5 +1,5 @@
-"""The commands of the market: a synthetic ``session``, and the market judged (``realism``,
-``transfer``) and fitted (``fit``)."""
+"""The commands of the market: a synthetic ``session``, the market judged (``realism``,
+``transfer``), fitted (``fit``) and learned (``learn``)."""
 
 from __future__ import annotations
 
@@ -64,8 +64,6 @@ def fit_command(args: argparse.Namespace) -> int:
     from tradearena.envs.data.load import ThinTape
     from tradearena.evaluation.market.search import fit
 
-    if args.model in ("events", "neural"):
-        return learn_command(args)
     generation = inspect.signature(fit).parameters["popsize"].default
     if args.budget < generation * args.restarts:
         raise UserError(
@@ -79,16 +77,23 @@ def fit_command(args: argparse.Namespace) -> int:
 
 
 def learn_command(args: argparse.Namespace) -> int:
-    """`tradearena fit --model events|neural`: learn, write, print what was learned."""
+    """`tradearena learn`: learn, write, print what was learned."""
     from tradearena.evaluation.market.learn import learn
 
     if len(args.tapes) != 1:
-        raise UserError(f"--model {args.model} learns from one tape, got {len(args.tapes)}")
-    began = time.perf_counter()
+        raise UserError(f"learn takes one tape, got {len(args.tapes)}")
     neural = args.model == "neural"
+    if args.minutes is not None and not neural:
+        raise UserError("--minutes: only --model neural trains for a time; events fit to the end")
+    began = time.perf_counter()
     out = Path(args.out)
     model = learn(
-        args.tapes[0], out, start=args.start, end=args.end, neural=neural, minutes=args.minutes
+        args.tapes[0],
+        out,
+        start=args.start,
+        end=args.end,
+        neural=neural,
+        minutes=10.0 if args.minutes is None else args.minutes,
     )
     if neural:
         held = model.meta["held_out_log_likelihood_per_event"]
@@ -102,7 +107,10 @@ def learn_command(args: argparse.Namespace) -> int:
         f"(spectral radius {model.spectral_radius:.3f}: "
         f"{'stable' if model.spectral_radius < 1 else 'explosive, the flow runs away'})"
     )
-    for pooled in meta["pooled"]:
+    sparse = meta["pooled"]
+    if sparse and not args.verbose:
+        print(f"{len(sparse)} sparse states take a neighbour's rates (--verbose lists them)")
+    for pooled in sparse if args.verbose else ():
         print(f"pooled: {pooled['state']} ({pooled['events']} events) with {pooled['pooled_with']}")
     print(f"wrote {out} (the flow's parameters: {out.stem}.flow.json and the files it names)")
     return 0
@@ -111,9 +119,10 @@ def learn_command(args: argparse.Namespace) -> int:
 def _fit(args: argparse.Namespace) -> int:
     """``tradearena fit``: fit, write the market file, print the fit's report."""
     from tradearena.evaluation.experiment.parallel import make_executor
-    from tradearena.evaluation.market.fit import day_job, fit_day, write_market
+    from tradearena.evaluation.market.fit import check_out, day_job, fit_day, write_market
 
     out = Path(args.out)
+    check_out(out, args.tapes)
     memory = out.with_suffix(".fit.jsonl")
     if memory.exists() and not args.resume:
         raise UserError(

@@ -24,6 +24,7 @@ from tradearena.evaluation.cli.games import games_command
 from tradearena.evaluation.cli.market import (
     MAX_SESSION_STEPS,
     fit_command,
+    learn_command,
     realism_command,
     run_session,
     transfer_command,
@@ -427,22 +428,15 @@ def add_fit_command(commands: argparse._SubParsersAction) -> None:
         "OUT.fit.jsonl, the candidates' scores (--resume goes on from it).",
     )
     fitting.add_argument("tapes", nargs="+", metavar="TAPE", help="a real day (a tape)")
-    fitting.add_argument(
-        "--model",
-        choices=["moments", "events", "neural"],
-        default="moments",
-        help="moments (default): the population's parameters by simulated moments; events: "
-        "order flow learned from one tape's messages event by event (a queue-reactive point "
-        "process with Hawkes excitation, by maximum likelihood; OUT's stem + .flow.json and "
-        "its arrays hold its parameters); neural: the same with a GRU over the events in "
-        "place of the excitation, trained with torch for at most --minutes",
-    )
     fitting.add_argument("--population", default="light", help="the population fitted")
     fitting.add_argument(
         "--budget", type=integer_at_least(1), default=400, help="candidates (default 400)"
     )
     fitting.add_argument(
-        "--minutes", type=positive_float, default=10.0, help="stop after this long (default 10)"
+        "--minutes",
+        type=positive_float,
+        default=10.0,
+        help="stop the search after this long (default 10)",
     )
     fitting.add_argument(
         "--days", type=integer_at_least(1), default=8, help="days per candidate (default 8)"
@@ -452,10 +446,41 @@ def add_fit_command(commands: argparse._SubParsersAction) -> None:
     )
     fitting.add_argument("--executor", choices=["ray", "local"], default="ray")
     fitting.add_argument("--workers", type=integer_at_least(1), help="Ray CPUs (default all)")
-    add_window_arguments(fitting, "learn from")
+    add_window_arguments(fitting, "fit to")
     fitting.add_argument("--resume", action="store_true", help="go on from OUT.fit.jsonl")
     fitting.add_argument("--out", required=True, help="the market file written (.toml)")
     fitting.set_defaults(func=fit_command)
+
+
+def add_learn_command(commands: argparse._SubParsersAction) -> None:
+    """`tradearena learn`: order flow learned from a real day, event by event."""
+    learning = commands.add_parser(
+        "learn",
+        help="learn a day's order flow event by event; writes a market file",
+        description="Learn the order flow of TAPE's messages event by event: a queue-reactive "
+        "point process with Hawkes excitation, by maximum likelihood (--model events), or the "
+        "same with a GRU over the events in place of the excitation, trained with torch "
+        "(--model neural). Writes OUT, an experiment file whose market runs the learned flow, "
+        "and its parameters beside it (OUT's stem + .flow.json and the files it names).",
+    )
+    learning.add_argument("tapes", nargs="+", metavar="TAPE", help="a real day (a tape)")
+    learning.add_argument(
+        "--model",
+        choices=["events", "neural"],
+        default="events",
+        help="events (default): the point process; neural: its GRU variant (needs torch)",
+    )
+    learning.add_argument(
+        "--minutes",
+        type=positive_float,
+        help="--model neural: stop its training after this long (default 10)",
+    )
+    add_window_arguments(learning, "learn from")
+    learning.add_argument("--out", required=True, help="the market file written (.toml)")
+    learning.add_argument(
+        "--verbose", action="store_true", help="list the sparse states pooled with a neighbour"
+    )
+    learning.set_defaults(func=learn_command)
 
 
 def add_data_command(commands: argparse._SubParsersAction) -> None:
@@ -523,6 +548,7 @@ COMMANDS = (
     add_realism_command,
     add_transfer_command,
     add_fit_command,
+    add_learn_command,
     add_data_command,
 )
 """The subcommands, in the order the help lists them."""

@@ -33,6 +33,7 @@ from tradearena.evaluation.experiment.parallel import Executor
 from tradearena.evaluation.experiment.rollout import Job
 from tradearena.evaluation.experiment.store import JobResult
 from tradearena.evaluation.market.search import FitParameter, FitResult, fit
+from tradearena.evaluation.market.sources import clock, read_source, simulate_days
 
 __all__ = ["FitTarget", "fit_day", "objective", "write_market"]
 
@@ -214,7 +215,6 @@ def day_job(job: Job) -> JobResult:
     seconds after midnight, or None); the result's records are the days' fact dicts
     (`day_facts`), in seed order, from seed `FIT_SEED`."""
     from tradearena.evaluation.analysis.realism import day_facts
-    from tradearena.evaluation.market.realism import simulate_days
 
     start = time.perf_counter()
     try:
@@ -245,12 +245,11 @@ def fit_day(
     start: float | None = None,
     end: float | None = None,
 ) -> tuple[FitResult, dict[str, Any], dict[str, FitTarget]]:
-    """Fit ``population`` to the real days of ``tapes`` (`evaluation.market.realism.read_source`),
+    """Fit ``population`` to the real days of ``tapes`` (`evaluation.market.sources.read_source`),
     learning only from what lies between ``start`` and ``end`` (seconds after midnight; None:
     the open, the close) of each day, simulated days seen the same way: (the result, the
     fitted market table, a whole day long, and the targets)."""
     from tradearena.evaluation.analysis.realism import day_facts
-    from tradearena.evaluation.market.realism import read_source
 
     if population not in POPULATIONS:
         raise UserError(f"--population: {not_one_of(population, sorted(POPULATIONS))}")
@@ -310,6 +309,29 @@ POPULATIONS = {
 (market table, space)."""
 
 
+def check_out(out: Path, tapes: Sequence[str], files: Sequence[Path] = ()) -> None:
+    """Refuse, before any work, an ``out`` that is not a .toml file, or whose ``files`` (it,
+    by default) would replace a file of one of the ``tapes`` or a directory."""
+    if out.suffix != ".toml":
+        raise UserError(f"--out {out}: the market file written must be a .toml file")
+    taken = {p.resolve(): tape for tape in tapes for p in _tape_files(Path(tape))}
+    for path in files or [out]:
+        if path.resolve() in taken:
+            raise UserError(
+                f"--out {out}: would write {path}, a file of the tape {taken[path.resolve()]}"
+            )
+        if path.exists() and not path.is_file():
+            raise UserError(f"--out {out}: {path} is in the way (not a file)")
+
+
+def _tape_files(tape: Path) -> list[Path]:
+    """A tape's files: the file named and, for a LOBSTER message file, its orderbook file; for
+    a directory, what it holds."""
+    if tape.is_dir():
+        return [p for p in tape.iterdir() if p.is_file()]
+    return [tape, tape.with_name(tape.name.replace("_message_", "_orderbook_"))]
+
+
 def write_market(
     path: Path,
     table: Mapping[str, Any],
@@ -323,7 +345,6 @@ def write_market(
     seconds after midnight or None, and the version of tradearena), and each parameter's
     spread over the restarts."""
     from tradearena.agents.saving import project_version
-    from tradearena.evaluation.market.realism import clock
 
     spread = result.spread()
     start, end = window

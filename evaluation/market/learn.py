@@ -1,6 +1,6 @@
-"""`tradearena fit --model events|neural`: order flow learned from a tape event by event,
-written as an experiment file whose market runs it (`envs.simulator.traders.LearnedFlow`), with the
-model's parameters beside it (JSON and arrays, `envs.simulator.eventmodel.EventModel.save`)."""
+"""`tradearena learn`: order flow learned from a tape event by event, written as an experiment
+file whose market runs it (`envs.simulator.traders.LearnedFlow`), with the model's parameters
+beside it (`envs.simulator.learned_flow.parameters`): all three files, or none."""
 
 from __future__ import annotations
 
@@ -8,29 +8,32 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import tomli_w
 from tqdm import tqdm
 
 from tradearena.envs.data.load import load_tape
-from tradearena.envs.errors import into, replacing
-from tradearena.envs.simulator.eventmodel import EventModel, fit_events, window_events
-from tradearena.envs.simulator.neuralflow import NeuralModel
-from tradearena.evaluation.market.fit import experiment_table
-from tradearena.evaluation.market.neural import fit_neural, torch_or_error
+from tradearena.envs.data.tapes import Tape
+from tradearena.envs.errors import into, replacing, together
+from tradearena.envs.simulator.learned_flow.estimate import fit_events
+from tradearena.envs.simulator.learned_flow.events import window_events
+from tradearena.envs.simulator.learned_flow.model import EventModel
+from tradearena.envs.simulator.learned_flow.neural import NeuralModel
+from tradearena.envs.simulator.learned_flow.neural_fit import fit_neural, torch_or_error
+from tradearena.evaluation.market.fit import check_out, experiment_table
+from tradearena.evaluation.market.sources import clock, tape_day
 
-__all__ = ["learn", "learned_market", "write_learned"]
+__all__ = ["learn", "learned_files", "learned_market", "write_learned"]
 
 
-def learned_market(model_file: str, tape_path: str) -> dict[str, Any]:
+def learned_market(model_file: str, tape: Tape) -> dict[str, Any]:
     """The ``[market]`` table of a market of the learned flow in ``model_file`` (a path the
     experiment file reads relative to its folder), on the clock, tick and price of the day
-    in ``tape_path``: the making task, one-hour sessions of one-minute steps in its day (the
+    of ``tape``: the making task, one-hour sessions of one-minute steps in its day (the
     whole day when it is shorter)."""
-    from tradearena.evaluation.market.realism import read_source
-
-    day = read_source(tape_path, 1).days[0]
+    day = tape_day(tape)
     mids = (day.bid + day.ask) / 2
-    first = mids[mids == mids][0]
+    first = mids[np.isfinite(mids)][0]
     day_steps = max(int(round((day.close - day.open) / 60)), 1)
     return {
         "task": "making",
@@ -43,20 +46,30 @@ def learned_market(model_file: str, tape_path: str) -> dict[str, Any]:
     }
 
 
+def learned_files(out: Path, neural: bool) -> list[Path]:
+    """The files `write_learned` writes for the experiment file ``out``: it, the flow's
+    parameter file and its arrays (and a neural flow's base model and its arrays)."""
+    flow = out.with_name(f"{out.stem}.flow.json")
+    files = [out, flow, flow.with_suffix(".npz")]
+    if neural:
+        base = flow.with_name(f"{flow.stem}.base.json")
+        files += [base, base.with_suffix(".npz")]
+    return files
+
+
 def write_learned(path: Path, model: EventModel | NeuralModel, market: Mapping[str, Any]) -> Path:
     """``path``: an experiment file (the quickstart's agents on the learned market), its
     header saying what was learned from what; the model beside it as ``path``'s stem +
-    ``.flow.json`` (and its arrays)."""
+    ``.flow.json`` (and its arrays): every file, or none."""
     from tradearena.agents.saving import project_version
-    from tradearena.evaluation.market.realism import clock
 
     base = model.base if isinstance(model, NeuralModel) else model
     meta = base.meta
     lo, hi = meta["window"]
     decays = ", ".join(f"{d:g}" for d in base.decays)
+    kind = "neural" if base is not model else "events"
     lines = [
-        f"# Order flow learned from {Path(meta['tape']).name} by `tradearena fit --model "
-        f"{'neural' if base is not model else 'events'}`",
+        f"# Order flow learned from {Path(meta['tape']).name} by `tradearena learn --model {kind}`",
         "# (a queue-reactive point process with Hawkes excitation, maximum likelihood): "
         f"{meta['events']:,} events",
         f"# from {clock(lo)} to {clock(hi)}, log-likelihood {meta['log_likelihood_per_event']:.4f} "
@@ -71,10 +84,11 @@ def write_learned(path: Path, model: EventModel | NeuralModel, market: Mapping[s
             f"(torch, {model.meta['epochs']} epochs): {held:.4f} nats per event on the"
         )
         lines.append("# window's last tenth, held out.")
-    with into(path.parent), replacing(path) as temporary:
+    with into(path.parent), together():
         model.save(path.parent / f"{path.stem}.flow.json")
-        text = tomli_w.dumps(experiment_table(path.stem, market))
-        temporary.write_text("\n".join(lines) + "\n\n" + text)
+        with replacing(path) as temporary:
+            text = tomli_w.dumps(experiment_table(path.stem, market))
+            temporary.write_text("\n".join(lines) + "\n\n" + text)
     return path
 
 
@@ -89,7 +103,9 @@ def learn(
 ) -> EventModel | NeuralModel:
     """Learn the flow of the day in ``tape_path`` between ``start`` and ``end`` (seconds
     after midnight; None: the tape's first and last message), with ``neural`` its neural
-    variant too (trained for at most ``minutes``), and write ``out`` (see `write_learned`)."""
+    variant too (trained for at most ``minutes``), and write ``out`` (see `write_learned`);
+    ``out`` is checked first (`evaluation.market.fit.check_out`)."""
+    check_out(out, [tape_path], learned_files(out, neural))
     if neural:
         torch_or_error()
     tape = load_tape(tape_path)
@@ -103,5 +119,5 @@ def learn(
                 bar.update(1)
 
             model = fit_neural(model, ev, path, minutes=minutes, progress=progress)
-    write_learned(out, model, learned_market(f"{out.stem}.flow.json", tape_path))
+    write_learned(out, model, learned_market(f"{out.stem}.flow.json", tape))
     return model

@@ -34,6 +34,7 @@ from tradearena.evaluation.analysis.transfer import Predictivity, predictivity
 from tradearena.evaluation.experiment.parallel import Executor
 from tradearena.evaluation.experiment.rollout import Job, build_agent
 from tradearena.evaluation.experiment.store import JobResult
+from tradearena.evaluation.market.sources import gym_spec
 
 __all__ = [
     "MIN_TRADING",
@@ -146,7 +147,6 @@ def market_of(name: str, task: str | None) -> MarketSpec:
     """The market ``name`` names (an experiment file's ``[market]`` or a Gymnasium id), as
     ``task`` (default: its own) sets a seat in it."""
     from tradearena.evaluation.experiment.config import load_market
-    from tradearena.evaluation.market.realism import gym_spec
 
     spec = load_market(Path(name)) if name.endswith(".toml") else gym_spec(name)
     if task is not None and task not in TASKS:

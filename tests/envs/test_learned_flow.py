@@ -11,28 +11,30 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference_flow import reference_events  # tests/reference_flow.py
 
-from tradearena.envs.data.events import KINDS, Kind, events, revealed
 from tradearena.envs.data.tapes import MESSAGE_DTYPE, Tape
 from tradearena.envs.errors import ParameterError
 from tradearena.envs.simulator.book import OrderBook
-from tradearena.envs.simulator.eventmodel import (
-    EventModel,
-    EventModelError,
-    Marks,
+from tradearena.envs.simulator.learned_flow.estimate import (
     estimate,
     fit_events,
     kernel_sums,
+    log_likelihood,
 )
+from tradearena.envs.simulator.learned_flow.events import (
+    N_EVENT_KINDS,
+    EventKind,
+    events,
+    revealed,
+)
+from tradearena.envs.simulator.learned_flow.marks import Marks
+from tradearena.envs.simulator.learned_flow.model import EventModel
+from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.orders import Kind as Order
 from tradearena.envs.simulator.recording import synthetic_tape
-from tradearena.envs.simulator.traders.learned import (
-    LearnedFlow,
-    open_book,
-    reference_events,
-    sampler,
-)
+from tradearena.envs.simulator.traders.learned import LearnedFlow, open_book, sampler
 
 OPEN = 34_200.0
 
@@ -62,8 +64,13 @@ def test_events_name_each_message_and_group_a_sweep():
     ]
     book = [[105, 200, 100, 300]] * len(rows)
     ev = events(tape_of(rows, book))
-    kinds = [Kind.LIMIT_TOUCH, Kind.LIMIT_INSIDE, Kind.LIMIT_BEHIND, Kind.CANCEL_TOUCH]
-    kinds += [Kind.CANCEL_BEHIND, Kind.MARKET]
+    kinds = [
+        EventKind.LIMIT_TOUCH,
+        EventKind.LIMIT_INSIDE,
+        EventKind.LIMIT_BEHIND,
+        EventKind.CANCEL_TOUCH,
+    ]
+    kinds += [EventKind.CANCEL_BEHIND, EventKind.MARKET]
     assert ev.kind.tolist() == kinds
     assert ev.side.tolist() == [1, 1, 1, -1, -1, 1]
     assert ev.offset.tolist() == [0, 2, 3, 0, 2, 0]
@@ -85,10 +92,10 @@ def test_kernel_sums_are_the_decayed_counts_of_earlier_events():
     rows += [(1.5, 3, 1, 1, 100, 1)]
     book = [[105, 200, 100, 300]] * 4
     ev = events(tape_of(rows, book))
-    sums = kernel_sums(ev, np.array([2.0])).reshape(3, 2, KINDS)
+    sums = kernel_sums(ev, np.array([2.0])).reshape(3, 2, N_EVENT_KINDS)
     # the third event (bid side): the bid limit 1.5 s ago on its side, the ask limit 1 s ago
-    assert sums[2, 0, Kind.LIMIT_TOUCH] == pytest.approx(2.0 * np.exp(-3.0))
-    assert sums[2, 1, Kind.LIMIT_TOUCH] == pytest.approx(2.0 * np.exp(-2.0))
+    assert sums[2, 0, EventKind.LIMIT_TOUCH] == pytest.approx(2.0 * np.exp(-3.0))
+    assert sums[2, 1, EventKind.LIMIT_TOUCH] == pytest.approx(2.0 * np.exp(-2.0))
     assert not sums[0].any()
 
 
@@ -99,18 +106,18 @@ def known_model(alpha_scale: float = 1.0) -> EventModel:
     excites limit orders at the touch on its side (fast) and more market orders (slow)."""
     spread_edges, queue_edges = np.array([3.0]), np.array([4.0])
     sb, qo, qp = np.unravel_index(np.arange(8), (2, 2, 2))
-    mu = np.zeros((KINDS, 8))
-    mu[Kind.LIMIT_TOUCH] = np.where(qo == 0, 0.6, 0.2)
-    mu[Kind.LIMIT_INSIDE] = np.where(sb == 1, 0.5, 0.0)
-    mu[Kind.CANCEL_TOUCH] = np.where(qo == 0, 0.1, 0.4)
-    mu[Kind.MARKET] = np.where(qp == 0, 0.3, 0.1)
-    alpha = np.zeros((2, KINDS, 2 * KINDS))
-    alpha[0, Kind.LIMIT_TOUCH, Kind.MARKET] = 0.4 * alpha_scale
-    alpha[1, Kind.MARKET, Kind.MARKET] = 0.3 * alpha_scale
-    alpha[1, Kind.CANCEL_TOUCH, KINDS + Kind.LIMIT_INSIDE] = 0.2 * alpha_scale
+    mu = np.zeros((N_EVENT_KINDS, 8))
+    mu[EventKind.LIMIT_TOUCH] = np.where(qo == 0, 0.6, 0.2)
+    mu[EventKind.LIMIT_INSIDE] = np.where(sb == 1, 0.5, 0.0)
+    mu[EventKind.CANCEL_TOUCH] = np.where(qo == 0, 0.1, 0.4)
+    mu[EventKind.MARKET] = np.where(qp == 0, 0.3, 0.1)
+    alpha = np.zeros((2, N_EVENT_KINDS, 2 * N_EVENT_KINDS))
+    alpha[0, EventKind.LIMIT_TOUCH, EventKind.MARKET] = 0.4 * alpha_scale
+    alpha[1, EventKind.MARKET, EventKind.MARKET] = 0.3 * alpha_scale
+    alpha[1, EventKind.CANCEL_TOUCH, N_EVENT_KINDS + EventKind.LIMIT_INSIDE] = 0.2 * alpha_scale
     one = (np.ones(1), np.ones(1))
     marks = Marks(
-        sizes=tuple((np.array([1.0, 2.0]), np.array([0.5, 0.5])) for _ in range(KINDS)),
+        sizes=tuple((np.array([1.0, 2.0]), np.array([0.5, 0.5])) for _ in range(N_EVENT_KINDS)),
         inside=(one, (np.array([0.25, 0.5]), np.array([0.7, 0.3]))),
         limit_behind=one,
         cancel_behind=one,
@@ -161,13 +168,18 @@ def test_the_estimator_recovers_intensities_branching_and_profile(simulated):
     visited = seconds > 600  # states the flow spent ten minutes in
     assert visited.sum() >= 4
     exposure = seconds[visited] * truth.profile.mean()
-    for kind in (Kind.LIMIT_TOUCH, Kind.LIMIT_INSIDE, Kind.CANCEL_TOUCH, Kind.MARKET):
+    for kind in (
+        EventKind.LIMIT_TOUCH,
+        EventKind.LIMIT_INSIDE,
+        EventKind.CANCEL_TOUCH,
+        EventKind.MARKET,
+    ):
         true, got = truth.mu[kind, visited], fit.mu[kind, visited]
         error = np.sqrt(np.maximum(true, 0.01) / exposure)
         assert np.all(np.abs(got - true) < 4 * error), (kind, got, true, error)
     assert fit.alpha == pytest.approx(truth.alpha, abs=0.08)
     assert fit.profile == pytest.approx(truth.profile, rel=0.1)
-    assert fit.log_likelihood(ev, path) >= truth.log_likelihood(ev, path)
+    assert log_likelihood(fit, ev, path) >= log_likelihood(truth, ev, path)
 
 
 def test_the_marks_are_recovered_from_a_recorded_day():
@@ -185,8 +197,8 @@ def test_the_marks_are_recovered_from_a_recorded_day():
         initial_price=10_000,
     )
     fit = fit_events(tape, decays=((50.0,), (1.0,)))
-    counts = np.bincount(events(tape).kind, minlength=KINDS)
-    for kind in (Kind.LIMIT_TOUCH, Kind.LIMIT_INSIDE, Kind.MARKET):
+    counts = np.bincount(events(tape).kind, minlength=N_EVENT_KINDS)
+    for kind in (EventKind.LIMIT_TOUCH, EventKind.LIMIT_INSIDE, EventKind.MARKET):
         values, probabilities = fit.marks.sizes[kind]
         error = 4 * np.sqrt(0.25 / counts[kind])
         assert values[0] == 1.0 and abs(probabilities[0] - 0.5) < error, (kind, probabilities)
@@ -196,9 +208,9 @@ def test_the_spectral_radius_is_the_offspring_matrixs():
     """One kernel, market orders exciting market orders on their own side (0.3) and the
     opposite one (0.2): the matrix over (side, kind) has the eigenvalue 0.3 + 0.2 and no
     larger one; doubled, it is explosive."""
-    alpha = np.zeros((1, KINDS, 2 * KINDS))
-    alpha[0, Kind.MARKET, Kind.MARKET] = 0.3
-    alpha[0, Kind.MARKET, KINDS + Kind.MARKET] = 0.2
+    alpha = np.zeros((1, N_EVENT_KINDS, 2 * N_EVENT_KINDS))
+    alpha[0, EventKind.MARKET, EventKind.MARKET] = 0.3
+    alpha[0, EventKind.MARKET, N_EVENT_KINDS + EventKind.MARKET] = 0.2
     model = replace(known_model(), alpha=alpha, decays=np.array([1.0]))
     assert model.spectral_radius == pytest.approx(0.5)
     assert replace(model, alpha=2.5 * alpha).spectral_radius == pytest.approx(1.25)
@@ -350,13 +362,13 @@ def test_the_flow_reacts_to_a_seats_order_at_the_models_rates():
         cells = [model.cell(a - b, bq, aq), model.cell(a - b, aq, bq)]
         return np.array([model.mu[:, c] for c in cells]) * level
 
-    short_queue = sampler.rates(book, t)[1, Kind.LIMIT_TOUCH]
+    short_queue = sampler.rates(book, t)[1, EventKind.LIMIT_TOUCH]
     assert short_queue == pytest.approx(0.6 * level)
     order, _ = book.limit(-1, ask, 5, 0)  # the seat joins the best ask: 8 lots
     assert sampler.rates(book, t) == pytest.approx(expected())
-    assert sampler.rates(book, t)[1, Kind.LIMIT_TOUCH] == pytest.approx(short_queue / 3)
+    assert sampler.rates(book, t)[1, EventKind.LIMIT_TOUCH] == pytest.approx(short_queue / 3)
     book.cancel(order)
-    assert sampler.rates(book, t)[1, Kind.LIMIT_TOUCH] == pytest.approx(short_queue)
+    assert sampler.rates(book, t)[1, EventKind.LIMIT_TOUCH] == pytest.approx(short_queue)
 
 
 def test_a_market_order_goes_through_a_seats_quote_inside_the_spread():
@@ -366,9 +378,9 @@ def test_a_market_order_goes_through_a_seats_quote_inside_the_spread():
     as it would be were the seat's bid not there."""
     base = known_model(alpha_scale=0.0)
     mu = np.zeros_like(base.mu)
-    mu[Kind.MARKET] = 1.0
+    mu[EventKind.MARKET] = 1.0
     sizes = list(base.marks.sizes)
-    sizes[Kind.MARKET] = (np.ones(1), np.ones(1))
+    sizes[EventKind.MARKET] = (np.ones(1), np.ones(1))
     model = replace(base, mu=mu, marks=replace(base.marks, sizes=tuple(sizes)))
     market = seated_market(model, seats=1, n_steps=2, step_seconds=1.0)
     market.reset(0)
@@ -398,10 +410,10 @@ def test_a_model_saved_and_loaded_is_the_same(tmp_path):
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"bin_seconds": 0.0}, "bins of > 0 seconds"),
-        ({"profile": np.zeros(0)}, "bins of > 0 seconds"),
-        ({"decays": np.array([50.0, -1.0])}, "decays must be finite and > 0"),
-        ({"mu": np.full((KINDS, 8), np.nan)}, "must be finite"),
+        ({"bin_seconds": 0.0}, "bin_seconds must be a finite float in"),
+        ({"profile": np.zeros(0)}, "profile must have 1 to"),
+        ({"decays": np.array([50.0, -1.0])}, "decays must lie in"),
+        ({"mu": np.full((N_EVENT_KINDS, 8), np.nan)}, "mu must be finite"),
     ],
 )
 def test_a_sampler_of_bad_parameters_is_an_error_naming_them(change, message):
@@ -418,7 +430,7 @@ def test_a_learned_market_at_another_tick_is_an_error_naming_both():
 
 def test_a_tape_too_short_is_refused_with_its_count():
     tape = synthetic_tape(0, n_steps=2, step_seconds=10.0)
-    with pytest.raises(EventModelError, match=r"[\d,]+ events between .* \(at least 3,000\)"):
+    with pytest.raises(LearnedFlowError, match=r"[\d,]+ events between .* \(at least 3,000\)"):
         fit_events(tape)
 
 

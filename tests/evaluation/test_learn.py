@@ -1,4 +1,4 @@
-"""`tradearena fit --model events`: a day's flow learned and written as an experiment file that
+"""`tradearena learn`: a day's flow learned and written as an experiment file that
 the market, the command and Gymnasium read."""
 
 from __future__ import annotations
@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 from days import lobster_day  # tests/evaluation/days.py
 
-from tradearena.envs.simulator.eventmodel import EventModel
+from tradearena.envs.errors import UserError
+from tradearena.envs.simulator.learned_flow.model import EventModel
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.cli.main import main
 from tradearena.evaluation.experiment.config import ConfigError, load_market
+from tradearena.evaluation.market.fit import check_out
 
 
 @pytest.fixture(scope="module")
@@ -24,14 +26,14 @@ def learned(tmp_path_factory):
     until = float(tape.messages["time"][0]) + 150 * 60
     clock = f"{int(until // 3600):02d}:{int(until % 3600 // 60):02d}"
     out = folder / "out" / "learned.toml"
-    assert main(["fit", str(day), "--model", "events", "--until", clock, "--out", str(out)]) == 0
+    assert main(["learn", str(day), "--until", clock, "--out", str(out)]) == 0
     return folder, out, EventModel.load(out.parent / "learned.flow.json"), until
 
 
 def test_the_written_file_is_an_experiment_of_the_learned_market(learned):
     folder, out, model, until = learned
     text = out.read_text()
-    assert "by `tradearena fit --model events`" in text and "events" in text.splitlines()[1]
+    assert "by `tradearena learn --model events`" in text and "events" in text.splitlines()[1]
     table = tomllib.loads(text)
     assert table["market"]["traders"] == [{"type": "LearnedFlow", "model": "learned.flow.json"}]
     assert model.meta["window"][1] == pytest.approx(until, abs=60)
@@ -60,4 +62,62 @@ def test_a_missing_model_file_is_named(tmp_path):
         '[market]\ntraders = [{type = "LearnedFlow", model = "gone.flow.json"}]\n'
     )
     with pytest.raises(ConfigError, match=r"market\.traders\[0\]\.model.*gone\.flow\.json"):
+        load_market(tmp_path / "m.toml")
+
+
+def test_an_out_that_is_the_tape_or_not_a_market_file_is_refused_before_any_work(learned, capsys):
+    """`learn` and `fit` refuse an --out that would replace the tape (or its orderbook file),
+    that is no .toml file, or whose files a directory stands in the way of: one line, exit
+    2, the tape unchanged and nothing written."""
+    folder, *_ = learned
+    day = folder / "day_message_1.csv"
+    before = day.read_bytes()
+    (folder / "in_the_way.flow.json").mkdir()
+    cases = [
+        (["learn", str(day), "--out", str(day)], "must be a .toml file"),
+        (["learn", str(day), "--out", str(folder / "x.csv")], "must be a .toml file"),
+        (["learn", str(day), "--out", str(folder / "in_the_way.toml")], "is in the way"),
+        (["fit", str(day), "--out", str(day)], "must be a .toml file"),
+    ]
+    for argv, message in cases:
+        files = set(folder.iterdir())
+        assert main(argv) == 2
+        error = capsys.readouterr().err.strip().splitlines()
+        assert len(error) == 1 and message in error[0], error
+        assert set(folder.iterdir()) == files
+    assert day.read_bytes() == before
+    tape = folder / "day.toml"  # a tape whose own name is a market file's
+    with pytest.raises(UserError, match="a file of the tape"):
+        check_out(tape, [str(tape)])
+
+
+def test_a_failed_write_leaves_no_file(learned, tmp_path, monkeypatch):
+    """The experiment file, the flow's parameters and their arrays appear together or not at
+    all: a full disk while the arrays are written leaves none of them."""
+    import errno
+
+    _, _, model, _ = learned
+    from tradearena.evaluation.market import learn
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(np, "savez", full)
+    out = tmp_path / "m.toml"
+    with pytest.raises(Exception, match="No space left"):
+        learn.write_learned(out, model, {"task": "making"})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bad_flow_file_is_blamed_on_its_trader(tmp_path, learned):
+    """A flow file that cannot be used is named with its trader's field when the experiment
+    file is read, before any agent is calibrated against its market."""
+    _, out, model, _ = learned
+    broken = model.save(tmp_path / "broken.flow.json")
+    text = broken.read_text().replace('"start": ', '"start": NaN, "was": ')
+    broken.write_text(text)
+    trader = '{type = "LearnedFlow", model = "broken.flow.json"}'
+    (tmp_path / "m.toml").write_text(f'[market]\ntask = "making"\ntraders = [{trader}]\n')
+    blamed = r"market\.traders\[0\]\.model: .*broken\.flow\.json: start"
+    with pytest.raises(ConfigError, match=blamed):
         load_market(tmp_path / "m.toml")

@@ -10,28 +10,34 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from reference_flow import reference_events  # tests/reference_flow.py
 
-from tradearena.envs.data.events import KINDS
 from tradearena.envs.errors import UserError
 from tradearena.envs.simulator.book import OrderBook
-from tradearena.envs.simulator.eventmodel import EventModel
+from tradearena.envs.simulator.learned_flow.estimate import log_likelihood as event_log_likelihood
+from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS
+from tradearena.envs.simulator.learned_flow.marks import Marks
+from tradearena.envs.simulator.learned_flow.model import EventModel
+from tradearena.envs.simulator.learned_flow.neural import INPUTS, NeuralModel, inputs
+from tradearena.envs.simulator.learned_flow.neural_fit import (
+    fit_neural,
+    log_likelihood,
+    torch_or_error,
+)
 from tradearena.envs.simulator.market import Market
-from tradearena.envs.simulator.neuralflow import INPUTS, NeuralModel, inputs
-from tradearena.envs.simulator.traders.learned import LearnedFlow, open_book, reference_events
-from tradearena.evaluation.market.neural import fit_neural, log_likelihood, torch_or_error
+from tradearena.envs.simulator.traders.learned import LearnedFlow, open_book
 
 OPEN = 34_200.0
 
 
 def base_model(excited: bool) -> EventModel:
     """Two spread buckets, two queue buckets, the excitation on or off."""
-    mu = np.full((KINDS, 8), 0.0)
+    mu = np.full((N_EVENT_KINDS, 8), 0.0)
     mu[[0, 1, 3, 5]] = [[0.5], [0.3], [0.4], [0.2]]
-    alpha = np.zeros((2, KINDS, 2 * KINDS))
+    alpha = np.zeros((2, N_EVENT_KINDS, 2 * N_EVENT_KINDS))
     if excited:
         alpha[0, 0, 5] = alpha[1, 5, 5] = 0.4
     one = (np.ones(1), np.ones(1))
-    from tradearena.envs.simulator.eventmodel import Marks
 
     return EventModel(
         spread_edges=np.array([3.0]),
@@ -43,7 +49,7 @@ def base_model(excited: bool) -> EventModel:
         start=OPEN,
         bin_seconds=7200.0,
         marks=Marks(
-            sizes=tuple(one for _ in range(KINDS)),
+            sizes=tuple(one for _ in range(N_EVENT_KINDS)),
             inside=(one, (np.array([0.5]), np.ones(1))),
             limit_behind=one,
             cancel_behind=one,
@@ -67,10 +73,10 @@ def quiet_network(base: EventModel, hidden: int = 4) -> NeuralModel:
         weight_hh=rng.normal(size=(3 * hidden, hidden)),
         bias_ih=rng.normal(size=3 * hidden),
         bias_hh=rng.normal(size=3 * hidden),
-        table_weight=np.zeros((2 * KINDS * cells, hidden)),
+        table_weight=np.zeros((2 * N_EVENT_KINDS * cells, hidden)),
         table_bias=np.log(np.maximum(np.concatenate([base.mu, base.mu]).ravel(), 1e-300)),
-        burst_weight=np.zeros((2 * KINDS, hidden)),
-        burst_bias=np.full(2 * KINDS, -60.0),
+        burst_weight=np.zeros((2 * N_EVENT_KINDS, hidden)),
+        burst_bias=np.full(2 * N_EVENT_KINDS, -60.0),
         delta=10.0,
         meta={},
     )
@@ -108,7 +114,7 @@ def test_a_gru_with_nothing_to_say_has_the_parametric_likelihood(flow):
     ev, path = flow
     plain = base_model(excited=False)
     assert log_likelihood(quiet_network(plain), ev, path) == pytest.approx(
-        plain.log_likelihood(ev, path), rel=1e-9
+        event_log_likelihood(plain, ev, path), rel=1e-9
     )
 
 
@@ -119,7 +125,7 @@ def test_training_raises_the_likelihood_of_excited_flow(flow):
     plain = base_model(excited=False)
     trained = fit_neural(plain, ev, path, hidden=8, chunks=4, epochs=60, minutes=2.0)
     assert trained.meta["epochs"] > 1
-    assert log_likelihood(trained, ev, path) > plain.log_likelihood(ev, path) + 0.01
+    assert log_likelihood(trained, ev, path) > event_log_likelihood(plain, ev, path) + 0.01
 
 
 def test_the_neural_sampler_runs_in_a_market_and_pickles():

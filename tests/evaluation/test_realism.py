@@ -42,13 +42,8 @@ from tradearena.evaluation.analysis.realism import (
 )
 from tradearena.evaluation.analysis.realism_plots import return_tails, tail_lines
 from tradearena.evaluation.cli.main import main
-from tradearena.evaluation.market.realism import (
-    RealismSource,
-    measure,
-    realism,
-    scorecard,
-    tape_view,
-)
+from tradearena.evaluation.market.realism import measure, realism, scorecard
+from tradearena.evaluation.market.sources import RealismSource, tape_view
 
 OPEN = 34_200.0
 REQUIRED = [

@@ -1,9 +1,9 @@
 """A tape's order flow as typed events with the book state each one met: what a learned flow
-(`envs.simulator.eventmodel`) is estimated from.
+is estimated from (`learned_flow.estimate`).
 
 Each visible message of a `Tape` with orderbook rows (LOBSTER types 1-4) becomes one event on
 the *side* of the book it acts on (+1 bid, -1 ask: the resting order's side, so a sell market
-order acts on the bid side) of one of six kinds (`Kind`), with an *offset* in ticks from that
+order acts on the bid side) of one of six kinds (`EventKind`), with an *offset* in ticks from that
 side's best price before it (its distance inside the spread for ``LIMIT_INSIDE``, behind the
 touch for the ``*_BEHIND`` kinds, else 0) and a *size* in lots. Consecutive executions at one
 time stamp on one side are one market order (a sweep), its size their sum. Hidden executions,
@@ -13,8 +13,8 @@ would cross the opposite best is left out too (the tape shows it only as executi
 The state before an event is read from the book row before it: the spread (ticks) and the
 queues at the touch on the event's own side and the opposite one (lots), so that bid and ask
 share one description ("mirrored"); the first message, with no row before it, is left out.
-`Path` is the same state as a step function of time on both sides, for the time the model
-is exposed to each state.
+`StatePath` is the same state as a step function of time on both sides, for the time the
+model is exposed to each state.
 """
 
 from __future__ import annotations
@@ -27,10 +27,22 @@ import numpy as np
 from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Event, Tape
 from tradearena.envs.errors import UserError
 
-__all__ = ["Kind", "KINDS", "Events", "Path", "Revealed", "events", "state_path", "revealed"]
+__all__ = [
+    "N_EVENT_KINDS",
+    "EventKind",
+    "Events",
+    "EventsError",
+    "Revealed",
+    "StatePath",
+    "events",
+    "revealed",
+    "state_path",
+    "window",
+    "window_events",
+]
 
 
-class Kind(IntEnum):
+class EventKind(IntEnum):
     """An event's kind, on the side of the book it acts on."""
 
     LIMIT_TOUCH = 0  # a limit order joining the best queue
@@ -41,14 +53,15 @@ class Kind(IntEnum):
     MARKET = 5  # shares taken from the best queue (and beyond) by a market order
 
 
-KINDS = len(Kind)
+N_EVENT_KINDS = len(EventKind)
+"""How many kinds of event there are."""
 
 
 @dataclass(frozen=True)
 class Events:
     """Typed events, each array of shape (n,), in time order.
 
-    time: seconds after midnight; kind: `Kind` (int8); side: +1 bid / -1 ask (int8); offset:
+    time: seconds after midnight; kind: `EventKind` (int8); side: +1 bid / -1 ask (int8); offset:
     ticks (int64); size: lots (int64); spread: ticks before the event (int64; 0 when a side
     was empty); own, other: lots at the best of the event's side and of the opposite side
     before it (int64).
@@ -72,7 +85,7 @@ class Events:
 
 
 @dataclass(frozen=True)
-class Path:
+class StatePath:
     """The book's state as a step function: on [time[i], time[i + 1]) (the last until
     ``end``) the spread is ``spread[i]`` ticks and the best queues ``bid[i]`` and ``ask[i]``
     lots; arrays of shape (n,). end: the last second covered."""
@@ -146,16 +159,16 @@ def events(tape: Tape) -> Events:
     swept = np.bincount(sweep[execute], weights=size[execute], minlength=int(lead.sum()))
 
     out_kind = np.full(len(m), -1, np.int64)
-    out_kind[limit & (offset == 0)] = Kind.LIMIT_TOUCH
-    out_kind[limit & (offset < 0)] = Kind.LIMIT_INSIDE
-    out_kind[limit & (offset > 0)] = Kind.LIMIT_BEHIND
-    out_kind[cancel & (offset == 0)] = Kind.CANCEL_TOUCH
-    out_kind[cancel & (offset > 0)] = Kind.CANCEL_BEHIND
-    out_kind[lead] = Kind.MARKET
+    out_kind[limit & (offset == 0)] = EventKind.LIMIT_TOUCH
+    out_kind[limit & (offset < 0)] = EventKind.LIMIT_INSIDE
+    out_kind[limit & (offset > 0)] = EventKind.LIMIT_BEHIND
+    out_kind[cancel & (offset == 0)] = EventKind.CANCEL_TOUCH
+    out_kind[cancel & (offset > 0)] = EventKind.CANCEL_BEHIND
+    out_kind[lead] = EventKind.MARKET
     keep = out_kind >= 0
     out_size = size.copy()
     out_size[lead] = swept.astype(np.int64)
-    out_offset = np.where(out_kind == Kind.MARKET, 0, np.abs(offset))
+    out_offset = np.where(out_kind == EventKind.MARKET, 0, np.abs(offset))
     return Events(
         time=time[keep].copy(),
         kind=out_kind[keep].astype(np.int8),
@@ -168,14 +181,16 @@ def events(tape: Tape) -> Events:
     )
 
 
-def state_path(tape: Tape, end: float | None = None) -> Path:
+def state_path(tape: Tape, end: float | None = None) -> StatePath:
     """The book's spread and best queues after each message, as a step function of time
     from the first message to ``end`` (default: the last message's time)."""
     ask, ask_size, bid, bid_size = _touch(tape)
     time = tape.messages["time"]
     quoted = (ask_size > 0) & (bid_size > 0) & (ask != EMPTY_ASK) & (bid != EMPTY_BID)
     last = float(time[-1]) if end is None else float(end)
-    return Path(time.copy(), np.where(quoted, ask - bid, 0), bid_size.copy(), ask_size.copy(), last)
+    return StatePath(
+        time.copy(), np.where(quoted, ask - bid, 0), bid_size.copy(), ask_size.copy(), last
+    )
 
 
 def revealed(tape: Tape) -> Revealed:
@@ -198,3 +213,21 @@ def revealed(tape: Tape) -> Revealed:
         gaps.append((side * (was - now))[worse])
         sizes.append(lots[1:][worse])
     return Revealed(np.concatenate(gaps), np.concatenate(sizes))
+
+
+def window_events(tape: Tape, lo: float, hi: float) -> tuple[Events, StatePath]:
+    """The tape's events in [lo, hi) seconds met with both sides quoted, and the book's
+    states over that window."""
+    every = events(tape)
+    ev = every.take((every.time >= lo) & (every.time < hi) & (every.spread > 0))
+    return ev, window(state_path(tape), lo, hi)
+
+
+def window(path: StatePath, lo: float, hi: float) -> StatePath:
+    """``path`` cut to [lo, hi): the state at ``lo`` is the one in force then."""
+    first = max(int(np.searchsorted(path.time, lo, side="right")) - 1, 0)
+    last = int(np.searchsorted(path.time, hi))
+    time = path.time[first:last].copy()
+    if len(time):
+        time[0] = max(time[0], lo)
+    return StatePath(time, path.spread[first:last], path.bid[first:last], path.ask[first:last], hi)

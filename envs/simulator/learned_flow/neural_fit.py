@@ -1,9 +1,9 @@
-"""`tradearena fit --model neural`: the neural variant of a learned flow
-(`envs.simulator.neuralflow.NeuralModel`) trained by maximum likelihood with torch.
+"""The neural variant of a learned flow (`learned_flow.neural.NeuralModel`) trained by maximum
+likelihood with torch.
 
 The likelihood is exact for the model's rates, which are constant between the book's state
 changes apart from the decaying burst: the sum of the log-rates of the events that came,
-less the integral of every rate over each stretch of constant state (`Path`). The GRU reads
+less the integral of every rate over each stretch of constant state (`StatePath`). The GRU reads
 the window in ``chunks`` parallel stretches of consecutive events (each from a zero state);
 the table starts from the parametric model's rates; the last tenth of the window (in time)
 is held out to stop the training when it no longer improves.
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tradearena.envs.data.events import KINDS, Events, Path
 from tradearena.envs.errors import UserError
-from tradearena.envs.simulator.eventmodel import EventModel
-from tradearena.envs.simulator.neuralflow import INPUTS, NeuralModel, inputs, log_caps
+from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS, Events, StatePath
+from tradearena.envs.simulator.learned_flow.model import EventModel
+from tradearena.envs.simulator.learned_flow.neural import INPUTS, NeuralModel, inputs, log_caps
 
 __all__ = ["fit_neural", "log_likelihood", "torch_or_error"]
 
@@ -56,9 +56,9 @@ class _Window:
     until: object
 
 
-def _window(ev: Events, path: Path, base: EventModel, torch) -> _Window:
+def _window(ev: Events, path: StatePath, base: EventModel, torch) -> _Window:
     side = (ev.side < 0).astype(np.int64)
-    event = side * KINDS + ev.kind.astype(np.int64)
+    event = side * N_EVENT_KINDS + ev.kind.astype(np.int64)
     gap = np.diff(ev.time, prepend=path.time[0])
     quoted = path.spread > 0
     starts = path.time[quoted]
@@ -90,8 +90,8 @@ def _network(base: EventModel, hidden: int, torch):
     net = nn.ModuleDict(
         {
             "gru": nn.GRU(INPUTS, hidden, batch_first=True),
-            "table": nn.Linear(hidden, 2 * KINDS * cells),
-            "burst": nn.Linear(hidden, 2 * KINDS),
+            "table": nn.Linear(hidden, 2 * N_EVENT_KINDS * cells),
+            "burst": nn.Linear(hidden, 2 * N_EVENT_KINDS),
         }
     )
     with torch.no_grad():
@@ -133,8 +133,8 @@ def _nll(net, base: EventModel, w: _Window, chunks: int, torch):
     burst = torch.exp(torch.minimum(log_burst, burst_cap))
     rate = torch.exp(log_table.clamp(max=table_cap)) * w.level + burst * torch.exp(-delta * w.gap)
     hs = h[w.next_event]
-    side = torch.arange(2 * KINDS) // KINDS
-    kind_rows = torch.arange(2 * KINDS)[None, :] * cells + w.cells[:, side]
+    side = torch.arange(2 * N_EVENT_KINDS) // N_EVENT_KINDS
+    kind_rows = torch.arange(2 * N_EVENT_KINDS)[None, :] * cells + w.cells[:, side]
     table = torch.einsum("skh,sh->sk", weight[kind_rows], hs) + bias[kind_rows]
     seconds = w.until - w.since
     baseline = (torch.exp(table.clamp(max=table_cap)).sum(dim=1) * w.stretch_level * seconds).sum()
@@ -147,7 +147,7 @@ def _nll(net, base: EventModel, w: _Window, chunks: int, torch):
 def fit_neural(
     base: EventModel,
     ev: Events,
-    path: Path,
+    path: StatePath,
     *,
     hidden: int = 32,
     chunks: int = 8,
@@ -165,10 +165,10 @@ def fit_neural(
     cut = path.time[0] + 0.9 * (path.end - path.time[0])
     train_ev, held_ev = ev.take(ev.time < cut), ev.take(ev.time >= cut)
     first = int(np.searchsorted(path.time, cut, side="right")) - 1
-    train_path = Path(path.time[: first + 1], *(a[: first + 1] for a in _states(path)), cut)
+    train_path = StatePath(path.time[: first + 1], *(a[: first + 1] for a in _states(path)), cut)
     held_time = path.time[first:].copy()
     held_time[0] = cut
-    held_path = Path(held_time, *(a[first:] for a in _states(path)), path.end)
+    held_path = StatePath(held_time, *(a[first:] for a in _states(path)), path.end)
     train = _window(train_ev, train_path, base, torch)
     held = _window(held_ev, held_path, base, torch)
     net = _network(base, hidden, torch)
@@ -202,7 +202,7 @@ def fit_neural(
     return _export(net, base, meta)
 
 
-def _states(path: Path) -> tuple[np.ndarray, ...]:
+def _states(path: StatePath) -> tuple[np.ndarray, ...]:
     return path.spread, path.bid, path.ask
 
 
@@ -228,7 +228,7 @@ def _export(net, base: EventModel, meta: dict) -> NeuralModel:
     )
 
 
-def log_likelihood(model: NeuralModel, ev: Events, path: Path) -> float:
+def log_likelihood(model: NeuralModel, ev: Events, path: StatePath) -> float:
     """The log-likelihood of ``ev`` over ``path`` under ``model``, nats per event, its GRU
     reading the events in one stretch (torch, double precision)."""
     torch = torch_or_error()

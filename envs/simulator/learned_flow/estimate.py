@@ -1,0 +1,351 @@
+"""A learned flow estimated by maximum likelihood from a tape's events
+(`learned_flow.events`): the model of `learned_flow.model`.
+
+The kernel sums R (`learned_flow.kernels.kernel_sums`) are computed once per decay; for each
+choice of decays expectation-maximisation then splits each event between the baseline and
+its exciters and updates mu (events per second of exposure to each state), the profile and
+alpha in closed form, each iteration numpy over an (events, kernels x 2 kinds) array. The
+decays are chosen on the grid `DECAYS` (one of each kernel's) by coordinate ascent of the
+likelihood: from each kernel's middle value, each kernel's in turn, the others held, until
+none moves. A state seen by fewer than 20 events is pooled with its nearest neighbour, and
+the model's ``meta["pooled"]`` says which. Marks are counted (`learned_flow.marks`).
+
+To change the number of kernels or the decays compared, change `DECAYS`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from tradearena.envs.data.tapes import Tape
+from tradearena.envs.simulator.learned_flow import kernels
+from tradearena.envs.simulator.learned_flow.events import (
+    N_EVENT_KINDS,
+    Events,
+    Revealed,
+    StatePath,
+    revealed,
+    window_events,
+)
+from tradearena.envs.simulator.learned_flow.marks import count_marks
+from tradearena.envs.simulator.learned_flow.model import EventModel
+from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
+from tradearena.envs.simulator.learned_flow.state import StateGrid
+from tradearena.envs.simulator.learned_flow.state import edges as bucket_edges
+
+__all__ = [
+    "DECAYS",
+    "FAST",
+    "MEDIUM",
+    "MIN_EVENTS",
+    "SLOW",
+    "SLOWEST",
+    "estimate",
+    "fit_events",
+    "kernel_sums",
+    "log_likelihood",
+]
+
+FAST = (1000.0, 3000.0, 10000.0)
+"""Decays (per second) the fit compares for the fast kernel: half-lives of 0.7 ms to 0.07 ms
+(an order's replacement, a quote's flicker)."""
+MEDIUM = (30.0, 100.0, 300.0)
+"""Decays (per second) for the medium kernel: half-lives of 23 ms to 2.3 ms (bursts)."""
+SLOW = (1.0, 3.0, 10.0)
+"""Decays (per second) for the slow kernel: half-lives of 0.7 s to 70 ms (quotes following a
+trade)."""
+SLOWEST = (0.03, 0.1, 0.3)
+"""Decays (per second) for the slowest kernel: half-lives of 23 s to 2.3 s (flow that goes on
+in one direction: a trader working an order)."""
+DECAYS = (FAST, MEDIUM, SLOW, SLOWEST)
+"""The fit's grid of decays, one tuple per kernel."""
+MIN_EVENTS = 3_000
+"""The fewest events a tape's window must hold to learn from."""
+_POOL_BELOW = 20  # a state seen by fewer events is pooled with its neighbour
+_ITERATIONS = 200
+_TOLERANCE = 1e-7
+
+
+# -------------------------------------------------------------------------------- the fit
+@dataclass(frozen=True)
+class _Data:
+    """What the likelihood needs of a window: each event's kind, state and profile bin, and
+    the seconds spent in each (bin, state) counting both sides (exposure, (bins, cells))."""
+
+    kind: np.ndarray
+    cell: np.ndarray
+    bin: np.ndarray
+    exposure: np.ndarray
+    time: np.ndarray
+    end: float
+
+    @classmethod
+    def of(cls, ev: Events, path: StatePath, model: EventModel) -> _Data:
+        cell = model.cell(ev.spread, ev.own, ev.other)
+        exposure = np.zeros((len(model.profile), model.mu.shape[1]))
+        quoted = path.spread > 0
+        seconds, k = path.durations[quoted], model.bin_of(path.time[quoted])
+        for own, other in ((path.bid, path.ask), (path.ask, path.bid)):
+            c = model.cell(path.spread[quoted], own[quoted], other[quoted])
+            np.add.at(exposure, (k, c), seconds)
+        return cls(
+            ev.kind.astype(np.int64), cell, model.bin_of(ev.time), exposure, ev.time, path.end
+        )
+
+
+def kernel_sums(ev: Events, decays: np.ndarray) -> np.ndarray:
+    """R (events, kernels x 2 kinds) of events ``ev`` for kernels of ``decays`` (per second):
+    `learned_flow.kernels.sums`."""
+    return kernels.sums(ev.time, ev.side, ev.kind, decays, N_EVENT_KINDS)
+
+
+def log_likelihood(model: EventModel, ev: Events, path: StatePath) -> float:
+    """The log-likelihood of ``ev`` under ``model`` with the book's states ``path`` (the
+    window both cover), nats per event."""
+    return _score(model, _Data.of(ev, path, model), kernel_sums(ev, model.decays))
+
+
+def _score(model: EventModel, data: _Data, sums: np.ndarray) -> float:
+    """The log-likelihood per event of the events ``data`` holds (kernel sums ``sums``)."""
+    lam, _ = _intensity(model, data, sums)
+    total = np.log(lam).sum() - _compensator(model, data)
+    return float(total / max(len(data.kind), 1))
+
+
+def _flat(alpha: np.ndarray) -> np.ndarray:
+    """(kinds, kernels x 2 kinds): each excited kind's row, in `kernel_sums`' columns."""
+    return alpha.transpose(1, 0, 2).reshape(N_EVENT_KINDS, -1)
+
+
+def _intensity(model: EventModel, data: _Data, sums: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Each event's intensity and its baseline part, (n,) each."""
+    base = model.mu[data.kind, data.cell] * model.profile[data.bin]
+    return base + np.einsum("ij,ij->i", _flat(model.alpha)[data.kind], sums), base
+
+
+def _remaining(data: _Data, decays: np.ndarray) -> np.ndarray:
+    """The kernel mass the events have inside the window, in `kernel_sums`' columns
+    (kernels x 2 kinds,): per kernel, per exciting kind (same and opposite side alike)."""
+    out = []
+    for decay in decays:
+        mass = kernels.masses(decay, data.end - data.time)
+        by_kind = np.bincount(data.kind, weights=mass, minlength=N_EVENT_KINDS)
+        out += [by_kind, by_kind]
+    return np.concatenate(out)
+
+
+def _compensator(model: EventModel, data: _Data) -> float:
+    """The expected number of events over the window."""
+    baseline = (model.mu @ (data.exposure.T @ model.profile)).sum()
+    excited = _flat(model.alpha).sum(axis=0) @ _remaining(data, model.decays)
+    return float(baseline + excited)
+
+
+def _pools(counts: np.ndarray, shape: tuple[int, int, int]) -> np.ndarray:
+    """Each state's pool (int64, (cells,)): itself when ``counts`` (events per state) reaches
+    `_POOL_BELOW`, else the nearest state that does (opposite queue, then own queue, then
+    spread bucket closest)."""
+    grid = np.array(np.unravel_index(np.arange(counts.size), shape)).T
+    rich = np.flatnonzero(counts >= _POOL_BELOW)
+    if not rich.size:
+        return np.zeros(counts.size, np.int64)
+    weight = np.array([100.0, 10.0, 1.0])  # a spread bucket away costs most
+    distance = (np.abs(grid[:, None, :] - grid[None, rich, :]) * weight).sum(axis=2)
+    pool = rich[np.argmin(distance, axis=1)]
+    pool[rich] = rich
+    return pool
+
+
+def _pooled_rates(
+    data: _Data, pool: np.ndarray, weight: np.ndarray | float, seconds: np.ndarray
+) -> np.ndarray:
+    """(kinds, cells) events per second: each event's ``weight`` counted in its state's
+    pool, over the pool's ``seconds`` of exposure ((cells,)); each state takes its pool's."""
+    counts = np.zeros((N_EVENT_KINDS, len(seconds)))
+    np.add.at(counts, (data.kind, pool[data.cell]), weight)
+    pooled = np.zeros(len(seconds))
+    np.add.at(pooled, pool, seconds)
+    return np.divide(counts, pooled, out=np.zeros_like(counts), where=pooled > 0)[:, pool]
+
+
+def _em(model: EventModel, data: _Data, sums: np.ndarray, pool: np.ndarray) -> EventModel:
+    """Expectation-maximisation from ``model`` at its decays, states pooled by ``pool``."""
+    width = data.exposure.sum(axis=1)  # seconds per bin, both sides
+    remaining = _remaining(data, model.decays)
+    mu, profile, excitation = model.mu.copy(), model.profile.copy(), _flat(model.alpha)
+    previous = -np.inf
+    for _ in range(_ITERATIONS):
+        base = mu[data.kind, data.cell] * profile[data.bin]
+        parts = excitation[data.kind] * sums
+        lam = base + parts.sum(axis=1)
+        share = base / lam
+        likelihood = np.log(lam).sum()
+        excitation = np.zeros_like(excitation)
+        np.add.at(excitation, data.kind, parts / lam[:, None])
+        excitation /= np.maximum(remaining, 1e-12)
+        mu = _pooled_rates(data, pool, share, data.exposure.T @ profile)
+        by_bin = np.bincount(data.bin, weights=share, minlength=len(profile))
+        expected = data.exposure @ mu.sum(axis=0)
+        profile = np.divide(by_bin, expected, out=np.ones_like(by_bin), where=expected > 0)
+        scale = (profile * width).sum() / width.sum()
+        profile, mu = profile / scale, mu * scale
+        if abs(likelihood - previous) < _TOLERANCE * abs(likelihood):
+            break
+        previous = likelihood
+    alpha = excitation.reshape(N_EVENT_KINDS, -1, 2 * N_EVENT_KINDS).transpose(1, 0, 2)
+    return replace(model, mu=mu, profile=profile, alpha=alpha)
+
+
+def _opening_book(tape: Tape, row: int) -> np.ndarray:
+    """The first book row from ``row`` on that shows both sides (a recording builds its book
+    over its first messages), as (levels, 4) offsets from its mid (ticks) and lots."""
+    rows = tape.book_rows
+    both = (rows[row:, 1] > 0) & (rows[row:, 3] > 0)
+    row += int(np.argmax(both)) if both.any() else 0
+    book = rows[row].reshape(-1, 4).astype(np.float64)
+    mid = (book[0, 0] + book[0, 2]) / 2
+    out = book.copy()
+    out[:, 0] = np.where(book[:, 1] > 0, book[:, 0] - mid, 0)
+    out[:, 2] = np.where(book[:, 3] > 0, book[:, 2] - mid, 0)
+    return out
+
+
+def fit_events(
+    tape: Tape,
+    *,
+    start: float | None = None,
+    end: float | None = None,
+    decays: tuple[tuple[float, ...], ...] = DECAYS,
+    bin_seconds: float = 1800.0,
+) -> EventModel:
+    """The learned flow of ``tape``'s window [start, end) seconds after midnight (default:
+    the whole tape): `estimate` on its events, with the levels it reveals behind the best,
+    its depth (at least 2) and its book at the window's start as the opening book."""
+    times = tape.messages["time"]
+    lo = float(times[0]) if start is None else float(start)
+    hi = float(times[-1]) if end is None else float(end)
+    ev, path = window_events(tape, lo, hi)
+    if len(ev) < MIN_EVENTS:
+        raise LearnedFlowError(
+            f"{tape.source}: {len(ev):,} events between {lo:.0f} s and {hi:.0f} s, too few to "
+            f"learn order flow from (at least {MIN_EVENTS:,})"
+        )
+    first_row = max(int(np.searchsorted(times, lo)) - 1, 0)
+    model = estimate(
+        ev,
+        path,
+        decays=decays,
+        bin_seconds=bin_seconds,
+        shown=revealed(tape),
+        book=_opening_book(tape, first_row),
+        depth=max(tape.levels, 2),
+        tick_size=tape.tick_size,
+        lot_size=tape.lot_size,
+    )
+    return replace(model, meta={"tape": tape.source, **model.meta})
+
+
+def estimate(
+    ev: Events,
+    path: StatePath,
+    *,
+    decays: tuple[tuple[float, ...], ...] = DECAYS,
+    bin_seconds: float = 1800.0,
+    shown: Revealed | None = None,
+    book: np.ndarray | None = None,
+    depth: int = 2,
+    tick_size: float = 0.01,
+    lot_size: float = 1.0,
+    edges: tuple[np.ndarray, np.ndarray] | None = None,
+) -> EventModel:
+    """The model of events ``ev`` over the book's states ``path`` (both from ``path.time[0]``
+    to ``path.end`` seconds): the decays (one of each kernel's tuple in ``decays``, per
+    second) found by coordinate ascent of the likelihood, the rest by
+    expectation-maximisation (see the module docstring). ``shown``: the levels behind the
+    best (none: one tick behind, one lot);
+    ``book``: the opening book ((levels, 4), see `EventModel`; none: one lot a tick either
+    side of the mid); ``edges``: the spread's and the queues' bucket edges (none: the
+    `learned_flow.state.QUANTILES` of the spreads the events met and of the best queues)."""
+    if not decays or not all(decays):
+        raise ValueError(f"decays must give each kernel at least one decay, got {decays}")
+    lo, hi = float(path.time[0]), float(path.end)
+    spread_edges, queue_edges = edges or (
+        bucket_edges(ev.spread),
+        bucket_edges(np.concatenate([path.bid, path.ask])),
+    )
+    nothing = Revealed(np.ones(0, np.int64), np.ones(0, np.int64))
+    model = EventModel(
+        spread_edges=spread_edges,
+        queue_edges=queue_edges,
+        mu=np.zeros((N_EVENT_KINDS, (len(spread_edges) + 1) * (len(queue_edges) + 1) ** 2)),
+        alpha=np.zeros((len(decays), N_EVENT_KINDS, 2 * N_EVENT_KINDS)),
+        decays=np.array([grid[0] for grid in decays], np.float64),
+        profile=np.ones(max(1, math.ceil((hi - lo) / bin_seconds))),
+        start=lo,
+        bin_seconds=bin_seconds,
+        marks=count_marks(
+            ev, nothing if shown is None else shown, StateGrid(spread_edges, queue_edges)
+        ),
+        depth=depth,
+        book=np.array([[0.5, 1.0, -0.5, 1.0]]) if book is None else book,
+        tick_size=tick_size,
+        lot_size=lot_size,
+    )
+    cells = model.mu.shape[1]
+    data = _Data.of(ev, path, model)
+    seen = np.bincount(data.cell, minlength=cells)
+    pool = _pools(seen, model.shape)
+    start_mu = _pooled_rates(data, pool, 0.5, data.exposure.sum(axis=0))
+    sums_of = {d: kernel_sums(ev, np.array([d])) for d in sorted(set().union(*decays))}
+    fits: dict[tuple[float, ...], tuple[float, EventModel]] = {}
+
+    def fit(chosen: tuple[float, ...]) -> float:
+        """The likelihood per event of the decays ``chosen``, fitted once."""
+        if chosen not in fits:
+            guess = replace(
+                model,
+                decays=np.array(chosen, np.float64),
+                mu=start_mu,
+                alpha=np.full(
+                    (len(chosen), N_EVENT_KINDS, 2 * N_EVENT_KINDS),
+                    0.5 / (2 * len(chosen) * N_EVENT_KINDS),
+                ),
+            )
+            sums = np.hstack([sums_of[d] for d in chosen])
+            fitted = _em(guess, data, sums, pool)
+            likelihood = _score(fitted, data, sums)
+            fits[chosen] = (likelihood if np.isfinite(likelihood) else -np.inf), fitted
+        return fits[chosen][0]
+
+    best = tuple(grid[len(grid) // 2] for grid in decays)
+    moved = True
+    while moved:  # coordinate ascent: each kernel's decay in turn, the others held
+        moved = False
+        for k, grid in enumerate(decays):
+            for d in grid:
+                trial = best[:k] + (d,) + best[k + 1 :]
+                if fit(trial) > fit(best):
+                    best, moved = trial, True
+    best_likelihood, fitted = fits[best]
+    table = {", ".join(f"{d:g}" for d in chosen): value for chosen, (value, _) in fits.items()}
+    pooled = [
+        {
+            "state": model.grid.describe(c),
+            "events": int(seen[c]),
+            "pooled_with": model.grid.describe(p),
+        }
+        for c, p in enumerate(pool.tolist())
+        if p != c
+    ]
+    meta = {
+        "window": [lo, hi],
+        "events": len(ev),
+        "log_likelihood_per_event": best_likelihood,
+        "by_decays": table,
+        "pooled": pooled,
+        "pool": pool.tolist(),
+    }
+    return replace(fitted, meta=meta)

@@ -1,0 +1,76 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
+# cython: cdivision=True
+"""The kernel through which each event of a learned flow excites later ones, defined once.
+
+An event excites every kind on both sides through each of K kernels: kernel k adds
+``alpha[k, b, b'] * phi_k(t - t_j)`` to the rate of kind b, with
+``phi_k(dt) = decay_k * exp(-decay_k * dt)`` (integral 1, so alpha is the number of
+events one event causes, its branching ratio). The inline C forms (`fade`, `mass`,
+`wait`, in kernels.pxd) are what the compiled samplers run; the functions here are the
+estimate's forms, built on them.
+
+To change the kernel's shape, change kernels.pxd and `jumps` (what an event adds to the
+excitation now); to change the number of kernels or their decays, change the estimate's
+grid, `learned_flow.estimate.DECAYS`.
+"""
+
+import numpy as np
+
+__all__ = ["jumps", "masses", "sums"]
+
+
+def jumps(alpha, decays) -> np.ndarray:
+    """What an event adds to each kernel's excitation: (kernels, 2 kinds sources, 2 kinds
+    targets), by side index (0 bid, 1 ask) and kind; ``alpha`` (kernels, kinds, 2 kinds:
+    exciting kind on the same side | on the opposite side) times the kernel at 0."""
+    alpha = np.asarray(alpha, np.float64)
+    kinds = alpha.shape[1]
+    scale = np.asarray(decays, np.float64)[:, None, None]
+    same, other = alpha[:, :, :kinds] * scale, alpha[:, :, kinds:] * scale  # [k, b, j]
+    out = np.empty((len(alpha), 2 * kinds, 2 * kinds))
+    out[:, :kinds, :kinds] = out[:, kinds:, kinds:] = same.transpose(0, 2, 1)
+    out[:, :kinds, kinds:] = out[:, kinds:, :kinds] = other.transpose(0, 2, 1)
+    return out
+
+
+def masses(double decay, dt) -> np.ndarray:
+    """The kernel's integral over [0, dt] for each of ``dt`` (seconds, float64 (n,)):
+    the share of an event's excitation spent within it."""
+    values = np.ascontiguousarray(dt, np.float64)
+    out = np.empty_like(values)
+    cdef const double[::1] d = values
+    cdef double[::1] view = out
+    cdef Py_ssize_t i
+    for i in range(d.shape[0]):
+        view[i] = mass(decay, d[i])
+    return out
+
+
+def sums(time, side, kind, decays, Py_ssize_t kinds) -> np.ndarray:
+    """R (events, kernels x 2 kinds): for each event and kernel k, the sum over the earlier
+    events of each kind on its own side (columns 0..kinds-1 of the kernel's block) and on
+    the opposite side (kinds..) of the kernel phi_k(dt), dt seconds ago (events at one time
+    stamp count in their order). ``time``: seconds (n,); ``side``: +1 bid, -1 ask (n,);
+    ``kind``: each event's kind (n,); ``decays``: per second (kernels,)."""
+    cdef const double[::1] t = np.ascontiguousarray(time, np.float64)
+    cdef const long long[::1] s = np.ascontiguousarray(np.asarray(side) < 0, np.int64)
+    cdef const long long[::1] b = np.ascontiguousarray(kind, np.int64)
+    cdef const double[::1] d = np.ascontiguousarray(decays, np.float64)
+    cdef Py_ssize_t n = t.shape[0], n_kernels = d.shape[0], i, k, j, own
+    out = np.empty((n, n_kernels, 2, kinds))
+    running = np.zeros((n_kernels, 2, kinds))  # [kernel, side index (0 bid, 1 ask), kind]
+    cdef double[:, :, :, ::1] o = out
+    cdef double[:, :, ::1] r = running
+    cdef double last = t[0] if n else 0.0, f
+    for i in range(n):
+        own = s[i]
+        for k in range(n_kernels):
+            f = fade(d[k], t[i] - last)
+            for j in range(kinds):
+                r[k, 0, j] *= f
+                r[k, 1, j] *= f
+                o[i, k, 0, j] = r[k, own, j]
+                o[i, k, 1, j] = r[k, 1 - own, j]
+            r[k, own, b[i]] += d[k]
+        last = t[i]
+    return out.reshape(n, -1)

@@ -1,0 +1,294 @@
+"""A learned flow's parameters: a queue-reactive point process with Hawkes excitation.
+
+An event of kind b (`EventKind`) on side s arrives at the rate
+
+    lambda_bs(t) = mu[b, cell_s(t)] * profile(t)
+                   + sum_k sum_b' alpha[k, b, b'] R_kb's(t) + alpha[k, b, K + b'] R_kb'(-s)(t)
+
+where cell_s(t) is the book's state seen from side s (`learned_flow.state`), profile(t) the
+time of day's relative rate (bins of ``bin_seconds``, mean 1 over the fitted window; before
+and after it the first and last bin's), K the number of kinds, and R_kb's(t) the sum over
+earlier events of kind b' on side s of kernel k (`learned_flow.kernels`): each event excites
+every kind on its own side and the opposite one through several kernels, from a fast one to
+a slowest one (a sum of exponentials, as Bacry, Mastromatteo and Muzy 2015 approximate a
+power-law memory), by alpha events on average (the branching ratio). Bid and ask share the
+parameters (the state is mirrored). What each event carries is drawn from its `Marks`.
+
+Units: seconds, ticks, lots. The estimate is `learned_flow.estimate`; the compiled sampler
+`learned_flow.sampler.EventSampler`; the files `learned_flow.parameters`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from tradearena.envs.simulator.learned_flow import parameters
+from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS
+from tradearena.envs.simulator.learned_flow.marks import FAMILIES, Distribution, Marks
+from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
+from tradearena.envs.simulator.learned_flow.state import StateGrid
+
+__all__ = ["MAX_DEPTH", "MAX_RATE", "EventModel", "check"]
+
+_ARRAYS = ("spread_edges", "queue_edges", "mu", "alpha", "decays", "profile", "book")
+"""The model's arrays, as its parameter file's arrays hold them (besides the marks)."""
+_SCALARS = ("start", "bin_seconds", "depth", "tick_size", "lot_size")
+
+
+@dataclass(frozen=True, eq=False)
+class EventModel:
+    """A learned flow's parameters (see the module docstring). Arrays are float64.
+
+    spread_edges, queue_edges: the state's bucket edges (ticks, lots; `StateGrid`); mu:
+    (kinds, cells) events per second; alpha: (kernels, kinds, 2 kinds), [kernel, excited
+    kind, exciting kind on the same side | on the opposite side]; decays: (kernels,) per
+    second; profile: (bins,) relative rates from ``start`` seconds after midnight,
+    ``bin_seconds`` each; depth: the levels each side holds (see `learned_flow.sampler`);
+    book: the opening book, (levels, 4) as ask offset, ask lots, bid offset, bid lots,
+    offsets in ticks from the opening mid; tick_size, lot_size: the tape's ($ per tick,
+    units per lot); meta: the tape, window, likelihood and pooled states (``pool``: each
+    state's, the state whose rates it takes)."""
+
+    spread_edges: np.ndarray
+    queue_edges: np.ndarray
+    mu: np.ndarray
+    alpha: np.ndarray
+    decays: np.ndarray
+    profile: np.ndarray
+    start: float
+    bin_seconds: float
+    marks: Marks
+    depth: int
+    book: np.ndarray
+    tick_size: float
+    lot_size: float
+    meta: dict = field(default_factory=dict)
+
+    @cached_property
+    def grid(self) -> StateGrid:
+        """The state's cells (`StateGrid` of the model's edges)."""
+        return StateGrid(self.spread_edges, self.queue_edges)
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """(spread buckets, queue buckets, queue buckets): the state's dimensions."""
+        return self.grid.shape
+
+    def cell(self, spread: np.ndarray, own: np.ndarray, other: np.ndarray) -> np.ndarray:
+        """The state's index (int64) from the spread (ticks) and the best queues of the side
+        seen from and the opposite one (lots), elementwise."""
+        return self.grid.cell_of(spread, own, other)
+
+    def bin_of(self, time: np.ndarray) -> np.ndarray:
+        """The profile's bin (int64) at ``time`` (seconds after midnight): the first before
+        the fitted bins, the last after them."""
+        k = np.floor((np.asarray(time) - self.start) / self.bin_seconds).astype(np.int64)
+        return np.clip(k, 0, len(self.profile) - 1)
+
+    def relative_rate(self, time: np.ndarray) -> np.ndarray:
+        """The profile at ``time`` (seconds after midnight), flat beyond the fitted bins."""
+        return self.profile[self.bin_of(time)]
+
+    @property
+    def pool(self) -> np.ndarray:
+        """Each state's pool (int64, (cells,)): the state whose rates it takes (itself
+        unless it was seen by too few events)."""
+        return np.asarray(self.meta.get("pool", range(self.mu.shape[1])), np.int64)
+
+    @property
+    def branching(self) -> float:
+        """Events one event causes directly, on average over the exciting kinds."""
+        kinds = N_EVENT_KINDS
+        offspring = self.alpha[:, :, :kinds].sum(axis=(0, 1)) + self.alpha[:, :, kinds:].sum(
+            axis=(0, 1)
+        )
+        return float(offspring.mean())
+
+    @property
+    def spectral_radius(self) -> float:
+        """The spectral radius of the offspring matrix over (side, kind): below 1 the
+        excitation is stable (each generation of events smaller than the one before), and
+        the nearer 1 the more it multiplies the baseline."""
+        total = self.alpha.sum(axis=0)  # (excited kind, exciting kind same side | opposite)
+        same, opposite = total[:, :N_EVENT_KINDS], total[:, N_EVENT_KINDS:]
+        matrix = np.block([[same, opposite], [opposite, same]])
+        return float(np.max(np.abs(np.linalg.eigvals(matrix))))
+
+    # ---------------------------------------------------------------------------- files
+    def save(self, path: str | Path) -> Path:
+        """Write the model as ``path`` (JSON: scalars and where the arrays are) and
+        ``path``'s stem + ``.npz`` beside it (the arrays), both or neither; returns the
+        JSON's path."""
+        arrays = {name: getattr(self, name) for name in _ARRAYS}
+        for name, family in self.marks.families().items():
+            for i, (values, p) in enumerate(family):
+                arrays[f"marks.{name}.{i}.values"] = values
+                arrays[f"marks.{name}.{i}.p"] = p
+        scalars = {name: getattr(self, name) for name in _SCALARS}
+        return parameters.write(Path(path), "events", {**scalars, "meta": self.meta}, arrays)
+
+    @classmethod
+    def load(cls, path: str | Path) -> EventModel:
+        """The model `save` wrote to ``path``, checked (`check`); a `LearnedFlowError`
+        naming the file and the field when it cannot be used."""
+        path = Path(path)
+        scalars, arrays = parameters.read(path, "events")
+        npz = path.parent / scalars["arrays"]
+        for name in _ARRAYS:
+            if name not in arrays:
+                raise LearnedFlowError(f"{npz}: no array {name!r}")
+
+        def family(name: str) -> tuple[Distribution, ...]:
+            out = []
+            while (
+                f"marks.{name}.{len(out)}.p" in arrays
+                or f"marks.{name}.{len(out)}.values" in arrays
+            ):
+                key = f"marks.{name}.{len(out)}"
+                if f"{key}.p" not in arrays or f"{key}.values" not in arrays:
+                    raise LearnedFlowError(f"{npz}: {key} needs both its values and its p")
+                out.append(Distribution(arrays[f"{key}.values"], arrays[f"{key}.p"]))
+            if not out:
+                raise LearnedFlowError(f"{npz}: no distribution of the marks' {name}")
+            return tuple(out)
+
+        numbers = (int, float)
+        model = cls(
+            **{name: arrays[name] for name in _ARRAYS},
+            start=float(parameters.field(path, scalars, "start", numbers)),
+            bin_seconds=float(parameters.field(path, scalars, "bin_seconds", numbers)),
+            marks=Marks.of_families({name: family(name) for name in FAMILIES}),
+            depth=parameters.field(path, scalars, "depth", int),
+            tick_size=float(parameters.field(path, scalars, "tick_size", numbers)),
+            lot_size=float(parameters.field(path, scalars, "lot_size", numbers)),
+            meta=parameters.field(path, scalars, "meta", dict),
+        )
+        return check(model, str(path))
+
+
+MAX_RATE = 1e5
+"""The most events per second a model's baseline may give, both sides together."""
+MAX_DEPTH = 1_000
+"""The most levels a side of a model's book may hold."""
+MAX_CELLS = 100_000
+"""The most states a model may have."""
+MAX_BINS = 1_000_000
+"""The most bins a model's profile may have."""
+MAX_VALUES = 1_000_000
+"""The most values a mark's distribution may have."""
+DECAY_RANGE = (1e-6, 1e7)
+"""The decays a kernel may have, per second: half-lives of about 8 days to 70 ns."""
+
+
+def check(model: EventModel, where: str = "model") -> EventModel:
+    """``model`` when a sampler can run it: every array of its shape, finite and in range,
+    the edges sorted, each mark a distribution (values and probabilities of one length,
+    probabilities >= 0 summing to 1), the excitation stable (spectral radius < 1) and some
+    flow at all; else a `LearnedFlowError` naming ``where`` and the field."""
+
+    def fail(name: str, reason: str) -> None:
+        raise LearnedFlowError(f"{where}: {name} {reason}")
+
+    def array(name: str, ndim: int, low: float = 0.0, high: float = math.inf) -> np.ndarray:
+        value = getattr(model, name)
+        if not isinstance(value, np.ndarray) or value.dtype.kind not in "iuf":
+            fail(name, f"must be an array of real numbers, got {type(value).__name__}")
+        if value.ndim != ndim:
+            fail(name, f"must have {ndim} dimension(s), got shape {value.shape}")
+        if not np.isfinite(value).all():
+            fail(name, "must be finite")
+        if value.size and (value.min() < low or value.max() > high):
+            fail(name, f"must lie in [{low:g}, {high:g}], got [{value.min():g}, {value.max():g}]")
+        return value
+
+    def scalar(name: str, low: float, high: float = math.inf, kind: type = float) -> None:
+        value = getattr(model, name)
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if kind is int and ok and value != int(value):
+            ok = False
+        if not ok or not math.isfinite(value) or not low <= value <= high:
+            fail(name, f"must be a finite {kind.__name__} in [{low:g}, {high:g}], got {value!r}")
+
+    for name in ("spread_edges", "queue_edges"):
+        edges = array(name, 1, 1.0, 1e12)
+        if np.any(np.diff(edges) <= 0):
+            fail(name, f"must be increasing, got {edges.tolist()}")
+    cells = (len(model.spread_edges) + 1) * (len(model.queue_edges) + 1) ** 2
+    if cells > MAX_CELLS:
+        fail("spread_edges", f"and queue_edges make {cells:,} states, more than {MAX_CELLS:,}")
+    mu = array("mu", 2)
+    if mu.shape != (N_EVENT_KINDS, cells):
+        fail("mu", f"must have shape ({N_EVENT_KINDS}, {cells}), got {mu.shape}")
+    decays = array("decays", 1, *DECAY_RANGE)
+    if not 1 <= len(decays) <= 16:
+        fail("decays", f"must give 1 to 16 kernels, got {len(decays)}")
+    alpha = array("alpha", 3)
+    if alpha.shape != (len(decays), N_EVENT_KINDS, 2 * N_EVENT_KINDS):
+        fail(
+            "alpha",
+            f"must have shape ({len(decays)}, {N_EVENT_KINDS}, {2 * N_EVENT_KINDS}), "
+            f"got {alpha.shape}",
+        )
+    if not model.spectral_radius < 1:
+        fail("alpha", f"is explosive: spectral radius {model.spectral_radius:.3f} >= 1")
+    profile = array("profile", 1, 0.0, 1e3)
+    if not 1 <= len(profile) <= MAX_BINS:
+        fail("profile", f"must have 1 to {MAX_BINS:,} bins, got {len(profile):,}")
+    scalar("start", 0.0, 1e7)
+    scalar("bin_seconds", 1e-3, 1e7)
+    scalar("depth", 1, MAX_DEPTH, int)
+    scalar("tick_size", 1e-12, 1e9)
+    scalar("lot_size", 1e-12, 1e12)
+    book = array("book", 2, -1e9, 1e9)
+    if book.shape[1:] != (4,) or not 1 <= len(book) <= MAX_DEPTH:
+        fail(
+            "book", f"must have shape (levels, 4) with 1 to {MAX_DEPTH:,} levels, got {book.shape}"
+        )
+    if (book[:, [1, 3]] < 0).any() or not (book[:, 1] > 0).any() or not (book[:, 3] > 0).any():
+        fail("book", "must hold lots >= 0, some on each side")
+    baseline = mu.sum(axis=0).reshape(model.shape)
+    peak = float((baseline + baseline.transpose(0, 2, 1)).max() * profile.max())
+    if not 0 < peak <= MAX_RATE:
+        fail(
+            "mu",
+            f"and the profile give at most {peak:g} events a second; must be in (0, {MAX_RATE:g}]",
+        )
+    pool = np.asarray(model.meta.get("pool", range(cells)))
+    if (
+        pool.shape != (cells,)
+        or pool.dtype.kind not in "iu"
+        or not ((pool >= 0) & (pool < cells)).all()
+    ):
+        fail("meta.pool", f"must give each of the {cells} states a state")
+    counts = {"sizes": N_EVENT_KINDS, "inside": len(model.spread_edges) + 1}
+    for name, family in model.marks.families().items():
+        if name in counts and len(family) != counts[name]:
+            fail(f"marks.{name}", f"must hold {counts[name]} distributions, got {len(family)}")
+        for i, (values, p) in enumerate(family):
+            _distribution_check(f"marks.{name}.{i}", values, p, fail)
+    return model
+
+
+def _distribution_check(name: str, values: np.ndarray, p: np.ndarray, fail) -> None:
+    """A mark's distribution: values and probabilities 1-D of one length (1 to `MAX_VALUES`),
+    finite, values >= 0 and below 2**53, probabilities >= 0 summing to 1."""
+    values, p = np.asarray(values), np.asarray(p)
+    if values.dtype.kind not in "iuf" or p.dtype.kind not in "iuf":
+        fail(name, "must hold real numbers")
+    if values.ndim != 1 or p.shape != values.shape or not 1 <= len(values) <= MAX_VALUES:
+        fail(
+            name,
+            f"needs 1 to {MAX_VALUES:,} values and as many probabilities, got "
+            f"{values.shape} and {p.shape}",
+        )
+    if not (np.isfinite(values).all() and np.isfinite(p).all()):
+        fail(name, "must be finite")
+    if values.min() < 0 or values.max() >= 2.0**53:
+        fail(name, f"values must lie in [0, 2**53), got [{values.min():g}, {values.max():g}]")
+    if p.min() < 0 or abs(p.sum() - 1.0) > 1e-6:
+        fail(name, f"probabilities must be >= 0 and sum to 1, got sum {p.sum():g}")

@@ -1,0 +1,163 @@
+"""A learned flow's parameter files: a JSON file (its kind, the format's version, scalars and
+the name of its arrays file) and a numpy ``.npz`` of arrays beside it, read and written
+whole.
+
+Reading checks the files as files: regular files only (no directory, device or FIFO), the
+JSON an object of the expected kind and version, its arrays file a plain name in the same
+folder, the ``.npz`` a real one with no pickled objects, every array real and numeric,
+nothing larger than `MAX_BYTES`. What the values mean is the model's to check
+(`learned_flow.model.check`). Every error is one `LearnedFlowError` naming the file and,
+where it is one, the field. Writing goes to temporary files renamed when both are complete,
+so that a failed write leaves the files there before, or none.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import stat
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tradearena.envs.errors import UserError, replacing, together
+
+__all__ = ["MAX_BYTES", "VERSION", "LearnedFlowError", "kind_of", "read", "write"]
+
+VERSION = 1
+"""The parameter files' format."""
+MAX_BYTES = 1 << 30
+"""The largest parameter file (JSON or arrays) read, bytes."""
+_KINDS = {"events": "tradearena learn --model events", "neural": "tradearena learn --model neural"}
+"""The kinds of parameter file, and the command that writes each."""
+
+
+class LearnedFlowError(UserError):
+    """A tape, model or parameter file a learned flow cannot use; the message names it."""
+
+
+def write(
+    path: Path, kind: str, scalars: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
+) -> Path:
+    """Write ``path`` (JSON: ``kind``, the version, ``scalars`` and the arrays file's name)
+    and ``path``'s stem + ``.npz`` beside it (``arrays``), both or neither; returns
+    ``path``."""
+    path = Path(path)
+    npz = path.with_suffix(".npz")
+    if npz == path:
+        raise LearnedFlowError(f"{path}: a parameter file must not be named .npz")
+    document = {"kind": kind, "version": VERSION, "arrays": npz.name, **scalars}
+    with together():
+        with replacing(npz) as temporary:
+            np.savez(temporary, **{k: np.asarray(v) for k, v in arrays.items()})
+        with replacing(path) as temporary:
+            temporary.write_text(json.dumps(document, indent=2, default=_plain) + "\n")
+    return path
+
+
+def _plain(value: object) -> object:
+    """A numpy scalar as the number JSON writes."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def kind_of(path: str | Path) -> str | None:
+    """The kind of the parameter file ``path`` ("events" or "neural"), or None when it is not
+    a readable one."""
+    try:
+        return _document(Path(path)).get("kind")
+    except LearnedFlowError:
+        return None
+
+
+def read(path: Path, kind: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The scalars (the JSON) and the arrays (float64) of the parameter file ``path`` of
+    ``kind``, checked as the module docstring says."""
+    path = Path(path)
+    document = _document(path)
+    found = (document.get("kind"), document.get("version"))
+    if found != (kind, VERSION):
+        raise LearnedFlowError(
+            f"{path}: a {found[0]} flow of format {found[1]}; expected {kind}, format {VERSION}"
+        )
+    return document, _arrays(path, field(path, document, "arrays", str))
+
+
+def field(path: Path, document: Mapping[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
+    """``document[name]``, of type ``kind`` (a number finite), else a `LearnedFlowError`
+    naming ``path`` and the field."""
+    if name not in document:
+        raise LearnedFlowError(f"{path}: no field {name!r}")
+    value = document[name]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    number = float in kinds or int in kinds
+    ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+    if ok and number and isinstance(value, int | float) and not math.isfinite(value):
+        ok = False
+    if not ok:
+        wanted = " or ".join(k.__name__ for k in kinds)
+        shown = (
+            json.dumps(value)
+            if isinstance(value, int | float | str | None)
+            else type(value).__name__
+        )
+        raise LearnedFlowError(f"{path}: {name} must be a finite {wanted}, got {shown}")
+    return value
+
+
+def beside(path: Path, document: Mapping[str, Any], name: str) -> Path:
+    """The file the field ``name`` of ``path``'s JSON names: a plain file name in ``path``'s
+    folder (no folders, no ``..``)."""
+    given = field(path, document, name, str)
+    if not given or Path(given).name != given or given in (".", ".."):
+        raise LearnedFlowError(
+            f"{path}: {name} must name a file beside it (a plain file name), got {given!r}"
+        )
+    return path.parent / given
+
+
+def _regular(path: Path) -> Path:
+    """``path`` when it is a regular file of at most `MAX_BYTES`, else a `LearnedFlowError`."""
+    try:
+        status = path.stat()
+    except OSError as error:
+        reason = "no such file" if isinstance(error, FileNotFoundError) else error.strerror
+        raise LearnedFlowError(
+            f"{path}: {reason} (`{' or '.join(_KINDS.values())}` writes one)"
+        ) from None
+    if not stat.S_ISREG(status.st_mode):
+        raise LearnedFlowError(f"{path}: not a regular file")
+    if status.st_size > MAX_BYTES:
+        raise LearnedFlowError(f"{path}: {status.st_size:,} bytes, more than {MAX_BYTES:,}")
+    return path
+
+
+def _document(path: Path) -> dict[str, Any]:
+    """The JSON object of ``path``."""
+    try:
+        document = json.loads(_regular(path).read_bytes())
+    except (OSError, ValueError) as error:
+        raise LearnedFlowError(f"{path}: not a learned flow's parameter file ({error})") from None
+    if not isinstance(document, dict):
+        raise LearnedFlowError(f"{path}: not a learned flow's parameter file (not a JSON object)")
+    return document
+
+
+def _arrays(path: Path, name: str) -> dict[str, np.ndarray]:
+    """The arrays of the ``.npz`` the JSON ``path`` names ``name``, as float64."""
+    npz = _regular(beside(path, {"arrays": name}, "arrays"))
+    try:
+        with np.load(npz, allow_pickle=False) as stored:
+            raw = {key: stored[key] for key in stored.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as error:
+        raise LearnedFlowError(f"{npz}: not a numpy .npz of arrays ({error})") from None
+    out = {}
+    for key, value in raw.items():
+        if value.dtype.kind not in "iuf":
+            raise LearnedFlowError(f"{npz}: {key} must hold real numbers, got dtype {value.dtype}")
+        out[key] = value.astype(np.float64)
+    return out

@@ -1,0 +1,237 @@
+"""Days of real tapes and of simulated markets, seen as a level-1 file shows them: what the
+market's judges (`evaluation.market.realism`, `transfer`), its fit and its learning read.
+
+A source is a tape (a LOBSTER message file with its orderbook file, or a converted
+recording's directory: one day) or a market (an experiment file's ``[market]`` table or a
+Gymnasium id: ``days`` sessions with seeds 0, 1, ..., each recorded as a tape). Both become
+`DayView` s through `tape_view`, so a simulated day is measured exactly as a real one: only
+the messages a level-1 file holds, between the session's open and close.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from tradearena.envs.data.load import load_tape, missing_book
+from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Event, Tape
+from tradearena.envs.errors import UserError, did_you_mean
+from tradearena.envs.simulator.recording import synthetic_tape
+from tradearena.envs.spec import SYNTHETIC, SYNTHETIC_DAY_STEPS, MarketSpec
+from tradearena.evaluation.analysis.realism import DayView
+from tradearena.evaluation.experiment.config import load_market
+
+__all__ = [
+    "RealismSource",
+    "clipped",
+    "clock",
+    "gym_spec",
+    "read_source",
+    "simulate_days",
+    "tape_day",
+    "tape_levels",
+    "tape_view",
+]
+
+_LOBSTER_SESSION = re.compile(r"_(\d+)_(\d+)_message_\d+$")
+"""A LOBSTER file name's session: start and end, milliseconds after midnight."""
+_ALWAYS_SHOWN = (Event.EXECUTE, Event.EXECUTE_HIDDEN, Event.CROSS, Event.HALT)
+"""Messages a level-1 file holds whether or not the best quotes change."""
+
+
+@dataclass(frozen=True)
+class RealismSource:
+    """One scorecard column: ``label`` (a file's stem or an id), its ``days`` and whether they
+    were ``simulated`` (a market's sessions) or read (a tape's one day)."""
+
+    label: str
+    days: list[DayView]
+    simulated: bool
+
+
+# ------------------------------------------------------------------------------ the view
+def tape_view(
+    tape: Tape, open: float | None = None, close: float | None = None, *, levels: int = 1
+) -> DayView:
+    """The level-1 view of ``tape`` between ``open`` and ``close`` (seconds after midnight;
+    default: the first message's second, and the last's rounded up): the messages after which
+    the best bid or ask (price or size) changed, plus every execution, cross and halt, with
+    ``open <= time <= close``. Prices stay in the tape's ticks, sizes in its lots, and the
+    view's tick is what a tick is worth on one lot (as the replay prices it); an empty side
+    is NaN. With
+    ``levels`` > 1 (at most the tape's), the view's ``depth`` holds the book's first
+    ``levels`` levels after every message that changed them."""
+    if tape.book is None:
+        raise missing_book(tape, "the realism judges")
+    times = tape.messages["time"]
+    open = math.floor(times[0]) if open is None else open
+    close = math.ceil(times[-1]) if close is None else close
+    inside = (times >= open) & (times <= close)
+    top = tape.book[:, :4]
+    changed = np.r_[True, (top[1:] != top[:-1]).any(axis=1)]
+    keep = (changed | np.isin(tape.messages["type"], _ALWAYS_SHOWN)) & inside
+    m, top = tape.messages[keep], top[keep].astype(float)
+    ask, ask_size, bid, bid_size = top.T
+    depth = depth_time = None
+    if levels > 1:
+        rows = tape.book[:, : 4 * min(levels, tape.book.shape[1] // 4)]
+        moved = np.r_[True, (rows[1:] != rows[:-1]).any(axis=1)] & inside
+        depth, depth_time = rows[moved].astype(float), times[moved].astype(float)
+        depth[:, 0::4][rows[moved][:, 0::4] == EMPTY_ASK] = np.nan
+        depth[:, 2::4][rows[moved][:, 2::4] == EMPTY_BID] = np.nan
+    return DayView(
+        time=m["time"].astype(float),
+        kind=m["type"].astype(np.int64),
+        size=m["size"].astype(np.int64),
+        direction=m["direction"].astype(np.int64),
+        bid=np.where(bid == EMPTY_BID, np.nan, bid),
+        ask=np.where(ask == EMPTY_ASK, np.nan, ask),
+        bid_size=bid_size,
+        ask_size=ask_size,
+        tick_size=tape.tick_size * tape.lot_size,
+        open=float(open),
+        close=float(close),
+        depth=depth,
+        depth_time=depth_time,
+    )
+
+
+def tape_levels(tape: Tape) -> int:
+    """Book levels of ``tape``'s orderbook rows (0 without them)."""
+    return 0 if tape.book is None else tape.book.shape[1] // 4
+
+
+def simulate_days(
+    spec: MarketSpec,
+    days: int,
+    first_seed: int = 0,
+    *,
+    start: float | None = None,
+    end: float | None = None,
+    levels: int = 1,
+) -> list[DayView]:
+    """``days`` sessions of ``spec``'s market (seeds ``first_seed`` onwards), each a full day
+    (``day_steps``, default 390 steps, or ``n_steps`` if longer), recorded as a tape with its
+    top ``levels`` and seen through `tape_view` from the open (or ``start``, seconds after
+    midnight, when later) to the close (or ``end``, when earlier)."""
+    steps = max(spec.day_steps or SYNTHETIC_DAY_STEPS, spec.n_steps or 0)
+    full = replace(spec, n_steps=steps, day_steps=None, window_steps=None, tape=None)
+    views = []
+    for seed in range(first_seed, first_seed + days):
+        market = full.market(0)
+        tape = synthetic_tape(
+            seed,
+            traders=market.traders,
+            levels=levels,
+            n_steps=market.n_steps,
+            step_seconds=market.step_seconds,
+            open_time=market.open_time,
+            warmup_seconds=market.warmup_seconds,
+            tick_size=market.tick_size,
+            initial_price=market.initial_price,
+        )
+        bounds = clipped(market.open_time, market.close_time, start, end, f"{spec.task} market")
+        views.append(tape_view(tape, *bounds, levels=levels))
+    return views
+
+
+def clipped(
+    open: float, close: float, start: float | None, end: float | None, what: str
+) -> tuple[float, float]:
+    """(open, close) of a session cut to ``start``..``end`` (seconds after midnight, None:
+    no cut); UserError naming ``what`` when nothing of the session is left."""
+    low = open if start is None else max(open, start)
+    high = close if end is None else min(close, end)
+    if not high > low:
+        raise UserError(
+            f"{what}: its session ({clock(open)}-{clock(close)}) has nothing between "
+            f"{clock(start) if start is not None else 'its open'} and "
+            f"{clock(end) if end is not None else 'its close'}"
+        )
+    return low, high
+
+
+def clock(seconds: float) -> str:
+    """Seconds after midnight as HH:MM (HH:MM:SS when not a whole minute)."""
+    hours, rest = divmod(int(round(seconds)), 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours:02d}:{minutes:02d}" + (f":{secs:02d}" if secs else "")
+
+
+# ----------------------------------------------------------------------------- the sources
+def read_source(
+    name: str,
+    days: int,
+    *,
+    start: float | None = None,
+    end: float | None = None,
+    levels: int = 1,
+) -> RealismSource:
+    """The source ``name`` names: an experiment file (``.toml``: its ``[market]`` table), a
+    tape (a LOBSTER message file, its orderbook file beside it; a converted directory), or a
+    Gymnasium id of a tradearena market. A market whose ``tape`` is a file is that tape. Its
+    days are seen from ``start`` to ``end`` (seconds after midnight; None: the session's
+    open, close) with ``levels`` book levels (at most what a tape has)."""
+    path = Path(name)
+    if path.suffix == ".toml":
+        return _market_source(load_market(path), path.stem, days, start, end, levels)
+    if path.exists():
+        return _tape_source(load_tape(path), _label(path), start, end, levels)
+    return _market_source(gym_spec(name), name, days, start, end, levels)
+
+
+def _label(path: Path) -> str:
+    return path.name if path.is_dir() else path.stem
+
+
+def tape_day(tape: Tape, start: float | None = None, end: float | None = None) -> DayView:
+    """The level-1 view of ``tape``'s day (a LOBSTER file's session, else its first and last
+    second), cut to ``start``..``end`` (seconds after midnight; None: no cut)."""
+    return _tape_source(tape, Path(tape.source).stem, start, end, 1).days[0]
+
+
+def _tape_source(
+    tape: Tape, label: str, start: float | None, end: float | None, levels: int
+) -> RealismSource:
+    session = _LOBSTER_SESSION.search(Path(tape.source).stem)
+    times = tape.messages["time"]
+    if session:
+        open, close = int(session[1]) / 1000, int(session[2]) / 1000
+    else:
+        open, close = math.floor(times[0]), math.ceil(times[-1])
+    bounds = clipped(open, close, start, end, label)
+    view = tape_view(tape, *bounds, levels=min(levels, tape_levels(tape)))
+    return RealismSource(label, [view], simulated=False)
+
+
+def _market_source(
+    spec: MarketSpec, label: str, days: int, start: float | None, end: float | None, levels: int
+) -> RealismSource:
+    if spec.tape is not None and spec.tape != SYNTHETIC:
+        return _tape_source(spec.replayed_tape(), label, start, end, levels)
+    return RealismSource(
+        label, simulate_days(spec, days, start=start, end=end, levels=levels), True
+    )
+
+
+def gym_spec(name: str) -> MarketSpec:
+    """The `MarketSpec` a tradearena Gymnasium id builds its market from."""
+    import gymnasium
+
+    import tradearena.envs  # noqa: F401  (registers the ids)
+
+    markets = {
+        env_id: spec.kwargs
+        for env_id, spec in gymnasium.registry.items()
+        if str(spec.entry_point).startswith("tradearena.envs.trading_env:")
+    }
+    if name not in markets:
+        raise UserError(
+            f"{name!r} is neither a file nor a tradearena market id{did_you_mean(name, markets)}"
+            f" (ids: {', '.join(sorted(markets))})"
+        )
+    return MarketSpec.from_keywords(name, **markets[name])
