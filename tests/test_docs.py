@@ -82,9 +82,9 @@ def test_the_command_block_lists_each_commands_options():
         synopses[words] |= set(re.findall(r"(--[a-z][a-z-]*)", line))
 
     def options(parser: argparse.ArgumentParser) -> set[str]:
-        return {
-            o for a in parser._actions for o in a.option_strings if o.startswith("--")
-        } - {"--help"}
+        return {o for a in parser._actions for o in a.option_strings if o.startswith("--")} - {
+            "--help"
+        }
 
     def sub(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
         found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
