@@ -24,8 +24,16 @@ class Reference:
     """`learned_flow.sampler.EventSampler` in Python, line by line, on the book's Python
     methods: the same uniforms in the same order, the same floating-point operations."""
 
-    def __init__(self, model: EventModel, owners: range, rng: np.random.Generator, t0: float):
+    def __init__(
+        self,
+        model: EventModel,
+        owners: range,
+        rng: np.random.Generator,
+        t0: float,
+        causal: bool = True,
+    ):
         self.m, self.rng, self.owners = model, rng, (owners[0], owners[1])
+        self.causal = causal
         self.decays = model.decays.tolist()
         self.excitation = [[0.0] * (2 * N_EVENT_KINDS) for _ in self.decays]
         self.kernel_next = [math.inf] * len(self.decays)
@@ -51,12 +59,20 @@ class Reference:
                 lo = mid + 1
         return float(self.marks[d][0][lo])
 
+    def reader(self, side: int) -> int:
+        """Whose orders on ``side`` the flow sees: its own (causal) or anyone's (-1)."""
+        return self.owners[0 if side > 0 else 1] if self.causal else -1
+
+    def touch(self, book: OrderBook, side: int) -> tuple[int, float] | None:
+        """``side``'s best as the flow sees it: (price, lots), or None."""
+        return touch(book, side, self.reader(side))
+
     def state(self, book: OrderBook, side: int) -> tuple[float, float, float]:
-        """(spread ticks or -1 unquoted, own best lots, opposite best lots)."""
-        bid, ask = book.best_bid(), book.best_ask()
+        """(spread ticks or -1 unquoted, own best lots, opposite best lots), as seen."""
+        bid, ask = self.touch(book, 1), self.touch(book, -1)
         own, other = (bid, ask) if side > 0 else (ask, bid)
         spread = float(ask[0] - bid[0]) if bid and ask else -1.0
-        return spread, float(own[1]) if own else 0.0, float(other[1]) if other else 0.0
+        return spread, own[1] if own else 0.0, other[1] if other else 0.0
 
     def cell(self, book: OrderBook, side: int) -> int:
         spread, own, other = self.state(book, side)
@@ -139,37 +155,36 @@ class Reference:
     def act(self, book: OrderBook, kind: int, side: int) -> int:
         """Carry the event out; its offset (ticks from the best)."""
         owner, taker = self.owners if side > 0 else self.owners[::-1]
-        own, other = (book.best_bid(), book.best_ask())[:: 1 if side > 0 else -1]
+        own, other = self.touch(book, side), self.touch(book, -side)
         offset = 0
         if own is not None:
             best = own[0]
-            size = self.draw(self.first["sizes"] + kind)
             if kind == EventKind.MARKET:
-                size = _met(book, side, owner, size)
-            qty = _lots(size)
-            if kind in (EventKind.LIMIT_TOUCH, EventKind.LIMIT_INSIDE, EventKind.LIMIT_BEHIND):
-                price = best
-                if kind == EventKind.LIMIT_INSIDE and other is not None:
-                    spread = side * (other[0] - best)
-                    if spread > 1:
-                        bucket = int(self.m.grid.spread_buckets(spread))
-                        ticks = int(round(self.draw(self.first["inside"] + bucket) * float(spread)))
-                        price = best + side * max(1, min(ticks, spread - 1))
-                elif kind == EventKind.LIMIT_BEHIND:
-                    price = best - side * int(round(self.draw(self.first["limit_behind"])))
-                if price > 0:
-                    book.limit(side, price, qty, owner)
-                offset = abs(price - best)
-            elif kind in (EventKind.CANCEL_TOUCH, EventKind.CANCEL_BEHIND):
-                price = best
-                if kind == EventKind.CANCEL_BEHIND:
-                    price = best - side * int(round(self.draw(self.first["cancel_behind"])))
-                mine = [oid for oid, _, who in book.orders_at(side, price) if who == owner]
-                if mine:
-                    book.cancel(mine[-1])
-                offset = abs(price - best)
+                bucket = int(self.m.grid.queue_buckets(own[1]))
+                fraction = self.draw(self.first["taken"] + bucket)
+                book.market(-side, _lots(_met(book, side, owner, fraction, self.causal)), taker)
             else:
-                book.market(-side, qty, taker)
+                qty = _lots(self.draw(self.first["sizes"] + kind))
+                price = best
+                if kind in (EventKind.LIMIT_TOUCH, EventKind.LIMIT_INSIDE, EventKind.LIMIT_BEHIND):
+                    if kind == EventKind.LIMIT_INSIDE:
+                        spread = side * (other[0] - best) if other is not None else 0
+                        if other is not None and spread > 1:
+                            bucket = int(self.m.grid.spread_buckets(spread))
+                            inside = self.draw(self.first["inside"] + bucket)
+                            ticks = int(round(inside * float(spread)))
+                            price = best + side * max(1, min(ticks, spread - 1))
+                    elif kind == EventKind.LIMIT_BEHIND:
+                        price = best - side * int(round(self.draw(self.first["limit_behind"])))
+                    if price > 0:
+                        book.limit(side, price, qty, owner)
+                else:
+                    if kind == EventKind.CANCEL_BEHIND:
+                        price = best - side * int(round(self.draw(self.first["cancel_behind"])))
+                    mine = [oid for oid, _, who in book.orders_at(side, price) if who == owner]
+                    if mine:
+                        book.cancel(mine[-1])
+                offset = abs(price - best)
         self.keep_depth(book, 1)
         self.keep_depth(book, -1)
         return offset
@@ -192,10 +207,12 @@ class Reference:
                     return
                 else:
                     deepest = other[0][0]
-            price = deepest - side * int(round(self.draw(self.first["gap"])))
+            spread, _, _ = self.state(book, 1)
+            bucket = int(self.m.grid.spread_buckets(spread if spread >= 0 else np.inf))
+            price = deepest - side * int(round(self.draw(self.first["gap"] + bucket)))
             if price <= 0:
                 return
-            qty = _lots(self.draw(self.first["queue"]))
+            qty = _lots(self.draw(self.first["queue"] + bucket))
             book.limit(side, price, qty, owner)
             deepest, n = price, n + 1
 
@@ -207,13 +224,14 @@ def reference_events(
     rng: np.random.Generator,
     t0: float,
     t1: float,
+    causal: bool = True,
 ) -> tuple[Events, StatePath]:
     """The learned flow of ``model`` alone on ``book`` (as it is: `open_book` places the
     model's opening book) from ``t0`` to ``t1`` seconds, drawn in Python exactly as the
     compiled sampler draws it with the same generator: the events, each with the state
     before it, and the state after each one (the book's steps), for the known-answer
     tests."""
-    reference = Reference(model, owners, rng, t0)
+    reference = Reference(model, owners, rng, t0, causal)
     log: list[tuple] = []
     steps = [(t0, *_touch(book))]
     reference.keep_depth(book, 1)
@@ -239,17 +257,31 @@ def reference_events(
     return ev, StatePath(t.astype(np.float64), sp.astype(np.int64), bid, ask, float(t1))
 
 
-def _met(book: OrderBook, side: int, owner: int, fraction: float) -> float:
+def _met(book: OrderBook, side: int, owner: int, fraction: float, own: bool) -> float:
     """The lots a market order on ``side`` takes (the compiled sampler's rule): every level
-    better than ``owner``'s best there, and ``fraction`` of the level at it (of the best
-    level when ``owner`` rests nowhere on the side)."""
+    better than ``owner``'s best there, and ``fraction`` of ``owner``'s lots at it (``own``)
+    or of the level (of the best level when ``owner`` rests nowhere on the side)."""
     levels = book.depth(1 << 30)[0 if side > 0 else 1]
     ahead = 0.0
     for price, volume in levels:
         if _holds(book, side, price, owner):
-            return ahead + fraction * float(volume)
+            lots = touch(book, side, owner)[1] if own else float(volume)
+            return ahead + fraction * lots
         ahead += float(volume)
     return fraction * float(levels[0][1])
+
+
+def touch(book: OrderBook, side: int, owner: int) -> tuple[int, float] | None:
+    """``side``'s best as ``owner`` sees it (`learned_flow.state.touch`): the best level
+    holding one of its orders and its lots there (``owner`` -1: the best level and all its
+    lots); None when there is none."""
+    for price, volume in book.depth(1 << 30)[0 if side > 0 else 1]:
+        if owner < 0:
+            return price, float(volume)
+        lots = sum(qty for _, qty, who in book.orders_at(side, price) if who == owner)
+        if lots > 0:
+            return price, float(lots)
+    return None
 
 
 def _lots(size: float) -> int:

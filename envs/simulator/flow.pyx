@@ -384,11 +384,13 @@ cdef class Flow:
         cdef i64 scratch[2]
         for p in range(n_pops):
             pop = &self.populations[p]
-            if pop.rule == LEARNED:  # the sides the seats emptied refilled at the start
-                sampler = <Sampler>pop.sampler
+            if pop.rule == LEARNED:  # what the seats traded heard, the sides they emptied
+                sampler = <Sampler>pop.sampler  # refilled, at the start
                 sampler.end = t1
+                sampler.observe(book, t0)
                 sampler.actor.keep_depth(book, 1, scratch)
                 sampler.actor.keep_depth(book, -1, scratch)
+                sampler._count(book)
                 continue
             while pop.cursor < pop.n and pop.time[pop.cursor] < t0:  # never in an interval
                 pop.cursor += 1

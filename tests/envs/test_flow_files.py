@@ -47,12 +47,13 @@ def good_model() -> EventModel:
         start=OPEN,
         bin_seconds=3600.0,
         marks=Marks(
-            sizes=tuple(one for _ in range(N_EVENT_KINDS)),
+            sizes=tuple(one for _ in range(N_EVENT_KINDS - 1)),
+            taken=(one, one),
             inside=(one, (np.array([0.5]), np.ones(1))),
             limit_behind=one,
             cancel_behind=one,
-            gap=one,
-            queue=(np.array([3.0]), np.ones(1)),
+            gap=(one, one),
+            queue=((np.array([3.0]), np.ones(1)),) * 2,
         ),
         depth=2,
         book=np.array([[1.0, 3.0, -1.0, 3.0]]),
@@ -238,7 +239,7 @@ CASES = {
     "bool mu": (set_array(NPZ, "mu", lambda a: a > 0, E), r"mu must hold real numbers"),
     "events as neural": (labelled_neural, r"flow\.json: no field 'base'"),
     "arrays outside": (set_json(E, "arrays", '"../flow.npz"'), r"arrays must name a file beside"),
-    "wrong version": (set_json(E, "version", "7"), r"format 7; expected events, format 1"),
+    "wrong version": (set_json(E, "version", "7"), r"format 7; expected events, format 2"),
     # silent dead markets
     "delta NaN": (set_json(NEURAL, "delta", "NaN"), r"net\.json: delta must be a finite"),
     "delta negative": (set_json(NEURAL, "delta", "-3"), r"delta must be a decay in"),
@@ -272,8 +273,8 @@ CASES = {
     "p not 1": (set_array(NPZ, "marks.gap.0.p", [0.5], E), r"sum to 1, got sum 0\.5"),
     "short mu": (set_array(NPZ, "mu", lambda a: a[:, :4], E), r"mu must have shape \(6, 8\)"),
     "sizes missing one": (
-        set_array(NPZ, "marks.sizes.5.values", None, E),
-        r"marks\.sizes\.5 needs both|marks\.sizes must hold 6",
+        set_array(NPZ, "marks.sizes.4.values", None, E),
+        r"marks\.sizes\.4 needs both|marks\.sizes must hold 5",
     ),
     "empty book": (set_array(NPZ, "book", lambda a: a * 0, E), r"book must hold lots"),
 }

@@ -116,13 +116,15 @@ def known_model(alpha_scale: float = 1.0) -> EventModel:
     alpha[1, EventKind.MARKET, EventKind.MARKET] = 0.3 * alpha_scale
     alpha[1, EventKind.CANCEL_TOUCH, N_EVENT_KINDS + EventKind.LIMIT_INSIDE] = 0.2 * alpha_scale
     one = (np.ones(1), np.ones(1))
+    halves = (np.array([1.0, 2.0]), np.array([0.5, 0.5]))
     marks = Marks(
-        sizes=tuple((np.array([1.0, 2.0]), np.array([0.5, 0.5])) for _ in range(N_EVENT_KINDS)),
+        sizes=tuple(halves for _ in range(N_EVENT_KINDS - 1)),
+        taken=(halves, halves),
         inside=(one, (np.array([0.25, 0.5]), np.array([0.7, 0.3]))),
         limit_behind=one,
         cancel_behind=one,
-        gap=one,
-        queue=(np.array([2.0, 3.0]), np.array([0.5, 0.5])),
+        gap=(one, one),
+        queue=((np.array([2.0, 3.0]), np.array([0.5, 0.5])),) * 2,
     )
     return EventModel(
         spread_edges=spread_edges,
@@ -159,7 +161,7 @@ def test_the_estimator_recovers_intensities_branching_and_profile(simulated):
     truth, ev, path = simulated
     assert len(ev) > 8000
     edges = (truth.spread_edges, truth.queue_edges)
-    fit = estimate(ev, path, decays=((50.0,), (1.0,)), bin_seconds=3600.0, edges=edges)
+    fit = estimate([(ev, path)], decays=((50.0,), (1.0,)), bin_seconds=3600.0, edges=edges)
     seconds = np.zeros(8)
     quoted = path.spread > 0
     for own, other in ((path.bid, path.ask), (path.ask, path.bid)):
@@ -197,11 +199,18 @@ def test_the_marks_are_recovered_from_a_recorded_day():
         initial_price=10_000,
     )
     fit = fit_events(tape, decays=((50.0,), (1.0,)))
-    counts = np.bincount(events(tape).kind, minlength=N_EVENT_KINDS)
-    for kind in (EventKind.LIMIT_TOUCH, EventKind.LIMIT_INSIDE, EventKind.MARKET):
+    ev = events(tape)
+    counts = np.bincount(ev.kind, minlength=N_EVENT_KINDS)
+    for kind in (EventKind.LIMIT_TOUCH, EventKind.LIMIT_INSIDE):
         values, probabilities = fit.marks.sizes[kind]
         error = 4 * np.sqrt(0.25 / counts[kind])
         assert values[0] == 1.0 and abs(probabilities[0] - 0.5) < error, (kind, probabilities)
+    met = fit.grid.queue_buckets(ev.own[ev.kind == EventKind.MARKET])
+    for bucket, (values, probabilities) in enumerate(fit.marks.taken):
+        n = np.sum(met == bucket)
+        if n >= 100:
+            error = 4 * np.sqrt(0.25 / n)
+            assert values[0] == 1.0 and abs(probabilities[0] - 0.5) < error, (bucket, values)
 
 
 def test_the_spectral_radius_is_the_offspring_matrixs():
@@ -220,7 +229,7 @@ def test_the_decays_are_chosen_by_likelihood(simulated):
     """Coordinate ascent from each grid's middle (5 and 10 per second) reaches the true
     decays, and each likelihood it tried is recorded."""
     truth, ev, path = simulated
-    fit = estimate(ev, path, decays=((0.5, 5.0, 50.0), (0.1, 10.0, 1.0)), edges=None)
+    fit = estimate([(ev, path)], decays=((0.5, 5.0, 50.0), (0.1, 10.0, 1.0)), edges=None)
     assert fit.decays.tolist() == [50.0, 1.0]
     tried = fit.meta["by_decays"]
     assert "5, 10" in tried and max(tried, key=tried.get) == "50, 1"
@@ -228,15 +237,17 @@ def test_the_decays_are_chosen_by_likelihood(simulated):
 
 def test_sparse_states_are_pooled_and_named(simulated):
     _, ev, path = simulated
-    fit = estimate(ev.take(slice(0, 600)), path, decays=((50.0,), (1.0,)))
+    fit = estimate([(ev.take(slice(0, 600)), path)], decays=((50.0,), (1.0,)))
     assert fit.meta["pooled"], "a state seen by few events is pooled"
     assert {"state", "events", "pooled_with"} <= set(fit.meta["pooled"][0])
     assert np.isfinite(fit.mu).all()
 
 
-def seated_market(model: EventModel, seats: int = 0, **market) -> Market:
+def seated_market(
+    model: EventModel, seats: int = 0, reaction: str = "causal", **market
+) -> Market:
     return Market(
-        [LearnedFlow(model)],
+        [LearnedFlow(model, reaction=reaction)],
         n_seats=seats,
         n_steps=market.pop("n_steps", 20),
         step_seconds=market.pop("step_seconds", 60.0),
@@ -248,13 +259,15 @@ def seated_market(model: EventModel, seats: int = 0, **market) -> Market:
     )
 
 
-def twin_logs(seat: list[tuple[int, int, int]]) -> tuple[list, list, Market]:
+def twin_logs(
+    seat: list[tuple[int, int, int]], reaction: str = "causal"
+) -> tuple[list, list, Market]:
     """The book's log of 20 minutes of the known model's market (seed 3) with a seat's
     orders ``seat`` (side, price, lots) resting from the open, the log of the Python
     reference on a book with the same orders and the market's generator for the population,
     and the market."""
     model = known_model()
-    market = seated_market(model, seats=1 if seat else 0, record=True)
+    market = seated_market(model, seats=1 if seat else 0, reaction=reaction, record=True)
     market.reset(3)
     for side, price, lots in seat:
         market.book.limit(side, price, lots, 0)
@@ -267,7 +280,7 @@ def twin_logs(seat: list[tuple[int, int, int]]) -> tuple[list, list, Market]:
     for side, price, lots in seat:
         book.limit(side, price, lots, 0)
     rng = np.random.default_rng(np.random.SeedSequence(3).spawn(2)[1])
-    reference_events(model, book, owners, rng, OPEN, OPEN + 20 * 60.0)
+    reference_events(model, book, owners, rng, OPEN, OPEN + 20 * 60.0, reaction == "causal")
     return market.book.log, book.log, market
 
 
@@ -279,12 +292,13 @@ def test_the_compiled_sampler_draws_what_its_python_reference_draws():
     assert compiled == reference
 
 
-def test_the_compiled_sampler_draws_what_its_python_reference_draws_beside_a_seat():
+@pytest.mark.parametrize("reaction", ["causal", "book"])
+def test_the_compiled_sampler_draws_what_its_python_reference_draws_beside_a_seat(reaction):
     """As above with a seat's orders resting from the open: a bid inside the spread, which
     market orders meet before the flow's best, and an ask far behind, a level the depth
     rule neither counts nor trims. The book changes are the same (order ids aside: the
     market refills its depth before the seat's orders, the reference after them)."""
-    compiled, reference, market = twin_logs([(1, 10_000, 4), (-1, 10_012, 2)])
+    compiled, reference, market = twin_logs([(1, 10_000, 4), (-1, 10_012, 2)], reaction)
 
     def changes(log: list) -> list:  # (time, type, lots, price, side): no order ids
         return [(t, kind, lots, price, side) for t, kind, _, lots, price, side in log]
@@ -342,33 +356,73 @@ def test_the_book_stays_consistent_with_a_seat_trading(seed, orders):
         assert resting == {**{(1, p): v for p, v in bids}, **{(-1, p): v for p, v in asks}}
 
 
-def test_the_flow_reacts_to_a_seats_order_at_the_models_rates():
-    """With no excitation, the rates after a seat's order are the baseline of the state the
-    order made: a seat that joins the best ask (3 lots) with 5 makes its queue long, where
-    limit orders at the touch come at a third of a short queue's rate; cancelling restores
-    it."""
+def test_a_seats_resting_quote_moves_the_flows_rates_only_when_it_reads_the_whole_book():
+    """With no excitation, the rates are the baseline of the state the flow reads. Reading
+    the whole book ("book"), a seat that joins the best ask (3 lots) with 5 makes its queue
+    long, where limit orders at the touch come at a third of a short queue's rate, and
+    cancelling restores it; reading its own book ("causal"), the seat's quote changes no
+    rate, nor does a seat's bid that narrows the spread."""
     model = known_model(alpha_scale=0.0)
-    market = seated_market(model, seats=1, n_steps=2, step_seconds=1.0)
-    market.reset(0)
-    sampler = market.traders[0].sampler
-    book = market.book
-    ask, lots = book.best_ask()
-    assert lots == 3
-    t = market.t
-    level = model.relative_rate(np.array([t]))[0]
+    for reaction in ("book", "causal"):
+        market = seated_market(model, seats=1, reaction=reaction, n_steps=2, step_seconds=1.0)
+        market.reset(0)
+        sampler = market.traders[0].sampler
+        book = market.book
+        ask, lots = book.best_ask()
+        assert lots == 3
+        t = market.t
+        level = model.relative_rate(np.array([t]))[0]
 
-    def expected() -> np.ndarray:
-        (b, bq), (a, aq) = book.best_bid(), book.best_ask()
-        cells = [model.cell(a - b, bq, aq), model.cell(a - b, aq, bq)]
-        return np.array([model.mu[:, c] for c in cells]) * level
+        def expected() -> np.ndarray:
+            (b, bq), (a, aq) = book.best_bid(), book.best_ask()
+            cells = [model.cell(a - b, bq, aq), model.cell(a - b, aq, bq)]
+            return np.array([model.mu[:, c] for c in cells]) * level
 
-    short_queue = sampler.rates(book, t)[1, EventKind.LIMIT_TOUCH]
-    assert short_queue == pytest.approx(0.6 * level)
-    order, _ = book.limit(-1, ask, 5, 0)  # the seat joins the best ask: 8 lots
-    assert sampler.rates(book, t) == pytest.approx(expected())
-    assert sampler.rates(book, t)[1, EventKind.LIMIT_TOUCH] == pytest.approx(short_queue / 3)
-    book.cancel(order)
-    assert sampler.rates(book, t)[1, EventKind.LIMIT_TOUCH] == pytest.approx(short_queue)
+        before = sampler.rates(book, t)
+        short_queue = before[1, EventKind.LIMIT_TOUCH]
+        assert short_queue == pytest.approx(0.6 * level)
+        order, _ = book.limit(-1, ask, 5, 0)  # the seat joins the best ask: 8 lots
+        if reaction == "book":
+            assert sampler.rates(book, t) == pytest.approx(expected())
+            assert sampler.rates(book, t)[1, EventKind.LIMIT_TOUCH] == pytest.approx(
+                short_queue / 3
+            )
+        else:
+            tight, _ = book.limit(1, ask - 1, 5, 0)  # and bids a tick below it
+            assert sampler.rates(book, t) == pytest.approx(before)
+            book.cancel(tight)
+        book.cancel(order)
+        assert sampler.rates(book, t)[1, EventKind.LIMIT_TOUCH] == pytest.approx(short_queue)
+
+
+def test_what_a_seat_trades_with_the_flow_excites_it_as_a_market_order():
+    """A seat's market order that takes the flow's best bid is heard at the start of the next
+    interval as a market order on the bid side: the excitation a market order brings (the
+    known model's market orders excite limit orders at the touch and more market orders)
+    is added to the rates then; reading the whole book, it is not heard."""
+    model = known_model()
+    for reaction, heard in (("causal", 1), ("book", 0)):
+        market = seated_market(model, seats=1, reaction=reaction, n_steps=3, step_seconds=1.0)
+        market.reset(0)
+        sampler = market.traders[0].sampler
+        sampler.end = market.t  # no event of the flow's own in between
+        before = sampler.rates(market.book, market.t)
+        market.book.market(-1, 1, 0)  # the seat sells one lot into the flow's bid
+        assert sampler.hear(market.book, market.t) == heard
+        after = sampler.rates(market.book, market.t) - before
+        # the excitation of a bid-side market order at once, by side and kind: alpha (same
+        # side, then opposite) times the decays (the baseline's state is unchanged: the bid's
+        # queue keeps its bucket)
+        k = N_EVENT_KINDS
+        jump = np.stack(
+            [
+                (model.alpha[:, :, EventKind.MARKET] * model.decays[:, None]).sum(axis=0),
+                (model.alpha[:, :, k + EventKind.MARKET] * model.decays[:, None]).sum(axis=0),
+            ]
+        )
+        assert jump[0, EventKind.LIMIT_TOUCH] == pytest.approx(20.0)  # 0.4 x 50 per second
+        assert after == pytest.approx(jump * heard, abs=1e-12)
+        assert sampler.hear(market.book, market.t) == 0  # heard once
 
 
 def test_a_market_order_goes_through_a_seats_quote_inside_the_spread():
@@ -379,9 +433,8 @@ def test_a_market_order_goes_through_a_seats_quote_inside_the_spread():
     base = known_model(alpha_scale=0.0)
     mu = np.zeros_like(base.mu)
     mu[EventKind.MARKET] = 1.0
-    sizes = list(base.marks.sizes)
-    sizes[EventKind.MARKET] = (np.ones(1), np.ones(1))
-    model = replace(base, mu=mu, marks=replace(base.marks, sizes=tuple(sizes)))
+    all_of_it = ((np.ones(1), np.ones(1)),) * 2
+    model = replace(base, mu=mu, marks=replace(base.marks, taken=all_of_it))
     market = seated_market(model, seats=1, n_steps=2, step_seconds=1.0)
     market.reset(0)
     book, sampler = market.book, market.traders[0].sampler

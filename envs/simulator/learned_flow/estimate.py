@@ -16,6 +16,7 @@ To change the number of kernels or the decays compared, change `DECAYS`.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -27,11 +28,12 @@ from tradearena.envs.simulator.learned_flow.events import (
     Events,
     Revealed,
     StatePath,
+    joined,
     revealed,
     window_events,
 )
 from tradearena.envs.simulator.learned_flow.marks import count_marks
-from tradearena.envs.simulator.learned_flow.model import EventModel
+from tradearena.envs.simulator.learned_flow.model import EventModel, spectral_radius
 from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
 from tradearena.envs.simulator.learned_flow.state import StateGrid
 from tradearena.envs.simulator.learned_flow.state import edges as bucket_edges
@@ -63,49 +65,65 @@ in one direction: a trader working an order)."""
 DECAYS = (FAST, MEDIUM, SLOW, SLOWEST)
 """The fit's grid of decays, one tuple per kernel."""
 MIN_EVENTS = 3_000
-"""The fewest events a tape's window must hold to learn from."""
+"""The fewest events the tapes' windows must hold to learn from."""
+MAX_RADIUS = 0.8
+"""The largest spectral radius of the excitation the estimate allows: below critical, with
+room, so that the flow's own events do not run away with its state (a near-critical
+excitation multiplies whatever the simulated state gets wrong)."""
 _POOL_BELOW = 20  # a state seen by fewer events is pooled with its neighbour
 _ITERATIONS = 200
 _TOLERANCE = 1e-7
 
 
+Day = tuple[Events, StatePath]
+"""One day's events and the book's states over the window they cover."""
+
+
 # -------------------------------------------------------------------------------- the fit
 @dataclass(frozen=True)
 class _Data:
-    """What the likelihood needs of a window: each event's kind, state and profile bin, and
-    the seconds spent in each (bin, state) counting both sides (exposure, (bins, cells))."""
+    """What the likelihood needs of one or more days: each event's kind, state, profile bin,
+    time and the end of its day's window, and the seconds spent in each (bin, state)
+    counting both sides of every day (exposure, (bins, cells))."""
 
     kind: np.ndarray
     cell: np.ndarray
     bin: np.ndarray
     exposure: np.ndarray
     time: np.ndarray
-    end: float
+    end: np.ndarray
 
     @classmethod
-    def of(cls, ev: Events, path: StatePath, model: EventModel) -> _Data:
-        cell = model.cell(ev.spread, ev.own, ev.other)
+    def of(cls, days: Sequence[Day], model: EventModel) -> _Data:
         exposure = np.zeros((len(model.profile), model.mu.shape[1]))
-        quoted = path.spread > 0
-        seconds, k = path.durations[quoted], model.bin_of(path.time[quoted])
-        for own, other in ((path.bid, path.ask), (path.ask, path.bid)):
-            c = model.cell(path.spread[quoted], own[quoted], other[quoted])
-            np.add.at(exposure, (k, c), seconds)
-        return cls(
-            ev.kind.astype(np.int64), cell, model.bin_of(ev.time), exposure, ev.time, path.end
-        )
+        for _, path in days:
+            quoted = path.spread > 0
+            seconds, k = path.durations[quoted], model.bin_of(path.time[quoted])
+            for own, other in ((path.bid, path.ask), (path.ask, path.bid)):
+                c = model.cell(path.spread[quoted], own[quoted], other[quoted])
+                np.add.at(exposure, (k, c), seconds)
+        ev = joined([e for e, _ in days])
+        end = np.concatenate([np.full(len(e), path.end) for e, path in days])
+        cell = model.cell(ev.spread, ev.own, ev.other)
+        return cls(ev.kind.astype(np.int64), cell, model.bin_of(ev.time), exposure, ev.time, end)
 
 
 def kernel_sums(ev: Events, decays: np.ndarray) -> np.ndarray:
-    """R (events, kernels x 2 kinds) of events ``ev`` for kernels of ``decays`` (per second):
-    `learned_flow.kernels.sums`."""
+    """R (events, kernels x 2 kinds) of one day's events ``ev`` for kernels of ``decays``
+    (per second): `learned_flow.kernels.sums`."""
     return kernels.sums(ev.time, ev.side, ev.kind, decays, N_EVENT_KINDS)
+
+
+def _days_sums(days: Sequence[Day], decays: np.ndarray) -> np.ndarray:
+    """`kernel_sums` of each day, one after another (no day excites another)."""
+    return np.vstack([kernel_sums(ev, decays) for ev, _ in days])
 
 
 def log_likelihood(model: EventModel, ev: Events, path: StatePath) -> float:
     """The log-likelihood of ``ev`` under ``model`` with the book's states ``path`` (the
     window both cover), nats per event."""
-    return _score(model, _Data.of(ev, path, model), kernel_sums(ev, model.decays))
+    days = [(ev, path)]
+    return _score(model, _Data.of(days, model), _days_sums(days, model.decays))
 
 
 def _score(model: EventModel, data: _Data, sums: np.ndarray) -> float:
@@ -171,8 +189,12 @@ def _pooled_rates(
     return np.divide(counts, pooled, out=np.zeros_like(counts), where=pooled > 0)[:, pool]
 
 
-def _em(model: EventModel, data: _Data, sums: np.ndarray, pool: np.ndarray) -> EventModel:
-    """Expectation-maximisation from ``model`` at its decays, states pooled by ``pool``."""
+def _em(
+    model: EventModel, data: _Data, sums: np.ndarray, pool: np.ndarray, radius: float
+) -> EventModel:
+    """Expectation-maximisation from ``model`` at its decays, states pooled by ``pool``, the
+    excitation's spectral radius held at most ``radius`` (each update beyond it scaled back
+    to it)."""
     width = data.exposure.sum(axis=1)  # seconds per bin, both sides
     remaining = _remaining(data, model.decays)
     mu, profile, excitation = model.mu.copy(), model.profile.copy(), _flat(model.alpha)
@@ -186,6 +208,9 @@ def _em(model: EventModel, data: _Data, sums: np.ndarray, pool: np.ndarray) -> E
         excitation = np.zeros_like(excitation)
         np.add.at(excitation, data.kind, parts / lam[:, None])
         excitation /= np.maximum(remaining, 1e-12)
+        found = spectral_radius(_alpha(excitation))
+        if found > radius:
+            excitation *= radius / found
         mu = _pooled_rates(data, pool, share, data.exposure.T @ profile)
         by_bin = np.bincount(data.bin, weights=share, minlength=len(profile))
         expected = data.exposure @ mu.sum(axis=0)
@@ -195,8 +220,12 @@ def _em(model: EventModel, data: _Data, sums: np.ndarray, pool: np.ndarray) -> E
         if abs(likelihood - previous) < _TOLERANCE * abs(likelihood):
             break
         previous = likelihood
-    alpha = excitation.reshape(N_EVENT_KINDS, -1, 2 * N_EVENT_KINDS).transpose(1, 0, 2)
-    return replace(model, mu=mu, profile=profile, alpha=alpha)
+    return replace(model, mu=mu, profile=profile, alpha=_alpha(excitation))
+
+
+def _alpha(excitation: np.ndarray) -> np.ndarray:
+    """`_flat`'s inverse: alpha (kernels, kinds, 2 kinds)."""
+    return excitation.reshape(N_EVENT_KINDS, -1, 2 * N_EVENT_KINDS).transpose(1, 0, 2)
 
 
 def _opening_book(tape: Tape, row: int) -> np.ndarray:
@@ -214,43 +243,60 @@ def _opening_book(tape: Tape, row: int) -> np.ndarray:
 
 
 def fit_events(
-    tape: Tape,
+    tapes: Tape | Sequence[Tape],
     *,
     start: float | None = None,
     end: float | None = None,
     decays: tuple[tuple[float, ...], ...] = DECAYS,
     bin_seconds: float = 1800.0,
+    radius: float = MAX_RADIUS,
 ) -> EventModel:
-    """The learned flow of ``tape``'s window [start, end) seconds after midnight (default:
-    the whole tape): `estimate` on its events, with the levels it reveals behind the best,
-    its depth (at least 2) and its book at the window's start as the opening book."""
-    times = tape.messages["time"]
-    lo = float(times[0]) if start is None else float(start)
-    hi = float(times[-1]) if end is None else float(end)
-    ev, path = window_events(tape, lo, hi)
-    if len(ev) < MIN_EVENTS:
+    """The learned flow of one or more days' tapes, each in its window [start, end) seconds
+    after midnight (default: the whole tape): `estimate` on their events (no day excites
+    another; rates, profile and marks pooled over the days), with the levels they reveal
+    behind the best in those windows, the deepest tape's depth (at least 2) and the first
+    day's book at its window's start as the opening book. The days must share a tick."""
+    tapes = [tapes] if isinstance(tapes, Tape) else list(tapes)
+    ticks = {(t.tick_size, t.lot_size) for t in tapes}
+    if len(ticks) > 1:
         raise LearnedFlowError(
-            f"{tape.source}: {len(ev):,} events between {lo:.0f} s and {hi:.0f} s, too few to "
-            f"learn order flow from (at least {MIN_EVENTS:,})"
+            f"the days differ in tick and lot ({sorted(ticks)}): learn from days of one market"
         )
-    first_row = max(int(np.searchsorted(times, lo)) - 1, 0)
+    days, shown = [], []
+    for tape in tapes:
+        times = tape.messages["time"]
+        lo = float(times[0]) if start is None else float(start)
+        hi = float(times[-1]) if end is None else float(end)
+        days.append(window_events(tape, lo, hi))
+        levels = revealed(tape)
+        shown.append(levels.take((levels.time >= lo) & (levels.time < hi)))
+    count = sum(len(ev) for ev, _ in days)
+    if count < MIN_EVENTS:
+        what = tapes[0].source if len(tapes) == 1 else f"{len(tapes)} tapes"
+        raise LearnedFlowError(
+            f"{what}: {count:,} events between {days[0][1].time[0]:.0f} s and "
+            f"{days[0][1].end:.0f} s, too few to learn order flow from (at least "
+            f"{MIN_EVENTS:,})"
+        )
+    first = tapes[0]
+    row = max(int(np.searchsorted(first.messages["time"], days[0][1].time[0])) - 1, 0)
     model = estimate(
-        ev,
-        path,
+        days,
         decays=decays,
         bin_seconds=bin_seconds,
-        shown=revealed(tape),
-        book=_opening_book(tape, first_row),
-        depth=max(tape.levels, 2),
-        tick_size=tape.tick_size,
-        lot_size=tape.lot_size,
+        shown=joined(shown),
+        book=_opening_book(first, row),
+        depth=max(max(t.levels for t in tapes), 2),
+        tick_size=first.tick_size,
+        lot_size=first.lot_size,
+        radius=radius,
     )
-    return replace(model, meta={"tape": tape.source, **model.meta})
+    sources = [t.source for t in tapes]
+    return replace(model, meta={"tape": sources[0], "tapes": sources, **model.meta})
 
 
 def estimate(
-    ev: Events,
-    path: StatePath,
+    days: Sequence[Day],
     *,
     decays: tuple[tuple[float, ...], ...] = DECAYS,
     bin_seconds: float = 1800.0,
@@ -260,23 +306,28 @@ def estimate(
     tick_size: float = 0.01,
     lot_size: float = 1.0,
     edges: tuple[np.ndarray, np.ndarray] | None = None,
+    radius: float = MAX_RADIUS,
 ) -> EventModel:
-    """The model of events ``ev`` over the book's states ``path`` (both from ``path.time[0]``
-    to ``path.end`` seconds): the decays (one of each kernel's tuple in ``decays``, per
-    second) found by coordinate ascent of the likelihood, the rest by
-    expectation-maximisation (see the module docstring). ``shown``: the levels behind the
-    best (none: one tick behind, one lot);
+    """The model of the events of ``days`` (each day's events and the book's states over its
+    window; the days' windows at one time of day): the decays (one of each kernel's tuple in
+    ``decays``, per second) found by coordinate ascent of the likelihood, the rest by
+    expectation-maximisation (see the module docstring), the excitation's spectral radius at
+    most ``radius``. ``shown``: the levels behind the best (none: one tick behind, one lot);
     ``book``: the opening book ((levels, 4), see `EventModel`; none: one lot a tick either
     side of the mid); ``edges``: the spread's and the queues' bucket edges (none: the
     `learned_flow.state.QUANTILES` of the spreads the events met and of the best queues)."""
     if not decays or not all(decays):
         raise ValueError(f"decays must give each kernel at least one decay, got {decays}")
-    lo, hi = float(path.time[0]), float(path.end)
+    if not 0 <= radius < 1:
+        raise ValueError(f"radius must be in [0, 1), got {radius}")
+    ev = joined([e for e, _ in days])
+    lo = min(float(path.time[0]) for _, path in days)
+    hi = max(float(path.end) for _, path in days)
     spread_edges, queue_edges = edges or (
         bucket_edges(ev.spread),
-        bucket_edges(np.concatenate([path.bid, path.ask])),
+        bucket_edges(np.concatenate([np.concatenate([p.bid, p.ask]) for _, p in days])),
     )
-    nothing = Revealed(np.ones(0, np.int64), np.ones(0, np.int64))
+    nothing = Revealed(*(np.zeros(0) for _ in range(4)))
     model = EventModel(
         spread_edges=spread_edges,
         queue_edges=queue_edges,
@@ -295,11 +346,11 @@ def estimate(
         lot_size=lot_size,
     )
     cells = model.mu.shape[1]
-    data = _Data.of(ev, path, model)
+    data = _Data.of(days, model)
     seen = np.bincount(data.cell, minlength=cells)
     pool = _pools(seen, model.shape)
     start_mu = _pooled_rates(data, pool, 0.5, data.exposure.sum(axis=0))
-    sums_of = {d: kernel_sums(ev, np.array([d])) for d in sorted(set().union(*decays))}
+    sums_of = {d: _days_sums(days, np.array([d])) for d in sorted(set().union(*decays))}
     fits: dict[tuple[float, ...], tuple[float, EventModel]] = {}
 
     def fit(chosen: tuple[float, ...]) -> float:
@@ -311,11 +362,11 @@ def estimate(
                 mu=start_mu,
                 alpha=np.full(
                     (len(chosen), N_EVENT_KINDS, 2 * N_EVENT_KINDS),
-                    0.5 / (2 * len(chosen) * N_EVENT_KINDS),
+                    0.5 * min(radius, 0.5) / (2 * len(chosen) * N_EVENT_KINDS),
                 ),
             )
             sums = np.hstack([sums_of[d] for d in chosen])
-            fitted = _em(guess, data, sums, pool)
+            fitted = _em(guess, data, sums, pool, radius)
             likelihood = _score(fitted, data, sums)
             fits[chosen] = (likelihood if np.isfinite(likelihood) else -np.inf), fitted
         return fits[chosen][0]
@@ -342,6 +393,7 @@ def estimate(
     ]
     meta = {
         "window": [lo, hi],
+        "days": len(days),
         "events": len(ev),
         "log_likelihood_per_event": best_likelihood,
         "by_decays": table,

@@ -19,6 +19,7 @@ model is exposed to each state.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -35,6 +36,7 @@ __all__ = [
     "Revealed",
     "StatePath",
     "events",
+    "joined",
     "revealed",
     "state_path",
     "window",
@@ -105,11 +107,27 @@ class StatePath:
 @dataclass(frozen=True)
 class Revealed:
     """Levels behind the best, as the tape shows them: ``gap`` (ticks behind the level in
-    front) and ``size`` (lots), shape (n,) each. On a level-1 tape, the level that becomes
-    the best when a best queue empties; on a deeper tape, its deepest level."""
+    front), ``size`` (lots), ``spread`` (ticks, the book's spread then; inf with a side
+    empty) and ``time`` (seconds after midnight), shape (n,) each. On a level-1 tape, the
+    level that becomes the best when a best queue empties (the spread before it did); on a
+    deeper tape, its deepest level."""
 
     gap: np.ndarray
     size: np.ndarray
+    spread: np.ndarray
+    time: np.ndarray
+
+    def take(self, rows: np.ndarray | slice) -> Revealed:
+        """The levels selected by a boolean mask, index array or slice."""
+        return Revealed(*(getattr(self, f)[rows] for f in self.__dataclass_fields__))
+
+
+def joined(parts: Sequence[Events] | Sequence[Revealed]):
+    """Several days' `Events` (or `Revealed`) one after another."""
+    kind = type(parts[0])
+    return kind(
+        *(np.concatenate([getattr(p, f) for p in parts]) for f in kind.__dataclass_fields__)
+    )
 
 
 class EventsError(UserError):
@@ -196,23 +214,29 @@ def state_path(tape: Tape, end: float | None = None) -> StatePath:
 def revealed(tape: Tape) -> Revealed:
     """The levels behind the best the tape shows (see `Revealed`)."""
     book = tape.book_rows
+    time = tape.messages["time"]
+    ask, ask_size, bid, bid_size = _touch(tape)
+    quoted = (ask_size > 0) & (bid_size > 0) & (ask != EMPTY_ASK) & (bid != EMPTY_BID)
+    spread = np.where(quoted, ask - bid, np.inf).astype(np.float64)
+    parts = []
     if tape.levels >= 2:
         deep = 4 * (tape.levels - 1)
-        gaps, sizes = [], []
         for side, price_col in ((-1, deep), (1, deep + 2)):
             ahead = book[:, price_col - 4]
             shown = (book[:, price_col + 1] > 0) & (book[:, price_col - 3] > 0)
-            gaps.append((side * (ahead - book[:, price_col]))[shown])
-            sizes.append(book[shown, price_col + 1])
-        return Revealed(np.concatenate(gaps), np.concatenate(sizes))
-    ask, ask_size, bid, bid_size = _touch(tape)
-    gaps, sizes = [], []
-    for price, lots, side, empty in ((bid, bid_size, 1, EMPTY_BID), (ask, ask_size, -1, EMPTY_ASK)):
-        was, now = price[:-1], price[1:]
-        worse = (side * (was - now) > 0) & (was != empty) & (now != empty) & (lots[1:] > 0)
-        gaps.append((side * (was - now))[worse])
-        sizes.append(lots[1:][worse])
-    return Revealed(np.concatenate(gaps), np.concatenate(sizes))
+            gap = side * (ahead - book[:, price_col])
+            parts.append((gap[shown], book[shown, price_col + 1], spread[shown], time[shown]))
+    else:
+        for price, lots, side, empty in (
+            (bid, bid_size, 1, EMPTY_BID),
+            (ask, ask_size, -1, EMPTY_ASK),
+        ):
+            was, now = price[:-1], price[1:]
+            worse = (side * (was - now) > 0) & (was != empty) & (now != empty) & (lots[1:] > 0)
+            parts.append(
+                ((side * (was - now))[worse], lots[1:][worse], spread[:-1][worse], time[1:][worse])
+            )
+    return Revealed(*(np.concatenate(column) for column in zip(*parts)))
 
 
 def window_events(tape: Tape, lo: float, hi: float) -> tuple[Events, StatePath]:

@@ -47,30 +47,37 @@ def masses(double decay, dt) -> np.ndarray:
 
 
 def sums(time, side, kind, decays, Py_ssize_t kinds) -> np.ndarray:
-    """R (events, kernels x 2 kinds): for each event and kernel k, the sum over the earlier
-    events of each kind on its own side (columns 0..kinds-1 of the kernel's block) and on
-    the opposite side (kinds..) of the kernel phi_k(dt), dt seconds ago (events at one time
-    stamp count in their order). ``time``: seconds (n,); ``side``: +1 bid, -1 ask (n,);
-    ``kind``: each event's kind (n,); ``decays``: per second (kernels,)."""
+    """R (events, kernels x 2 kinds): for each event and kernel k, the sum over the events
+    of each kind strictly earlier on its own side (columns 0..kinds-1 of the kernel's block)
+    and on the opposite side (kinds..) of the kernel phi_k(dt), dt seconds ago: events at one
+    time stamp do not excite each other (a feed that stamps a batch of updates with one time
+    does not say which caused which). ``time``: seconds, in order (n,); ``side``: +1 bid, -1
+    ask (n,); ``kind``: each event's kind (n,); ``decays``: per second (kernels,)."""
     cdef const double[::1] t = np.ascontiguousarray(time, np.float64)
     cdef const long long[::1] s = np.ascontiguousarray(np.asarray(side) < 0, np.int64)
     cdef const long long[::1] b = np.ascontiguousarray(kind, np.int64)
     cdef const double[::1] d = np.ascontiguousarray(decays, np.float64)
-    cdef Py_ssize_t n = t.shape[0], n_kernels = d.shape[0], i, k, j, own
+    cdef Py_ssize_t n = t.shape[0], n_kernels = d.shape[0], i, k, j, own, first = 0
     out = np.empty((n, n_kernels, 2, kinds))
     running = np.zeros((n_kernels, 2, kinds))  # [kernel, side index (0 bid, 1 ask), kind]
     cdef double[:, :, :, ::1] o = out
     cdef double[:, :, ::1] r = running
     cdef double last = t[0] if n else 0.0, f
     for i in range(n):
+        if t[i] != last:  # the events at the last time stamp excite from now on
+            for j in range(first, i):
+                for k in range(n_kernels):
+                    r[k, s[j], b[j]] += d[k]
+            first = i
+            for k in range(n_kernels):
+                f = fade(d[k], t[i] - last)
+                for j in range(kinds):
+                    r[k, 0, j] *= f
+                    r[k, 1, j] *= f
+            last = t[i]
         own = s[i]
         for k in range(n_kernels):
-            f = fade(d[k], t[i] - last)
             for j in range(kinds):
-                r[k, 0, j] *= f
-                r[k, 1, j] *= f
                 o[i, k, 0, j] = r[k, own, j]
                 o[i, k, 1, j] = r[k, 1 - own, j]
-            r[k, own, b[i]] += d[k]
-        last = t[i]
     return out.reshape(n, -1)

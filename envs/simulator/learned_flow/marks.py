@@ -20,7 +20,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tradearena.envs.simulator.learned_flow.events import EventKind, Events, Revealed
+from tradearena.envs.simulator.learned_flow.events import (
+    N_EVENT_KINDS,
+    EventKind,
+    Events,
+    Revealed,
+)
 from tradearena.envs.simulator.learned_flow.state import StateGrid
 
 __all__ = ["FAMILIES", "Distribution", "Marks", "count_marks", "distribution"]
@@ -34,16 +39,18 @@ class Distribution(NamedTuple):
 
 
 FAMILIES = {
-    "sizes": "per event kind: lots (market orders: the fraction of the queue they meet "
-    "that they take)",
+    "sizes": "per event kind but market orders: lots",
+    "taken": "per bucket of the queue a market order meets: the fraction of it taken",
     "inside": "per spread bucket: how far inside the spread a limit order goes, as a "
     "fraction of the spread",
     "limit_behind": "ticks behind the best of a limit order behind it",
     "cancel_behind": "ticks behind the best of a cancel behind it",
-    "gap": "ticks behind the deepest level of a level added behind it",
-    "queue": "lots of a level added behind the deepest",
+    "gap": "per spread bucket: ticks behind the deepest level of a level added behind it",
+    "queue": "per spread bucket: lots of a level added behind the deepest",
 }
 """The families of marks, in the order the samplers take them, and what each holds."""
+if EventKind.MARKET != N_EVENT_KINDS - 1:  # sizes holds the kinds before it
+    raise ImportError("the market order must be the last kind of event")
 
 
 @dataclass(frozen=True)
@@ -52,11 +59,12 @@ class Marks:
     tuple of `Distribution`s for a family that depends on something, else one."""
 
     sizes: tuple[Distribution, ...]
+    taken: tuple[Distribution, ...]
     inside: tuple[Distribution, ...]
     limit_behind: Distribution
     cancel_behind: Distribution
-    gap: Distribution
-    queue: Distribution
+    gap: tuple[Distribution, ...]
+    queue: tuple[Distribution, ...]
 
     def families(self) -> dict[str, tuple[Distribution, ...]]:
         """Each family's distributions, in `FAMILIES`' order."""
@@ -97,22 +105,32 @@ def distribution(values: np.ndarray) -> Distribution:
 
 
 def count_marks(ev: Events, shown: Revealed, grid: StateGrid) -> Marks:
-    """The marks of events ``ev``, with the levels ``shown`` behind the best, the spread
-    bucketed by ``grid``."""
-    bucket = grid.spread_buckets(ev.spread)
+    """The marks of events ``ev``, with the levels ``shown`` behind the best, the spread and
+    the queues bucketed by ``grid``."""
+    spread = grid.spread_buckets(ev.spread)
+    queue = grid.queue_buckets(ev.own)
+    shown_spread = grid.spread_buckets(shown.spread)
     inside = ev.kind == EventKind.LIMIT_INSIDE
-    market = EventKind.MARKET
+    market_kind = EventKind.MARKET
+    market = ev.kind == market_kind
+    taken = ev.size / np.maximum(ev.own, 1)
+    behind = shown.gap > 0
     return Marks(
         sizes=tuple(
-            distribution(ev.size[ev.kind == k] / (ev.own[ev.kind == k] if k == market else 1))
-            for k in EventKind
+            distribution(ev.size[ev.kind == k]) for k in EventKind if k != EventKind.MARKET
         ),
+        taken=tuple(distribution(taken[market & (queue == b)]) for b in range(grid.n_queue)),
         inside=tuple(
-            distribution(ev.offset[inside & (bucket == b)] / ev.spread[inside & (bucket == b)])
+            distribution(ev.offset[inside & (spread == b)] / ev.spread[inside & (spread == b)])
             for b in range(grid.n_spread)
         ),
         limit_behind=distribution(ev.offset[ev.kind == EventKind.LIMIT_BEHIND]),
         cancel_behind=distribution(ev.offset[ev.kind == EventKind.CANCEL_BEHIND]),
-        gap=distribution(shown.gap[shown.gap > 0]),
-        queue=distribution(shown.size[shown.size > 0]),
+        gap=tuple(
+            distribution(shown.gap[behind & (shown_spread == b)]) for b in range(grid.n_spread)
+        ),
+        queue=tuple(
+            distribution(shown.size[behind & (shown.size > 0) & (shown_spread == b)])
+            for b in range(grid.n_spread)
+        ),
     )

@@ -33,7 +33,7 @@ from tradearena.envs.simulator.learned_flow.marks import FAMILIES, Distribution,
 from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
 from tradearena.envs.simulator.learned_flow.state import StateGrid
 
-__all__ = ["MAX_DEPTH", "MAX_RATE", "EventModel", "check"]
+__all__ = ["MAX_DEPTH", "MAX_RATE", "EventModel", "check", "spectral_radius"]
 
 _ARRAYS = ("spread_edges", "queue_edges", "mu", "alpha", "decays", "profile", "book")
 """The model's arrays, as its parameter file's arrays hold them (besides the marks)."""
@@ -111,13 +111,8 @@ class EventModel:
 
     @property
     def spectral_radius(self) -> float:
-        """The spectral radius of the offspring matrix over (side, kind): below 1 the
-        excitation is stable (each generation of events smaller than the one before), and
-        the nearer 1 the more it multiplies the baseline."""
-        total = self.alpha.sum(axis=0)  # (excited kind, exciting kind same side | opposite)
-        same, opposite = total[:, :N_EVENT_KINDS], total[:, N_EVENT_KINDS:]
-        matrix = np.block([[same, opposite], [opposite, same]])
-        return float(np.max(np.abs(np.linalg.eigvals(matrix))))
+        """`spectral_radius` of the model's excitation."""
+        return spectral_radius(self.alpha)
 
     # ---------------------------------------------------------------------------- files
     def save(self, path: str | Path) -> Path:
@@ -169,6 +164,17 @@ class EventModel:
             meta=parameters.field(path, scalars, "meta", dict),
         )
         return check(model, str(path))
+
+
+def spectral_radius(alpha: np.ndarray) -> float:
+    """The spectral radius of the offspring matrix over (side, kind) of an excitation
+    ``alpha`` (kernels, kinds, 2 kinds): below 1 the excitation is stable (each generation
+    of events smaller than the one before), and the nearer 1 the more it multiplies the
+    baseline."""
+    total = alpha.sum(axis=0)  # (excited kind, exciting kind same side | opposite)
+    same, opposite = total[:, :N_EVENT_KINDS], total[:, N_EVENT_KINDS:]
+    matrix = np.block([[same, opposite], [opposite, same]])
+    return float(np.max(np.abs(np.linalg.eigvals(matrix))))
 
 
 MAX_RATE = 1e5
@@ -265,7 +271,14 @@ def check(model: EventModel, where: str = "model") -> EventModel:
         or not ((pool >= 0) & (pool < cells)).all()
     ):
         fail("meta.pool", f"must give each of the {cells} states a state")
-    counts = {"sizes": N_EVENT_KINDS, "inside": len(model.spread_edges) + 1}
+    n_spread, n_queue = len(model.spread_edges) + 1, len(model.queue_edges) + 1
+    counts = {
+        "sizes": N_EVENT_KINDS - 1,
+        "taken": n_queue,
+        "inside": n_spread,
+        "gap": n_spread,
+        "queue": n_spread,
+    }
     for name, family in model.marks.families().items():
         if name in counts and len(family) != counts[name]:
             fail(f"marks.{name}", f"must hold {counts[name]} distributions, got {len(family)}")

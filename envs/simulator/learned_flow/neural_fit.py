@@ -20,9 +20,20 @@ import numpy as np
 from tradearena.envs.errors import UserError
 from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS, Events, StatePath
 from tradearena.envs.simulator.learned_flow.model import EventModel
-from tradearena.envs.simulator.learned_flow.neural import INPUTS, NeuralModel, inputs, log_caps
+from tradearena.envs.simulator.learned_flow.neural import (
+    BURST_EVENTS,
+    INPUTS,
+    SIDED_KINDS,
+    NeuralModel,
+    inputs,
+    log_caps,
+)
 
 __all__ = ["fit_neural", "log_likelihood", "torch_or_error"]
+
+_START_DELTA = 1000.0
+"""The bursts' decay the training starts from, per second; each burst starts at a tenth of
+its cap."""
 
 
 def torch_or_error():
@@ -99,8 +110,8 @@ def _network(base: EventModel, hidden: int, torch):
         start = np.log(np.maximum(np.concatenate([base.mu, base.mu]).ravel(), 1e-6))
         net["table"].bias.copy_(torch.as_tensor(start, dtype=torch.float32))
         net["burst"].weight.mul_(0.1)
-        net["burst"].bias.fill_(math.log(100.0))
-    net.log_delta = nn.Parameter(torch.tensor(math.log(1000.0)))
+        net["burst"].bias.fill_(math.log(_START_DELTA * BURST_EVENTS / SIDED_KINDS / 10))
+    net.log_delta = nn.Parameter(torch.tensor(math.log(_START_DELTA)))
     return net
 
 

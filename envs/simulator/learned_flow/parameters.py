@@ -27,7 +27,7 @@ from tradearena.envs.errors import UserError, replacing, together
 
 __all__ = ["MAX_BYTES", "VERSION", "LearnedFlowError", "kind_of", "read", "write"]
 
-VERSION = 1
+VERSION = 2
 """The parameter files' format."""
 MAX_BYTES = 1 << 30
 """The largest parameter file (JSON or arrays) read, bytes."""

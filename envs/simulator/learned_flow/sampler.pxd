@@ -6,14 +6,14 @@ from libcpp.vector cimport vector
 from numpy.random cimport bitgen_t
 
 from tradearena.envs.simulator.book cimport OrderBook, i64
-from tradearena.envs.simulator.learned_flow.state cimport StateGrid
+from tradearena.envs.simulator.learned_flow.state cimport StateGrid, Touch
 
 
 cdef class MarkTables:
     cdef vector[double] values, cdf  # every mark's distribution, one after another
     cdef vector[Py_ssize_t] first  # where each distribution starts in values (and its end)
     cdef vector[Py_ssize_t] guide  # per value: where a draw's search starts
-    cdef Py_ssize_t sizes, inside, limit_behind, cancel_behind, gap, queue  # the families
+    cdef Py_ssize_t sizes, taken, inside, limit_behind, cancel_behind, gap, queue  # families
 
     cdef int _guide(self) except -1
 
@@ -22,13 +22,19 @@ cdef class BookActor:
     cdef MarkTables _marks
     cdef StateGrid _grid
     cdef public i64 depth, bid_owner, ask_owner
+    cdef readonly bint causal
     cdef object _rng
     cdef bitgen_t* _bitgen
 
     cdef double uniform(self) noexcept
     cdef double draw(self, Py_ssize_t distribution) noexcept
+    cdef i64 reader(self, int side) noexcept
+    cdef void read(self, OrderBook book, Py_ssize_t* cells) noexcept
+    cdef double spread(self, OrderBook book) noexcept
     cdef int act(self, OrderBook book, Py_ssize_t kind, int side, i64* counts) except -1
-    cdef int _carry(self, OrderBook book, Py_ssize_t kind, int side, i64 best, i64* counts) except -1
+    cdef int _carry(
+        self, OrderBook book, Py_ssize_t kind, int side, Touch best, i64* counts
+    ) except -1
     cdef int keep_depth(self, OrderBook book, int side, i64* counts) except -1
 
 
@@ -44,10 +50,14 @@ cdef class Sampler:
     cdef StateGrid _grid
     cdef ProfileTable _profile
     cdef public double next_time, end
-    cdef public i64 events, candidates
+    cdef public i64 events, candidates, observed
+    cdef i64 _traded[2]  # the flow's owners' shares traded after its last event
 
     cdef int _fire(self, OrderBook book, i64* counts) except -1
     cdef void _rates(self, OrderBook book, double t, double* rates) noexcept
+    cdef int observe(self, OrderBook book, double t) except -1
+    cdef void _count(self, OrderBook book) noexcept
+    cdef int _heard(self, Py_ssize_t e, double t) except -1
 
 
 cdef class RateTables:
@@ -79,3 +89,4 @@ cdef class NeuralSampler(Sampler):
 
     cdef int _load(self) except -1
     cdef void _candidate(self, double t) noexcept
+    cdef int _read(self, Py_ssize_t e, double t) except -1

@@ -38,6 +38,11 @@ A kept event acts on the book at once (`BookActor`):
   through the seats' quotes as it would without them; sent by the other side's owner so that
   the population never trades with itself.
 
+What others trade with the flow's resting orders (the seats' market orders) the flow hears
+as market orders of its own kind, at the start of the interval that follows (`observe`): they
+excite it as the tape's market orders excite the tape's flow, and its next events read the
+book they left. With ``causal`` (the default) it reads only its own book (`BookActor`).
+
 After each event every side holds ``depth`` levels of the population's own (the tape's
 levels, at least 2; a seat's levels do not count): a missing level is added behind its
 deepest at a gap and with a queue drawn from those the tape reveals behind the best; its
@@ -59,7 +64,7 @@ from tradearena.envs.simulator.book cimport (
     K_LIMIT, K_MARKET, QTY_MAX, Half, LevelIter, OrderBook, best_key, i64,
 )
 from tradearena.envs.simulator.learned_flow.kernels cimport fade, wait
-from tradearena.envs.simulator.learned_flow.state cimport StateGrid
+from tradearena.envs.simulator.learned_flow.state cimport StateGrid, Touch, touch
 
 from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS as _N_EVENT_KINDS
 from tradearena.envs.simulator.learned_flow.kernels import jumps
@@ -157,7 +162,7 @@ cdef MarkTables _mark_tables(marks):
     _fill(tables.cdf, np.concatenate(cdfs))
     tables.first = starts
     tables._guide()
-    tables.sizes, tables.inside = first["sizes"], first["inside"]
+    tables.sizes, tables.taken, tables.inside = first["sizes"], first["taken"], first["inside"]
     tables.limit_behind, tables.cancel_behind = first["limit_behind"], first["cancel_behind"]
     tables.gap, tables.queue = first["gap"], first["queue"]
     return tables
@@ -192,12 +197,15 @@ cdef int _fill(vector[double]& out, const double[::1] data) except -1:
 cdef class BookActor:
     """Carries a learned flow's events out on the book (see the module docstring): the
     model's marks and depth, the population's owners (bid side, ask side) and its
-    generator."""
+    generator. ``causal``: the flow reads its own book (its best levels and its lots there,
+    `learned_flow.state.touch`), so that others' resting orders do not move its rates nor
+    the prices it quotes from; else the whole book."""
 
-    def __init__(self, model, i64 bid_owner, i64 ask_owner, object rng):
+    def __init__(self, model, i64 bid_owner, i64 ask_owner, object rng, bint causal=True):
         self._marks = _shared(model)[0]
         self._grid = model.grid
         self.depth, self.bid_owner, self.ask_owner = model.depth, bid_owner, ask_owner
+        self.causal = causal
         self._rng = rng
         self._bitgen = <bitgen_t*>PyCapsule_GetPointer(rng.bit_generator.capsule, "BitGenerator")
 
@@ -220,47 +228,69 @@ cdef class BookActor:
             i += 1
         return self._marks.values[i]
 
+    cdef i64 reader(self, int side) noexcept:
+        """Whose orders on ``side`` the flow sees (`touch`): its own, or anyone's (-1)."""
+        if not self.causal:
+            return -1
+        return self.bid_owner if side > 0 else self.ask_owner
+
+    cdef void read(self, OrderBook book, Py_ssize_t* cells) noexcept:
+        """The book's state as the flow sees it, from the bid side and from the ask side."""
+        self._grid.read(book, self.reader(1), self.reader(-1), cells)
+
+    cdef double spread(self, OrderBook book) noexcept:
+        """The book's spread as the flow sees it, ticks (inf with a side empty)."""
+        cdef Touch bid, ask
+        touch(book, 1, self.reader(1), &bid)
+        touch(book, -1, self.reader(-1), &ask)
+        return <double>(ask.price - bid.price) if bid.price and ask.price else INFINITY
+
     cdef int act(self, OrderBook book, Py_ssize_t kind, int side, i64* counts) except -1:
         """Carry out an event of ``kind`` on ``side`` (see the module docstring)."""
-        cdef Half* own = book._half(side)
-        if not own.empty():  # else nothing happens, and the depth rule refills the side
-            self._carry(book, kind, side, side * best_key(own), counts)
+        cdef Touch best
+        touch(book, side, self.reader(side), &best)
+        if best.price:  # else nothing happens, and the depth rule refills the side
+            self._carry(book, kind, side, best, counts)
         self.keep_depth(book, 1, counts)
         self.keep_depth(book, -1, counts)
         return 0
 
-    cdef int _carry(self, OrderBook book, Py_ssize_t kind, int side, i64 best, i64* counts) except -1:
-        """`act` on a side with a best price ``best``."""
-        cdef Half* other = book._half(-side)
+    cdef int _carry(
+        self, OrderBook book, Py_ssize_t kind, int side, Touch best, i64* counts
+    ) except -1:
+        """`act` on a side whose best (as the flow sees it) is ``best``."""
         cdef i64 owner = self.bid_owner if side > 0 else self.ask_owner
         cdef i64 taker = self.ask_owner if side > 0 else self.bid_owner
-        cdef i64 opposite, spread, price, ticks, qty
-        cdef double size = self.draw(self._marks.sizes + kind)
+        cdef i64 spread, price, ticks
+        cdef double fraction
+        cdef Touch other
         if kind == MARKET:
-            size = _met(book, side, owner, size)
-        qty = _lots(size)
+            fraction = self.draw(self._marks.taken + self._grid.queue_bucket(best.lots))
+            book._row(
+                K_MARKET, -side, 0, _lots(_met(book, side, owner, fraction, self.causal)),
+                taker, -1, None, None, counts,
+            )
+            return 0
+        cdef i64 qty = _lots(self.draw(self._marks.sizes + kind))
+        price = best.price
         if kind == LIMIT_TOUCH or kind == LIMIT_INSIDE or kind == LIMIT_BEHIND:
-            price = best
-            if kind == LIMIT_INSIDE and not other.empty():
-                opposite = -side * best_key(other)
-                spread = side * (opposite - best)
-                if spread > 1:
+            if kind == LIMIT_INSIDE:
+                touch(book, -side, self.reader(-side), &other)
+                spread = side * (other.price - best.price)
+                if other.price and spread > 1:
                     ticks = <i64>rint(
                         self.draw(self._marks.inside + self._grid.spread_bucket(<double>spread))
                         * <double>spread
                     )
-                    price = best + side * max(1, min(ticks, spread - 1))
+                    price = best.price + side * max(1, min(ticks, spread - 1))
             elif kind == LIMIT_BEHIND:
-                price = best - side * <i64>rint(self.draw(self._marks.limit_behind))
+                price = best.price - side * <i64>rint(self.draw(self._marks.limit_behind))
             if price > 0:
                 book._row(K_LIMIT, side, price, qty, owner, -1, None, None, counts)
-        elif kind == CANCEL_TOUCH or kind == CANCEL_BEHIND:
-            price = best
-            if kind == CANCEL_BEHIND:
-                price = best - side * <i64>rint(self.draw(self._marks.cancel_behind))
-            counts[1] += _delete_newest(book, side, price, owner)
         else:
-            book._row(K_MARKET, -side, 0, qty, taker, -1, None, None, counts)
+            if kind == CANCEL_BEHIND:
+                price = best.price - side * <i64>rint(self.draw(self._marks.cancel_behind))
+            counts[1] += _delete_newest(book, side, price, owner)
         return 0
 
     cdef int keep_depth(self, OrderBook book, int side, i64* counts) except -1:
@@ -272,6 +302,7 @@ cdef class BookActor:
         cdef i64 owner = self.bid_owner if side > 0 else self.ask_owner
         cdef LevelIter it = half.end(), deeper
         cdef i64 n = 0, deepest = 0, price, qty
+        cdef Py_ssize_t bucket
         cdef bint last
         while n < self.depth and it != half.begin():
             dec(it)
@@ -298,10 +329,11 @@ cdef class BookActor:
                     return 0  # nothing to stand behind: the next event's side refills it
                 else:
                     deepest = -side * best_key(other)
-            price = deepest - side * <i64>rint(self.draw(self._marks.gap))
+            bucket = self._grid.spread_bucket(self.spread(book))
+            price = deepest - side * <i64>rint(self.draw(self._marks.gap + bucket))
             if price <= 0:
                 return 0
-            qty = _lots(self.draw(self._marks.queue))
+            qty = _lots(self.draw(self._marks.queue + bucket))
             book._row(K_LIMIT, side, price, qty, owner, -1, None, None, counts)
             deepest = price
             n += 1
@@ -330,6 +362,7 @@ cdef class Sampler:
         counts[0] = counts[1] = 0
         self.actor.keep_depth(book, 1, counts)
         self.actor.keep_depth(book, -1, counts)
+        self._count(book)
         return counts[0]
 
     def rates(self, OrderBook book, double t):
@@ -340,11 +373,42 @@ cdef class Sampler:
         self._rates(book, t, &view[0])
         return out.reshape(2, N_KINDS)
 
+    def hear(self, OrderBook book, double t):
+        """`observe` the book at ``t`` seconds -> the market orders heard (0 to 2)."""
+        before = self.observed
+        self.observe(book, t)
+        return self.observed - before
+
     cdef int _fire(self, OrderBook book, i64* counts) except -1:
         raise NotImplementedError
 
     cdef void _rates(self, OrderBook book, double t, double* rates) noexcept:
         pass
+
+    cdef int observe(self, OrderBook book, double t) except -1:
+        """Hear, at ``t`` seconds (at or after the last event), what others traded with the
+        flow's resting orders since its last event: a market order on each side whose
+        owner's shares traded grew (its resting orders are all the flow trades with between
+        its events). Nothing without ``causal``."""
+        cdef i64 before[2]
+        cdef int i
+        if not self.actor.causal:
+            return 0
+        before[0], before[1] = self._traded[0], self._traded[1]
+        self._count(book)
+        for i in range(2):
+            if self._traded[i] > before[i]:
+                self.observed += 1
+                self._heard(i * N_KINDS + MARKET, t)
+        return 0
+
+    cdef void _count(self, OrderBook book) noexcept:
+        """Keep the flow's owners' shares traded (after its own event)."""
+        self._traded[0] = _traded(book, self.actor.bid_owner)
+        self._traded[1] = _traded(book, self.actor.ask_owner)
+
+    cdef int _heard(self, Py_ssize_t e, double t) except -1:
+        raise NotImplementedError
 
 
 cdef class EventSampler(Sampler):
@@ -352,16 +416,18 @@ cdef class EventSampler(Sampler):
     owners ``bid_owner`` and ``ask_owner``, from a numpy Generator ``rng``, the first from
     ``t0`` seconds."""
 
-    def __init__(self, model, i64 bid_owner, i64 ask_owner, object rng, double t0):
+    def __init__(
+        self, model, i64 bid_owner, i64 ask_owner, object rng, double t0, bint causal=True
+    ):
         marks, self._profile, self._t = _shared(model)
         self._model = model
-        self.actor = BookActor(model, bid_owner, ask_owner, rng)
+        self.actor = BookActor(model, bid_owner, ask_owner, rng, causal)
         self._grid = model.grid
         self._kernels = self._t.decays.size()
         self._excitation.assign(self._kernels * 2 * N_KINDS, 0.0)
         self._totals.assign(self._kernels, 0.0)
         self._kernel_next.assign(self._kernels, INFINITY)
-        self.events = self.candidates = 0
+        self.events = self.candidates = self.observed = 0
         self.end = INFINITY
         self._last = t0
         self._begin(t0)
@@ -370,9 +436,10 @@ cdef class EventSampler(Sampler):
         state = (
             self.actor._rng, list(self._excitation), list(self._totals),
             list(self._kernel_next), self._last, self._base_next, self.end, self.events,
-            self.candidates,
+            self.candidates, self.observed, self._traded[0], self._traded[1],
         )
-        return _rebuild, ((self._model, self.actor.bid_owner, self.actor.ask_owner), state)
+        parameters = (self._model, self.actor.bid_owner, self.actor.ask_owner)
+        return _rebuild, (parameters, self.actor.causal, state)
 
     cdef void _rates(self, OrderBook book, double t, double* rates) noexcept:
         """Each (side index, kind)'s rate at ``t`` (at or after the last event) into
@@ -393,7 +460,7 @@ cdef class EventSampler(Sampler):
         cdef Py_ssize_t e, cells = self._grid.cells
         cdef Py_ssize_t seen[2]
         cdef double total = 0.0
-        self._grid.read(book, seen)
+        self.actor.read(book, seen)
         for e in range(2 * N_KINDS):
             rates[e] = self._t.mu[(e % N_KINDS) * cells + seen[e // N_KINDS]]
             total += rates[e]
@@ -453,10 +520,16 @@ cdef class EventSampler(Sampler):
             e = _pick(rates, u) if u < total else -1
         if e >= 0:
             self.actor.act(book, e % N_KINDS, 1 if e < N_KINDS else -1, counts)
+            self._count(book)
             self._accepted(e, t)
             self.events += 1
         if which < 0:
             self._base_next = self._base_draw(t)
+        self._choose()
+        return 0
+
+    cdef int _heard(self, Py_ssize_t e, double t) except -1:
+        self._accepted(e, t)
         self._choose()
         return 0
 
@@ -490,14 +563,16 @@ cdef class NeuralSampler(Sampler):
     (which only decay until the next event); its base model's states, marks and depth. The
     rest as `EventSampler`'s."""
 
-    def __init__(self, object net, i64 bid_owner, i64 ask_owner, object rng, double t0):
+    def __init__(
+        self, object net, i64 bid_owner, i64 ask_owner, object rng, double t0, bint causal=True
+    ):
         base = net.base
         self._net, self._h = net, np.zeros(net.hidden)
         self._delta, self._event_time = net.delta, t0
         self._profile = _shared(base)[1]
         self._grid = base.grid
-        self.actor = BookActor(base, bid_owner, ask_owner, rng)
-        self.events = self.candidates = 0
+        self.actor = BookActor(base, bid_owner, ask_owner, rng, causal)
+        self.events = self.candidates = self.observed = 0
         self.end = INFINITY
         self._load()
         self._candidate(t0)
@@ -505,9 +580,11 @@ cdef class NeuralSampler(Sampler):
     def __reduce__(self):
         state = (
             self.actor._rng, self._h.copy(), self._event_time, self.next_time, self.end,
-            self._bound, self.events, self.candidates,
+            self._bound, self.events, self.candidates, self.observed, self._traded[0],
+            self._traded[1],
         )
-        return _rebuild_neural, ((self._net, self.actor.bid_owner, self.actor.ask_owner), state)
+        parameters = (self._net, self.actor.bid_owner, self.actor.ask_owner)
+        return _rebuild_neural, (parameters, self.actor.causal, state)
 
     cdef int _load(self) except -1:
         """Set the rates the GRU gives from its hidden state now: the table (2 kinds cells,)
@@ -533,7 +610,7 @@ cdef class NeuralSampler(Sampler):
         cdef Py_ssize_t seen[2]
         cdef double level = self._profile.levels[self._profile.bin(t)]
         cdef double f = fade(self._delta, t - self._event_time)
-        self._grid.read(book, seen)
+        self.actor.read(book, seen)
         for e in range(2 * N_KINDS):
             rates[e] = self._table[e * cells + seen[e // N_KINDS]] * level + self._burst[e] * f
 
@@ -561,44 +638,62 @@ cdef class NeuralSampler(Sampler):
         if u < total:
             e = _pick(rates, u)
             self.actor.act(book, e % N_KINDS, 1 if e < N_KINDS else -1, counts)
-            self._h = self._net.read(self._h, e, t - self._event_time)
-            self._event_time = t
-            self._load()
+            self._count(book)
+            self._read(e, t)
             self.events += 1
         self._candidate(t)
         return 0
 
+    cdef int _heard(self, Py_ssize_t e, double t) except -1:
+        self._read(e, t)
+        self._candidate(t)
+        return 0
 
-def _rebuild_neural(parameters, state):
+    cdef int _read(self, Py_ssize_t e, double t) except -1:
+        """The GRU's state after event ``e`` at ``t``, and the rates it sets."""
+        self._h = self._net.read(self._h, e, t - self._event_time)
+        self._event_time = t
+        self._load()
+        return 0
+
+
+def _rebuild_neural(parameters, causal, state):
     """Unpickle: a neural sampler of ``parameters`` in ``state``."""
-    net, bid_owner, ask_owner = parameters
-    rng, h, event_time, next_time, end, bound, events, candidates = state
+    rng, h, event_time, next_time, end, bound, events, candidates, observed, *traded = state
     drawn = rng.bit_generator.state
-    cdef NeuralSampler sampler = NeuralSampler(net, bid_owner, ask_owner, rng, event_time)
+    cdef NeuralSampler sampler = NeuralSampler(*parameters, rng, event_time, causal)
     rng.bit_generator.state = drawn
     sampler._h, sampler._event_time = h, event_time
     sampler._load()
     sampler.next_time, sampler.end, sampler._bound = next_time, end, bound
-    sampler.events, sampler.candidates = events, candidates
+    sampler.events, sampler.candidates, sampler.observed = events, candidates, observed
+    sampler._traded[0], sampler._traded[1] = traded
     return sampler
 
 
-def _rebuild(parameters, state):
+def _rebuild(parameters, causal, state):
     """Unpickle: a sampler of ``parameters`` in ``state``."""
-    rng, excitation, totals, kernel_next, last, base_next, end, events, candidates = state
+    rng, excitation, totals, kernel_next, last, base_next, end, events, candidates = state[:9]
+    observed, *traded = state[9:]
     drawn = rng.bit_generator.state
-    cdef EventSampler sampler = EventSampler(*parameters, rng=rng, t0=last)
+    cdef EventSampler sampler = EventSampler(*parameters, rng, last, causal)
     rng.bit_generator.state = drawn  # the next draws are the pickled ones, not new draws
     sampler._excitation = excitation
     sampler._totals = totals
     sampler._kernel_next = kernel_next
     sampler._last, sampler._base_next, sampler.end = last, base_next, end
     sampler._choose()
-    sampler.events, sampler.candidates = events, candidates
+    sampler.events, sampler.candidates, sampler.observed = events, candidates, observed
+    sampler._traded[0], sampler._traded[1] = traded
     return sampler
 
 
 # ------------------------------------------------------------------------------- helpers
+cdef inline i64 _traded(OrderBook book, i64 owner) noexcept:
+    """``owner``'s shares traded (0 before its first fill)."""
+    return book._accounts[owner].traded if 0 <= owner < <i64>book._accounts.size() else 0
+
+
 cdef inline bint _holds(OrderBook book, i64 slot, i64 owner) noexcept:
     """Whether the level whose oldest order is at ``slot`` holds an order of ``owner``."""
     while slot and book._orders[slot].owner != owner:
@@ -629,18 +724,23 @@ cdef inline i64 _lots(double size) noexcept:
     return 1 if qty < 1 else QTY_MAX if qty > QTY_MAX else qty
 
 
-cdef double _met(OrderBook book, int side, i64 owner, double fraction) noexcept:
+cdef double _met(OrderBook book, int side, i64 owner, double fraction, bint own) noexcept:
     """The lots a market order on ``side`` takes, its size drawn as ``fraction`` of the queue
     it meets: all the volume at prices better than ``owner``'s best there (other
-    participants' orders: the seats') and ``fraction`` of the level at that best (of the best
-    level when ``owner`` rests nowhere on the side). So the price moves through a seat's
-    quote inside the spread as it would were the quote not there."""
+    participants' orders: the seats') and ``fraction`` of ``owner``'s lots at that best
+    (``own``) or of the whole level (of the best level when ``owner`` rests nowhere on the
+    side). So the price moves through a seat's quote inside the spread as it would were the
+    quote not there."""
     cdef Half* half = book._half(side)
     cdef LevelIter it = half.end()
     cdef double ahead = 0.0
+    cdef Touch mine
     while it != half.begin():
         dec(it)
         if _holds(book, deref(it).second.head, owner):
+            if own:
+                touch(book, side, owner, &mine)
+                return ahead + fraction * mine.lots
             return ahead + fraction * <double>deref(it).second.volume
         ahead += <double>deref(it).second.volume
     return fraction * <double>_best_volume(half)

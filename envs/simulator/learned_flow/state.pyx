@@ -12,9 +12,14 @@ below it), and the three buckets make one *cell*:
 the cells (the state is mirrored: the ask side's cell is the bid side's with the queues
 swapped). The edges are the `QUANTILES` of what the tape shows (`edges`).
 
+A flow reads the state of its own book (`touch` of its owners: the best level holding one of
+its orders and its lots there), so that a seat's resting quotes do not move its rates: a
+rate estimated from a tape is what goes with a state there, not a response to it. Read by
+any owner, it is the whole book's state.
+
 To change the state's buckets, change `QUANTILES` (or give `learned_flow.estimate.estimate`
-its own edges); to read another quantity of the book, change `StateGrid.read` and the
-tape's side of it, `learned_flow.events`.
+its own edges); to read another quantity of the book, change `touch` and `StateGrid.read`
+and the tape's side of it, `learned_flow.events`.
 """
 
 import numpy as np
@@ -22,7 +27,7 @@ import numpy as np
 from cython.operator cimport dereference as deref, predecrement as dec
 from libc.math cimport INFINITY
 
-from tradearena.envs.simulator.book cimport LevelIter, OrderBook
+from tradearena.envs.simulator.book cimport Half, LevelIter, OrderBook, i64
 
 __all__ = ["QUANTILES", "StateGrid", "edges"]
 
@@ -91,20 +96,28 @@ cdef class StateGrid:
 
     def spread_buckets(self, spread) -> np.ndarray:
         """The spread's buckets (int64, ``spread``'s shape) of spreads in ticks."""
-        values = np.asarray(spread, np.float64)
+        return self._buckets(spread, True)
+
+    def queue_buckets(self, lots) -> np.ndarray:
+        """The queues' buckets (int64, ``lots``' shape) of queues in lots."""
+        return self._buckets(lots, False)
+
+    def _buckets(self, values, bint spread) -> np.ndarray:
+        values = np.asarray(values, np.float64)
         flat = values.ravel()
         out = np.empty(flat.size, np.int64)
         cdef const double[:] vs = flat
         cdef long long[::1] view = out
         cdef Py_ssize_t i
         for i in range(view.shape[0]):
-            view[i] = self.spread_bucket(vs[i])
+            view[i] = self.spread_bucket(vs[i]) if spread else self.queue_bucket(vs[i])
         return out.reshape(values.shape)
 
-    def of_book(self, OrderBook book) -> tuple:
-        """The book's cells seen from the bid side and from the ask side."""
+    def of_book(self, OrderBook book, owners=(-1, -1)) -> tuple:
+        """The book's cells seen from the bid side and from the ask side, as ``owners`` (bid
+        side, ask side; -1: anyone) see it (`touch`)."""
         cdef Py_ssize_t cells[2]
-        self.read(book, cells)
+        self.read(book, owners[0], owners[1], cells)
         return cells[0], cells[1]
 
     def describe(self, Py_ssize_t cell) -> str:
@@ -128,30 +141,52 @@ cdef class StateGrid:
             n += self._spread_edges[i] <= spread
         return n
 
+    cdef Py_ssize_t queue_bucket(self, double lots) noexcept:
+        """The queue's bucket: how many of its edges are at or below ``lots``."""
+        cdef Py_ssize_t i, n = 0
+        for i in range(<Py_ssize_t>self._queue_edges.size()):
+            n += self._queue_edges[i] <= lots
+        return n
+
     cdef Py_ssize_t cell(self, double spread, double own, double other) noexcept:
         """The cell of a spread (ticks) and two queues (lots)."""
-        cdef Py_ssize_t i, qo = 0, qp = 0, n = self._queue_edges.size()
-        cdef const double* queue = self._queue_edges.data()
-        for i in range(n):
-            qo += queue[i] <= own
-            qp += queue[i] <= other
-        return (self.spread_bucket(spread) * self.n_queue + qo) * self.n_queue + qp
+        return (
+            self.spread_bucket(spread) * self.n_queue + self.queue_bucket(own)
+        ) * self.n_queue + self.queue_bucket(other)
 
-    cdef void read(self, OrderBook book, Py_ssize_t* cells) noexcept:
-        """The book's state seen from the bid side (cells[0]) and from the ask side
-        (cells[1])."""
-        cdef double spread = INFINITY, q_bid = 0.0, q_ask = 0.0
-        cdef LevelIter bid, ask
-        cdef bint bids = not book._bids.empty(), asks = not book._asks.empty()
-        if bids:
-            bid = book._bids.end()
-            dec(bid)
-            q_bid = <double>deref(bid).second.volume
-        if asks:
-            ask = book._asks.end()
-            dec(ask)
-            q_ask = <double>deref(ask).second.volume
-        if bids and asks:
-            spread = <double>(-deref(ask).first - deref(bid).first)
-        cells[0] = self.cell(spread, q_bid, q_ask)
-        cells[1] = self.cell(spread, q_ask, q_bid)
+    cdef void read(self, OrderBook book, i64 bid_owner, i64 ask_owner, Py_ssize_t* cells) noexcept:
+        """The book's state as the owners (-1: anyone) see it (`touch`), from the bid side
+        (cells[0]) and from the ask side (cells[1])."""
+        cdef Touch bid, ask
+        cdef double spread = INFINITY
+        touch(book, 1, bid_owner, &bid)
+        touch(book, -1, ask_owner, &ask)
+        if bid.price and ask.price:
+            spread = <double>(ask.price - bid.price)
+        cells[0] = self.cell(spread, bid.lots, ask.lots)
+        cells[1] = self.cell(spread, ask.lots, bid.lots)
+
+
+cdef int touch(OrderBook book, int side, i64 owner, Touch* out) noexcept:
+    """``side``'s best as ``owner`` sees it into ``out``: the best level holding one of its
+    orders and its lots there (``owner`` -1: the best level and all its lots); price 0 and no
+    lots when there is none."""
+    cdef Half* half = book._half(side)
+    cdef LevelIter it = half.end()
+    cdef i64 slot
+    cdef double lots
+    out.price, out.lots = 0, 0.0
+    while it != half.begin():
+        dec(it)
+        if owner < 0:
+            out.price, out.lots = side * deref(it).first, <double>deref(it).second.volume
+            return 0
+        slot, lots = deref(it).second.head, 0.0
+        while slot:
+            if book._orders[slot].owner == owner:
+                lots += <double>book._orders[slot].qty
+            slot = book._orders[slot].next
+        if lots > 0:
+            out.price, out.lots = side * deref(it).first, lots
+            return 0
+    return 0

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tradearena.envs.errors import ParameterError
+from tradearena.envs.errors import ParameterError, not_one_of
 from tradearena.envs.simulator.learned_flow import neural
 from tradearena.envs.simulator.learned_flow.model import EventModel, check
 from tradearena.envs.simulator.learned_flow.neural import NeuralModel, is_neural
@@ -35,11 +35,25 @@ class LearnedFlow(Trader):
     first candidate from the session's start; the compiled flow then carries its events out.
     The market must run at the tape's tick of one lot (``tick_size``: the tape's tick times
     its lot, as a market of a converted recording counts them): another is an error naming
-    both."""
+    both.
+
+    ``reaction``: how the flow answers the seats. "causal" (the default): its rates and the
+    prices it quotes from read its own book, so that a seat's resting quote does not move
+    them (a rate estimated from a tape is what goes with a state there, not a response to
+    it), while what the seats trade with it excites it as the tape's market orders excite
+    the tape's flow and leaves the book it then reads; "book": its rates read the whole
+    book, the seats' quotes included, and it hears no trade of theirs."""
 
     n_owners = 2
+    REACTIONS = ("causal", "book")
+    """The ways a learned flow answers the seats (see the class docstring)."""
 
-    def __init__(self, model: EventModel | NeuralModel | str | Path) -> None:
+    def __init__(
+        self, model: EventModel | NeuralModel | str | Path, reaction: str = "causal"
+    ) -> None:
+        if reaction not in self.REACTIONS:
+            raise ParameterError("reaction", not_one_of(reaction, self.REACTIONS))
+        self.reaction = reaction
         try:
             if isinstance(model, str | Path):
                 model = (NeuralModel.load if is_neural(model) else EventModel.load)(model)
@@ -64,7 +78,7 @@ class LearnedFlow(Trader):
                 f"was learned at a tick of ${tick:g} a lot; this market's tick is "
                 f"${market.tick_size:g}: run it at the tape's (tick_size = {tick:g})",
             )
-        self.sampler = sampler(self.model, owners, rng, market.t)
+        self.sampler = sampler(self.model, owners, rng, market.t, self.reaction == "causal")
         open_book(market.book, model, market.initial_price, owners)
         self.sampler.fill(market.book)
 
@@ -79,12 +93,16 @@ class LearnedFlow(Trader):
 
 
 def sampler(
-    model: EventModel | NeuralModel, owners: range, rng: np.random.Generator, t0: float
+    model: EventModel | NeuralModel,
+    owners: range,
+    rng: np.random.Generator,
+    t0: float,
+    causal: bool = True,
 ) -> Sampler:
     """The compiled sampler of ``model`` for a population of ``owners`` (bid, ask), its first
-    candidate drawn from ``t0`` seconds."""
+    candidate drawn from ``t0`` seconds; ``causal``: see `LearnedFlow`'s ``reaction``."""
     kind = NeuralSampler if isinstance(model, NeuralModel) else EventSampler
-    return kind(model, owners[0], owners[1], rng, t0)
+    return kind(model, owners[0], owners[1], rng, t0, causal)
 
 
 def open_book(book: OrderBook, model: EventModel, mid: float, owners: range) -> None:
