@@ -43,6 +43,7 @@ class Reference:
         n_spread, n_queue = len(model.spread_edges) + 1, len(model.queue_edges) + 1
         self.base_bound = baseline_bound(model.mu, n_spread, n_queue)
         self.mu, self.profile = model.mu.tolist(), model.profile.tolist()
+        self.gain = model.gain.tolist()
         self.last = t0
         self.base_next = self.base_draw(t0)
         self.choose()
@@ -98,6 +99,7 @@ class Reference:
         total = 0.0
         for x in self.excitation[k]:
             total += x
+        total = total * math.exp(-self.decays[k] * (t - self.last))
         if not total > 0:
             return math.inf
         x = self.decays[k] * -math.log(1.0 - self.rng.random()) / total
@@ -122,6 +124,12 @@ class Reference:
             while e < 2 * N_EVENT_KINDS - 1 and u >= part[e]:
                 u -= part[e]
                 e += 1
+            cell = self.cell(book, 1 if e < N_EVENT_KINDS else -1)
+            spread = int(self.m.grid.spread_of_cell(cell))
+            if not self.rng.random() < self.gain[e % N_EVENT_KINDS][spread]:
+                self.kernel_next[which] = self.kernel_draw(which, t)
+                self.choose()
+                return
         else:
             cells = (self.cell(book, 1), self.cell(book, -1))
             rates = [

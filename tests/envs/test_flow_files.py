@@ -42,6 +42,7 @@ def good_model() -> EventModel:
         queue_edges=np.array([4.0]),
         mu=mu,
         alpha=alpha,
+        gain=np.ones((N_EVENT_KINDS, 2)),
         decays=np.array([50.0, 1.0]),
         profile=np.ones(2),
         start=OPEN,

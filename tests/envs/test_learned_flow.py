@@ -103,7 +103,9 @@ def known_model(alpha_scale: float = 1.0) -> EventModel:
     """A model with two spread buckets (1-2, 3+ ticks) and two queue buckets (< 4, 4+ lots):
     limit orders come faster when the own queue is short, inside orders only when the spread
     is wide, market orders faster when the opposite queue is short; each market order
-    excites limit orders at the touch on its side (fast) and more market orders (slow)."""
+    excites limit orders at the touch on its side (fast) and more market orders (slow), the
+    first at full gain when the spread is narrow and 0.3 when it is wide, the second at half
+    gain when the spread is wide."""
     spread_edges, queue_edges = np.array([3.0]), np.array([4.0])
     sb, qo, qp = np.unravel_index(np.arange(8), (2, 2, 2))
     mu = np.zeros((N_EVENT_KINDS, 8))
@@ -115,6 +117,9 @@ def known_model(alpha_scale: float = 1.0) -> EventModel:
     alpha[0, EventKind.LIMIT_TOUCH, EventKind.MARKET] = 0.4 * alpha_scale
     alpha[1, EventKind.MARKET, EventKind.MARKET] = 0.3 * alpha_scale
     alpha[1, EventKind.CANCEL_TOUCH, N_EVENT_KINDS + EventKind.LIMIT_INSIDE] = 0.2 * alpha_scale
+    gain = np.ones((N_EVENT_KINDS, 2))
+    gain[EventKind.LIMIT_TOUCH] = (1.0, 0.3)
+    gain[EventKind.MARKET] = (1.0, 0.5)
     one = (np.ones(1), np.ones(1))
     halves = (np.array([1.0, 2.0]), np.array([0.5, 0.5]))
     marks = Marks(
@@ -131,6 +136,7 @@ def known_model(alpha_scale: float = 1.0) -> EventModel:
         queue_edges=queue_edges,
         mu=mu,
         alpha=alpha,
+        gain=gain,
         decays=np.array([50.0, 1.0]),
         profile=np.array([1.5, 0.5]),
         start=OPEN,
@@ -156,8 +162,10 @@ def simulated():
 
 def test_the_estimator_recovers_intensities_branching_and_profile(simulated):
     """Fitted at the true decays and state buckets, on about 10,000 events: each baseline
-    rate of a state the flow spent ten minutes in within four standard errors (a Poisson
-    count's), each excitation within 0.08 of its value, the profile within 10%."""
+    rate of a state the flow spent ten minutes in within five standard errors of a Poisson
+    count (the split of each state's events between its baseline and the excitation, and the
+    gain's share of that, add to a count's error), each excitation within 0.08 of its value, the gains of the excited kinds at
+    each spread within 0.15, the profile within 10%."""
     truth, ev, path = simulated
     assert len(ev) > 8000
     edges = (truth.spread_edges, truth.queue_edges)
@@ -178,8 +186,10 @@ def test_the_estimator_recovers_intensities_branching_and_profile(simulated):
     ):
         true, got = truth.mu[kind, visited], fit.mu[kind, visited]
         error = np.sqrt(np.maximum(true, 0.01) / exposure)
-        assert np.all(np.abs(got - true) < 4 * error), (kind, got, true, error)
+        assert np.all(np.abs(got - true) < 5 * error), (kind, got, true, error)
     assert fit.alpha == pytest.approx(truth.alpha, abs=0.08)
+    for kind in (EventKind.LIMIT_TOUCH, EventKind.MARKET):
+        assert fit.gain[kind] == pytest.approx(truth.gain[kind], abs=0.15)
     assert fit.profile == pytest.approx(truth.profile, rel=0.1)
     assert log_likelihood(fit, ev, path) >= log_likelihood(truth, ev, path)
 
@@ -243,9 +253,7 @@ def test_sparse_states_are_pooled_and_named(simulated):
     assert np.isfinite(fit.mu).all()
 
 
-def seated_market(
-    model: EventModel, seats: int = 0, reaction: str = "causal", **market
-) -> Market:
+def seated_market(model: EventModel, seats: int = 0, reaction: str = "causal", **market) -> Market:
     return Market(
         [LearnedFlow(model, reaction=reaction)],
         n_seats=seats,
@@ -373,7 +381,7 @@ def test_a_seats_resting_quote_moves_the_flows_rates_only_when_it_reads_the_whol
         t = market.t
         level = model.relative_rate(np.array([t]))[0]
 
-        def expected() -> np.ndarray:
+        def expected(book=book, level=level) -> np.ndarray:
             (b, bq), (a, aq) = book.best_bid(), book.best_ask()
             cells = [model.cell(a - b, bq, aq), model.cell(a - b, aq, bq)]
             return np.array([model.mu[:, c] for c in cells]) * level
@@ -454,7 +462,7 @@ def test_a_model_saved_and_loaded_is_the_same(tmp_path):
     model = known_model()
     path = model.save(tmp_path / "flow.json")
     again = EventModel.load(path)
-    for name in ("spread_edges", "queue_edges", "mu", "alpha", "decays", "profile", "book"):
+    for name in ("spread_edges", "queue_edges", "mu", "alpha", "gain", "decays", "profile", "book"):
         assert np.array_equal(getattr(again, name), getattr(model, name))
     assert again.marks.inside[1][1].tolist() == [0.7, 0.3]
     assert (again.depth, again.start, again.tick_size) == (2, OPEN, 0.01)

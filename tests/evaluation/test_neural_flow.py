@@ -44,6 +44,7 @@ def base_model(excited: bool) -> EventModel:
         queue_edges=np.array([4.0]),
         mu=mu,
         alpha=alpha,
+        gain=np.ones((N_EVENT_KINDS, 2)),
         decays=np.array([50.0, 1.0]),
         profile=np.ones(1),
         start=OPEN,

@@ -1,10 +1,16 @@
 """A learned flow estimated by maximum likelihood from a tape's events
 (`learned_flow.events`): the model of `learned_flow.model`.
 
-The kernel sums R (`learned_flow.kernels.kernel_sums`) are computed once per decay; for each
-choice of decays expectation-maximisation then splits each event between the baseline and
-its exciters and updates mu (events per second of exposure to each state), the profile and
-alpha in closed form, each iteration numpy over an (events, kernels x 2 kinds) array. The
+The kernel sums R (`learned_flow.kernels.sums`) and, per state, the integral of each
+kernel's sums over the time the book spent in it (`learned_flow.kernels.stretch_sums`) are
+computed once per decay; for each choice of decays expectation-maximisation then splits each
+event between the baseline and its exciters and updates mu (events per second of exposure
+to each state), the profile, alpha and the gain in closed form (alpha given the gain, then
+the gain given alpha), each iteration numpy over an (events, kernels x 2 kinds) array; the
+gain (by the spread's bucket: a gain per state would split each state's events between two
+free rates) is scaled to a largest value of 1 per kind (alpha taking the scale), so that alpha's
+spectral radius bounds the excitation's in every state, and that radius is held at most
+`MAX_RADIUS`. The
 decays are chosen on the grid `DECAYS` (one of each kernel's) by coordinate ascent of the
 likelihood: from each kernel's middle value, each kernel's in turn, the others held, until
 none moves. A state seen by fewer than 20 events is pooled with its nearest neighbour, and
@@ -82,12 +88,13 @@ Day = tuple[Events, StatePath]
 # -------------------------------------------------------------------------------- the fit
 @dataclass(frozen=True)
 class _Data:
-    """What the likelihood needs of one or more days: each event's kind, state, profile bin,
-    time and the end of its day's window, and the seconds spent in each (bin, state)
-    counting both sides of every day (exposure, (bins, cells))."""
+    """What the likelihood needs of one or more days: each event's kind, state, spread
+    bucket, profile bin, time and the end of its day's window, and the seconds spent in each
+    (bin, state) counting both sides of every day (exposure, (bins, cells))."""
 
     kind: np.ndarray
     cell: np.ndarray
+    spread: np.ndarray
     bin: np.ndarray
     exposure: np.ndarray
     time: np.ndarray
@@ -105,7 +112,10 @@ class _Data:
         ev = joined([e for e, _ in days])
         end = np.concatenate([np.full(len(e), path.end) for e, path in days])
         cell = model.cell(ev.spread, ev.own, ev.other)
-        return cls(ev.kind.astype(np.int64), cell, model.bin_of(ev.time), exposure, ev.time, end)
+        spread = model.grid.spread_buckets(ev.spread)
+        return cls(
+            ev.kind.astype(np.int64), cell, spread, model.bin_of(ev.time), exposure, ev.time, end
+        )
 
 
 def kernel_sums(ev: Events, decays: np.ndarray) -> np.ndarray:
@@ -123,13 +133,36 @@ def log_likelihood(model: EventModel, ev: Events, path: StatePath) -> float:
     """The log-likelihood of ``ev`` under ``model`` with the book's states ``path`` (the
     window both cover), nats per event."""
     days = [(ev, path)]
-    return _score(model, _Data.of(days, model), _days_sums(days, model.decays))
+    data = _Data.of(days, model)
+    masses = np.hstack([_excited(days, model, d) for d in model.decays])
+    return _score(model, data, _days_sums(days, model.decays), masses)
 
 
-def _score(model: EventModel, data: _Data, sums: np.ndarray) -> float:
-    """The log-likelihood per event of the events ``data`` holds (kernel sums ``sums``)."""
+def _excited(days: Sequence[Day], model: EventModel, decay: float) -> np.ndarray:
+    """(cells, 2 kinds), in `kernel_sums`' columns for one kernel of ``decay`` per second:
+    per state, the integral over the time the book spent in it (seen from either side) of
+    the kernel's sums of the events on the side seen from (columns 0..kinds-1) and on the
+    opposite side (kinds..): what the excitation of one unit of alpha gives there."""
+    kinds, cells = N_EVENT_KINDS, model.mu.shape[1]
+    out = np.zeros((cells, 2, kinds))
+    for ev, path in days:
+        quoted = path.spread > 0
+        starts = path.time[quoted]
+        ends = np.append(path.time[1:], path.end)[quoted]
+        spent = kernels.stretch_sums(ev.time, ev.side, ev.kind, starts, ends, [decay], kinds)
+        spent = spent[:, 0]  # (stretches, side index, kinds)
+        spread, bid, ask = path.spread[quoted], path.bid[quoted], path.ask[quoted]
+        for cell, own in ((model.cell(spread, bid, ask), 0), (model.cell(spread, ask, bid), 1)):
+            np.add.at(out[:, 0], cell, spent[:, own])
+            np.add.at(out[:, 1], cell, spent[:, 1 - own])
+    return out.reshape(cells, -1)
+
+
+def _score(model: EventModel, data: _Data, sums: np.ndarray, masses: np.ndarray) -> float:
+    """The log-likelihood per event of the events ``data`` holds (kernel sums ``sums``,
+    the excitation's exposure per state ``masses``)."""
     lam, _ = _intensity(model, data, sums)
-    total = np.log(lam).sum() - _compensator(model, data)
+    total = np.log(lam).sum() - _compensator(model, data, masses)
     return float(total / max(len(data.kind), 1))
 
 
@@ -141,25 +174,22 @@ def _flat(alpha: np.ndarray) -> np.ndarray:
 def _intensity(model: EventModel, data: _Data, sums: np.ndarray) -> tuple[np.ndarray, ...]:
     """Each event's intensity and its baseline part, (n,) each."""
     base = model.mu[data.kind, data.cell] * model.profile[data.bin]
-    return base + np.einsum("ij,ij->i", _flat(model.alpha)[data.kind], sums), base
+    excited = np.einsum("ij,ij->i", _flat(model.alpha)[data.kind], sums)
+    return base + model.gain[data.kind, data.spread] * excited, base
 
 
-def _remaining(data: _Data, decays: np.ndarray) -> np.ndarray:
-    """The kernel mass the events have inside the window, in `kernel_sums`' columns
-    (kernels x 2 kinds,): per kernel, per exciting kind (same and opposite side alike)."""
-    out = []
-    for decay in decays:
-        mass = kernels.masses(decay, data.end - data.time)
-        by_kind = np.bincount(data.kind, weights=mass, minlength=N_EVENT_KINDS)
-        out += [by_kind, by_kind]
-    return np.concatenate(out)
-
-
-def _compensator(model: EventModel, data: _Data) -> float:
-    """The expected number of events over the window."""
+def _compensator(model: EventModel, data: _Data, masses: np.ndarray) -> float:
+    """The expected number of events over the window (``masses``: `_excited`, the chosen
+    kernels' side by side)."""
     baseline = (model.mu @ (data.exposure.T @ model.profile)).sum()
-    excited = _flat(model.alpha).sum(axis=0) @ _remaining(data, model.decays)
+    excited = (model.gain * (_flat(model.alpha) @ _by_spread_rows(masses, model).T)).sum()
     return float(baseline + excited)
+
+
+def _by_spread_rows(masses: np.ndarray, model: EventModel) -> np.ndarray:
+    """``masses`` ((cells, columns), `_excited`) summed over each spread bucket's cells:
+    (spread buckets, columns)."""
+    return masses.reshape(model.grid.n_spread, -1, masses.shape[1]).sum(axis=1)
 
 
 def _pools(counts: np.ndarray, shape: tuple[int, int, int]) -> np.ndarray:
@@ -178,36 +208,54 @@ def _pools(counts: np.ndarray, shape: tuple[int, int, int]) -> np.ndarray:
 
 
 def _pooled_rates(
-    data: _Data, pool: np.ndarray, weight: np.ndarray | float, seconds: np.ndarray
+    data: _Data, pool: np.ndarray, weight: np.ndarray | float, exposure: np.ndarray
 ) -> np.ndarray:
-    """(kinds, cells) events per second: each event's ``weight`` counted in its state's
-    pool, over the pool's ``seconds`` of exposure ((cells,)); each state takes its pool's."""
-    counts = np.zeros((N_EVENT_KINDS, len(seconds)))
+    """(kinds, cells): each event's ``weight`` counted in its state's pool, over the pool's
+    ``exposure`` ((cells,) seconds, or (kinds, cells)); each state takes its pool's."""
+    cells = exposure.shape[-1]
+    counts = np.zeros((N_EVENT_KINDS, cells))
     np.add.at(counts, (data.kind, pool[data.cell]), weight)
-    pooled = np.zeros(len(seconds))
-    np.add.at(pooled, pool, seconds)
+    pooled = np.zeros(np.broadcast_shapes(exposure.shape, (cells,)))
+    np.add.at(pooled.T, pool, exposure.T)
+    pooled = np.broadcast_to(pooled, counts.shape)
     return np.divide(counts, pooled, out=np.zeros_like(counts), where=pooled > 0)[:, pool]
 
 
 def _em(
-    model: EventModel, data: _Data, sums: np.ndarray, pool: np.ndarray, radius: float
+    model: EventModel,
+    data: _Data,
+    sums: np.ndarray,
+    masses: np.ndarray,
+    pool: np.ndarray,
+    radius: float,
 ) -> EventModel:
-    """Expectation-maximisation from ``model`` at its decays, states pooled by ``pool``, the
-    excitation's spectral radius held at most ``radius`` (each update beyond it scaled back
-    to it)."""
+    """Expectation-maximisation from ``model`` at its decays (kernel sums ``sums``, the
+    excitation's exposure per state ``masses``), states pooled by ``pool``, the excitation's
+    spectral radius held at most ``radius`` (each update beyond it scaled back to it)."""
     width = data.exposure.sum(axis=1)  # seconds per bin, both sides
-    remaining = _remaining(data, model.decays)
     mu, profile, excitation = model.mu.copy(), model.profile.copy(), _flat(model.alpha)
+    gain = model.gain.copy()
+    masses = _by_spread_rows(masses, model)  # (spread buckets, kernels x 2 kinds)
     previous = -np.inf
     for _ in range(_ITERATIONS):
         base = mu[data.kind, data.cell] * profile[data.bin]
-        parts = excitation[data.kind] * sums
-        lam = base + parts.sum(axis=1)
+        parts = gain[data.kind, data.spread][:, None] * excitation[data.kind] * sums
+        excited = parts.sum(axis=1)
+        lam = base + excited
         share = base / lam
         likelihood = np.log(lam).sum()
-        excitation = np.zeros_like(excitation)
-        np.add.at(excitation, data.kind, parts / lam[:, None])
-        excitation /= np.maximum(remaining, 1e-12)
+        heard = np.zeros_like(excitation)
+        np.add.at(heard, data.kind, parts / lam[:, None])
+        excitation = heard / np.maximum(gain @ masses, 1e-12)
+        called = np.zeros_like(gain)
+        np.add.at(called, (data.kind, data.spread), excited / lam)
+        exposed = excitation @ masses.T
+        gain = np.divide(called, exposed, out=np.zeros_like(gain), where=exposed > 0)
+        top = gain.max(axis=1, keepdims=True)
+        gain, excitation = (
+            np.divide(gain, top, out=np.ones_like(gain), where=top > 0),
+            (excitation * top),
+        )
         found = spectral_radius(_alpha(excitation))
         if found > radius:
             excitation *= radius / found
@@ -220,7 +268,7 @@ def _em(
         if abs(likelihood - previous) < _TOLERANCE * abs(likelihood):
             break
         previous = likelihood
-    return replace(model, mu=mu, profile=profile, alpha=_alpha(excitation))
+    return replace(model, mu=mu, profile=profile, alpha=_alpha(excitation), gain=gain)
 
 
 def _alpha(excitation: np.ndarray) -> np.ndarray:
@@ -333,6 +381,7 @@ def estimate(
         queue_edges=queue_edges,
         mu=np.zeros((N_EVENT_KINDS, (len(spread_edges) + 1) * (len(queue_edges) + 1) ** 2)),
         alpha=np.zeros((len(decays), N_EVENT_KINDS, 2 * N_EVENT_KINDS)),
+        gain=np.ones((N_EVENT_KINDS, len(spread_edges) + 1)),
         decays=np.array([grid[0] for grid in decays], np.float64),
         profile=np.ones(max(1, math.ceil((hi - lo) / bin_seconds))),
         start=lo,
@@ -350,7 +399,9 @@ def estimate(
     seen = np.bincount(data.cell, minlength=cells)
     pool = _pools(seen, model.shape)
     start_mu = _pooled_rates(data, pool, 0.5, data.exposure.sum(axis=0))
-    sums_of = {d: _days_sums(days, np.array([d])) for d in sorted(set().union(*decays))}
+    every = sorted(set().union(*decays))
+    sums_of = {d: _days_sums(days, np.array([d])) for d in every}
+    masses_of = {d: _excited(days, model, d) for d in every}
     fits: dict[tuple[float, ...], tuple[float, EventModel]] = {}
 
     def fit(chosen: tuple[float, ...]) -> float:
@@ -366,8 +417,9 @@ def estimate(
                 ),
             )
             sums = np.hstack([sums_of[d] for d in chosen])
-            fitted = _em(guess, data, sums, pool, radius)
-            likelihood = _score(fitted, data, sums)
+            masses = np.hstack([masses_of[d] for d in chosen])
+            fitted = _em(guess, data, sums, masses, pool, radius)
+            likelihood = _score(fitted, data, sums, masses)
             fits[chosen] = (likelihood if np.isfinite(likelihood) else -np.inf), fitted
         return fits[chosen][0]
 

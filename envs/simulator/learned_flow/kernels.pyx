@@ -16,7 +16,7 @@ grid, `learned_flow.estimate.DECAYS`.
 
 import numpy as np
 
-__all__ = ["jumps", "masses", "sums"]
+__all__ = ["jumps", "masses", "stretch_sums", "sums"]
 
 
 def jumps(alpha, decays) -> np.ndarray:
@@ -81,3 +81,45 @@ def sums(time, side, kind, decays, Py_ssize_t kinds) -> np.ndarray:
                 o[i, k, 0, j] = r[k, own, j]
                 o[i, k, 1, j] = r[k, 1 - own, j]
     return out.reshape(n, -1)
+
+
+def stretch_sums(time, side, kind, starts, ends, decays, Py_ssize_t kinds) -> np.ndarray:
+    """I (stretches, kernels, 2 sides, kinds): for each stretch [starts[i], ends[i]) of
+    time (in order, each starting at or after the last) and kernel k, the integral over it of
+    the sum over the events at or before its start of each kind on each side (0 bid, 1 ask)
+    of the kernel phi_k: what those events' excitation gives over the stretch, per unit of
+    alpha. ``time``, ``side``, ``kind``: the events as in `sums`."""
+    cdef const double[::1] t = np.ascontiguousarray(time, np.float64)
+    cdef const long long[::1] s = np.ascontiguousarray(np.asarray(side) < 0, np.int64)
+    cdef const long long[::1] b = np.ascontiguousarray(kind, np.int64)
+    cdef const double[::1] a = np.ascontiguousarray(starts, np.float64)
+    cdef const double[::1] e = np.ascontiguousarray(ends, np.float64)
+    cdef const double[::1] d = np.ascontiguousarray(decays, np.float64)
+    cdef Py_ssize_t n = t.shape[0], m = a.shape[0], n_kernels = d.shape[0], i, j = 0, k, x
+    out = np.empty((m, n_kernels, 2, kinds))
+    running = np.zeros((n_kernels, 2, kinds))  # [kernel, side index, kind] at `last`
+    cdef double[:, :, :, ::1] o = out
+    cdef double[:, :, ::1] r = running
+    cdef double last = a[0] if m else 0.0, f, spent
+    if n and t[0] < last:
+        last = t[0]
+    for i in range(m):
+        while j < n and t[j] <= a[i]:  # the events up to the stretch's start
+            for k in range(n_kernels):
+                f = fade(d[k], t[j] - last)
+                for x in range(kinds):
+                    r[k, 0, x] *= f
+                    r[k, 1, x] *= f
+                r[k, s[j], b[j]] += d[k]
+            last = t[j]
+            j += 1
+        for k in range(n_kernels):
+            f = fade(d[k], a[i] - last)
+            spent = mass(d[k], e[i] - a[i]) / d[k]
+            for x in range(kinds):
+                r[k, 0, x] *= f
+                r[k, 1, x] *= f
+                o[i, k, 0, x] = r[k, 0, x] * spent
+                o[i, k, 1, x] = r[k, 1, x] * spent
+        last = a[i]
+    return out

@@ -3,16 +3,23 @@
 An event of kind b (`EventKind`) on side s arrives at the rate
 
     lambda_bs(t) = mu[b, cell_s(t)] * profile(t)
-                   + sum_k sum_b' alpha[k, b, b'] R_kb's(t) + alpha[k, b, K + b'] R_kb'(-s)(t)
+                   + gain[b, spread(t)] * sum_k sum_b' alpha[k, b, b'] R_kb's(t)
+                                                       + alpha[k, b, K + b'] R_kb'(-s)(t)
 
-where cell_s(t) is the book's state seen from side s (`learned_flow.state`), profile(t) the
+where cell_s(t) is the book's state seen from side s (`learned_flow.state`), spread(t) its
+spread's bucket, profile(t) the
 time of day's relative rate (bins of ``bin_seconds``, mean 1 over the fitted window; before
 and after it the first and last bin's), K the number of kinds, and R_kb's(t) the sum over
 earlier events of kind b' on side s of kernel k (`learned_flow.kernels`): each event excites
 every kind on its own side and the opposite one through several kernels, from a fast one to
 a slowest one (a sum of exponentials, as Bacry, Mastromatteo and Muzy 2015 approximate a
-power-law memory), by alpha events on average (the branching ratio). Bid and ask share the
-parameters (the state is mirrored). What each event carries is drawn from its `Marks`.
+power-law memory), by at most alpha events on average (the branching ratio). The gain, in
+[0, 1] with 1 at some spread of each kind, is how much of its excitation a kind receives at
+each spread: the flow's response to its own events depends on the book they leave (a limit
+order cannot go inside a one-tick spread however many events call for one, a market order
+is called by a narrow spread), and in a state that is not excited its rates are still the
+state's. Bid and ask share the parameters (the
+state is mirrored). What each event carries is drawn from its `Marks`.
 
 Units: seconds, ticks, lots. The estimate is `learned_flow.estimate`; the compiled sampler
 `learned_flow.sampler.EventSampler`; the files `learned_flow.parameters`.
@@ -35,7 +42,7 @@ from tradearena.envs.simulator.learned_flow.state import StateGrid
 
 __all__ = ["MAX_DEPTH", "MAX_RATE", "EventModel", "check", "spectral_radius"]
 
-_ARRAYS = ("spread_edges", "queue_edges", "mu", "alpha", "decays", "profile", "book")
+_ARRAYS = ("spread_edges", "queue_edges", "mu", "alpha", "gain", "decays", "profile", "book")
 """The model's arrays, as its parameter file's arrays hold them (besides the marks)."""
 _SCALARS = ("start", "bin_seconds", "depth", "tick_size", "lot_size")
 
@@ -46,7 +53,9 @@ class EventModel:
 
     spread_edges, queue_edges: the state's bucket edges (ticks, lots; `StateGrid`); mu:
     (kinds, cells) events per second; alpha: (kernels, kinds, 2 kinds), [kernel, excited
-    kind, exciting kind on the same side | on the opposite side]; decays: (kernels,) per
+    kind, exciting kind on the same side | on the opposite side]; gain: (kinds, spread
+    buckets), in [0, 1]: the share of its excitation each kind receives at each spread;
+    decays: (kernels,) per
     second; profile: (bins,) relative rates from ``start`` seconds after midnight,
     ``bin_seconds`` each; depth: the levels each side holds (see `learned_flow.sampler`);
     book: the opening book, (levels, 4) as ask offset, ask lots, bid offset, bid lots,
@@ -58,6 +67,7 @@ class EventModel:
     queue_edges: np.ndarray
     mu: np.ndarray
     alpha: np.ndarray
+    gain: np.ndarray
     decays: np.ndarray
     profile: np.ndarray
     start: float
@@ -242,6 +252,10 @@ def check(model: EventModel, where: str = "model") -> EventModel:
         )
     if not model.spectral_radius < 1:
         fail("alpha", f"is explosive: spectral radius {model.spectral_radius:.3f} >= 1")
+    gain = array("gain", 2, 0.0, 1.0)
+    if gain.shape != (N_EVENT_KINDS, len(model.spread_edges) + 1):
+        shape = (N_EVENT_KINDS, len(model.spread_edges) + 1)
+        fail("gain", f"must have shape {shape} (kinds, spread buckets), got {gain.shape}")
     profile = array("profile", 1, 0.0, 1e3)
     if not 1 <= len(profile) <= MAX_BINS:
         fail("profile", f"must have 1 to {MAX_BINS:,} bins, got {len(profile):,}")

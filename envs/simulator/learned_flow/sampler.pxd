@@ -61,7 +61,7 @@ cdef class Sampler:
 
 
 cdef class RateTables:
-    cdef vector[double] mu, jump, decays
+    cdef vector[double] mu, gain, jump, decays
     cdef double base_bound
 
 

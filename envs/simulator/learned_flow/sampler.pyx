@@ -10,10 +10,12 @@ through the model's `learned_flow.state.StateGrid`. Its `BookActor`, the same fo
 carries the event out on the book with marks drawn from the model's `learned_flow.marks`.
 
 `EventSampler`'s rate is a baseline (read from the book's state, times the time of day's
-profile) plus a Hawkes excitation per kernel (`learned_flow.kernels`), drawn as the
-superposition of those parts: each part's next event is drawn and the first one taken. A
-kernel's excitation only decays until the next event, so its next event is drawn exactly
-(by inverting its integral) and its kind and side in proportion to its rates. The baseline
+profile) plus a Hawkes excitation per kernel (`learned_flow.kernels`) times the state's gain,
+drawn as the superposition of those parts: each part's next event is drawn and the first one
+taken. A kernel's excitation only decays until the next event, so its next candidate is
+drawn exactly (by inverting its integral), its kind and side in proportion to its rates,
+and kept with the gain of the state the book is in then (at most 1): a candidate not kept
+leaves the excitation as it was, and the kernel's next is drawn from it. The baseline
 part is thinned (Ogata 1981): a candidate time comes from a bound (the largest total over
 both sides of the baseline of any one state of the book, times the profile, piecewise by
 its bins), and is kept with probability (the baseline of the book as it is then) / bound,
@@ -117,9 +119,9 @@ cdef class MarkTables:
 
 
 cdef class RateTables:
-    """A parametric model's rates as `EventSampler` reads them: mu (kinds x cells), what an
-    event adds to each kernel's excitation (`learned_flow.kernels.jumps`), the decays and
-    the baseline's bound."""
+    """A parametric model's rates as `EventSampler` reads them: mu (kinds x cells), the gain
+    (kinds x spread buckets), what an event adds to each kernel's excitation (`learned_flow.kernels.jumps`),
+    the decays and the baseline's bound."""
 
 
 cdef class ProfileTable:
@@ -179,6 +181,7 @@ cdef ProfileTable _profile(model):
 cdef RateTables _rate_tables(model):
     cdef RateTables tables = RateTables()
     _fill(tables.mu, np.ascontiguousarray(model.mu, np.float64).ravel())
+    _fill(tables.gain, np.ascontiguousarray(model.gain, np.float64).ravel())
     _fill(tables.jump, jumps(model.alpha, model.decays).ravel())
     _fill(tables.decays, np.ascontiguousarray(model.decays, np.float64))
     tables.base_bound = baseline_bound(model.mu, *model.shape[:2])
@@ -444,15 +447,24 @@ cdef class EventSampler(Sampler):
     cdef void _rates(self, OrderBook book, double t, double* rates) noexcept:
         """Each (side index, kind)'s rate at ``t`` (at or after the last event) into
         ``rates`` (2 kinds)."""
-        cdef Py_ssize_t k, e
+        cdef Py_ssize_t k, e, cells = self._grid.cells
+        cdef Py_ssize_t seen[2]
         cdef double level = self._profile.levels[self._profile.bin(t)], f
-        self._baseline(book, rates)
+        cdef double excited[2 * N_KINDS]
+        self.actor.read(book, seen)
         for e in range(2 * N_KINDS):
-            rates[e] *= level
+            excited[e] = 0.0
         for k in range(self._kernels):
             f = fade(self._t.decays[k], t - self._last)
             for e in range(2 * N_KINDS):
-                rates[e] += self._excitation[k * 2 * N_KINDS + e] * f
+                excited[e] += self._excitation[k * 2 * N_KINDS + e] * f
+        for e in range(2 * N_KINDS):
+            rates[e] = (
+                self._t.mu[(e % N_KINDS) * cells + seen[e // N_KINDS]] * level
+                + self._t.gain[
+                    (e % N_KINDS) * self._grid.n_spread + self._grid.spread_of(seen[e // N_KINDS])
+                ] * excited[e]
+            )
 
     cdef double _baseline(self, OrderBook book, double* rates) noexcept:
         """Each (side index, kind)'s baseline in the book's state now, before the profile,
@@ -488,9 +500,9 @@ cdef class EventSampler(Sampler):
             i += 1
 
     cdef double _kernel_draw(self, Py_ssize_t k, double t) noexcept:
-        """Kernel ``k``'s next event after ``t`` (the last event's time, its excitation's
-        then), none if it dies out first."""
-        cdef double total = self._totals[k]
+        """Kernel ``k``'s next candidate after ``t`` (at or after the last event), none if
+        its excitation dies out first."""
+        cdef double total = self._totals[k] * fade(self._t.decays[k], t - self._last)
         if not total > 0:
             return INFINITY
         return t + wait(self._t.decays[k], total, -log(1.0 - self.actor.uniform()))
@@ -504,16 +516,25 @@ cdef class EventSampler(Sampler):
                 self.next_time, self._which = self._kernel_next[k], k
 
     cdef int _fire(self, OrderBook book, i64* counts) except -1:
-        """The candidate at `next_time`: a kernel's event, or the baseline's candidate kept
-        or not; then the next one drawn."""
+        """The candidate at `next_time`: a kernel's, kept with the gain of its kind in the
+        state, or the baseline's, kept with (the book's baseline) / bound; then the next one
+        drawn."""
         cdef double t = self.next_time, total, u
         cdef double rates[2 * N_KINDS]
         cdef const double* part
         cdef Py_ssize_t e, which = self._which
+        cdef Py_ssize_t seen[2]
         self.candidates += 1
-        if which >= 0:  # a kernel's event: kind and side by its excitation
+        if which >= 0:  # a kernel's candidate: kind and side by its excitation
             part = &self._excitation[which * 2 * N_KINDS]
             e = _pick(part, self.actor.uniform() * self._totals[which])
+            self.actor.read(book, seen)
+            if not self.actor.uniform() < self._t.gain[
+                (e % N_KINDS) * self._grid.n_spread + self._grid.spread_of(seen[e // N_KINDS])
+            ]:
+                self._kernel_next[which] = self._kernel_draw(which, t)
+                self._choose()
+                return 0
         else:  # the baseline's candidate: kept with (the book's baseline) / bound
             total = self._baseline(book, rates)
             u = self.actor.uniform() * self._t.base_bound

@@ -23,4 +23,5 @@ cdef class StateGrid:
     cdef Py_ssize_t spread_bucket(self, double spread) noexcept
     cdef Py_ssize_t queue_bucket(self, double lots) noexcept
     cdef Py_ssize_t cell(self, double spread, double own, double other) noexcept
+    cdef Py_ssize_t spread_of(self, Py_ssize_t cell) noexcept
     cdef void read(self, OrderBook book, i64 bid_owner, i64 ask_owner, Py_ssize_t* cells) noexcept

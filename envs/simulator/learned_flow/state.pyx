@@ -120,6 +120,18 @@ cdef class StateGrid:
         self.read(book, owners[0], owners[1], cells)
         return cells[0], cells[1]
 
+    def spread_of_cell(self, cell) -> np.ndarray:
+        """The spread buckets (int64, ``cell``'s shape) of cells."""
+        cells = np.asarray(cell, np.int64)
+        flat = np.ascontiguousarray(cells.ravel())
+        out = np.empty(flat.size, np.int64)
+        cdef const long long[::1] vc = flat
+        cdef long long[::1] view = out
+        cdef Py_ssize_t i
+        for i in range(view.shape[0]):
+            view[i] = self.spread_of(vc[i])
+        return out.reshape(cells.shape)
+
     def describe(self, Py_ssize_t cell) -> str:
         """A cell in words: its buckets' ranges."""
         sb, qo, qp = np.unravel_index(cell, self.shape)
@@ -153,6 +165,10 @@ cdef class StateGrid:
         return (
             self.spread_bucket(spread) * self.n_queue + self.queue_bucket(own)
         ) * self.n_queue + self.queue_bucket(other)
+
+    cdef Py_ssize_t spread_of(self, Py_ssize_t cell) noexcept:
+        """A cell's spread bucket."""
+        return cell // (self.n_queue * self.n_queue)
 
     cdef void read(self, OrderBook book, i64 bid_owner, i64 ask_owner, Py_ssize_t* cells) noexcept:
         """The book's state as the owners (-1: anyone) see it (`touch`), from the bid side
