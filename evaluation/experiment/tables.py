@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from tradearena.envs.tasks import TASKS
-from tradearena.evaluation.analysis.metrics import run_summary
+from tradearena.evaluation.analysis.summary import run_summary
 from tradearena.evaluation.experiment.rollout import market_spec
 
 __all__ = ["reference_label", "summary_figures", "summary_tables"]

@@ -20,8 +20,9 @@ import pandas as pd
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.analysis.alpharank import alpharank
 from tradearena.evaluation.analysis.dynamics import rest_points, trajectory
-from tradearena.evaluation.analysis.metrics import Checkpointing, DegenerateMetricWarning
+from tradearena.evaluation.analysis.metrics import DegenerateMetricWarning
 from tradearena.evaluation.analysis.payoffs import PayoffTable
+from tradearena.evaluation.analysis.summary import Checkpointing
 from tradearena.evaluation.experiment.config import load_config
 from tradearena.evaluation.experiment.parallel import Executor
 from tradearena.evaluation.experiment.rundir import load_run

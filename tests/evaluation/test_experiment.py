@@ -21,7 +21,7 @@ from tradearena import agents
 from tradearena.agents import calibration
 from tradearena.envs.data.tapes import write_lobster
 from tradearena.envs.simulator.recording import synthetic_tape
-from tradearena.evaluation.analysis.metrics import summary_table
+from tradearena.evaluation.analysis.summary import summary_table
 from tradearena.evaluation.cli.main import main
 from tradearena.evaluation.experiment.config import load_config
 from tradearena.evaluation.experiment.kinds import run_job
