@@ -5,6 +5,7 @@ is the same draw written in Python, for the tests."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path as FilePath
 from typing import TYPE_CHECKING
@@ -44,6 +45,32 @@ class LearnedFlow(Trader):
     both."""
 
     n_owners = 2
+    file_parameters = ("model",)
+
+    @classmethod
+    def file_parts(cls, parameter: str, path: FilePath) -> list[FilePath]:
+        """A parameter file (JSON) and the files it names beside it: its arrays
+        (``"arrays"``), and a neural flow's base model (``"base"``) with the base's own; each
+        a plain file name (no folder, no ``..``) of a regular file, else `ParameterError`."""
+        parts = super().file_parts(parameter, path)
+        try:
+            named = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            reason = f"{path}: not a learned flow's parameter file ({error})"
+            raise ParameterError(parameter, reason) from None
+        if not isinstance(named, dict) or not isinstance(named.get("arrays"), str):
+            raise ParameterError(parameter, f'{path}: names no arrays file (key "arrays")')
+        for key in ("arrays", "base"):
+            name = named.get(key)
+            if key == "base" and name is None:
+                continue
+            if not isinstance(name, str) or name in ("", ".", "..") or FilePath(name).name != name:
+                reason = f"{path}: {key!r} must name a file beside it, got {name!r}"
+                raise ParameterError(parameter, reason)
+            beside = path.parent / name
+            read = cls.file_parts if key == "base" else super().file_parts
+            parts += read(parameter, beside)
+        return parts
 
     def __init__(self, model: EventModel | NeuralModel | str | FilePath) -> None:
         if isinstance(model, str | FilePath):
