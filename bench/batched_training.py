@@ -44,8 +44,10 @@ def train(
     ``episodes`` episodes with ``sessions`` sessions at once."""
     training = {"sessions": sessions, "episodes": episodes}
     config = load_config(QUICKSTART, {"seeds": seeds, "training": training})
-    index, spec = next((i, s) for i, s in enumerate(config["agents"]) if s["label"] == agent)
-    spec = {**spec, "params": {**spec["params"], **params}}
+    index = config.index(agent)
+    spec = dataclasses.replace(
+        config.agents[index], params={**config.agents[index].params, **params}
+    )
     seconds, rows = 0.0, []
     for job in plan(config):
         if job.labels != (agent,):
@@ -54,7 +56,7 @@ def train(
         _, records = trained_alone(config, job, spec, index)
         seconds += time.perf_counter() - start
         rows += [dataclasses.asdict(r) | {"seed": job.seed} for r in records if r.phase == "eval"]
-    return seconds, pd.DataFrame(rows), config["training"]
+    return seconds, pd.DataFrame(rows), config.training
 
 
 def levels(records: pd.DataFrame, training: Training) -> np.ndarray:
