@@ -648,6 +648,16 @@ def test_the_config_is_typed_frozen_and_read_once(tiny_config, monkeypatch):
         config.seeds = 2  # type: ignore[misc]
 
 
+def test_a_day_shorter_than_its_sessions_is_named_by_the_check(tmp_path, tiny_text):
+    """``day_steps`` below ``n_steps`` (a session longer than the day it is a window of) is a
+    `ConfigError` naming ``market.day_steps``, before any job."""
+    path = _write(tmp_path, tiny_text.replace("n_steps = 15", "n_steps = 15\nday_steps = 10"))
+    with pytest.raises(
+        ConfigError, match=r"line 8: market\.day_steps: must be >= n_steps \(15\), got 10$"
+    ):
+        load_config(path)
+
+
 @pytest.mark.parametrize(
     ("data", "line"),
     [
