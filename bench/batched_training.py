@@ -4,7 +4,7 @@ another and ``sessions`` episodes at once, to the same plateau in less wall time
 Prints one JSON line per learner of ``configs/quickstart.toml`` (`{"name":
 "batched_training_s", "agent": ..., ...}`): the wall time of its training (greedy checkpoints
 included) summed over seeds, serial and batched, and their ratio; for each, where the
-learning curve stopped moving (`evaluation.analysis.metrics.plateau`) and the level it reached (mean
+learning curve stopped moving (`evaluation.analysis.summary.plateau`) and the level it reached (mean
 greedy PnL of the last three checkpoints, dollars per episode, with a 95% bootstrap interval
 over seeds); and the difference of the levels, batched less serial, paired by seed (the same
 market randomness). ``python bench/batched_training.py --seeds 16 --sessions 4 16`` (the
@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tradearena.evaluation.analysis.metrics import bootstrap_ci, plateau
+from tradearena.evaluation.analysis.metrics import bootstrap_ci
+from tradearena.evaluation.analysis.summary import plateau
 from tradearena.evaluation.experiment.config import load_config
 from tradearena.evaluation.experiment.rollout import trained_alone
 from tradearena.evaluation.experiment.schema import Training
@@ -43,8 +44,10 @@ def train(
     ``episodes`` episodes with ``sessions`` sessions at once."""
     training = {"sessions": sessions, "episodes": episodes}
     config = load_config(QUICKSTART, {"seeds": seeds, "training": training})
-    index, spec = next((i, s) for i, s in enumerate(config["agents"]) if s["label"] == agent)
-    spec = {**spec, "params": {**spec["params"], **params}}
+    index = config.index(agent)
+    spec = dataclasses.replace(
+        config.agents[index], params={**config.agents[index].params, **params}
+    )
     seconds, rows = 0.0, []
     for job in plan(config):
         if job.labels != (agent,):
@@ -53,7 +56,7 @@ def train(
         _, records = trained_alone(config, job, spec, index)
         seconds += time.perf_counter() - start
         rows += [dataclasses.asdict(r) | {"seed": job.seed} for r in records if r.phase == "eval"]
-    return seconds, pd.DataFrame(rows), config["training"]
+    return seconds, pd.DataFrame(rows), config.training
 
 
 def levels(records: pd.DataFrame, training: Training) -> np.ndarray:

@@ -26,13 +26,12 @@ import torch
 
 from tradearena.envs.batch import BatchedMarket
 from tradearena.envs.seats import SeatedMarket
-from tradearena.evaluation.experiment.config import load_config
+from tradearena.evaluation.experiment.config import AgentEntry, load_config
 from tradearena.evaluation.experiment.rollout import (
     AGENT,
     TEST,
     TRAIN,
     build_agent,
-    market_spec,
     seed_int,
     seed_sequence,
 )
@@ -56,13 +55,13 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)  # small networks: one thread is fastest (as bench/deep.py)
     config = load_config(QUICKSTART)
-    market = market_spec(config)
-    tests = [seed_sequence(config, 0, TEST, 0, e) for e in range(config["testing"].episodes)]
-    specs = [s for s in config["agents"] if s["id"] not in NOT_LEARNING]
-    specs += [{"id": name, "label": name, "params": {}} for name in args.learners]
-    reference = build_agent({"id": "avellaneda_stoikov", "params": {}}, market, 0)
+    market = config.market
+    tests = [seed_sequence(config, 0, TEST, 0, e) for e in range(config.testing.episodes)]
+    specs = [s for s in config.agents if s.id not in NOT_LEARNING]
+    specs += [AgentEntry(name, name) for name in args.learners]
+    reference = build_agent(AgentEntry("avellaneda_stoikov"), market, 0)
     target = args.fraction * greedy_pnl(SeatedMarket(market, [reference]), tests)
-    warm_up = build_agent({"id": "dqn", "params": {"learning_starts": 8}}, market, 0, 1)
+    warm_up = build_agent(AgentEntry("dqn", params={"learning_starts": 8}), market, 0, 1)
     SeatedMarket(market, [warm_up], learners=(0,)).play(0, learn=True)
     for index, spec in enumerate(specs):
         seed = seed_int(config, 0, AGENT, index)
@@ -84,7 +83,7 @@ def main() -> None:
             json.dumps(
                 {
                     "name": "time_to_skill_s",
-                    "agent": spec["label"],
+                    "agent": spec.label,
                     "value": round(seconds, 2) if reached else None,
                     "unit": "s",
                     "reached": bool(reached),

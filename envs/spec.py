@@ -458,6 +458,8 @@ def _check(spec: MarketSpec) -> None:
     steps = f"in [1, {MAX_STEPS:,}] steps"
     need(spec.n_steps is None or 1 <= spec.n_steps <= MAX_STEPS, "n_steps", steps)
     need(spec.day_steps is None or 1 <= spec.day_steps <= MAX_STEPS, "day_steps", steps)
+    longer = spec.tape is not None or None in (spec.day_steps, spec.n_steps)  # a tape: its day
+    need(longer or spec.day_steps >= spec.n_steps, "day_steps", f">= n_steps ({spec.n_steps})")
     window = spec.window_steps
     ok = window is None or (
         isinstance(window, tuple)

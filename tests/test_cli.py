@@ -19,7 +19,6 @@ from tradearena.envs.simulator.traders import rmsc04
 from tradearena.envs.tasks import TASKS
 from tradearena.evaluation.cli.main import main
 from tradearena.evaluation.experiment.config import load_config
-from tradearena.evaluation.experiment.rollout import market_spec
 
 
 @pytest.fixture(scope="module")
@@ -367,7 +366,7 @@ def test_calibrate_prints_the_estimates_and_the_tuned_risk_aversion(capsys):
     path = Path(__file__).resolve().parents[1] / "configs" / "quickstart.toml"
     assert main(["calibrate", str(path)]) == 0
     out = capsys.readouterr().out
-    spec = market_spec(load_config(path))
+    spec = load_config(path).market
     estimate = calibrate_market(spec)
     maker = agents.make("avellaneda_stoikov", market_spec=spec)
     assert f"sigma {estimate.sigma:.3f} ticks/step" in out

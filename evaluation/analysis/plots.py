@@ -24,9 +24,9 @@ from tradearena.evaluation.analysis.dynamics import (
     rest_points_on_face,
     simplex_grid,
 )
-from tradearena.evaluation.analysis.metrics import Checkpointing
 from tradearena.evaluation.analysis.payoffs import PayoffTable
 from tradearena.evaluation.analysis.roles import RoleTable, role_gains
+from tradearena.evaluation.analysis.summary import Checkpointing
 
 __all__ = [
     "dynamics_figure",
@@ -62,7 +62,7 @@ def sharpe_bars(
     metric: str = "sharpe",
 ) -> Axes:
     """Bars of ``metric`` per agent with their confidence intervals (``metric_low`` /
-    ``metric_high`` columns of `evaluation.analysis.metrics.summary_table`), for one condition.
+    ``metric_high`` columns of `evaluation.analysis.summary.summary_table`), for one condition.
     An agent whose ``metric`` is NaN has no bar but a label in its place: "no trades" for one
     that made nothing and held no share (a ratio of 0 over 0), "undefined" otherwise."""
     ax = axes_or_new(ax)

@@ -47,9 +47,9 @@ def run_command(args: argparse.Namespace) -> int:
         from tradearena.evaluation.experiment.kinds import KINDS, Driven
 
         jobs = plan(config)
-        later = isinstance(KINDS[config["kind"]], Driven)  # the later rounds follow its results
+        later = isinstance(KINDS[config.kind], Driven)  # the later rounds follow its results
         first = " in its first round (the next are planned from its results)" if later else ""
-        print(f"{args.config}: {config['kind']} experiment, {len(jobs)} jobs{first}, valid")
+        print(f"{args.config}: {config.kind} experiment, {len(jobs)} jobs{first}, valid")
         for job in jobs:
             print(f"  {job.id}")
         return 0
@@ -80,7 +80,8 @@ def report(outcome) -> int:
     the exit status: 1 if a job failed."""
     if outcome.skipped:
         print(f"resumed: {outcome.skipped} finished jobs skipped")
-    print(format_game(outcome.directory) or format_summary(outcome.summary))
+    roles = bool(outcome.config.tournament.roles)
+    print(format_game(outcome.directory, roles) or format_summary(outcome.summary))
     equilibria = outcome.directory / "equilibria.csv"
     if equilibria.exists():
         from tradearena.evaluation.analysis.games import format_equilibria
@@ -155,17 +156,16 @@ def tasks_command(args: argparse.Namespace) -> int:
 
 def calibrate_command(args: argparse.Namespace) -> int:
     from tradearena.envs.tasks import TASKS
-    from tradearena.evaluation.experiment.config import load_config
-    from tradearena.evaluation.experiment.rollout import build_agent, market_spec
+    from tradearena.evaluation.experiment.config import AgentEntry, load_config
+    from tradearena.evaluation.experiment.rollout import build_agent
 
     config = load_config(args.config)
-    market = market_spec(config)
+    market = config.market
     reference = TASKS[market.task].reference
     if not reference:
         print(f"task {market.task!r} has no reference policy to calibrate")
         return 0
-    specs = [s for s in config["agents"] if s["id"] == reference]
-    specs = specs or [{"id": reference, "label": reference, "params": {}}]
+    specs = [s for s in config.agents if s.id == reference] or [AgentEntry(reference, reference)]
     for spec in specs:
         calibration = build_agent(spec, market, seed=0).calibration
         estimate = calibration.pop("market", None)
@@ -178,7 +178,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
             )
         tuned = {k: v for k, v in calibration.items() if k.endswith("_sharpes")}
         values = ", ".join(f"{k} {v:.4g}" for k, v in calibration.items() if k not in tuned)
-        print(f"{spec['label']}: {values}")
+        print(f"{spec.label}: {values}")
         for key, sharpes in tuned.items():
             grid = ", ".join(f"{g:g}: {s:.2f}" for g, s in sharpes.items())
             print(f"  tuning Sharpe by {key.removesuffix('_sharpes')}: {grid}")

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
 
-def format_game(directory: Path) -> str | None:
+def format_game(directory: Path, roles: bool = False) -> str | None:
     """A tournament's game as text: `format_payoffs` of its payoff table (of its DPR game when
-    it has one), or a role game's table; None for a run without one."""
+    it has one), or a role game's table (``roles``: the run's game has roles); None for a run
+    without one."""
     reduced = directory / "payoffs_reduced.csv"
     if reduced.exists():
         return format_payoffs(reduced)
     payoffs = directory / "payoffs.csv"
     if not payoffs.exists():
         return None
-    if tomllib.loads((directory / "config.toml").read_text()).get("tournament", {}).get("roles"):
+    if roles:
         import pandas as pd
 
         frame = pd.read_csv(payoffs)

@@ -1,4 +1,4 @@
-"""Experiment files: TOML read, checked against a schema, defaults filled in.
+"""Experiment files: TOML read once, checked against a schema, typed, defaults filled in.
 
 Every mistake a user can make in a file (an unknown key, a wrong type, a value out of range,
 an unknown agent or trader, a missing data file) raises `ConfigError` naming the file, the
@@ -6,15 +6,18 @@ line and the field, before any work is done::
 
     configs/x.toml, line 14: agents[1].id: unknown agent 'raq' (did you mean 'raql'?); ...
 
-The ``[market]`` table holds the fields of `envs.spec.MarketSpec`, with its defaults (its
-task's market for the fields the task defaults). An agent is labelled in the tables by its
-``label``, else by its class's ``name`` (a registry id's own). A ``"module:ClassName"`` agent
-is imported from the folder the command runs in or the file's folder (``agent_folders``, which
-the jobs carry to the workers). The checked config is plain data (dicts, lists, numbers,
-strings): jobs carry it to workers. The tables that only the experiment machinery reads are
-checked into small typed sections once (`evaluation.experiment.schema.Training`, `Testing`,
-`Tournament`, `Psro`, `Perturbation`, `Output`, whose defaults are the schema's below) and read by
-attribute afterwards.
+A checked file is a `Config` (`evaluation.experiment.schema`): typed, frozen sections that the
+kinds, the command line and the reports read by attribute, and the file's text as run. The
+``[market]`` table holds the fields of `envs.spec.MarketSpec`, with its defaults (its task's
+market for the fields the task defaults), and is one. An agent is labelled in the tables by its
+``label``, else by its class's ``name`` (a registry id's own). A ``"module:ClassName"`` agent is
+imported from the folder the command runs in or the file's folder (``agent_folders``, which the
+jobs carry to the workers).
+
+Paths resolve against the file's folder: a tape, a saved agent (``from``), and every file a
+trader names (the parameters its class declares in ``file_parameters``, say a learned flow's
+``model``). Such a trader file is checked, with the files it names, before anything runs, and
+a run keeps its own copy of it (`trader_files`): the text as run names the copies.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import dataclasses
 import os
 import re
 import tomllib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +49,18 @@ from tradearena.evaluation.experiment.schema import (
     MAX_SEEDS,
     MAX_SESSIONS,
     REQUIRED,
-    SECTIONS,
+    AgentEntry,
+    Config,
     ConfigError,
     Field,
     Locator,
+    Output,
     Perturbation,
+    Psro,
+    Role,
+    Testing,
+    Tournament,
+    Training,
     check_table,
     non_negative,
     one_of,
@@ -59,14 +70,21 @@ from tradearena.evaluation.experiment.schema import (
 from tradearena.evaluation.experiment.trained import load_saved, saved_source
 
 __all__ = [
+    "MODELS",
+    "AgentEntry",
+    "Config",
     "ConfigError",
+    "checked_market",
     "command_line",
-    "config_locator",
-    "config_text",
+    "config_tables",
     "load_config",
     "load_market",
+    "market_table",
     "merge",
     "parse_config",
+    "read_file",
+    "read_text",
+    "trader_files",
 ]
 
 _MARKET_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
@@ -252,45 +270,42 @@ TOP = {
     ),
 }
 OPTIONAL_SECTIONS = ("perturbations",)
-
 """Tables that only some kinds read (`SECTIONS` of the kind's module)."""
+ROLE_KEYS = ("seats", "strategies")
+"""The keys of one role's table (``[tournament] roles``)."""
+MODELS = "models"
+"""The run directory's folder of the files its traders name: the n-th (`trader_files`) in
+``models/<n>/``, under its own name, beside the files it names."""
 
 
-def load_config(path: str | Path, overrides: dict | None = None) -> dict[str, Any]:
+def load_config(
+    path: str | Path,
+    overrides: dict | None = None,
+    *,
+    prepare: Callable[[Output], None] | None = None,
+) -> Config:
     """Read and check an experiment file; `ConfigError` names what is wrong and where.
 
     ``overrides`` (nested like the file, e.g. ``{"seeds": 1, "training": {"episodes": 2}}``)
     replace values of the file before it is checked; the config then records the merged file
     (comments dropped) as its text. A tape file among them (``{"market": {"tape": ...}}``) is
-    the caller's: relative to the current folder, not to the file's."""
+    the caller's: relative to the current folder, not to the file's. ``prepare`` is called with
+    the ``[output]`` table once the schema is checked, before any agent is built (the runner
+    takes its run directory's calibrations there)."""
     path = Path(path)
-    text, where = config_text(path, overrides), config_locator(path, overrides)
-    return parse_config(text, source=str(path), base=path.parent, where=where)
-
-
-def config_text(path: str | Path, overrides: dict | None = None) -> str:
-    """The TOML text of the experiment file at ``path`` with ``overrides`` applied (see
-    `load_config`), unchecked."""
-    path = Path(path)
-    text = read_text(path, "experiment file")
-    market = (overrides or {}).get("market")
-    tape = market.get("tape") if isinstance(market, dict) else None
-    if isinstance(tape, str) and tape and tape != SYNTHETIC and "$" not in tape:
-        overrides = merge(overrides, {"market": {"tape": os.path.abspath(Path(tape).expanduser())}})
+    written = read_text(path, "experiment file")
+    raw = _tables(written, str(path))
+    text = written
     if overrides:
-        try:
-            text = tomli_w.dumps(merge(tomllib.loads(text), overrides))
-        except tomllib.TOMLDecodeError as error:
-            raise ConfigError(f"{path}: not valid TOML: {error}") from None
-    return text
-
-
-def config_locator(path: str | Path, overrides: dict | None = None) -> Locator:
-    """The `Locator` of the experiment file at ``path``: lines of the file as written, and the
-    keys ``overrides`` replaced named by their ``--set KEY=VALUE``."""
-    path = Path(path)
-    text = read_text(path, "experiment file")
-    return Locator(text, str(path), given=command_line(overrides or {}))
+        market = overrides.get("market")
+        tape = market.get("tape") if isinstance(market, dict) else None
+        if isinstance(tape, str) and tape and tape != SYNTHETIC and "$" not in tape:
+            here = os.path.abspath(Path(tape).expanduser())
+            overrides = merge(overrides, {"market": {"tape": here}})
+        raw = merge(raw, overrides)
+        text = tomli_w.dumps(raw)
+    where = Locator(written, str(path), given=command_line(overrides or {}))
+    return _config(raw, text, where, base=path.parent, complete=True, prepare=prepare)
 
 
 def read_text(path: Path, what: str) -> str:
@@ -305,6 +320,22 @@ def read_text(path: Path, what: str) -> str:
         raise ConfigError(
             f"{path}, line {line}: the {what} is not UTF-8 text (save it as UTF-8)"
         ) from None
+
+
+def read_file(path: str | Path, what: str) -> tuple[dict[str, Any], Locator]:
+    """The TOML tables of the file at ``path`` (``what`` it is, for messages) and the
+    `Locator` of its text; `ConfigError` naming it when it cannot be read or is not TOML."""
+    path = Path(path)
+    text = read_text(path, what)
+    return _tables(text, str(path)), Locator(text, str(path))
+
+
+def _tables(text: str, source: str) -> dict[str, Any]:
+    """The tables of the TOML ``text``; `ConfigError` naming ``source`` when it is not TOML."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{source}: not valid TOML: {error}") from None
 
 
 def command_line(overrides: dict, prefix: tuple = ()) -> dict[tuple, str]:
@@ -322,17 +353,26 @@ def command_line(overrides: dict, prefix: tuple = ()) -> dict[tuple, str]:
 
 def load_market(path: str | Path) -> MarketSpec:
     """The `MarketSpec` of a TOML file's ``[market]`` table (an experiment file, or a file of
-    that table alone), checked as `load_config` checks it; tape paths resolve against the
+    that table alone), checked as `load_config` checks it; its paths resolve against the
     file's folder. `ConfigError` names what is wrong and where."""
     path = Path(path)
-    text = read_text(path, "market file")
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: not valid TOML: {error}") from None
-    where = Locator(text, str(path))
-    market = check_table(raw.get("market", {}), MARKET, ("market",), where)
-    return _check_market(market, where, path.parent)
+    tables, where = read_file(path, "market file")
+    return checked_market(tables, where, path.parent)
+
+
+def checked_market(
+    tables: dict[str, Any], where: Locator, base: Path, *, complete: bool = True
+) -> MarketSpec:
+    """The `MarketSpec` of the ``[market]`` table of a file's ``tables`` (none: the default
+    market), its paths resolved against ``base``; checked as `load_config` checks it, or
+    (``complete=False``) as `parse_config` checks a finished run's (its data files not looked
+    for, a tape naming an environment variable kept as written); errors located by
+    ``where``."""
+    table = tables.get("market", {})
+    if not isinstance(table, dict):
+        raise where.error(("market",), f"expected a table, got {table!r}")
+    checked = check_table(table, MARKET, ("market",), where)
+    return _market(checked, where, base, complete=complete)
 
 
 def merge(base: dict, overrides: dict) -> dict:
@@ -353,157 +393,327 @@ def parse_config(
     base: Path | None = None,
     complete: bool = True,
     where: Locator | None = None,
-) -> dict:
-    """Check the TOML ``text`` of an experiment; relative data paths resolve against ``base``
-    (default: the working directory). With ``complete=False`` only the schema is checked and
-    the defaults filled (agents are not loaded, data files not looked for): reading a
-    finished run's config. ``where`` locates errors (default: in ``text`` itself;
-    `config_locator` for a file with ``--set`` overrides)."""
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{source}: not valid TOML: {error}") from None
+) -> Config:
+    """Check the TOML ``text`` of an experiment; relative paths resolve against ``base``
+    (default: the working directory). With ``complete=False`` only the schema is checked, the
+    defaults filled and the market built (agents are not loaded, data files not looked for):
+    reading a finished run's config. ``where`` locates errors (default: in ``text``
+    itself)."""
+    tables = _tables(text, source)
     where = where or Locator(text, source)
-    config = check_table(raw, TOP, (), where)
-    config["output"]["dir"] = config["output"]["dir"] or f"runs/{config['name'] or config['kind']}"
-    for key, section in SECTIONS.items():
-        config[key] = section(**config[key])
-    config["perturbations"] = [Perturbation(**table) for table in config["perturbations"]]
+    return _config(tables, text, where, base=base or Path.cwd(), complete=complete)
+
+
+def _config(
+    raw: dict[str, Any],
+    text: str,
+    where: Locator,
+    *,
+    base: Path,
+    complete: bool,
+    prepare: Callable[[Output], None] | None = None,
+) -> Config:
+    """The `Config` of the tables ``raw`` of ``text`` (see `parse_config`)."""
+    checked = check_table(raw, TOP, (), where)
+    given = checked["output"]
+    output = Output(given["dir"] or f"runs/{checked['name'] or checked['kind']}", given["figures"])
+    if prepare is not None:
+        prepare(output)
+    folders: tuple[str, ...] = ()
     if complete:
-        base = base or Path.cwd()
-        config["agent_folders"] = list(dict.fromkeys([os.getcwd(), str(base.resolve())]))
-        agents.add_folders(*config["agent_folders"])
-        named = _check_semantics(config, where, base)
-        # what the text must carry, so that a finished run reads as it ran and resumes only on
-        # the same data: the labels its check gave, the file an environment variable named
-        variable = "$" in raw.get("market", {}).get("tape", "")
-        if named or variable:
-            for i, label in named.items():
-                raw["agents"][i]["label"] = label
-            if variable:
-                raw["market"]["tape"] = config["market"]["tape"]
-            text = tomli_w.dumps(raw)
-    for spec in config["agents"]:
-        spec["label"] = spec["label"] or spec["id"].rpartition(":")[2]
-    config["source_text"] = text
-    config["source_tables"] = tomllib.loads(text)  # the tables as the text holds them
-    return config
+        folders = tuple(dict.fromkeys([os.getcwd(), str(base.resolve())]))
+        agents.add_folders(*folders)
+        if not checked["agents"]:
+            raise where.error(("agents",), "an experiment needs at least one [[agents]] table")
+    market = _market(checked["market"], where, base, complete)
+    if complete:
+        entries = _checked_agents(checked, market, where, base)
+    else:
+        entries = tuple(_entry(table, base) for table in checked["agents"])
+    settings = checked["tournament"]
+    learner = checked["psro"]["learner"]
+    config = Config(
+        kind=checked["kind"],
+        name=checked["name"],
+        seeds=checked["seeds"],
+        root_seed=checked["root_seed"],
+        market=market,
+        training=Training(**checked["training"]),
+        testing=Testing(**checked["testing"]),
+        agents=entries,
+        perturbations=_perturbations(checked["perturbations"], entries, complete),
+        tournament=Tournament(**{**settings, "roles": _roles(settings["roles"], where)}),
+        psro=Psro(**{**checked["psro"], "learner": _entry(learner, base)}),
+        output=output,
+        text=text,
+        agent_folders=folders,
+    )
+    if not complete:
+        return config
+    _check_kind(config, where)
+    return dataclasses.replace(config, text=_as_run(raw, text, config))
 
 
-def _check_semantics(config: dict, where: Locator, base: Path) -> dict[int, str]:
-    """What the schema cannot say: the market is usable, agents resolve and build in it, data
-    files exist, the parts fit the kind. Labels the agents given none; returns those labels
-    (by index) that differ from the id's last part, the label a finished run's file gives."""
-    if not config["agents"]:
-        raise where.error(("agents",), "an experiment needs at least one [[agents]] table")
-    market = _check_market(config["market"], where, base)
-    labels, named = [], {}
-    for i, spec in enumerate(config["agents"]):
+def _entry(table: dict[str, Any], base: Path, named: str = "") -> AgentEntry:
+    """The `AgentEntry` of a checked agent table (or of PSRO's learner, which has neither
+    ``from`` nor ``train``): labelled by its ``label``, else ``named``, else its id's last
+    part (what a finished run's text reads as); its ``from`` resolved against ``base``."""
+    saved = table.get("from", "")
+    return AgentEntry(
+        id=table["id"],
+        label=table["label"] or named or _written_label(table),
+        params=table["params"],
+        saved=os.path.abspath(base / Path(saved).expanduser()) if saved else "",
+        train=table.get("train", True),
+    )
+
+
+def _written_label(table: dict[str, Any]) -> str:
+    """The label of an agent table as a finished run reads it: its ``label``, else its id's
+    last part."""
+    return table.get("label") or table["id"].rpartition(":")[2]
+
+
+def _checked_agents(
+    checked: dict, market: MarketSpec, where: Locator, base: Path
+) -> tuple[AgentEntry, ...]:
+    """The agents of a checked file: each resolves (labelled by its class's name when the
+    table gives none) and builds in ``market``, or loads from where its ``from`` says for
+    every seed; their labels are distinct."""
+    entries = []
+    for i, table in enumerate(checked["agents"]):
         try:
-            cls = agents.resolve(spec["id"])
+            cls = agents.resolve(table["id"])
         except ValueError as error:
             raise where.error(("agents", i, "id"), str(error)) from None
-        if not spec["label"]:
-            spec["label"] = cls.name if cls.name != Agent.name else cls.__name__
-            if spec["label"] != spec["id"].rpartition(":")[2]:
-                named[i] = spec["label"]
-        if spec["from"]:
-            _check_saved(spec, market, config["seeds"], ("agents", i), where, base)
+        entry = _entry(table, base, cls.name if cls.name != Agent.name else cls.__name__)
+        if entry.saved:
+            _check_saved(entry, table, market, checked["seeds"], ("agents", i), where)
         else:
             try:
-                build_agent(spec, market, seed=0)
+                build_agent(entry, market, seed=0)
             except (TypeError, ValueError) as error:
                 raise where.error(("agents", i, "params"), str(error)) from None
-        labels.append(spec["label"])
+        entries.append(entry)
+    labels = [entry.label for entry in entries]
     for i, label in enumerate(labels):
         if label in labels[:i]:
             raise where.error(
                 ("agents", i, "label"), f"agent labels must be distinct, got {labels}"
             )
-    kind = KINDS[config["kind"]]
+    return tuple(entries)
+
+
+def _check_saved(
+    entry: AgentEntry, table: dict, market: MarketSpec, seeds: int, path: tuple, where: Locator
+) -> None:
+    """An agent table with ``from``: no ``params`` (the saved ones are kept), and the saved
+    agent of every seed index loads (this build wrote it, it is the table's ``id``, it fits
+    this market)."""
+    if table["params"]:
+        raise where.error(path + ("params",), "an agent loaded with from keeps its saved params")
+    for seed in range(seeds):
+        try:
+            saved = read_header(saved_source(entry.saved, seed))["id"]
+            if saved != entry.id:
+                raise UserError(f"{saved_source(entry.saved, seed)} holds {saved!r}")
+            load_saved(entry, market, seed)
+        except UserError as error:
+            raise where.error(path + ("from",), str(error)) from None
+
+
+def _perturbations(
+    tables: list[dict], entries: tuple[AgentEntry, ...], complete: bool
+) -> tuple[Perturbation, ...]:
+    """The test conditions; checked (``complete``), an adversary without a ``source`` is the
+    first agent's that trains one."""
+    conditions = tuple(Perturbation(**table) for table in tables)
+    if not complete or all(c.type != "adversary" or c.source for c in conditions):
+        return conditions
+    sources = [e.label for e in entries if agents.resolve(e.id).trains_adversary]
+    first = next(iter(sources), "")
+    return tuple(
+        dataclasses.replace(c, source=first) if c.type == "adversary" and not c.source else c
+        for c in conditions
+    )
+
+
+def _roles(roles: dict[str, Any], where: Locator) -> dict[str, Role]:
+    """The roles of ``[tournament] roles``: each a table of `ROLE_KEYS`, ``seats`` an integer
+    >= 1, ``strategies`` distinct labels (that they are the agents' is the tournament's
+    check)."""
+    out = {}
+    for role, table in roles.items():
+        here = ("tournament", "roles", role)
+        if not isinstance(table, dict) or set(table) != set(ROLE_KEYS):
+            raise where.error(here, f"expected a table of {sorted(ROLE_KEYS)}, got {table!r}")
+        seats, own = table["seats"], table["strategies"]
+        if isinstance(seats, bool) or not isinstance(seats, int) or seats < 1:
+            raise where.error((*here, "seats"), f"must be an integer >= 1, got {seats!r}")
+        distinct = isinstance(own, list) and all(isinstance(s, str) for s in own)
+        if not distinct or not own or len(set(own)) != len(own):
+            raise where.error((*here, "strategies"), f"expected distinct labels, got {own!r}")
+        out[role] = Role(seats, tuple(own))
+    return out
+
+
+def _check_kind(config: Config, where: Locator) -> None:
+    """What the schema cannot say of the parts: each optional table belongs to the kind, the
+    kind's own check passes, and the experiment plans at most `MAX_JOBS` jobs."""
+    kind = KINDS[config.kind]
     for section in OPTIONAL_SECTIONS:
-        if config[section] and section not in kind.SECTIONS:
+        if getattr(config, section) and section not in kind.SECTIONS:
             owners = " or ".join(repr(n) for n, k in KINDS.items() if section in k.SECTIONS)
             raise where.error(
-                (section, 0), f"{section} belong to kind {owners}, not {config['kind']!r}"
+                (section, 0), f"{section} belong to kind {owners}, not {config.kind!r}"
             )
     kind.check(config, where)
     jobs = len(kind.plan(config))
     if jobs > MAX_JOBS:
         raise where.error(
             ("seeds",),
-            f"the experiment plans {jobs:,} jobs ({config['seeds']:,} seeds), more than the "
+            f"the experiment plans {jobs:,} jobs ({config.seeds:,} seeds), more than the "
             f"{MAX_JOBS:,} a run may have",
         )
-    return named
 
 
-def _check_saved(
-    spec: dict, market: MarketSpec, seeds: int, path: tuple, where: Locator, base: Path
-) -> None:
-    """An agent table with ``from``: the saved agent of every seed index loads (this build
-    wrote it, it is the table's ``id``, it fits this market); ``from`` made absolute
-    (resolved against ``base``); no ``params`` (the saved ones are kept)."""
-    if spec["params"]:
-        raise where.error(path + ("params",), "an agent loaded with from keeps its saved params")
-    source = Path(spec["from"]).expanduser()
-    spec["from"] = str(source if source.is_absolute() else base / source)
-    for seed in range(seeds):
-        try:
-            saved = read_header(saved_source(spec["from"], seed))["id"]
-            if saved != spec["id"]:
-                raise UserError(f"{saved_source(spec['from'], seed)} holds {saved!r}")
-            load_saved(spec, market, seed)
-        except UserError as error:
-            raise where.error(path + ("from",), str(error)) from None
+def _as_run(raw: dict[str, Any], text: str, config: Config) -> str:
+    """The text as run of a checked ``config`` read from ``text`` (whose tables are ``raw``):
+    what a finished run must read as it ran, from its own directory, and resume only on the
+    same data. The labels the check gave, the tape's absolute path (the file an environment
+    variable named), saved agents' absolute paths, and the run directory's copy of each file
+    a trader names (`trader_files`); ``text`` itself when none of these changes it (its
+    comments kept)."""
+    edits: list[tuple[dict, str, object]] = []  # (table, key, value as run)
+    for table, entry in zip(raw.get("agents", []), config.agents):
+        if _written_label(table) != entry.label:
+            edits.append((table, "label", entry.label))
+        if entry.saved and table.get("from") != entry.saved:
+            edits.append((table, "from", entry.saved))
+    market = raw.get("market", {})
+    tape = config.market.tape
+    if isinstance(tape, str) and tape != SYNTHETIC and market.get("tape") != tape:
+        edits.append((market, "tape", tape))
+    traders = market.get("traders", [])
+    for n, (i, name, path) in enumerate(_declared(config.market)):
+        edits.append((traders[i], name, f"{MODELS}/{n}/{path.name}"))
+    if not edits:
+        return text
+    for table, key, value in edits:
+        table[key] = value
+    return tomli_w.dumps(raw)
 
 
-def resolve_model(trader: dict, base: Path) -> None:
-    """A learned flow's ``model`` file (a trader table's), relative to ``base``, made
-    absolute in place; other tables are left alone."""
-    if trader.get("type") == "LearnedFlow" and isinstance(trader.get("model"), str):
-        model = Path(trader["model"]).expanduser()
-        trader["model"] = str(model if model.is_absolute() else (base / model).resolve())
-
-
-def _check_market(market: dict, where: Locator, base: Path) -> MarketSpec:
-    """The market table as a `MarketSpec`: traders take their parameters (a learned flow's
-    ``model`` file resolved against ``base``), the tape file (or
-    a converted directory, or a recording's directory) exists (resolved against ``base``,
-    or against the current folder when an environment variable gave it, as ``--set``
-    does) and reads to its end (a wrong file, a malformed row or a truncated recording is
-    blamed on ``market.tape``), every value is one the spec accepts."""
-    for i, spec in enumerate(market["traders"]):
-        if not isinstance(spec, dict):
-            raise where.error(
-                ("market", "traders", i),
-                f'expected a table {{type = "...", ...}} (one of {sorted(TRADERS)}), got {spec!r}',
-            )
-        if spec.get("type") not in TRADERS:
-            raise where.error(
-                ("market", "traders", i, "type"), not_one_of(spec.get("type"), sorted(TRADERS))
-            )
-        resolve_model(spec, base)
-        try:
-            build_trader(spec["type"], {k: v for k, v in spec.items() if k != "type"})
-        except ParameterError as error:
-            raise where.error(("market", "traders", i, *error.path), error.reason) from None
-    if market["tape"] and market["tape"] != SYNTHETIC:
-        tape = Path(_expanded(market["tape"], where)).expanduser()
-        given = Path.cwd() if "$" in market["tape"] else base  # a variable's: from here
-        tape = tape if tape.is_absolute() else given / tape
-        if not tape.exists():
-            raise where.error(("market", "tape"), f"no such file or directory: {tape}")
-        market["tape"] = str(tape)
+# ----------------------------------------------------------------------------- the market
+def _market(table: dict, where: Locator, base: Path, complete: bool) -> MarketSpec:
+    """The checked market table as a `MarketSpec`: traders take their parameters, the files
+    they name resolved against ``base`` (and, ``complete``, checked with the files they name:
+    `envs.simulator.traders.Trader.file_parts`); the tape file (or a converted directory, or a
+    recording's directory) resolved against ``base``, or against the current folder when an
+    environment variable gave it, as ``--set`` does, and (``complete``) found and read to its
+    end (a wrong file, a malformed row or a truncated recording is blamed on
+    ``market.tape``); every value is one the spec accepts."""
+    traders = tuple(
+        _trader(trader, ("market", "traders", i), where, base, complete)
+        for i, trader in enumerate(table["traders"])
+    )
+    tape = table["tape"]
+    if tape and tape != SYNTHETIC and (complete or "$" not in tape):
+        given = Path.cwd() if "$" in tape else base  # a variable's: from here
+        path = Path(os.path.abspath(given / Path(_expanded(tape, where)).expanduser()))
+        if complete and not path.exists():
+            raise where.error(("market", "tape"), f"no such file or directory: {path}")
+        tape = str(path)
     try:
-        spec = MarketSpec(**market)
-        if market["tape"] and market["tape"] != SYNTHETIC:
+        spec = MarketSpec(**{**table, "traders": traders, "tape": tape})
+        if complete and tape and tape != SYNTHETIC:
             spec.replayed_tape()  # read to its end once: bad content is the tape's, found here
     except SpecError as error:
         raise where.error(("market", *error.path), error.reason) from None
     except UserError as error:
         raise where.error(("market", "tape"), str(error)) from None
     return spec
+
+
+def _trader(trader: object, path: tuple, where: Locator, base: Path, complete: bool) -> dict:
+    """A ``[[market.traders]]`` table of a known type, the files it names absolute (resolved
+    against ``base``, links followed); checked (``complete``): those files and the files they
+    name are regular files (`Trader.file_parts`), and the trader builds."""
+    if not isinstance(trader, dict):
+        raise where.error(
+            path,
+            f'expected a table {{type = "...", ...}} (one of {sorted(TRADERS)}), got {trader!r}',
+        )
+    kind = trader.get("type")
+    if kind not in TRADERS:
+        raise where.error((*path, "type"), not_one_of(kind, sorted(TRADERS)))
+    cls, table = TRADERS[kind], dict(trader)
+    try:
+        for name in cls.file_parameters:
+            if isinstance(table.get(name), str):
+                given = Path(table[name]).expanduser()
+                table[name] = str((given if given.is_absolute() else base / given).resolve())
+                if complete:
+                    cls.file_parts(name, Path(table[name]))
+        if complete:
+            build_trader(kind, {k: v for k, v in table.items() if k != "type"})
+    except ParameterError as error:
+        raise where.error((*path, *error.path), error.reason) from None
+    return table
+
+
+def _declared(market: MarketSpec) -> Iterator[tuple[int, str, Path]]:
+    """(trader index, parameter, file) of every file the market's traders name, in order."""
+    for i, trader in enumerate(market.traders):
+        if isinstance(trader, dict):
+            for name in TRADERS[trader["type"]].file_parameters:
+                if isinstance(trader.get(name), str):
+                    yield i, name, Path(trader[name])
+
+
+def trader_files(market: MarketSpec) -> list[tuple[str, list[Path]]]:
+    """The files the traders of a checked ``market`` name, each with the files it names
+    (`envs.simulator.traders.Trader.file_parts`): (the folder of a run directory that keeps
+    its copy, ``models/<n>``, its files), in the order of the text as run's names."""
+    return [
+        (f"{MODELS}/{n}", TRADERS[market.traders[i]["type"]].file_parts(name, path))
+        for n, (i, name, path) in enumerate(_declared(market))
+    ]
+
+
+def market_table(spec: MarketSpec) -> dict[str, Any]:
+    """``spec`` as a ``[market]`` table: every field the table holds (those that are None,
+    which TOML cannot write, left out: they read back as None)."""
+    return {k: v for k, v in spec.to_table().items() if k in MARKET and v is not None}
+
+
+def config_tables(config: Config) -> dict[str, Any]:
+    """``config`` as the tables of an experiment file, every key written out: the file that
+    `parse_config` reads back to it (its paths absolute, as the config holds them)."""
+    settings = dataclasses.asdict(config.tournament)
+    settings["roles"] = {
+        role: {"seats": r.seats, "strategies": list(r.strategies)}
+        for role, r in config.tournament.roles.items()
+    }
+    learner = config.psro.learner
+    return {
+        "kind": config.kind,
+        "name": config.name,
+        "seeds": config.seeds,
+        "root_seed": config.root_seed,
+        "market": market_table(config.market),
+        "training": dataclasses.asdict(config.training),
+        "testing": dataclasses.asdict(config.testing),
+        "agents": [entry.table() for entry in config.agents],
+        "perturbations": [dataclasses.asdict(p) for p in config.perturbations],
+        "tournament": settings,
+        "psro": {
+            "learner": {"id": learner.id, "label": learner.label, "params": learner.params},
+            "rounds": config.psro.rounds,
+            "threshold": config.psro.threshold,
+        },
+        "output": dataclasses.asdict(config.output),
+    }
 
 
 def _expanded(tape: str, where: Locator) -> str:

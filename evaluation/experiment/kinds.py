@@ -9,8 +9,9 @@ records) -> paths``, plus ``SECTIONS``, the optional config tables it reads. A k
 earlier ones (PSRO's rounds): it plans its jobs step by step, runs each step through
 ``execute`` (`evaluation.experiment.runner.Execution`) and reads what they stored with
 ``records(phase)``, ``plan`` then giving only the first step; and it may be
-`SavesStrategies`: ``agent_tables(config) -> {label: TOML table}``, the tables of the
-strategies it saves beyond the file's ``[[agents]]`` (for their cards).
+`SavesStrategies`: ``agent_entries(config) -> {label: AgentEntry}``, the entries of the
+strategies it saves beyond the file's ``[[agents]]`` (for their cards). ``config`` is the
+checked `evaluation.experiment.schema.Config`, read by attribute.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from tradearena.evaluation.experiment.store import EpisodeRecord, JobResult
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tradearena.evaluation.experiment.schema import Locator
+    from tradearena.evaluation.experiment.schema import AgentEntry, Config, Locator
 
 __all__ = [
     "CALIBRATIONS",
@@ -51,19 +52,19 @@ class Kind(Protocol):
     SECTIONS: tuple[str, ...]
     """The optional config tables it reads (besides market, training, testing, agents)."""
 
-    def check(self, config: dict, where: Locator) -> None:
+    def check(self, config: Config, where: Locator) -> None:
         """Check what the schema cannot say, raising through ``where``."""
 
-    def plan(self, config: dict) -> list[Job]:
+    def plan(self, config: Config) -> list[Job]:
         """The jobs of an experiment (of its first step, for a `Driven` kind)."""
 
     def run(self, job: Job) -> list[EpisodeRecord]:
         """Run one job: its records."""
 
-    def tables(self, directory: Path, config: dict, records: pd.DataFrame) -> pd.DataFrame:
+    def tables(self, directory: Path, config: Config, records: pd.DataFrame) -> pd.DataFrame:
         """Write the run's tables into ``directory``; return the summary."""
 
-    def figures(self, directory: Path, config: dict, records: pd.DataFrame) -> list[Path]:
+    def figures(self, directory: Path, config: Config, records: pd.DataFrame) -> list[Path]:
         """Draw the run's figures into ``directory``; return their paths."""
 
 
@@ -73,7 +74,7 @@ class Driven(Protocol):
 
     def drive(
         self,
-        config: dict,
+        config: Config,
         execute: Callable[[list[Job]], None],
         records: Callable[[str], pd.DataFrame],
     ) -> None:
@@ -85,8 +86,8 @@ class Driven(Protocol):
 class SavesStrategies(Protocol):
     """A kind that saves strategies beyond the file's ``[[agents]]``."""
 
-    def agent_tables(self, config: dict) -> dict[str, dict]:
-        """The TOML tables of those strategies, by label (for their cards)."""
+    def agent_entries(self, config: Config) -> dict[str, AgentEntry]:
+        """The agent entries of those strategies, by label (for their cards)."""
 
 
 class _Kinds(Mapping[str, Kind]):
@@ -123,9 +124,9 @@ def one_thread(job: Job) -> Iterator[None]:
     A sum split across threads adds in another order: a deep learner's arithmetic, and so its
     results, would depend on the threads of the process running the job (all the cores by
     default in the user's process, one in a Ray worker). Tiny networks run fastest on one."""
-    for spec in job.config["agents"]:
-        if spec["label"] in job.labels:
-            agents.resolve(spec["id"])
+    for spec in job.config.agents:
+        if spec.label in job.labels:
+            agents.resolve(spec.id)
     torch = sys.modules.get("torch")
     if torch is None:
         yield
@@ -144,12 +145,12 @@ def run_job(job: Job) -> JobResult:
     calibrations of its run directory reused; an exception (a custom agent's bug, say)
     becomes a failed result with its traceback instead of propagating."""
     start = time.perf_counter()
-    agents.add_folders(*job.config.get("agent_folders", ()))
+    agents.add_folders(*job.config.agent_folders)
     if job.directory:
         calibration.reuse(Path(job.directory) / CALIBRATIONS)
     try:
         with one_thread(job):
-            records = KINDS[job.config["kind"]].run(job)
+            records = KINDS[job.config.kind].run(job)
     except Exception:  # noqa: BLE001 - recorded with its traceback; the other jobs go on
         return JobResult(job.id, job.seed, (), time.perf_counter() - start, traceback.format_exc())
     return JobResult(job.id, job.seed, tuple(records), time.perf_counter() - start)

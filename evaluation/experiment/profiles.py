@@ -19,10 +19,10 @@ from tradearena.evaluation.experiment.rollout import (
     Job,
     episodes,
     keep_agent,
-    market_spec,
     seat_agent,
     seed_int,
 )
+from tradearena.evaluation.experiment.schema import AgentEntry
 from tradearena.evaluation.experiment.store import EpisodeRecord
 from tradearena.evaluation.experiment.trained import Checkpoints, agent_path
 
@@ -35,18 +35,17 @@ def play_profile(job: Job, key: str, *, pretrained: bool) -> list[EpisodeRecord]
     trained together in the profile and then saved), test; records of every seat, condition
     = ``key``."""
     config = job.config
-    index = {spec["label"]: i for i, spec in enumerate(config["agents"])}
-    specs = [config["agents"][index[label]] for label in job.labels]
-    market = market_spec(config)
+    specs = [config.agent(label) for label in job.labels]
+    market = config.market
     seat_agents = [
         saved_strategy(job, spec, market)
         if pretrained
         else seat_agent(
-            spec, market, job, seed_int(config, job.seed, AGENT, index[spec["label"]], seat)
+            spec, market, job, seed_int(config, job.seed, AGENT, config.index(spec.label), seat)
         )
         for seat, spec in enumerate(specs)
     ]
-    learners = () if pretrained else [seat for seat, spec in enumerate(specs) if spec["train"]]
+    learners = () if pretrained else [seat for seat, spec in enumerate(specs) if spec.train]
     seated = SeatedMarket(market, seat_agents, learners=learners)
     common = {
         "condition": 0,
@@ -64,7 +63,7 @@ def play_profile(job: Job, key: str, *, pretrained: bool) -> list[EpisodeRecord]
     return records + episodes(seated, config, job, phase=TEST, **common)
 
 
-def saved_strategy(job: Job, spec: dict, market: MarketSpec) -> Agent:
+def saved_strategy(job: Job, spec: AgentEntry, market: MarketSpec) -> Agent:
     """A frozen copy of the strategy of ``spec`` that the training job of this repetition
     saved in the run directory."""
     if not job.directory:
@@ -73,8 +72,8 @@ def saved_strategy(job: Job, spec: dict, market: MarketSpec) -> Agent:
             "in the run directory: run it with `tradearena run` "
             "(tradearena.evaluation.experiment.runner)"
         )
-    path = agent_path(job.directory, spec["label"], job.seed)
-    return agents.load(path, custom=(spec["id"],), market=market)
+    path = agent_path(job.directory, spec.label, job.seed)
+    return agents.load(path, custom=(spec.id,), market=market)
 
 
 def seat_payoffs(

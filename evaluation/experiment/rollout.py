@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,12 +29,14 @@ from tradearena.evaluation.experiment.trained import (
     load_saved,
 )
 
+if TYPE_CHECKING:
+    from tradearena.evaluation.experiment.schema import AgentEntry, Config
+
 __all__ = [
     "Job",
     "build_agent",
     "episodes",
     "keep_agent",
-    "market_spec",
     "opening_values",
     "seat_agent",
     "seed_int",
@@ -46,8 +49,9 @@ TRAIN, TEST, AGENT, ADVERSARY, SPARRING, EVALUATE, OPPONENTS = 0, 1, 2, 3, 4, 5,
 
 @dataclass(frozen=True)
 class Job:
-    """One unit of work: an experiment ``config`` (checked, plain data), the ``seed`` index and
-    the labels of the agents it trains (one for a compare job, all for a robustness job).
+    """One unit of work: an experiment ``config`` (a checked `Config`; a study of the market,
+    as ``fit`` and ``transfer`` are, gives its own), the ``seed`` index and the labels of the
+    agents it trains (one for a compare job, all for a robustness job).
     Jobs of a ``stage`` run after every job of the stages before (a pretrained tournament's
     profiles after its strategies' training). ``directory``: the run directory, where the job
     saves its agents and checkpoints (`evaluation.experiment.trained`); "" for none."""
@@ -55,70 +59,65 @@ class Job:
     id: str
     seed: int
     labels: tuple[str, ...]
-    config: dict
+    config: Any
     stage: int = 0
     directory: str = ""
 
 
-def seed_sequence(config: dict, *key: int) -> np.random.SeedSequence:
+def seed_sequence(config: Config, *key: int) -> np.random.SeedSequence:
     """The SeedSequence at spawn key ``key`` under the experiment's root seed."""
-    return np.random.SeedSequence(config["root_seed"], spawn_key=key)
+    return np.random.SeedSequence(config.root_seed, spawn_key=key)
 
 
-def seed_int(config: dict, *key: int) -> int:
+def seed_int(config: Config, *key: int) -> int:
     """A non-negative int seed drawn from `seed_sequence` (for agents that take ints)."""
     return int(seed_sequence(config, *key).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
 # ----------------------------------------------------------------------------- building
-def market_spec(config: dict) -> MarketSpec:
-    """The `MarketSpec` of an experiment's ``[market]`` table."""
-    return MarketSpec(**config["market"])
-
-
-def build_agent(spec: dict, market: MarketSpec, seed: int, episodes: int = 0) -> Agent:
-    """An agent from its config table, in a seat of ``market`` (`agents.make` passes the
+def build_agent(spec: AgentEntry, market: MarketSpec, seed: int, episodes: int = 0) -> Agent:
+    """A new agent of its config entry, in a seat of ``market`` (`agents.make` passes the
     spaces of the observation kind it reads, the seed, the spec and the planned training
     steps, ``episodes`` sessions of the market, to agents that take them)."""
-    kind = observation_kind(agents.resolve(spec["id"]))
+    kind = observation_kind(agents.resolve(spec.id))
     steps = market.n_steps or market.market(0).n_steps
     return agents.make(
-        spec["id"],
+        spec.id,
         **{
             "observation_space": market.observation_space(kind),
             "action_space": market.action_space,
             "seed": seed,
             "market_spec": market,
             "total_timesteps": max(episodes * steps, 1),
-            **spec["params"],
+            **spec.params,
         },
     )
 
 
-def seat_agent(spec: dict, market: MarketSpec, job: Job, seed: int) -> Agent:
-    """The agent of an experiment's agent table in a seat of ``market``: the saved one its
+def seat_agent(spec: AgentEntry, market: MarketSpec, job: Job, seed: int) -> Agent:
+    """The agent of an experiment's agent entry in a seat of ``market``: the saved one its
     ``from`` names (for the job's seed index), or a new one seeded with ``seed``."""
-    if spec["from"]:
+    if spec.saved:
         return load_saved(spec, market, job.seed)
-    return build_agent(spec, market, seed, job.config["training"].episodes)
+    return build_agent(spec, market, seed, job.config.training.episodes)
 
 
-def keep_agent(job: Job, spec: dict, agent: Agent, *where: str) -> None:
-    """Save ``agent`` (of agent table ``spec``, trained by this job if ``spec["train"]``) in the
-    job's run directory (`evaluation.experiment.trained.agent_path`), noting the training episodes
-    it has had in all; nothing without a run directory."""
+def keep_agent(job: Job, spec: AgentEntry, agent: Agent, *where: str) -> None:
+    """Save ``agent`` (of agent entry ``spec``, trained by this job if ``spec.train``) in the
+    job's run directory (`evaluation.experiment.trained.agent_path`), noting the training
+    episodes it has had in all; nothing without a run directory."""
     if not job.directory:
         return
     trained = episodes_before(spec, job.seed)
-    trained += job.config["training"].episodes if spec["train"] else 0
-    path = agent_path(job.directory, spec["label"], job.seed, *where)
+    trained += job.config.training.episodes if spec.train else 0
+    path = agent_path(job.directory, spec.label, job.seed, *where)
     agent.save(path, notes={"episodes_trained": trained})
 
 
 # ----------------------------------------------------------------------------- episodes
 def episodes(
     seated: SeatedMarket,
-    config: dict,
+    config: Config,
     job: Job,
     *,
     phase: int,
@@ -146,8 +145,8 @@ def episodes(
     ``checkpoints`` (training): every seat's state and the records are kept whenever the
     episodes played pass a multiple of ``[training] checkpoint_every``, and at the end; a
     phase that finds one continues from it, to the records an uninterrupted phase gives."""
-    training = config["training"]
-    n = training.episodes if phase == TRAIN else config["testing"].episodes
+    training = config.training
+    n = training.episodes if phase == TRAIN else config.testing.episodes
     every = training.evaluate_every if phase == TRAIN else 0
     name = "train" if phase == TRAIN else "test"
     sessions = training.sessions
@@ -214,16 +213,16 @@ def opening_values(seated: SeatedMarket, seed: np.random.SeedSequence) -> list[f
 
 
 def trained_alone(
-    config: dict, job: Job, spec: dict, index: int
+    config: Config, job: Job, spec: AgentEntry, index: int
 ) -> tuple[Agent, list[EpisodeRecord]]:
     """An agent trained alone in the clean market (unless its table says ``train = false``),
     with its training records, and kept in the run directory (`keep_agent`). An agent whose
     adversary trades (RA3-Q with ``adversary_mode = "trader"``) trains against it, seated
     opposite and learning too."""
-    market = market_spec(config)
+    market = config.market
     agent = seat_agent(spec, market, job, seed_int(config, job.seed, AGENT, index))
     records: list[EpisodeRecord] = []
-    if spec["train"]:
+    if spec.train:
         seats: list[Agent] = [agent]
         adversary = agent.trader_adversary(seed_int(config, job.seed, SPARRING, index))
         if adversary is not None:
@@ -241,8 +240,8 @@ def trained_alone(
             phase=TRAIN,
             condition=0,
             condition_name="clean",
-            labels=[spec["label"], "adversary"],
-            checkpoints=Checkpoints.of(config, job, spec["label"]),
+            labels=[spec.label, "adversary"],
+            checkpoints=Checkpoints.of(config, job, spec.label),
         )
     keep_agent(job, spec, agent)
     return agent, records

@@ -2,8 +2,10 @@
 
 A run directory holds ``config.toml`` (the file as run), ``results.sqlite`` (every finished
 job), ``calibrations.json`` (the references' calibrations and tunings, computed once for the
-run: `agents.calibration.keep`), the tables and the figures; `load_run` needs nothing but the
-directory (not the data files or custom agents the run used), so a notebook can load any run.
+run: `agents.calibration.keep`), ``models/`` (the files its traders name), the tables and the
+figures; `load_run` needs nothing but the directory (not the data files or custom agents the
+run used; the paths of its config.toml resolve against the directory, wherever the reader
+runs), so a notebook can load any run.
 `find_run_dir` finds a relative run directory wherever the notebook's kernel started (the
 repository root, or ``notebooks/``, where Jupyter starts it).
 """
@@ -15,10 +17,11 @@ from pathlib import Path
 import pandas as pd
 
 from tradearena.envs.errors import UserError
-from tradearena.evaluation.experiment.config import parse_config, resolve_model
+from tradearena.evaluation.experiment.config import parse_config, read_text
+from tradearena.evaluation.experiment.schema import Config
 from tradearena.evaluation.experiment.store import Store
 
-__all__ = ["find_run_dir", "load_run", "project_root"]
+__all__ = ["find_run_dir", "load_run", "project_root", "run_config_of"]
 
 PROJECT_FILE = "pyproject.toml"
 """The file that marks the repository root."""
@@ -49,12 +52,18 @@ def find_run_dir(path: str | Path) -> Path:
     )
 
 
-def load_run(directory: str | Path) -> tuple[dict, pd.DataFrame]:
-    """(config as run, defaults filled in; all episode records) of a run directory."""
-    directory = Path(directory)
-    text = (directory / "config.toml").read_text()
-    config = parse_config(text, source=str(directory / "config.toml"), complete=False)
-    for trader in config["market"]["traders"]:
-        resolve_model(trader, directory)  # a learned flow's files: kept in the run directory
-    with Store(directory / "results.sqlite") as store:
+def run_config_of(directory: str | Path) -> Config:
+    """The config of a run directory as run (its ``config.toml``, defaults filled in, its
+    paths resolved against the directory); `ConfigError` naming the file and the line when
+    it cannot be read (not UTF-8, not TOML, a table without a key it needs)."""
+    path = Path(directory) / "config.toml"
+    text = read_text(path, "run's config")
+    return parse_config(text, source=str(path), base=Path(directory).absolute(), complete=False)
+
+
+def load_run(directory: str | Path) -> tuple[Config, pd.DataFrame]:
+    """(config as run, defaults filled in, `run_config_of`; all episode records) of a run
+    directory."""
+    config = run_config_of(directory)
+    with Store(Path(directory) / "results.sqlite") as store:
         return config, store.episodes()

@@ -2,12 +2,15 @@
 
 A run directory holds ``config.toml`` (the file as run), ``results.sqlite`` (every finished job),
 ``calibrations.json`` (the references' calibrations, computed once for the run), ``summary.csv``
-(the metrics table), the figures, and ``agents/`` (every agent as its testing began, with a card;
-`evaluation.experiment.trained`); everything after the jobs can be rebuilt from it alone
-(`load_run`, `summarize`, ``tradearena plot``). ``inputs.json`` records the size and SHA-256 of
-every data file the config names (its tape, the saved agents it loads), so that ``--resume`` goes on
-only with the data the run started with; ``.lock`` is held (and names the process) while a run
-writes the directory, so that two never write it at once.
+(the metrics table), the figures (``figures.json`` names those last drawn), ``agents/`` (every
+agent as its testing began, with a card; `evaluation.experiment.trained`) and ``models/`` (its
+own copy of every file a trader names, e.g. a learned flow's model, which its ``config.toml``
+names: `evaluation.experiment.config.trader_files`); everything after the jobs can be rebuilt
+from it alone, from any folder (`load_run`, ``tradearena plot``, ``tradearena evaluate``).
+``inputs.json`` records the size and SHA-256 of every data file the config names (its tape, the
+saved agents it loads, the traders' files), so that ``--resume`` goes on only with the data the
+run started with; ``.lock`` is held (and names the process) while a run writes the directory,
+so that two never write it at once.
 """
 
 from __future__ import annotations
@@ -29,17 +32,19 @@ import pandas as pd
 
 from tradearena.agents import calibration
 from tradearena.agents.saving import ARRAYS, HEADER
-from tradearena.envs.errors import UserError, together, writing
+from tradearena.envs.errors import UserError, replacing, together, writing
 from tradearena.envs.spec import SYNTHETIC
-from tradearena.evaluation.experiment.config import config_locator, config_text, parse_config
+from tradearena.evaluation.experiment.config import load_config, trader_files
 from tradearena.evaluation.experiment.kinds import CALIBRATIONS, KINDS, Driven, SavesStrategies
 from tradearena.evaluation.experiment.parallel import Executor
 from tradearena.evaluation.experiment.rollout import Job
 from tradearena.evaluation.experiment.rundir import load_run
+from tradearena.evaluation.experiment.schema import Config, Output
 from tradearena.evaluation.experiment.store import Store
 from tradearena.evaluation.experiment.trained import discard_checkpoints, write_cards
 
 __all__ = [
+    "FIGURES",
     "INPUTS",
     "LOCK",
     "Execution",
@@ -55,8 +60,9 @@ __all__ = [
 ]
 
 
-INPUTS, LOCK = "inputs.json", ".lock"
-"""The run directory's record of its data files, and its lock file."""
+INPUTS, LOCK, FIGURES = "inputs.json", ".lock", "figures.json"
+"""The run directory's record of its data files, its lock file, and the names of the figures
+it last drew."""
 
 
 @contextmanager
@@ -85,20 +91,25 @@ def locked(directory: Path) -> Iterator[None]:
             file.truncate(0)
 
 
-def data_files(config: dict) -> list[Path]:
-    """The data files a checked config names: its tape (a file, or every file of a converted
-    or recorded directory) and the saved agents its agent tables load ``from`` (their
-    ``agent.json`` and ``arrays.npz``, not their cards)."""
+def data_files(config: Config) -> dict[str, Path]:
+    """The data files a checked config names, by the name `INPUTS` records them by: its tape
+    (a file, or every file of a converted or recorded directory) and the saved agents its
+    agent tables load ``from`` (their ``agent.json`` and ``arrays.npz``, not their cards), by
+    their paths; the files its traders name, with the files they name, by the names of the
+    run directory's copies (`keep_files`), so that the run resumes from them too."""
     files = []
-    tape = config["market"]["tape"]
-    if tape and tape != SYNTHETIC:
+    tape = config.market.tape
+    if isinstance(tape, str) and tape != SYNTHETIC:
         tape = Path(tape)
         files += sorted(p for p in tape.rglob("*") if p.is_file()) if tape.is_dir() else [tape]
-    for spec in config["agents"]:
-        if spec["from"]:
-            saved = (p for p in Path(spec["from"]).rglob("*") if p.name in (HEADER, ARRAYS))
+    for spec in config.agents:
+        if spec.saved:
+            saved = (p for p in Path(spec.saved).rglob("*") if p.name in (HEADER, ARRAYS))
             files += sorted(saved)
-    return files
+    named = {str(path): path for path in files}
+    for folder, parts in trader_files(config.market):
+        named |= {f"{folder}/{part.name}": part for part in parts}
+    return named
 
 
 def _fingerprint(path: Path) -> dict[str, int | str]:
@@ -110,26 +121,27 @@ def _fingerprint(path: Path) -> dict[str, int | str]:
     return {"bytes": path.stat().st_size, "sha256": digest.hexdigest()}
 
 
-def keep_models(config: dict, directory: Path) -> None:
-    """Copy each learned flow's parameter files (``model``, and the files of its name's
-    stem beside it) into ``directory`` where the file as run names them, so that the run
-    directory reads its market again without the experiment file's folder."""
-    written = config["source_tables"].get("market", {}).get("traders", [])
-    for raw, checked in zip(written, config["market"]["traders"]):
-        if raw.get("type") != "LearnedFlow" or Path(raw.get("model", "")).is_absolute():
-            continue
-        source, target = Path(checked["model"]), directory / raw["model"]
-        target.parent.mkdir(parents=True, exist_ok=True)
-        for path in source.parent.glob(f"{source.stem}.*"):
-            shutil.copy2(path, target.parent / path.name)
+def keep_files(config: Config, directory: Path) -> None:
+    """Copy every file the traders of ``config`` name, with the files it names, into the
+    run directory's folder of it (`evaluation.experiment.config.trader_files`), where the
+    config's text as run names it: the run directory reads its market again from itself
+    alone. A file that is its own copy already (a run of a run directory's own config.toml
+    into that directory) stays as it is."""
+    for folder, parts in trader_files(config.market):
+        target = directory / folder
+        target.mkdir(parents=True, exist_ok=True)
+        for part in parts:
+            copy = target / part.name
+            if not (copy.exists() and copy.samefile(part)):
+                shutil.copy2(part, copy)
 
 
-def check_inputs(config: dict, directory: Path, *, resume: bool) -> None:
+def check_inputs(config: Config, directory: Path, *, resume: bool) -> None:
     """Record the size and hash of every data file of ``config`` (`data_files`) in the run
     directory's `INPUTS`; a resumed run that recorded them must find them unchanged (a
     `UserError` names the first file that changed, appeared or went missing)."""
     record = directory / INPUTS
-    now = {str(path): _fingerprint(path) for path in data_files(config) if path.is_file()}
+    now = {name: _fingerprint(path) for name, path in data_files(config).items() if path.is_file()}
     if resume and record.exists():
         then = json.loads(record.read_text())
         for name in sorted(then.keys() | now.keys()):
@@ -148,17 +160,18 @@ class Interrupted(KeyboardInterrupt):
     """A run interrupted (Ctrl-C) while its jobs ran; the message says what is stored."""
 
 
-def plan(config: dict) -> list[Job]:
+def plan(config: Config) -> list[Job]:
     """The jobs of an experiment, in a fixed order (see its kind's ``plan``)."""
-    return KINDS[config["kind"]].plan(config)
+    return KINDS[config.kind].plan(config)
 
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """What a run did: its directory, the summary table, and the jobs that failed (job id ->
-    error) or were skipped because a resumed run had them already."""
+    """What a run did: its directory, its config as run, the summary table, and the jobs
+    that failed (job id -> error) or were skipped because a resumed run had them already."""
 
     directory: Path
+    config: Config
     summary: pd.DataFrame
     failed: dict[str, str]
     skipped: int
@@ -204,28 +217,31 @@ def run_experiment(
     file's ``output.dir``), with ``overrides`` applied (see `load_config`). The config is
     checked before anything is written, with the calibrations the run directory keeps (see
     `run_config`); an existing run directory is only continued with ``resume``."""
-    text, where = config_text(path, overrides), config_locator(path, overrides)
-    named = parse_config(text, source=str(path), complete=False, where=where)
-    directory = Path(out or named["output"].dir)
-    calibration.reuse(directory / CALIBRATIONS)
-    config = parse_config(text, source=str(path), base=Path(path).parent, where=where)
+
+    def reuse(output: Output) -> None:  # the run directory known, before agents calibrate
+        calibration.reuse(Path(out or output.dir) / CALIBRATIONS)
+
+    config = load_config(path, overrides, prepare=reuse)
+    directory = Path(out or config.output.dir)
     return run_config(config, executor, directory, resume=resume, figures=figures)
 
 
 def run_config(
-    config: dict,
+    config: Config,
     executor: Executor,
     directory: Path,
     *,
     resume: bool = False,
     figures: bool | None = None,
 ) -> RunOutcome:
-    """Run a checked experiment ``config`` into ``directory``: the calibrations its check
-    computed kept there (`agents.calibration.keep`, reused by every job's process), its jobs
-    stage by stage (every job stored as it finishes, its checkpoints then dropped), then the
-    tables, the agents' cards and (``figures``, default the config's ``output.figures``) the
-    figures, which a resumed run whose records did not change keeps as they are when it has
-    any (`write_run_figures` redraws them). A kind with a ``drive(config, execute, records)``
+    """Run a checked experiment ``config`` into ``directory``: the files its traders name
+    copied there (`keep_files`), the calibrations its check computed kept there
+    (`agents.calibration.keep`, reused by every job's process), its jobs stage by stage
+    (every job stored as it finishes, its checkpoints then dropped), then the tables, the
+    agents' cards and (``figures``, default the config's ``output.figures``) the figures,
+    which a resumed run whose records did not change keeps as they are when every figure it
+    last drew is there (`write_run_figures` redraws them). A kind with a
+    ``drive(config, execute, records)``
     function plans its own jobs step by step through the `Execution` it is given (and its
     ``records``); the others' jobs are their ``plan``'s."""
     database = directory / "results.sqlite"
@@ -241,19 +257,19 @@ def run_config(
 
 
 def _run_locked(
-    config: dict, executor: Executor, directory: Path, resume: bool, figures: bool | None
+    config: Config, executor: Executor, directory: Path, resume: bool, figures: bool | None
 ) -> RunOutcome:
     """`run_config` once the run directory is locked (errors of writing name the directory)."""
     database = directory / "results.sqlite"
     with Store(database) as store:
         check_inputs(config, directory, resume=resume)
-        store.start_run(config["source_text"], resume=resume)
-        (directory / "config.toml").write_text(config["source_text"])
-        keep_models(config, directory)
+        store.start_run(config.text, resume=resume)
+        keep_files(config, directory)
+        (directory / "config.toml").write_text(config.text)
         calibration.keep(directory / CALIBRATIONS)
         done = store.finished()
         execute = Execution(store, executor, directory)
-        kind = KINDS[config["kind"]]
+        kind = KINDS[config.kind]
         try:
             if isinstance(kind, Driven):
                 kind.drive(config, execute, execute.records)
@@ -268,19 +284,29 @@ def _run_locked(
     stage = Stages(getattr(executor, "progress", False) and new_records)
     stage("reading the records")
     as_run, records = load_run(directory)
-    stage("the tables" + (" (payoffs, equilibria)" if config["kind"] == "tournament" else ""))
+    stage("the tables" + (" (payoffs, equilibria)" if config.kind == "tournament" else ""))
     summary = kind.tables(directory, as_run, records)
     stage("the agents' cards")
-    tables = kind.agent_tables(as_run) if isinstance(kind, SavesStrategies) else None
-    write_cards(directory, as_run, records, tables)
-    if (config["output"].figures if figures is None else figures) and (
-        new_records or not any(directory.glob("[!.]*.png"))
+    entries = kind.agent_entries(as_run) if isinstance(kind, SavesStrategies) else None
+    write_cards(directory, as_run, records, entries)
+    if (config.output.figures if figures is None else figures) and (
+        new_records or _figures_missing(directory)
     ):
         stage("the figures")
         with together():  # a run cut while drawing leaves none of them, and redraws
-            kind.figures(directory, as_run, records)
+            drawn = kind.figures(directory, as_run, records)
+            with replacing(directory / FIGURES) as path:
+                path.write_text(json.dumps(sorted(p.name for p in drawn), indent=1) + "\n")
     stage.end()
-    return RunOutcome(directory, summary, failed, len(done))
+    return RunOutcome(directory, as_run, summary, failed, len(done))
+
+
+def _figures_missing(directory: Path) -> bool:
+    """Whether a figure the run last drew is gone from ``directory`` (or it drew none)."""
+    record = directory / FIGURES
+    if not record.exists():
+        return True
+    return not all((directory / name).exists() for name in json.loads(record.read_text()))
 
 
 class Stages:
@@ -306,7 +332,7 @@ def write_tables(directory: str | Path) -> pd.DataFrame:
     a tournament); return the summary."""
     directory = Path(directory)
     config, records = load_run(directory)
-    return KINDS[config["kind"]].tables(directory, config, records)
+    return KINDS[config.kind].tables(directory, config, records)
 
 
 def write_run_figures(directory: str | Path) -> list[Path]:
@@ -314,4 +340,4 @@ def write_run_figures(directory: str | Path) -> list[Path]:
     return the files written."""
     directory = Path(directory)
     config, records = load_run(directory)
-    return KINDS[config["kind"]].figures(directory, config, records)
+    return KINDS[config.kind].figures(directory, config, records)

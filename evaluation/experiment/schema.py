@@ -1,9 +1,11 @@
 """Checking TOML tables against a schema, with errors that name the file, line and field.
 
 `Field` describes one key; `check_table` fills defaults and checks types, ranges and unknown
-keys of a parsed TOML table; `Training`, `Testing`, `Tournament`, `Psro`, `Perturbation` and
-`Output` are the typed sections tables are checked into; `Locator` finds the line of a field in
-the text for the message::
+keys of a parsed TOML table; `Config` is a checked experiment file, made of the typed sections
+its tables are checked into (`Training`, `Testing`, `AgentEntry`, `Perturbation`,
+`Tournament` and the `Role` of each of its roles, `Psro`, `Output`; its market an
+`envs.spec.MarketSpec`), read by attribute; `Locator` finds the line of a field in the
+text for the message::
 
     configs/x.toml, line 14: agents[1].id: unknown agent 'raq' (did you mean 'raql'?); ...
 """
@@ -15,14 +17,18 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tradearena.envs.errors import UserError, did_you_mean
+
+if TYPE_CHECKING:
+    from tradearena.envs.spec import MarketSpec
 
 __all__ = [
     "ANY_TABLE",
     "REQUIRED",
-    "SECTIONS",
+    "AgentEntry",
+    "Config",
     "ConfigError",
     "Field",
     "Locator",
@@ -36,6 +42,7 @@ __all__ = [
     "Output",
     "Perturbation",
     "Psro",
+    "Role",
     "Testing",
     "Tournament",
     "TYPE_NAMES",
@@ -190,6 +197,42 @@ class Testing:
 
 
 @dataclass(frozen=True)
+class AgentEntry:
+    """One ``[[agents]]`` table: the agent ``id`` (a registry id or ``"module:ClassName"``),
+    its ``label`` in the tables (once checked: the table's, else its class's name), the
+    keywords ``params`` of its class, ``saved``: the saved agent it loads (the table's
+    ``from``; once checked an absolute path; "" for a new agent), and ``train`` (False:
+    frozen, only tested)."""
+
+    id: str
+    label: str = ""
+    params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    saved: str = ""
+    train: bool = True
+
+    def table(self) -> dict[str, Any]:
+        """The entry as an ``[[agents]]`` table (``id`` and ``label``, the other keys when they
+        are not their defaults)."""
+        out: dict[str, Any] = {"id": self.id, "label": self.label}
+        if self.params:
+            out["params"] = dict(self.params)
+        if self.saved:
+            out["from"] = self.saved
+        if not self.train:
+            out["train"] = False
+        return out
+
+
+@dataclass(frozen=True)
+class Role:
+    """One role of a role game (``[tournament] roles``): its ``seats`` and the labels of the
+    agents (``strategies``) that may play it."""
+
+    seats: int
+    strategies: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Tournament:
     """The ``[tournament]`` table: an empirical game of ``players`` seats."""
 
@@ -198,18 +241,18 @@ class Tournament:
     payoff: str  # "sharpe" or "pnl"
     sharpe_floor: float  # dollars
     weighting: str  # "tuyls" or "focal"
-    # role -> {seats, strategies}; empty: one population (`evaluation.kinds.role_games`)
-    roles: dict = dataclasses.field(default_factory=dict)
+    # role name -> its Role; empty: one population (`evaluation.kinds.role_games`)
+    roles: dict[str, Role] = dataclasses.field(default_factory=dict)
     reduced: int = 0  # players of the DPR game analysed (0: the full game)
 
 
 @dataclass(frozen=True)
 class Psro:
-    """The ``[psro]`` table: the learner trained as each round's best response (an agent
-    table: ``id``, ``label``, ``params``), at most ``rounds`` rounds, and the deviation gain
-    (payoff units) a response must exceed to join the game."""
+    """The ``[psro]`` table: the ``learner`` trained as each round's best response (its
+    ``id``, ``label``, default the id's last part, and ``params``), at most ``rounds``
+    rounds, and the deviation gain (payoff units) a response must exceed to join the game."""
 
-    learner: dict
+    learner: AgentEntry
     rounds: int
     threshold: float
 
@@ -234,14 +277,45 @@ class Output:
     figures: bool
 
 
-SECTIONS = {
-    "training": Training,
-    "testing": Testing,
-    "tournament": Tournament,
-    "psro": Psro,
-    "output": Output,
-}
-"""Typed tables: their key in the config -> their type."""
+@dataclass(frozen=True)
+class Config:
+    """A checked experiment file (`evaluation.experiment.config.load_config`): its tables as
+    typed sections, read by attribute; frozen and picklable, so that jobs carry it to the
+    workers.
+
+    ``text`` is the file as run (TOML), what the run directory keeps as ``config.toml``: what
+    the check added to the file written in (the labels it gave, a tape's absolute path, each
+    file a trader names replaced by the run directory's copy, ``models/<n>/<name>``), the file
+    as written otherwise. ``agent_folders``: where ``"module:ClassName"`` agents are
+    imported from (the working directory and the file's folder, as the config was read)."""
+
+    kind: str
+    name: str
+    seeds: int
+    root_seed: int
+    market: MarketSpec
+    training: Training
+    testing: Testing
+    agents: tuple[AgentEntry, ...]
+    perturbations: tuple[Perturbation, ...]
+    tournament: Tournament
+    psro: Psro
+    output: Output
+    text: str
+    agent_folders: tuple[str, ...] = ()
+
+    @property
+    def labels(self) -> list[str]:
+        """The agents' labels, in the order of the file."""
+        return [entry.label for entry in self.agents]
+
+    def index(self, label: str) -> int:
+        """The position of the agent labelled ``label`` among `agents`."""
+        return self.labels.index(label)
+
+    def agent(self, label: str) -> AgentEntry:
+        """The agent labelled ``label``."""
+        return self.agents[self.index(label)]
 
 
 TYPE_NAMES = {

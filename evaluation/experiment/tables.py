@@ -5,22 +5,25 @@ probability of beating it, session by session), the learning curves and the Shar
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from tradearena.envs.tasks import TASKS
-from tradearena.evaluation.analysis.metrics import run_summary
-from tradearena.evaluation.experiment.rollout import market_spec
+from tradearena.evaluation.analysis.summary import run_summary
+
+if TYPE_CHECKING:
+    from tradearena.evaluation.experiment.schema import Config
 
 __all__ = ["reference_label", "summary_figures", "summary_tables"]
 
 
-def summary_tables(directory: Path, config: dict, records: pd.DataFrame) -> pd.DataFrame:
+def summary_tables(directory: Path, config: Config, records: pd.DataFrame) -> pd.DataFrame:
     """Write ``summary.csv``; return the summary."""
-    market = market_spec(config)
+    market = config.market
     summary = run_summary(
         records,
-        config["training"],
+        config.training,
         parent_order=market.parent_order or 0,
         reference=reference_label(config, market.task),
     )
@@ -28,21 +31,21 @@ def summary_tables(directory: Path, config: dict, records: pd.DataFrame) -> pd.D
     return summary
 
 
-def reference_label(config: dict, task: str | None) -> str | None:
+def reference_label(config: Config, task: str | None) -> str | None:
     """The label of the agent that is ``task``'s reference policy (`envs.tasks.Task.reference`),
     None when the task has none or no agent of the experiment is it."""
     reference = TASKS[task].reference if task in TASKS else ""
-    labels = [spec["label"] for spec in config["agents"] if spec["id"] == reference]
+    labels = [spec.label for spec in config.agents if spec.id == reference]
     return labels[0] if reference and labels else None
 
 
-def summary_figures(directory: Path, config: dict, records: pd.DataFrame) -> list[Path]:
+def summary_figures(directory: Path, config: Config, records: pd.DataFrame) -> list[Path]:
     """Learning curves and one Sharpe bar chart per condition."""
     from tradearena.evaluation.analysis.plots import (  # matplotlib: loaded to draw only
         save_learning_curves,
         save_sharpe_bars,
     )
 
-    return save_learning_curves(directory, records, config["training"]) + save_sharpe_bars(
-        directory, run_summary(records, config["training"])
+    return save_learning_curves(directory, records, config.training) + save_sharpe_bars(
+        directory, run_summary(records, config.training)
     )

@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import tomli_w
@@ -41,6 +41,9 @@ from tradearena.envs.errors import UserError
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.analysis.metrics import DegenerateMetricWarning, sharpe
 from tradearena.evaluation.experiment.store import EpisodeRecord
+
+if TYPE_CHECKING:
+    from tradearena.evaluation.experiment.schema import AgentEntry, Config
 
 __all__ = [
     "Checkpoints",
@@ -66,17 +69,17 @@ def saved_source(path: str | Path, seed: int) -> Path:
     return path if (path / HEADER).exists() else path / f"seed-{seed}"
 
 
-def load_saved(spec: dict, market: MarketSpec, seed: int) -> Agent:
-    """The saved agent of an experiment's agent table with ``from`` (seed index ``seed``),
+def load_saved(spec: AgentEntry, market: MarketSpec, seed: int) -> Agent:
+    """The saved agent of an experiment's agent entry with ``from`` (seed index ``seed``),
     seated in ``market``; its own id may be imported when it is a ``module:Class``."""
-    return agents.load(saved_source(spec["from"], seed), custom=(spec["id"],), market=market)
+    return agents.load(saved_source(spec.saved, seed), custom=(spec.id,), market=market)
 
 
-def episodes_before(spec: dict, seed: int) -> int:
+def episodes_before(spec: AgentEntry, seed: int) -> int:
     """Training episodes the agent of ``spec`` had before this run (its ``from``'s notes)."""
-    if not spec.get("from"):
+    if not spec.saved:
         return 0
-    return episodes_trained(saved_source(spec["from"], seed))
+    return episodes_trained(saved_source(spec.saved, seed))
 
 
 # ----------------------------------------------------------------------------- checkpoints
@@ -88,11 +91,11 @@ class Checkpoints:
         self.root, self.every = root, every
 
     @classmethod
-    def of(cls, config: dict, job: Any, unit: str) -> Checkpoints | None:
+    def of(cls, config: Config, job: Any, unit: str) -> Checkpoints | None:
         """The checkpoints of ``job`` for ``unit`` (``job``: an
         `evaluation.experiment.rollout.Job`), or None when the job has no run directory or
         ``[training] checkpoint_every`` is 0."""
-        every = config["training"].checkpoint_every
+        every = config.training.checkpoint_every
         if not (every and job.directory):
             return None
         return cls(Path(job.directory, CHECKPOINTS, job.id, unit), every)
@@ -147,24 +150,29 @@ def discard_checkpoints(directory: str | Path, job_id: str) -> None:
 
 # ----------------------------------------------------------------------------- cards
 def write_cards(
-    directory: Path, config: dict, records: pd.DataFrame, tables: dict[str, dict] | None = None
+    directory: Path,
+    config: Config,
+    records: pd.DataFrame,
+    entries: dict[str, AgentEntry] | None = None,
 ) -> list[Path]:
-    """A ``card.md`` beside every saved agent of the run: the config excerpt that made it,
-    its training (episodes, learning-curve summary) and its test Sharpe ratios. ``tables``:
-    the TOML table of each label (default: the file's ``[[agents]]``; a kind that adds
+    """A ``card.md`` beside every saved agent of the run: the config excerpt that made it
+    (its market: the task and the fields that differ from the task's market; its agent
+    table), its training (episodes, learning-curve summary) and its test Sharpe ratios.
+    ``entries``: the agent entry of each label (default: the config's; a kind that adds
     strategies, as PSRO does, gives theirs too)."""
     written = []
-    raw = config["source_tables"]
-    if tables is None:
-        labels = [spec["label"] for spec in config["agents"]]
-        tables = dict(zip(labels, raw["agents"]))
+    if entries is None:
+        entries = {entry.label: entry for entry in config.agents}
+    market = config.market.to_table()
+    task = MarketSpec(task=config.market.task).to_table()
+    changed = {k: v for k, v in market.items() if v is not None and (k == "task" or v != task[k])}
     for header in sorted(Path(directory, AGENTS).glob(f"*/seed-*/**/{HEADER}")):
         path = header.parent
         label, seed, *where = path.relative_to(directory, AGENTS).parts
-        if label not in tables:
+        if label not in entries:
             continue
-        excerpt = tomli_w.dumps({"market": raw.get("market", {})})
-        excerpt += "\n" + tomli_w.dumps({"agents": [tables[label]]})
+        excerpt = tomli_w.dumps({"market": changed})
+        excerpt += "\n" + tomli_w.dumps({"agents": [entries[label].table()]})
         mine = _records_of(records, label, int(seed.removeprefix("seed-")), where)
         text = _card(path, label, config, excerpt, mine)
         (path / CARD).write_text(text)
@@ -188,7 +196,7 @@ def _load_call(path: Path, agent_id: str) -> str:
     return f'agents.load("{path}"{custom})'
 
 
-def _card(path: Path, label: str, config: dict, excerpt: str, mine: pd.DataFrame) -> str:
+def _card(path: Path, label: str, config: Config, excerpt: str, mine: pd.DataFrame) -> str:
     """The card's Markdown: what the agent is, how it trained and how it tested."""
     header = read_header(path)
     trained = episodes_trained(path)
@@ -197,8 +205,8 @@ def _card(path: Path, label: str, config: dict, excerpt: str, mine: pd.DataFrame
         f"# {label}, {path.name}",
         "",
         f"`{header['id']}`, trained {trained} episodes in "
-        f"all, {len(phases['train'])} of them in this run ({config['kind']} experiment, root "
-        f"seed {config['root_seed']}). `{_load_call(path, header['id'])}` reads it.",
+        f"all, {len(phases['train'])} of them in this run ({config.kind} experiment, root "
+        f"seed {config.root_seed}). `{_load_call(path, header['id'])}` reads it.",
         "",
     ]
     pnl = phases["train"].sort_values("episode")["pnl"].to_numpy(float)
@@ -209,7 +217,7 @@ def _card(path: Path, label: str, config: dict, excerpt: str, mine: pd.DataFrame
             f"{tenth} episodes, ${pnl[-tenth:].mean():.2f} over the last {tenth}"
         )
     if not phases["eval"].empty:
-        training = config["training"]
+        training = config.training
         points = phases["eval"].groupby(phases["eval"]["episode"] // training.evaluate_episodes)
         means = points["pnl"].mean()
         lines.append(
@@ -219,7 +227,7 @@ def _card(path: Path, label: str, config: dict, excerpt: str, mine: pd.DataFrame
         )
     test = phases["test"]
     groups = list(test.groupby("condition", sort=False))
-    if config["kind"] in ("tournament", "psro") and len(groups) > 1:  # in every profile
+    if config.kind in ("tournament", "psro") and len(groups) > 1:  # in every profile
         groups = [(f"all {len(groups)} profiles", test)]
     for condition, group in groups:
         values = group.sort_values("episode")["pnl"].to_numpy(float)

@@ -9,7 +9,8 @@ Figures: learning curves and Sharpe bars (`evaluation.experiment.tables`).
 from __future__ import annotations
 
 from tradearena.envs.seats import SeatedMarket
-from tradearena.evaluation.experiment.rollout import TEST, Job, episodes, market_spec, trained_alone
+from tradearena.evaluation.experiment.rollout import TEST, Job, episodes, trained_alone
+from tradearena.evaluation.experiment.schema import Config, Locator
 from tradearena.evaluation.experiment.store import EpisodeRecord
 from tradearena.evaluation.experiment.tables import summary_figures as figures
 from tradearena.evaluation.experiment.tables import summary_tables as tables
@@ -20,17 +21,16 @@ SECTIONS: tuple[str, ...] = ()
 """Optional config tables this kind reads (besides market, training, testing, agents)."""
 
 
-def check(config: dict, where) -> None:
+def check(config: Config, where: Locator) -> None:
     """Nothing beyond the common checks: any agents compare."""
 
 
-def plan(config: dict) -> list[Job]:
+def plan(config: Config) -> list[Job]:
     """One job per (agent, seed), agents in file order."""
-    labels = [spec["label"] for spec in config["agents"]]
     return [
         Job(f"{label}/seed={s}", s, (label,), config)
-        for label in labels
-        for s in range(config["seeds"])
+        for label in config.labels
+        for s in range(config.seeds)
     ]
 
 
@@ -38,9 +38,8 @@ def run(job: Job) -> list[EpisodeRecord]:
     """Train one agent in the clean market, then test it there."""
     config = job.config
     (label,) = job.labels
-    index, spec = next((i, s) for i, s in enumerate(config["agents"]) if s["label"] == label)
-    agent, records = trained_alone(config, job, spec, index)
-    seated = SeatedMarket(market_spec(config), [agent])
+    agent, records = trained_alone(config, job, config.agent(label), config.index(label))
+    seated = SeatedMarket(config.market, [agent])
     return records + episodes(
         seated, config, job, phase=TEST, condition=0, condition_name="clean", labels=[label]
     )

@@ -28,6 +28,7 @@ curves and ``psro.png`` (regret and gain per round, with the threshold).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -47,17 +48,17 @@ from tradearena.evaluation.experiment.rollout import (
     Job,
     build_agent,
     keep_agent,
-    market_spec,
     seed_int,
     seed_sequence,
     trained_alone,
 )
-from tradearena.evaluation.experiment.schema import Locator
+from tradearena.evaluation.experiment.schema import AgentEntry, Config, Locator
 from tradearena.evaluation.experiment.store import EpisodeRecord
 from tradearena.evaluation.experiment.tables import summary_tables
 
 __all__ = [
-    "agent_tables",
+    "Responding",
+    "agent_entries",
     "check",
     "drive",
     "figures",
@@ -81,45 +82,49 @@ class Incomplete(Exception):
     """A round's game lacks profiles (a job of it failed): the loop stops there."""
 
 
-def check(config: dict, where: Locator) -> None:
+@dataclasses.dataclass(frozen=True)
+class Responding(Config):
+    """The config of a round's response jobs: its agents the round's strategies, and the
+    ``mixture`` (strategy label -> probability) the response's opponents are drawn from."""
+
+    mixture: dict[str, float] = dataclasses.field(default_factory=dict)
+
+
+def check(config: Config, where: Locator) -> None:
     """The learner is a registered agent that builds in the market, with a label of its own;
     the game has neither roles nor a reduction."""
-    learner = config["psro"].learner
-    if not learner["id"]:
+    if not config.psro.learner.id:
         raise where.error(("psro", "learner", "id"), "a psro experiment names its learner")
     try:
-        agents.resolve(learner["id"])
-        build_agent(_response_spec(config, 1), market_spec(config), seed=0)
+        agents.resolve(config.psro.learner.id)
+        build_agent(_response_spec(config, 1), config.market, seed=0)
     except (TypeError, ValueError) as error:
         raise where.error(("psro", "learner"), str(error)) from None
-    if config["tournament"].roles or config["tournament"].reduced:
+    if config.tournament.roles or config.tournament.reduced:
         raise where.error(("tournament",), "a psro game has one population and no reduction")
-    labels = [spec["label"] for spec in config["agents"]]
-    taken = [response_label(config, r) for r in range(1, config["psro"].rounds + 1)]
-    clash = sorted(set(labels) & set(taken))
+    taken = [response_label(config, r) for r in range(1, config.psro.rounds + 1)]
+    clash = sorted(set(config.labels) & set(taken))
     if clash:
         raise where.error(("psro", "learner", "label"), f"responses {clash} clash with [[agents]]")
 
 
-def response_label(config: dict, r: int) -> str:
+def response_label(config: Config, r: int) -> str:
     """The label of round ``r``'s response (rounds from 1): ``<learner label>_r<r>``."""
-    learner = config["psro"].learner
-    return f"{learner['label'] or learner['id'].rpartition(':')[2]}_r{r}"
+    return f"{config.psro.learner.label}_r{r}"
 
 
-def _response_spec(config: dict, r: int) -> dict:
-    """The agent table of round ``r``'s response."""
-    learner = config["psro"].learner
-    label = response_label(config, r)
-    return {"id": learner["id"], "label": label, "params": learner["params"], "from": ""}
+def _response_spec(config: Config, r: int) -> AgentEntry:
+    """The agent entry of round ``r``'s response."""
+    return dataclasses.replace(config.psro.learner, label=response_label(config, r))
 
 
-def _round_config(config: dict, strategies: Sequence[str], **extra: object) -> dict:
+def _round_config(config: Config, strategies: Sequence[str]) -> Config:
     """``config`` with the responses among ``strategies`` added to its agents (frozen)."""
-    initial = {spec["label"] for spec in config["agents"]}
-    responses = len([s for s in strategies if s not in initial])
-    specs = [{**_response_spec(config, r), "train": False} for r in range(1, responses + 1)]
-    return {**config, "agents": [*config["agents"], *specs], **extra}
+    responses = len([s for s in strategies if s not in config.labels])
+    specs = [
+        dataclasses.replace(_response_spec(config, r), train=False) for r in range(1, responses + 1)
+    ]
+    return dataclasses.replace(config, agents=(*config.agents, *specs))
 
 
 def _key(labels: Sequence[str]) -> str:
@@ -128,46 +133,46 @@ def _key(labels: Sequence[str]) -> str:
     return ",".join(f"{label}:{labels.count(label)}" for label in sorted(set(labels)))
 
 
-def plan(config: dict) -> list[Job]:
+def plan(config: Config) -> list[Job]:
     """The first round's jobs: each initial strategy trained alone per repetition, then
     every profile over them (later rounds: `drive`)."""
-    labels = [spec["label"] for spec in config["agents"]]
-    return profile_jobs(config, labels)
+    return profile_jobs(config, config.labels)
 
 
-def profile_jobs(config: dict, strategies: Sequence[str]) -> list[Job]:
+def profile_jobs(config: Config, strategies: Sequence[str]) -> list[Job]:
     """The jobs of the game over ``strategies``: the initial strategies' training (stage
     `STRATEGIES`), then every profile of ``[tournament] players`` seats per repetition."""
     round_config = _round_config(config, strategies)
     jobs = [
-        Job(f"train/{spec['label']}/rep={rep}", rep, (spec["label"],), config, STRATEGIES)
-        for spec in config["agents"]
-        for rep in range(config["seeds"])
+        Job(f"train/{label}/rep={rep}", rep, (label,), config, STRATEGIES)
+        for label in config.labels
+        for rep in range(config.seeds)
     ]
-    for counts in PayoffTable.profiles(config["tournament"].players, len(strategies)):
+    for counts in PayoffTable.profiles(config.tournament.players, len(strategies)):
         seats = tuple(s for s, n in zip(strategies, counts) for _ in range(n))
         jobs += [
             Job(f"profile={_key(seats)}/rep={rep}", rep, seats, round_config, PROFILES)
-            for rep in range(config["seeds"])
+            for rep in range(config.seeds)
         ]
     return jobs
 
 
-def _response_jobs(config: dict, strategies: Sequence[str], mixture: np.ndarray) -> list[Job]:
+def _response_jobs(config: Config, strategies: Sequence[str], mixture: np.ndarray) -> list[Job]:
     """Round ``r``'s response trained against ``mixture`` over ``strategies``, per
     repetition."""
-    r = len(strategies) - len(config["agents"]) + 1
+    r = len(strategies) - len(config.agents) + 1
     label = response_label(config, r)
     shares = {s: float(x) for s, x in zip(strategies, mixture)}
-    round_config = _round_config(config, [*strategies, label], mixture=shares)
+    round_config = _round_config(config, [*strategies, label])
+    responding = Responding(**vars(round_config), mixture=shares)
     return [
-        Job(f"respond/{label}/rep={rep}", rep, (label,), round_config, RESPONSES)
-        for rep in range(config["seeds"])
+        Job(f"respond/{label}/rep={rep}", rep, (label,), responding, RESPONSES)
+        for rep in range(config.seeds)
     ]
 
 
 def history(
-    config: dict,
+    config: Config,
     table_of: Callable[[Sequence[str]], PayoffTable],
     respond: Callable[[tuple[str, ...], np.ndarray], None] | None = None,
 ) -> Iterator[Round]:
@@ -178,17 +183,20 @@ def history(
     def best_response(strategies: tuple[str, ...], mixture: np.ndarray) -> str:
         if respond is not None:
             respond(strategies, mixture)
-        return response_label(config, len(strategies) - len(config["agents"]) + 1)
+        return response_label(config, len(strategies) - len(config.agents) + 1)
 
-    settings = config["psro"]
-    labels = [spec["label"] for spec in config["agents"]]
+    settings = config.psro
     return psro_rounds(
-        table_of, best_response, labels, threshold=settings.threshold, rounds=settings.rounds
+        table_of,
+        best_response,
+        config.labels,
+        threshold=settings.threshold,
+        rounds=settings.rounds,
     )
 
 
 def drive(
-    config: dict,
+    config: Config,
     execute: Callable[[list[Job]], None],
     records: Callable[[str], pd.DataFrame],
 ) -> None:
@@ -206,17 +214,17 @@ def drive(
             pass
 
 
-def game(records: pd.DataFrame, config: dict, strategies: Sequence[str]) -> PayoffTable:
+def game(records: pd.DataFrame, config: Config, strategies: Sequence[str]) -> PayoffTable:
     """The payoff table over ``strategies`` of a PSRO run's test records (`seat_payoffs`
     with the tournament's payoff); `Incomplete` when a profile has no records."""
     keys = {}
-    for counts in PayoffTable.profiles(config["tournament"].players, len(strategies)):
+    for counts in PayoffTable.profiles(config.tournament.players, len(strategies)):
         keys[_key([s for s, n in zip(strategies, counts) for _ in range(n)])] = counts
     mine = records[records["condition"].isin(list(keys))]
     if set(mine["condition"]) != set(keys) or mine.empty:
         missing = sorted(set(keys) - set(mine["condition"]))
         raise Incomplete(f"the game over {list(strategies)} has no records of {missing}")
-    settings = config["tournament"]
+    settings = config.tournament
     seats = seat_payoffs(mine, payoff=settings.payoff, sharpe_floor=settings.sharpe_floor)
     seats["profile"] = seats["profile"].map(lambda key: profile_key(keys[key]))
     return PayoffTable.from_records(seats, strategies=list(strategies))
@@ -228,8 +236,7 @@ def run(job: Job) -> list[EpisodeRecord]:
     config = job.config
     if job.stage == STRATEGIES:
         (label,) = job.labels
-        index = next(i for i, spec in enumerate(config["agents"]) if spec["label"] == label)
-        return trained_alone(config, job, config["agents"][index], index)[1]
+        return trained_alone(config, job, config.agent(label), config.index(label))[1]
     if job.stage == PROFILES:
         return play_profile(job, _key(job.labels), pretrained=True)
     return _respond(job)
@@ -241,22 +248,21 @@ def _respond(job: Job) -> list[EpisodeRecord]:
     the saved strategies), then save it; its training records (condition ``respond``)."""
     config = job.config
     (label,) = job.labels
-    index = next(i for i, spec in enumerate(config["agents"]) if spec["label"] == label)
-    spec = {**config["agents"][index], "train": True}
-    market = market_spec(config)
-    episodes = config["training"].episodes
+    index = config.index(label)
+    spec = dataclasses.replace(config.agents[index], train=True)
+    market = config.market
+    episodes = config.training.episodes
     learner = build_agent(spec, market, seed_int(config, job.seed, AGENT, index), episodes)
-    names = list(config["mixture"])
-    shares = np.array([config["mixture"][s] for s in names])
+    names = list(config.mixture)
+    shares = np.array([config.mixture[s] for s in names])
     draw = np.random.default_rng(seed_sequence(config, job.seed, OPPONENTS, index))
-    specs = {spec["label"]: spec for spec in config["agents"]}
     seated: dict[tuple[str, ...], SeatedMarket] = {}
     records = []
     for e in range(episodes):
-        picked = draw.choice(len(names), size=config["tournament"].players - 1, p=shares)
+        picked = draw.choice(len(names), size=config.tournament.players - 1, p=shares)
         opponents = tuple(names[i] for i in sorted(picked))
         if opponents not in seated:
-            seats = [learner, *(saved_strategy(job, specs[s], market) for s in opponents)]
+            seats = [learner, *(saved_strategy(job, config.agent(s), market) for s in opponents)]
             seated[opponents] = SeatedMarket(market, seats, learners=(0,))
         result = seated[opponents].play(seed_sequence(config, job.seed, TRAIN, 0, e), learn=True)
         records.append(EpisodeRecord(0, label, "train", "respond", e, **result[0], value=None))
@@ -264,18 +270,16 @@ def _respond(job: Job) -> list[EpisodeRecord]:
     return records
 
 
-def agent_tables(config: dict) -> dict[str, dict]:
-    """The TOML table of every strategy the run may save, for its cards: the file's
-    ``[[agents]]`` and each round's response (the learner's table, labelled)."""
-    raw = config["source_tables"]
-    out = {spec["label"]: table for spec, table in zip(config["agents"], raw["agents"])}
-    learner = raw.get("psro", {}).get("learner", {})
-    for r in range(1, config["psro"].rounds + 1):
-        out[response_label(config, r)] = {**learner, "label": response_label(config, r)}
+def agent_entries(config: Config) -> dict[str, AgentEntry]:
+    """The entry of every strategy the run may save, for its cards: the file's
+    ``[[agents]]`` and each round's response (the learner's, labelled)."""
+    out = {entry.label: entry for entry in config.agents}
+    for r in range(1, config.psro.rounds + 1):
+        out[response_label(config, r)] = _response_spec(config, r)
     return out
 
 
-def tables(directory: Path, config: dict, records: pd.DataFrame) -> pd.DataFrame:
+def tables(directory: Path, config: Config, records: pd.DataFrame) -> pd.DataFrame:
     """Write ``summary.csv``, and ``psro.csv`` with each round's tables (module docstring)
     for the rounds whose games are complete; return the summary."""
     summary = summary_tables(directory, config, records)
@@ -314,13 +318,11 @@ def tables(directory: Path, config: dict, records: pd.DataFrame) -> pd.DataFrame
     return summary
 
 
-def figures(directory: Path, config: dict, records: pd.DataFrame) -> list[Path]:
+def figures(directory: Path, config: Config, records: pd.DataFrame) -> list[Path]:
     """Learning curves and ``psro.png`` (when ``psro.csv`` was written)."""
     written = save_learning_curves(directory, records)
     if (directory / "psro.csv").exists():
         frame = pd.read_csv(directory / "psro.csv")
-        figure = psro_figure(
-            frame["round"], frame["regret"], frame["gain"], config["psro"].threshold
-        )
+        figure = psro_figure(frame["round"], frame["regret"], frame["gain"], config.psro.threshold)
         written.append(save_figure(figure, directory / "psro.png"))
     return written

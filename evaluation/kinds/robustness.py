@@ -11,8 +11,6 @@ Tables and figures as for ``compare``, one row and one chart per condition.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from tradearena import agents
 from tradearena.agents.base import Agent
 from tradearena.envs.seats import SeatedMarket
@@ -22,11 +20,10 @@ from tradearena.evaluation.experiment.rollout import (
     TEST,
     Job,
     episodes,
-    market_spec,
     seed_int,
     trained_alone,
 )
-from tradearena.evaluation.experiment.schema import Locator, Perturbation
+from tradearena.evaluation.experiment.schema import Config, Locator, Perturbation
 from tradearena.evaluation.experiment.store import EpisodeRecord
 from tradearena.evaluation.experiment.tables import (  # compare's summary, per condition
     summary_figures as figures,
@@ -39,45 +36,41 @@ SECTIONS = ("perturbations",)
 """Optional config tables this kind reads."""
 
 
-def check(config: dict, where: Locator) -> None:
-    """Perturbations are given; each adversary names an agent that trains one; the extra
-    zero-intelligence traders of a "zi" condition, with the market's, make a population of at
-    most `MAX_MEMBERS`."""
-    if not config["perturbations"]:
+def check(config: Config, where: Locator) -> None:
+    """Perturbations are given; each adversary names an agent that trains one (the config
+    gave one without a ``source`` the first such agent); the extra zero-intelligence traders
+    of a "zi" condition, with the market's, make a population of at most `MAX_MEMBERS`."""
+    if not config.perturbations:
         raise where.error(("kind",), "a robustness experiment needs [[perturbations]]")
-    sources = [s["label"] for s in config["agents"] if agents.resolve(s["id"]).trains_adversary]
-    for i, perturbation in enumerate(config["perturbations"]):
-        extra = config["market"]["extra_zi"]
+    sources = [s.label for s in config.agents if agents.resolve(s.id).trains_adversary]
+    for i, perturbation in enumerate(config.perturbations):
+        extra = config.market.extra_zi
         if perturbation.type == "zi" and perturbation.n_agents + extra > MAX_MEMBERS:
             raise where.error(
                 ("perturbations", i, "n_agents"),
                 f"with the market's extra_zi ({extra:,}), more than {MAX_MEMBERS:,} traders",
             )
-        if perturbation.type != "adversary":
-            continue
-        perturbation = replace(perturbation, source=perturbation.source or next(iter(sources), ""))
-        config["perturbations"][i] = perturbation
-        if perturbation.source not in sources:
+        if perturbation.type == "adversary" and perturbation.source not in sources:
             raise where.error(
                 ("perturbations", i, "source"),
                 f"must name an agent that trains an adversary (e.g. ra3q); candidates: {sources}",
             )
 
 
-def plan(config: dict) -> list[Job]:
+def plan(config: Config) -> list[Job]:
     """One job per seed, training and testing every agent."""
-    labels = tuple(spec["label"] for spec in config["agents"])
-    return [Job(f"all/seed={s}", s, labels, config) for s in range(config["seeds"])]
+    labels = tuple(config.labels)
+    return [Job(f"all/seed={s}", s, labels, config) for s in range(config.seeds)]
 
 
 def run(job: Job) -> list[EpisodeRecord]:
     """Train every agent alone, then test each under every condition."""
     config = job.config
     trained, records = {}, []
-    for index, spec in enumerate(config["agents"]):
-        trained[spec["label"]], train_records = trained_alone(config, job, spec, index)
+    for index, spec in enumerate(config.agents):
+        trained[spec.label], train_records = trained_alone(config, job, spec, index)
         records += train_records
-    conditions: list[Perturbation | None] = [None, *config["perturbations"]]  # None: clean
+    conditions: list[Perturbation | None] = [None, *config.perturbations]  # None: clean
     for label, agent in trained.items():
         for c, condition in enumerate(conditions):
             seated = _condition(config, job, agent, trained, c, condition)
@@ -94,7 +87,7 @@ def run(job: Job) -> list[EpisodeRecord]:
 
 
 def _condition(
-    config: dict,
+    config: Config,
     job: Job,
     agent: Agent,
     trained: dict[str, Agent],
@@ -102,7 +95,7 @@ def _condition(
     condition: Perturbation | None,
 ) -> SeatedMarket:
     """The market of test condition ``c`` (None: the clean market) with ``agent`` in seat 0."""
-    market = market_spec(config)
+    market = config.market
     if condition is None:
         return SeatedMarket(market, [agent])
     if condition.type == "zi":

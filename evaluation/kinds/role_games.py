@@ -25,75 +25,64 @@ import pandas as pd
 
 from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
 from tradearena.evaluation.analysis.roles import RoleTable
-from tradearena.evaluation.experiment.schema import Locator
+from tradearena.evaluation.experiment.schema import Config, Locator, Role
 
 __all__ = ["check_roles", "role_key", "role_profiles", "role_table", "seat_roles"]
 
-ROLE_KEYS = {"seats", "strategies"}
-"""The keys of one role's table."""
 
-
-def check_roles(config: dict, where: Locator) -> None:
-    """Each role has ``seats`` (an integer >= 1) and ``strategies`` (distinct labels of
-    ``[[agents]]``), and every agent plays in some role; `ConfigError` naming the field."""
-    roles = config["tournament"].roles
-    labels = [spec["label"] for spec in config["agents"]]
+def check_roles(config: Config, where: Locator) -> None:
+    """Each role's ``strategies`` are labels of ``[[agents]]`` (their form, the config's
+    check), and every agent plays in some role; `ConfigError` naming the field."""
+    roles = config.tournament.roles
+    labels = config.labels
     for role, table in roles.items():
-        here = ("tournament", "roles", role)
-        if not isinstance(table, dict) or set(table) != ROLE_KEYS:
-            raise where.error(here, f"expected a table of {sorted(ROLE_KEYS)}, got {table!r}")
-        seats, own = table["seats"], table["strategies"]
-        if isinstance(seats, bool) or not isinstance(seats, int) or seats < 1:
-            raise where.error((*here, "seats"), f"must be an integer >= 1, got {seats!r}")
-        if not isinstance(own, list) or not own or len(set(own)) != len(own):
-            raise where.error((*here, "strategies"), f"expected distinct labels, got {own!r}")
-        unknown = [s for s in own if s not in labels]
+        unknown = [s for s in table.strategies if s not in labels]
         if unknown:
             raise where.error(
-                (*here, "strategies"), f"{unknown} are not [[agents]] labels; those are {labels}"
+                ("tournament", "roles", role, "strategies"),
+                f"{unknown} are not [[agents]] labels; those are {labels}",
             )
-    idle = [label for label in labels if not any(label in t["strategies"] for t in roles.values())]
+    idle = [label for label in labels if not any(label in t.strategies for t in roles.values())]
     if idle:
         raise where.error(("tournament", "roles"), f"agents {idle} play in no role")
 
 
-def seat_roles(roles: dict) -> list[str]:
+def seat_roles(roles: dict[str, Role]) -> list[str]:
     """The role of each seat, in seat order."""
-    return [role for role, table in roles.items() for _ in range(table["seats"])]
+    return [role for role, table in roles.items() for _ in range(table.seats)]
 
 
-def role_profiles(roles: dict) -> Iterator[tuple[str, tuple[str, ...]]]:
+def role_profiles(roles: dict[str, Role]) -> Iterator[tuple[str, tuple[str, ...]]]:
     """Every profile of the role game: (its key, its seats' labels), each role's profiles in
     `PayoffTable.profiles` order, the first role's slowest."""
     each = [
-        list(PayoffTable.profiles(table["seats"], len(table["strategies"])))
-        for table in roles.values()
+        list(PayoffTable.profiles(table.seats, len(table.strategies))) for table in roles.values()
     ]
     for counts in product(*each):
         seats = tuple(
             label
             for table, own in zip(roles.values(), counts)
-            for label, n in zip(table["strategies"], own)
+            for label, n in zip(table.strategies, own)
             for _ in range(n)
         )
         yield "+".join(profile_key(own) for own in counts), seats
 
 
-def role_key(roles: dict, labels: Sequence[str]) -> str:
+def role_key(roles: dict[str, Role], labels: Sequence[str]) -> str:
     """The key of the profile whose seats hold ``labels`` (in seat order)."""
     keys, start = [], 0
     for table in roles.values():
-        block = labels[start : start + table["seats"]]
-        keys.append(profile_key([block.count(s) for s in table["strategies"]]))
-        start += table["seats"]
+        block = labels[start : start + table.seats]
+        keys.append(profile_key([block.count(s) for s in table.strategies]))
+        start += table.seats
     return "+".join(keys)
 
 
-def role_table(seats: pd.DataFrame, roles: dict) -> RoleTable:
+def role_table(seats: pd.DataFrame, roles: dict[str, Role]) -> RoleTable:
     """The role game's payoff table of a tournament's seat payoffs
     (`experiment.profiles.seat_payoffs`: columns profile, strategy, repetition, seat, payoff): each
     cell the mean payoff of the role's seats on the strategy in the profile, over repetitions."""
-    columns = [f"{role}_{s}" for role, table in roles.items() for s in table["strategies"]]
+    columns = [f"{role}_{s}" for role, table in roles.items() for s in table.strategies]
     role_of = seat_roles(roles)
     named = seats.assign(
         column=[f"{role_of[s]}_{x}" for s, x in zip(seats["seat"], seats["strategy"])]
@@ -106,5 +95,5 @@ def role_table(seats: pd.DataFrame, roles: dict) -> RoleTable:
     payoffs = np.full(counts.shape, np.nan)
     for (key, column), value in means.items():
         payoffs[keys.index(key), columns.index(column)] = value
-    declared = {role: (table["seats"], table["strategies"]) for role, table in roles.items()}
+    declared = {role: (table.seats, list(table.strategies)) for role, table in roles.items()}
     return RoleTable.from_arrays(declared, counts, payoffs)

@@ -50,7 +50,7 @@ from tradearena.evaluation.experiment.rollout import (
     Job,
     trained_alone,
 )
-from tradearena.evaluation.experiment.schema import MAX_JOBS, MAX_PROFILES, Locator
+from tradearena.evaluation.experiment.schema import MAX_JOBS, MAX_PROFILES, Config, Locator
 from tradearena.evaluation.experiment.store import EpisodeRecord
 from tradearena.evaluation.experiment.tables import summary_tables
 from tradearena.evaluation.kinds.role_games import check_roles, role_key, role_profiles, role_table
@@ -72,13 +72,13 @@ PAYOFFS = ("sharpe", "pnl")
 """The payoffs a tournament is scored by."""
 
 
-def check(config: dict, where: Locator) -> None:
+def check(config: Config, where: Locator) -> None:
     """A tournament needs at least two strategies, roles declared as
     `role_games.check_roles` asks, and a reduction DPR can make (``players - 1`` a multiple
     of ``reduced - 1``), of a game without roles."""
-    if len(config["agents"]) < 2:
+    if len(config.agents) < 2:
         raise where.error(("kind",), "a tournament needs at least two strategies ([[agents]])")
-    settings = config["tournament"]
+    settings = config.tournament
     if settings.roles:
         check_roles(config, where)
     _check_size(config, where)
@@ -86,45 +86,45 @@ def check(config: dict, where: Locator) -> None:
         if settings.roles:
             raise where.error(("tournament", "reduced"), "reduces a game without roles")
         try:
-            dpr_profiles(settings.players, settings.reduced, len(config["agents"]))
+            dpr_profiles(settings.players, settings.reduced, len(config.agents))
         except ValueError as error:
             raise where.error(("tournament", "reduced"), str(error).partition(": ")[2]) from None
 
 
-def _check_size(config: dict, where: Locator) -> None:
+def _check_size(config: Config, where: Locator) -> None:
     """`ConfigError` naming ``players`` (or ``roles``) when the game has more than
     `MAX_PROFILES` profiles, or (a game played in full) its profiles times the repetitions
     make more than `MAX_JOBS` jobs; counted, not listed."""
-    settings = config["tournament"]
+    settings = config.tournament
     if settings.roles:
         field = ("tournament", "roles")
-        games = [(t["seats"], len(t["strategies"])) for t in settings.roles.values()]
+        games = [(t.seats, len(t.strategies)) for t in settings.roles.values()]
     else:
         field = ("tournament", "players")
-        games = [(settings.players, len(config["agents"]))]
+        games = [(settings.players, len(config.agents))]
     profiles = math.prod(math.comb(seats + n - 1, n - 1) for seats, n in games)
     game = ", ".join(f"{seats:,} seats over {n} strategies" for seats, n in games)
     if profiles > MAX_PROFILES:
         raise where.error(
             field, f"a game of {game} has {profiles:,} profiles, more than {MAX_PROFILES:,}"
         )
-    jobs = profiles * config["seeds"]
+    jobs = profiles * config.seeds
     if not settings.reduced and jobs > MAX_JOBS:
         raise where.error(
             field,
             f"a game of {game} has {profiles:,} profiles: {jobs:,} jobs over "
-            f"{config['seeds']:,} seeds, more than the {MAX_JOBS:,} a run may have",
+            f"{config.seeds:,} seeds, more than the {MAX_JOBS:,} a run may have",
         )
 
 
-def _profiles(config: dict) -> list[tuple[str, tuple[str, ...]]]:
+def _profiles(config: Config) -> list[tuple[str, tuple[str, ...]]]:
     """Every profile: (its key, its seats' labels); with roles, the role game's
     (`role_games.role_profiles`); with ``reduced``, only those its DPR game reads
     (`analysis.reduction.dpr_profiles`)."""
-    settings = config["tournament"]
+    settings = config.tournament
     if settings.roles:
         return list(role_profiles(settings.roles))
-    labels = [spec["label"] for spec in config["agents"]]
+    labels = config.labels
     if settings.reduced:
         profiles = map(tuple, dpr_profiles(settings.players, settings.reduced, len(labels)))
     else:
@@ -135,10 +135,10 @@ def _profiles(config: dict) -> list[tuple[str, tuple[str, ...]]]:
     ]
 
 
-def solved(table: PayoffTable, config: dict) -> PayoffTable | None:
+def solved(table: PayoffTable, config: Config) -> PayoffTable | None:
     """The game whose equilibria and dynamics a tournament reports: ``table``, or its DPR
     game of ``[tournament] reduced`` players; None when it lacks a profile that game needs."""
-    reduced = config["tournament"].reduced
+    reduced = config.tournament.reduced
     if not reduced:
         return table if table.complete else None
     try:
@@ -147,21 +147,20 @@ def solved(table: PayoffTable, config: dict) -> PayoffTable | None:
         return None
 
 
-def plan(config: dict) -> list[Job]:
+def plan(config: Config) -> list[Job]:
     """One job per (profile, repetition); a job's labels are its seats' strategies. A
     pretrained tournament first has one job per (strategy, repetition) training it (stage 0;
     the profiles are stage 1)."""
-    labels = [spec["label"] for spec in config["agents"]]
-    pretrained = config["tournament"].mode == "pretrained"
+    pretrained = config.tournament.mode == "pretrained"
     jobs = []
     if pretrained:
         jobs += [
             Job(f"train/{label}/rep={rep}", rep, (label,), config)
-            for label in labels
-            for rep in range(config["seeds"])
+            for label in config.labels
+            for rep in range(config.seeds)
         ]
     for key, seats in _profiles(config):
-        for rep in range(config["seeds"]):
+        for rep in range(config.seeds):
             jobs.append(Job(f"profile={key}/rep={rep}", rep, seats, config, int(pretrained)))
     return jobs
 
@@ -171,42 +170,40 @@ def run(job: Job) -> list[EpisodeRecord]:
     A profile: `play_profile`, condition = the profile's key (`profile_key`, e.g.
     ``"2-1-1"``)."""
     config = job.config
-    index = {spec["label"]: i for i, spec in enumerate(config["agents"])}
-    pretrained = config["tournament"].mode == "pretrained"
+    settings = config.tournament
+    pretrained = settings.mode == "pretrained"
     if pretrained and job.stage == 0:
         (label,) = job.labels
-        return trained_alone(config, job, config["agents"][index[label]], index[label])[1]
-    if config["tournament"].roles:
-        return play_profile(
-            job, role_key(config["tournament"].roles, job.labels), pretrained=pretrained
-        )
-    counts = tuple(job.labels.count(spec["label"]) for spec in config["agents"])
+        return trained_alone(config, job, config.agent(label), config.index(label))[1]
+    if settings.roles:
+        return play_profile(job, role_key(settings.roles, job.labels), pretrained=pretrained)
+    counts = tuple(job.labels.count(label) for label in config.labels)
     return play_profile(job, profile_key(counts), pretrained=pretrained)
 
 
-def payoff_table(records: pd.DataFrame, config: dict, payoff: str | None = None) -> PayoffTable:
+def payoff_table(records: pd.DataFrame, config: Config, payoff: str | None = None) -> PayoffTable:
     """The heuristic payoff table of a tournament run's records, with the config's payoff
     ("sharpe" or "pnl") unless ``payoff`` names one."""
-    settings = config["tournament"]
+    settings = config.tournament
     seats = seat_payoffs(
         records, payoff=payoff or settings.payoff, sharpe_floor=settings.sharpe_floor
     )
-    return PayoffTable.from_records(seats, strategies=[a["label"] for a in config["agents"]])
+    return PayoffTable.from_records(seats, strategies=[a.label for a in config.agents])
 
 
-def tables(directory: Path, config: dict, records: pd.DataFrame) -> pd.DataFrame:
+def tables(directory: Path, config: Config, records: pd.DataFrame) -> pd.DataFrame:
     """Write ``summary.csv``, the payoff tables and, when the table has every profile,
     ``equilibria.csv`` (when there are records; a role game's: `role_tables`); return the
     summary."""
     summary = summary_tables(directory, config, records)
     if records.empty:
         return summary
-    settings = config["tournament"]
+    settings = config.tournament
     if settings.roles:
         role_tables(directory, config, records)
         return summary
     seats = seat_payoffs(records, payoff=settings.payoff, sharpe_floor=settings.sharpe_floor)
-    table = PayoffTable.from_records(seats, strategies=[a["label"] for a in config["agents"]])
+    table = PayoffTable.from_records(seats, strategies=config.labels)
     table.to_csv(directory / "payoffs.csv")
     for payoff in PAYOFFS:
         payoff_table(records, config, payoff).to_csv(directory / f"payoffs_{payoff}.csv")
@@ -214,19 +211,19 @@ def tables(directory: Path, config: dict, records: pd.DataFrame) -> pd.DataFrame
     if game is not None:
         if settings.reduced:  # the bootstrap draws the cells from their standard errors
             game.to_csv(directory / "payoffs_reduced.csv")
-            analysis = analyse(game, seed=config["root_seed"])
+            analysis = analyse(game, seed=config.root_seed)
         else:
-            analysis = analyse(game, records=seats, seed=config["root_seed"])
+            analysis = analyse(game, records=seats, seed=config.root_seed)
         frame = equilibria_frame(analysis)
         frame.to_csv(directory / "equilibria.csv", index=False, float_format="%.10g")
     return summary
 
 
-def role_tables(directory: Path, config: dict, records: pd.DataFrame) -> None:
+def role_tables(directory: Path, config: Config, records: pd.DataFrame) -> None:
     """A role game's ``payoffs.csv`` (the config's payoff), ``payoffs_sharpe.csv`` and
     ``payoffs_pnl.csv`` (`role_games.role_table`), and, when complete, ``equilibria.csv``
     (`games.role_frame`: ``p_<role>_<strategy>``, each role's regret)."""
-    settings = config["tournament"]
+    settings = config.tournament
     names = {"payoffs.csv": settings.payoff, **{f"payoffs_{p}.csv": p for p in PAYOFFS}}
     for name, payoff in names.items():
         seats = seat_payoffs(records, payoff=payoff, sharpe_floor=settings.sharpe_floor)
@@ -249,15 +246,15 @@ def _role_figure(directory: Path) -> list[Path]:
     return [save_figure(role_dynamics_figure(table, mixtures=mixtures), directory / "dynamics.png")]
 
 
-def figures(directory: Path, config: dict, records: pd.DataFrame) -> list[Path]:
+def figures(directory: Path, config: Config, records: pd.DataFrame) -> list[Path]:
     """Learning curves, the replicator dynamics of the Sharpe and PnL payoff tables
     (``dynamics.png``, ``dynamics_pnl.png``) and the equilibria of ``equilibria.csv`` on the
     focal replicator field of ``payoffs.csv`` (``equilibria.png``); each table's DPR game
     (`solved`) when ``[tournament] reduced`` is set; a role game's dynamics as trajectories
     (`_role_figure`)."""
-    weighting = config["tournament"].weighting
+    weighting = config.tournament.weighting
     written = save_learning_curves(directory, records)
-    if config["tournament"].roles:
+    if config.tournament.roles:
         return written + _role_figure(directory)
     for payoff in PAYOFFS:
         table = solved(PayoffTable.read_csv(directory / f"payoffs_{payoff}.csv"), config)

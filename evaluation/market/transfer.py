@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import time
-import tomllib
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -33,6 +32,7 @@ from tradearena.evaluation.analysis.metrics import bootstrap_ci, sharpe
 from tradearena.evaluation.analysis.transfer import Predictivity, predictivity
 from tradearena.evaluation.experiment.parallel import Executor
 from tradearena.evaluation.experiment.rollout import Job, build_agent
+from tradearena.evaluation.experiment.schema import AgentEntry
 from tradearena.evaluation.experiment.store import JobResult
 from tradearena.evaluation.market.sources import gym_spec
 
@@ -40,6 +40,7 @@ __all__ = [
     "MIN_TRADING",
     "TASKS",
     "Policy",
+    "Side",
     "Transfer",
     "format_transfer",
     "market_of",
@@ -101,23 +102,26 @@ def zoo(task: str) -> list[Policy]:
 
 
 def saved_policies(run_dir: str | Path) -> list[Policy]:
-    """The agents a run saved (its config's agent tables: label and id), each a `Policy`
-    labelled ``<run>/<label>``; UserError naming the directory when it saved none."""
+    """The agents a run saved (its config's agents: label and id), each a `Policy` labelled
+    ``<run>/<label>``; UserError naming the directory when it saved none, or when its
+    config.toml cannot be read."""
     from tradearena.agents.saving import HEADER
+    from tradearena.evaluation.experiment.rundir import run_config_of
     from tradearena.evaluation.experiment.trained import AGENTS, agent_path
 
     directory = Path(run_dir)
-    config = directory / "config.toml"
-    if not config.is_file():
+    if not (directory / "config.toml").is_file():
         raise UserError(f"--agents {run_dir}: not a run directory (no config.toml)")
-    raw = tomllib.loads(config.read_text())
-    seeds = int(raw.get("seeds", 1))
+    try:
+        config = run_config_of(directory)
+    except UserError as error:
+        raise UserError(f"--agents {run_dir}: {error}") from None
     policies = []
-    for table in raw.get("agents", []):
-        label = table.get("label", table["id"])
-        if (agent_path(directory, label, 0) / HEADER).exists():
-            source = str(directory.resolve() / AGENTS / label)
-            policies.append(Policy(f"{directory.name}/{label}", table["id"], {}, source, seeds))
+    for entry in config.agents:
+        if (agent_path(directory, entry.label, 0) / HEADER).exists():
+            source = str(directory.resolve() / AGENTS / entry.label)
+            label = f"{directory.name}/{entry.label}"
+            policies.append(Policy(label, entry.id, {}, source, config.seeds))
     if not policies:
         raise UserError(f"--agents {run_dir}: the run saved no agent trained alone")
     return policies
@@ -208,30 +212,34 @@ def session_pnl(
 
 
 def _agent(policy: Policy, spec: MarketSpec, seed: int, root_seed: int):
+    entry = AgentEntry(policy.id, policy.label, policy.params, saved=policy.source)
     if policy.source:
         from tradearena.evaluation.experiment.trained import load_saved
 
-        table = {"id": policy.id, "from": policy.source}
-        return load_saved(table, spec, seed % policy.saved_seeds)
+        return load_saved(entry, spec, seed % policy.saved_seeds)
     entropy = np.random.SeedSequence(root_seed, spawn_key=(seed,)).generate_state(1)[0]
-    return build_agent({"id": policy.id, "params": policy.params}, spec, int(entropy))
+    return build_agent(entry, spec, int(entropy))
+
+
+@dataclass(frozen=True)
+class Side:
+    """The work of one transfer job: ``policy`` in ``market`` (one side: the market, or the
+    tape under a queue model), ``seeds`` x ``sessions`` sessions under ``root_seed``."""
+
+    market: MarketSpec
+    policy: Policy
+    seeds: int
+    sessions: int
+    root_seed: int
 
 
 def transfer_job(job: Job) -> JobResult:
-    """One policy on one side: ``job.config`` holds the ``market`` table, the ``policy``
-    (`Policy` fields), ``seeds``, ``sessions`` and ``root_seed``; its records, one
-    ``(pnl, trades)`` pair per session in (seed, session) order."""
+    """One policy on one side: ``job.config`` is its `Side`; its records, one ``(pnl,
+    trades)`` pair per session in (seed, session) order."""
     start = time.perf_counter()
-    config = job.config
+    side: Side = job.config
     try:
-        spec = MarketSpec(**{**config["market"], "traders": tuple(config["market"]["traders"])})
-        values = session_pnl(
-            spec,
-            Policy(**config["policy"]),
-            config["seeds"],
-            config["sessions"],
-            config["root_seed"],
-        )
+        values = session_pnl(side.market, side.policy, side.seeds, side.sessions, side.root_seed)
     except Exception:  # noqa: BLE001 - reported with the policy it failed for
         return JobResult(job.id, job.seed, (), time.perf_counter() - start, traceback.format_exc())
     records = tuple(tuple(map(float, pair)) for pair in values.reshape(-1, 2))
@@ -281,13 +289,7 @@ def transfer(
             f"{side}|{policy.label}",
             0,
             (),
-            {
-                "market": side_spec.to_table(),
-                "policy": policy.__dict__,
-                "seeds": seeds,
-                "sessions": sessions,
-                "root_seed": root_seed,
-            },
+            Side(side_spec, policy, seeds, sessions, root_seed),
         )
         for side, side_spec in sides.items()
         for policy in policies

@@ -17,15 +17,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.analysis.alpharank import alpharank
 from tradearena.evaluation.analysis.dynamics import rest_points, trajectory
-from tradearena.evaluation.analysis.metrics import Checkpointing, DegenerateMetricWarning
+from tradearena.evaluation.analysis.metrics import DegenerateMetricWarning
 from tradearena.evaluation.analysis.payoffs import PayoffTable
+from tradearena.evaluation.analysis.summary import Checkpointing
 from tradearena.evaluation.experiment.config import load_config
 from tradearena.evaluation.experiment.parallel import Executor
 from tradearena.evaluation.experiment.rundir import load_run
 from tradearena.evaluation.experiment.runner import run_experiment
+from tradearena.evaluation.experiment.schema import Config
 
 __all__ = [
     "EXPERIMENTS",
@@ -67,9 +68,9 @@ def scaled(config_path: Path, scale: float) -> dict:
         return {}
     config = load_config(config_path)
     return {
-        "seeds": max(1, round(config["seeds"] * scale)),
-        "training": {"episodes": max(1, round(config["training"].episodes * scale))},
-        "testing": {"episodes": max(2, round(config["testing"].episodes * scale))},
+        "seeds": max(1, round(config.seeds * scale)),
+        "training": {"episodes": max(1, round(config.training.episodes * scale))},
+        "testing": {"episodes": max(2, round(config.testing.episodes * scale))},
     }
 
 
@@ -146,7 +147,7 @@ def kept_sections(report: Path) -> str:
     return text[text.index(KEPT) :] if KEPT in text else ""
 
 
-def _summary(directory: Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+def _summary(directory: Path) -> tuple[Config, pd.DataFrame, pd.DataFrame]:
     config, records = load_run(directory)
     summary = pd.read_csv(directory / "summary.csv")
     return config, records, summary
@@ -179,13 +180,13 @@ def _plateau(row: pd.Series) -> str:
     return f"episode {int(row['plateau_episode'])}" if row["plateaued"] else "not reached"
 
 
-def _agents_table(config: dict) -> str:
+def _agents_table(config: Config) -> str:
     """The agents of a run and their parameters, as the run's config gives them."""
     lines = ["| agent | id | parameters |", "|---|---|---|"]
-    for spec in config["agents"]:
-        params = ", ".join(f"{k} = {v}" for k, v in spec["params"].items()) or "defaults"
-        lines.append(f"| {spec['label']} | {spec['id']} | {params} |")
-    market = MarketSpec(**config["market"])
+    for spec in config.agents:
+        params = ", ".join(f"{k} = {v}" for k, v in spec.params.items()) or "defaults"
+        lines.append(f"| {spec.label} | {spec.id} | {params} |")
+    market = config.market
     lines.append("")
     lines.append(
         f"Market: task {market.task} ({market.action_set} actions of {market.order_size} "
@@ -219,7 +220,7 @@ def runs_table(runs: Path) -> str:
         if not (directory / "summary.csv").exists():
             continue
         config, _, summary = _summary(directory)
-        if config["kind"] == "tournament":
+        if config.kind == "tournament":
             stable, end, _ = _dynamics_summary(PayoffTable.read_csv(directory / "payoffs.csv"))
             table = PayoffTable.read_csv(directory / "payoffs.csv")
             numbers = (
@@ -232,8 +233,8 @@ def runs_table(runs: Path) -> str:
                 for row in summary.itertuples()
             )
         lines.append(
-            f"| `{directory.name}` | {config['kind']} | {config['seeds']} | "
-            f"{config['training'].episodes} | {config['testing'].episodes} | {numbers} |"
+            f"| `{directory.name}` | {config.kind} | {config.seeds} | "
+            f"{config.training.episodes} | {config.testing.episodes} | {numbers} |"
         )
     return "Runs in this report's run folder:\n\n" + "\n".join(lines) + "\n"
 
@@ -247,13 +248,13 @@ def sharpe_section(
     sharpe = rows["sharpe"]
     order = ["ra21q", "ra2q", "raql"]
     claim = all(a in sharpe for a in order) and sharpe["ra21q"] > sharpe["ra2q"] > sharpe["raql"]
-    market = config["market"]
-    source = "a synthetic day" if market["tape"] == "synthetic" else Path(market["tape"]).name
+    market = config.market
+    source = "a synthetic day" if market.tape == "synthetic" else Path(market.tape).name
     lines = [
         f"### {title}\n",
-        f"Replay of {source}; episodes are {market['n_steps']}-minute windows of the day; "
-        f"{config['training'].episodes} training and {config['testing'].episodes} test "
-        f"episodes per seed; seeds {config['seeds']} (root seed {config['root_seed']}); "
+        f"Replay of {source}; episodes are {market.n_steps}-minute windows of the day; "
+        f"{config.training.episodes} training and {config.testing.episodes} test "
+        f"episodes per seed; seeds {config.seeds} (root seed {config.root_seed}); "
         f"run directory `{directory}`.\n",
         _agents_table(config),
         _metrics_table(rows.sort_values("sharpe", ascending=False)),
@@ -278,9 +279,9 @@ def robustness_section(directory: Path, figures: Path, text: dict) -> str:
     lines = [
         "## Experiment 2: robustness\n",
         f"RA2-Q and RA3-Q trained in the same clean market (replay of a synthetic day, "
-        f"{config['market']['n_steps']}-minute windows, {config['training'].episodes} training "
-        f"episodes, {config['seeds']} seeds), then tested under each condition "
-        f"({config['testing'].episodes} test episodes per seed); run directory "
+        f"{config.market.n_steps}-minute windows, {config.training.episodes} training "
+        f"episodes, {config.seeds} seeds), then tested under each condition "
+        f"({config.testing.episodes} test episodes per seed); run directory "
         f"`{directory}`.\n",
         _agents_table(config),
     ]
@@ -326,11 +327,11 @@ def egta_section(directory: Path, figures: Path) -> str:
     tables = {p: PayoffTable.read_csv(directory / f"payoffs_{p}.csv") for p in ("sharpe", "pnl")}
     text = [
         "## Experiment 3: empirical game\n",
-        f"{config['tournament'].players} seats over {len(config['agents'])} strategies "
-        f"({len(tables['sharpe'])} profiles), each profile played {config['seeds']} times in a "
-        f"synthetic market ({config['tournament'].mode}: {config['training'].episodes} "
-        f"training and {config['testing'].episodes} test episodes); weighting "
-        f"{config['tournament'].weighting}; run directory `{directory}`.\n",
+        f"{config.tournament.players} seats over {len(config.agents)} strategies "
+        f"({len(tables['sharpe'])} profiles), each profile played {config.seeds} times in a "
+        f"synthetic market ({config.tournament.mode}: {config.training.episodes} "
+        f"training and {config.testing.episodes} test episodes); weighting "
+        f"{config.tournament.weighting}; run directory `{directory}`.\n",
         _agents_table(config),
         "| payoff | stable rest points (in the whole simplex) | shares after t = 100 from the "
         "uniform mix | alpha-rank (alpha = 10) |",
@@ -409,8 +410,8 @@ def _claims_block(text: dict, directory: Path, figures: Path, name: str) -> str:
     config, records, summary = _summary(directory)
     frame = summary[summary["condition"] == "clean"].set_index("agent", drop=False)
     frame = frame.assign(
-        curve_variance=curve_variance(records, config["training"]),
-        value_variance=value_variance(records, MarketSpec(**config["market"]).reward_scale),
+        curve_variance=curve_variance(records, config.training),
+        value_variance=value_variance(records, config.market.reward_scale),
     )
     return "\n".join(
         [

@@ -239,7 +239,7 @@ CASES = {
     "complex mu": (set_array(NPZ, "mu", lambda a: a + 0j, E), r"mu must hold real numbers"),
     "bool mu": (set_array(NPZ, "mu", lambda a: a > 0, E), r"mu must hold real numbers"),
     "events as neural": (labelled_neural, r"flow\.json: no field 'base'"),
-    "arrays outside": (set_json(E, "arrays", '"../flow.npz"'), r"arrays must name a file beside"),
+    "arrays outside": (set_json(E, "arrays", '"../flow.npz"'), r"'arrays' must name a file beside"),
     "wrong version": (set_json(E, "version", "7"), r"format 7; expected events, format 2"),
     # silent dead markets
     "delta NaN": (set_json(NEURAL, "delta", "NaN"), r"net\.json: delta must be a finite"),

@@ -13,6 +13,7 @@ from tradearena.agents.saving import ARRAYS, HEADER
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.cli.main import main
 from tradearena.evaluation.experiment.rollout import build_agent
+from tradearena.evaluation.experiment.schema import AgentEntry
 
 # The tiny experiment of conftest.py, line by line:
 #  1 kind = "compare"      5 [market]               12 [testing]      18 [[agents]]
@@ -319,7 +320,7 @@ def test_a_bad_saved_agent_is_one_line_naming_its_file_and_field(case, tmp_path,
     config's line, the saved file and its field, and no run directory."""
     edit, file, message = BAD_SAVED[case]
     market = MarketSpec(population="light", n_steps=15)
-    saved = build_agent({"id": "q_learning", "params": {}}, market, seed=0).save(tmp_path / "q")
+    saved = build_agent(AgentEntry("q_learning"), market, seed=0).save(tmp_path / "q")
     edit(saved)
     path = tmp_path / "bad.toml"
     path.write_text(tiny_text.replace('id = "q_learning"', 'id = "q_learning"\nfrom = "q"'))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import pickle
 import re
 import tomllib
 from pathlib import Path
@@ -25,6 +26,7 @@ from tradearena.envs.tasks import TASKS
 from tradearena.evaluation.cli.main import main
 from tradearena.evaluation.experiment import schema
 from tradearena.evaluation.experiment.config import (
+    AGENT,
     MARKET,
     PERTURBATION,
     TOP,
@@ -36,7 +38,13 @@ from tradearena.evaluation.experiment.config import (
 )
 from tradearena.evaluation.experiment.kinds import run_job
 from tradearena.evaluation.experiment.runner import plan
-from tradearena.evaluation.experiment.schema import Output, Perturbation, Tournament, Training
+from tradearena.evaluation.experiment.schema import (
+    AgentEntry,
+    Output,
+    Perturbation,
+    Tournament,
+    Training,
+)
 
 # The tiny experiment of conftest.py, line by line:
 #  1 kind = "compare"      5 [market]               12 [testing]      18 [[agents]]
@@ -358,33 +366,33 @@ def test_unreadable_file(tmp_path):
 
 def test_defaults_filled(tiny_config, tiny_text):
     """A valid file gets its defaults filled in (market, output, seeds), labels = the ids; the
-    market's defaults are `MarketSpec`'s: None for those the task gives (configs/taker.toml's
-    reward scale and position limit)."""
+    market's defaults are `MarketSpec`'s: the spec of the fields given alone, the task filling
+    those it gives (configs/taker.toml's reward scale and position limit)."""
     config = load_config(tiny_config)
-    market = config["market"]
-    assert (market["population"], market["n_steps"]) == ("light", 15)  # as given
-    assert (market["reward_scale"], market["tick_size"]) == (None, None)
-    assert MarketSpec(**market) == MarketSpec(
+    market = config.market
+    assert (market.population, market.n_steps) == ("light", 15)  # as given
+    assert market.tick_size is None
+    assert market == MarketSpec(
         population="light", n_steps=15
     )  # every other field is the spec's default
-    assert market["traders"] == () and market["tape"] is None and market["tape_seed"] == 0
-    assert market["step_seconds"] == 60.0 and market["position_limit"] is None
-    spec = MarketSpec(**market)
+    assert market.traders == () and market.tape is None and market.tape_seed == 0
+    assert market.step_seconds == 60.0
+    spec = market
     assert (spec.reward_scale, spec.position_limit, spec.parent_order) == (0.01, 500, 0)
-    assert (market["task"], market["actions"], market["order_size"]) == ("taker", None, 100)
-    assert MarketSpec(**market).action_set == "trade"  # the task's
-    assert config["root_seed"] == 0
+    assert (market.task, market.actions, market.order_size) == ("taker", None, 100)
+    assert market.action_set == "trade"  # the task's
+    assert config.root_seed == 0
     training = {"episodes": 2, "evaluate_every": 0, "evaluate_episodes": 10, "sessions": 1}
-    assert config["training"] == Training(**training, checkpoint_every=0)
-    assert config["testing"] == schema.Testing(episodes=2)
-    assert config["perturbations"] == []
-    assert config["output"] == Output(dir="runs/tiny", figures=True)
-    fresh = {"from": "", "train": True}
-    assert config["agents"] == [
-        {"id": "q_learning", "label": "q_learning", "params": {}, **fresh},
-        {"id": "ra2q", "label": "ra2q", "params": {"k": 3}, **fresh},
-    ]
-    assert config["source_text"] == tiny_text
+    assert config.training == Training(**training, checkpoint_every=0)
+    assert config.testing == schema.Testing(episodes=2)
+    assert config.perturbations == ()
+    assert config.output == Output(dir="runs/tiny", figures=True)
+    fresh = {"saved": "", "train": True}
+    assert config.agents == (
+        AgentEntry(id="q_learning", label="q_learning", params={}, **fresh),
+        AgentEntry(id="ra2q", label="ra2q", params={"k": 3}, **fresh),
+    )
+    assert config.text == tiny_text
 
 
 def test_defaults_of_a_robustness_perturbation(tmp_path, tiny_text):
@@ -400,13 +408,13 @@ def test_defaults_of_a_robustness_perturbation(tmp_path, tiny_text):
         '\n[[perturbations]]\nname = "adv"\ntype = "adversary"\n',
     )
     config = load_config(_write(tmp_path, text))
-    assert [a["label"] for a in config["agents"]] == ["hold", "ra3q"]  # the class's name
-    assert config["perturbations"] == [
+    assert [a.label for a in config.agents] == ["hold", "ra3q"]  # the class's name
+    assert config.perturbations == (
         Perturbation(
             name="adv", type="adversary", mode="takeover", p=0.2, source="ra3q", n_agents=50
-        )
-    ]
-    assert config["output"].dir == "runs/tiny"
+        ),
+    )
+    assert config.output.dir == "runs/tiny"
 
 
 def test_relative_tape_resolves_against_the_file(tmp_path, tiny_text, monkeypatch):
@@ -423,7 +431,7 @@ def test_relative_tape_resolves_against_the_file(tmp_path, tiny_text, monkeypatc
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     config = load_config(path)
-    assert config["market"]["tape"] == str(data / "tape_message_1.csv")
+    assert config.market.tape == str(data / "tape_message_1.csv")
     result = run_job(plan(config)[0])  # the tape is read from there
     assert result.error is None
     assert {r.steps for r in result.records} == {4}
@@ -572,7 +580,7 @@ def test_every_shipped_config_is_valid(path, lobster_day, monkeypatch):
     if tape.startswith("$"):
         monkeypatch.setenv(tape.strip("${}"), str(lobster_day))
     config = load_config(path)
-    assert config["agents"] and MarketSpec(**config["market"]).task in TASKS
+    assert config.agents and config.market.task in TASKS
 
 
 def test_a_tape_named_by_the_environment_is_kept_as_the_file_it_named(lobster_day, monkeypatch):
@@ -581,8 +589,8 @@ def test_a_tape_named_by_the_environment_is_kept_as_the_file_it_named(lobster_da
     path = SHIPPED[0].parent / "paper_sharpe_lobster.toml"
     monkeypatch.setenv("LOBSTER_MESSAGES", str(lobster_day))
     config = load_config(path)
-    kept = tomllib.loads(config["source_text"])["market"]["tape"]
-    assert kept == config["market"]["tape"] == str(lobster_day)
+    kept = tomllib.loads(config.text)["market"]["tape"]
+    assert kept == config.market.tape == str(lobster_day)
 
 
 def test_every_task_config_runs_the_market_of_its_gymnasium_id():
@@ -591,7 +599,7 @@ def test_every_task_config_runs_the_market_of_its_gymnasium_id():
     configs = {"making": "quickstart.toml"}
     for task in TASKS.values():
         path = SHIPPED[0].parent / configs.get(task.name, f"{task.name}.toml")
-        from_config = MarketSpec(**load_config(path)["market"])
+        from_config = load_config(path).market
         assert from_config == gymnasium.make(task.gym_id).unwrapped.market_spec, task.name
 
 
@@ -603,9 +611,9 @@ def test_every_task_has_a_config_with_its_reference_policy():
     ]  # the configs that need no tape from the user
     for task in TASKS.values():
         ids = [
-            {spec["id"] for spec in config["agents"]}
+            {spec.id for spec in config.agents}
             for config in shipped
-            if MarketSpec(**config["market"]).task == task.name
+            if config.market.task == task.name
         ]
         assert ids, task.name
         assert not task.reference or any(task.reference in found for found in ids), task.name
@@ -619,6 +627,35 @@ def test_typed_sections_have_the_fields_of_their_tables():
     assert [f.name for f in dataclasses.fields(Output)] == list(TOP["output"].default)
     assert [f.name for f in dataclasses.fields(Training)] == list(TOP["training"].default)
     assert [f.name for f in dataclasses.fields(schema.Testing)] == list(TOP["testing"].default)
+
+
+def test_the_config_is_typed_frozen_and_read_once(tiny_config, monkeypatch):
+    """The config holds a section per table (the agents' ``from`` as ``saved``) and the text
+    as run, its market a `MarketSpec`; it is frozen and pickles to an equal config (jobs carry
+    it to the workers); a file read with overrides has its TOML parsed once."""
+    parsed, loads = [], tomllib.loads
+    monkeypatch.setattr(tomllib, "loads", lambda text: parsed.append(text) or loads(text))
+    config = load_config(tiny_config, {"seeds": 1})
+    monkeypatch.undo()
+    assert len(parsed) == 1
+    assert [f.name for f in dataclasses.fields(schema.Config)] == [*TOP, "text", "agent_folders"]
+    assert [f.name for f in dataclasses.fields(AgentEntry)] == [
+        {"from": "saved"}.get(key, key) for key in AGENT
+    ]
+    assert isinstance(config.market, MarketSpec) and config.seeds == 1
+    assert pickle.loads(pickle.dumps(config)) == config
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.seeds = 2  # type: ignore[misc]
+
+
+def test_a_day_shorter_than_its_sessions_is_named_by_the_check(tmp_path, tiny_text):
+    """``day_steps`` below ``n_steps`` (a session longer than the day it is a window of) is a
+    `ConfigError` naming ``market.day_steps``, before any job."""
+    path = _write(tmp_path, tiny_text.replace("n_steps = 15", "n_steps = 15\nday_steps = 10"))
+    with pytest.raises(
+        ConfigError, match=r"line 8: market\.day_steps: must be >= n_steps \(15\), got 10$"
+    ):
+        load_config(path)
 
 
 @pytest.mark.parametrize(

@@ -52,10 +52,10 @@ def test_the_shipped_plan_is_exactly_the_dpr_profiles():
     expected = [profile_key(row) for row in dpr_profiles(61, 6, 3)]
     assert len(expected) == 63
     assert profiles == sorted(expected)
-    assert len(jobs) == 63 * config["seeds"]
+    assert len(jobs) == 63 * config.seeds
     assert [job.id for job in jobs[:2]] == [f"profile={expected[0]}/rep={r}" for r in (0, 1)]
     seats = jobs[0].labels
-    assert len(seats) == 61 and seats.count(config["agents"][0]["label"]) == 61
+    assert len(seats) == 61 and seats.count(config.agents[0].label) == 61
 
 
 def test_a_reduced_run_solves_the_dpr_game(tmp_path):

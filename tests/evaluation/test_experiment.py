@@ -21,12 +21,11 @@ from tradearena import agents
 from tradearena.agents import calibration
 from tradearena.envs.data.tapes import write_lobster
 from tradearena.envs.simulator.recording import synthetic_tape
-from tradearena.evaluation.analysis.metrics import summary_table
+from tradearena.evaluation.analysis.summary import summary_table
 from tradearena.evaluation.cli.main import main
 from tradearena.evaluation.experiment.config import load_config
 from tradearena.evaluation.experiment.kinds import run_job
 from tradearena.evaluation.experiment.parallel import LocalExecutor, RayExecutor
-from tradearena.evaluation.experiment.rollout import market_spec
 from tradearena.evaluation.experiment.rundir import load_run
 from tradearena.evaluation.experiment.runner import plan, run_experiment
 from tradearena.evaluation.experiment.store import Store
@@ -197,7 +196,7 @@ def test_an_agent_beside_the_config_runs_locally_and_on_ray(
     assert sorted(local.summary["agent"]) == ["contrarian", "q_learning"]
     config, records = load_run(remote.directory)
     pd.testing.assert_frame_equal(records, load_run(local.directory)[1], check_exact=True)
-    assert [a["label"] for a in config["agents"]] == ["q_learning", "contrarian"]
+    assert [a.label for a in config.agents] == ["q_learning", "contrarian"]
     assert sorted(set(records["job_id"])) == [
         "contrarian/seed=0",
         "contrarian/seed=1",
@@ -261,7 +260,7 @@ def test_a_run_keeps_its_calibration_and_resumes_without_recalibrating(
     first = run_experiment(path, LocalExecutor(progress=False), out=tmp_path / "run")
     kept = json.loads((tmp_path / "run" / "calibrations.json").read_text())
     assert sorted(entry["kind"] for entry in kept) == ["Calibration", "Tuning"]
-    table = json.dumps(market_spec(load_config(path)).to_table(), sort_keys=True)
+    table = json.dumps(load_config(path).market.to_table(), sort_keys=True)
     assert [e["key"] for e in kept if e["kind"] == "Calibration"] == [["market", table, 16]]
 
     monkeypatch.setattr(calibration, "_DONE", {})  # a new process

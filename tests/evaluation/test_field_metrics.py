@@ -1,6 +1,7 @@
-"""evaluation.analysis.metrics, the field's metrics beside Sharpe: gain-loss ratio, P&L-to-MAP,
-implementation shortfall in bp, the Wilson interval and the probability of outperforming the
-reference, each against a hand computation, and their columns in the run's summary table."""
+"""evaluation.analysis.metrics and .summary, the field's metrics beside Sharpe: gain-loss
+ratio, P&L-to-MAP, implementation shortfall in bp, the Wilson interval and the probability of
+outperforming the reference, each against a hand computation, and their columns in the run's
+summary table."""
 
 import math
 import warnings
@@ -11,15 +12,13 @@ import pytest
 
 from tradearena.evaluation.analysis.metrics import (
     DegenerateMetricWarning,
-    field_metrics,
     gain_loss_ratio,
     outperformance,
     pnl_to_map,
-    pooled_gain_loss,
-    run_summary,
     shortfall_bp,
     wilson_interval,
 )
+from tradearena.evaluation.analysis.summary import field_metrics, pooled_gain_loss, run_summary
 
 Z = 1.959963984540054  # the standard normal quantile of 0.975
 

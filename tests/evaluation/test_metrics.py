@@ -1,5 +1,5 @@
-"""evaluation.analysis.metrics: hand-computed values, degenerate data, input errors, bootstrap,
-tables."""
+"""evaluation.analysis.metrics (and .summary's tables): hand-computed values, degenerate data,
+input errors, bootstrap, tables."""
 
 import math
 
@@ -19,9 +19,9 @@ from tradearena.evaluation.analysis.metrics import (
     sharpe,
     sortino,
     summarize,
-    summary_table,
     total_pnl,
 )
+from tradearena.evaluation.analysis.summary import summary_table
 
 IGNORE_DEGENERATE = "ignore::tradearena.evaluation.analysis.metrics.DegenerateMetricWarning"
 

@@ -1,4 +1,4 @@
-"""The plateau criterion of learning curves (evaluation.analysis.metrics.plateau), on curves whose
+"""The plateau criterion of learning curves (evaluation.analysis.summary.plateau), on curves whose
 shape is known: a rise then a flat stretch, a steady rise, checkpoints compared pairwise."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tradearena.evaluation.analysis.metrics import plateau
+from tradearena.evaluation.analysis.summary import plateau
 from tradearena.evaluation.experiment.schema import Training
 
 SEEDS, EPISODES = 4, 200

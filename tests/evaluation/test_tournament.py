@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -13,10 +14,10 @@ from tradearena.evaluation.experiment.config import parse_config
 from tradearena.evaluation.experiment.kinds import run_job
 from tradearena.evaluation.experiment.parallel import LocalExecutor
 from tradearena.evaluation.experiment.profiles import seat_payoffs
-from tradearena.evaluation.experiment.rollout import TEST, episodes, market_spec, trained_alone
+from tradearena.evaluation.experiment.rollout import TEST, episodes, trained_alone
 from tradearena.evaluation.experiment.rundir import load_run
 from tradearena.evaluation.experiment.runner import plan, run_experiment
-from tradearena.evaluation.experiment.schema import Tournament
+from tradearena.evaluation.experiment.schema import AgentEntry, Tournament
 from tradearena.evaluation.kinds.tournament import payoff_table
 
 TOURNAMENT = """\
@@ -94,7 +95,7 @@ def test_pretrained_profiles_seat_frozen_copies_of_each_strategy(tmp_path):
     is only tested, and its records are those of a table seating frozen copies of the agents
     `trained_alone` gives (what the profile loads from the run directory)."""
     cfg = config("pretrained")
-    (tmp_path / "t.toml").write_text(cfg["source_text"])
+    (tmp_path / "t.toml").write_text(cfg.text)
     outcome = run_experiment(
         tmp_path / "t.toml", LocalExecutor(progress=False), out=tmp_path / "run"
     )
@@ -103,8 +104,8 @@ def test_pretrained_profiles_seat_frozen_copies_of_each_strategy(tmp_path):
     phases = records.groupby(records["job_id"].str.startswith("train/"))["phase"].unique()
     assert set(phases[True]) == {"train"} and set(phases[False]) == {"test"}
     job = next(j for j in plan(cfg) if j.id == "profile=2-1-0/rep=1")
-    copies = [trained_alone(cfg, job, cfg["agents"][i], i)[0] for i in (0, 0, 1)]
-    table = SeatedMarket(market_spec(cfg), copies)
+    copies = [trained_alone(cfg, job, cfg.agents[i], i)[0] for i in (0, 0, 1)]
+    table = SeatedMarket(cfg.market, copies)
     expected = episodes(
         table,
         cfg,
@@ -148,12 +149,12 @@ def test_seat_payoffs_and_table_by_hand():
     seats = seat_payoffs(records, payoff="sharpe", sharpe_floor=0.01)
     assert seats["payoff"].tolist() == pytest.approx([2 / math.sqrt(2), 0.0, 200.0, 0.0])
     assert seat_payoffs(records, payoff="pnl")["payoff"].tolist() == [2.0, 0.0, 2.0, 0.0]
-    fake = {
-        "tournament": Tournament(
+    fake = SimpleNamespace(
+        tournament=Tournament(
             players=2, mode="pretrained", payoff="sharpe", sharpe_floor=0.01, weighting="tuyls"
         ),
-        "agents": [{"label": "a"}, {"label": "b"}],
-    }
+        agents=[AgentEntry("a", "a"), AgentEntry("b", "b")],
+    )
     table = payoff_table(records, fake)
     assert table.counts.tolist() == [[1, 1]]
     np.testing.assert_allclose(table.payoffs, [[(2 / math.sqrt(2) + 200.0) / 2, 0.0]])

@@ -25,7 +25,7 @@ import numpy as np
 
 from tradearena.envs.errors import UserError, replacing, together
 
-__all__ = ["MAX_BYTES", "VERSION", "LearnedFlowError", "kind_of", "read", "write"]
+__all__ = ["MAX_BYTES", "VERSION", "LearnedFlowError", "kind_of", "parts", "read", "write"]
 
 VERSION = 2
 """The parameter files' format."""
@@ -74,6 +74,18 @@ def kind_of(path: str | Path) -> str | None:
         return None
 
 
+def parts(path: str | Path) -> list[Path]:
+    """The files a parameter file consists of: itself, its arrays and, for a neural flow, its
+    base model's files, each a regular file beside it (checked as `read` checks them, without
+    reading the arrays)."""
+    path = Path(path)
+    document = _document(path)
+    out = [path, _regular(beside(path, document, "arrays"))]
+    if "base" in document:  # a neural flow's base model
+        out += parts(beside(path, document, "base"))
+    return out
+
+
 def read(path: Path, kind: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The scalars (the JSON) and the arrays (float64) of the parameter file ``path`` of
     ``kind``, checked as the module docstring says."""
@@ -115,7 +127,7 @@ def beside(path: Path, document: Mapping[str, Any], name: str) -> Path:
     given = field(path, document, name, str)
     if not given or Path(given).name != given or given in (".", ".."):
         raise LearnedFlowError(
-            f"{path}: {name} must name a file beside it (a plain file name), got {given!r}"
+            f"{path}: {name!r} must name a file beside it, got {given!r}"
         )
     return path.parent / given
 

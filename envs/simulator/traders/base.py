@@ -12,6 +12,7 @@ and the order kinds are in `envs.simulator.orders`.
 from __future__ import annotations
 
 import numbers
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -82,6 +83,20 @@ class Trader:
     """
 
     n_owners: int = 1
+    file_parameters: tuple[str, ...] = ()
+    """The parameters that name a file (a path; in an experiment file, relative to its
+    folder): a run checks each before it starts and keeps its own copy, with the files it
+    names (`file_parts`)."""
+
+    @classmethod
+    def file_parts(cls, parameter: str, path: Path) -> list[Path]:
+        """The files that the file ``path``, given as ``parameter``, consists of: itself first,
+        then the files it names, all in its folder (by default none). `ParameterError` naming
+        ``parameter`` and the file when one is not a regular file."""
+        if not path.is_file():
+            reason = "not a regular file" if path.exists() else "no such file"
+            raise ParameterError(parameter, f"{path}: {reason}")
+        return [path]
 
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         """Start a session: remember ``owners``; may place an initial book into

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tradearena.envs.errors import ParameterError, not_one_of
-from tradearena.envs.simulator.learned_flow import neural
+from tradearena.envs.simulator.learned_flow import neural, parameters
 from tradearena.envs.simulator.learned_flow.model import EventModel, check
 from tradearena.envs.simulator.learned_flow.neural import NeuralModel, is_neural
 from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
@@ -47,6 +47,16 @@ class LearnedFlow(Trader):
     n_owners = 2
     REACTIONS = ("causal", "book")
     """The ways a learned flow answers the seats (see the class docstring)."""
+    file_parameters = ("model",)
+
+    @classmethod
+    def file_parts(cls, parameter: str, path: Path) -> list[Path]:
+        """A parameter file (JSON) and the files it names beside it
+        (`learned_flow.parameters.parts`), else `ParameterError` naming the file."""
+        try:
+            return parameters.parts(path)
+        except LearnedFlowError as error:
+            raise ParameterError(parameter, str(error)) from None
 
     def __init__(
         self, model: EventModel | NeuralModel | str | Path, reaction: str = "causal"

@@ -108,7 +108,7 @@ def test_the_crypto_config_replays_a_converted_recording(recording, tmp_path, mo
     write_converted(convert("binance", [recording]), tmp_path / "btcusdt")
     monkeypatch.setenv("BTC_MESSAGES", str(tmp_path / "btcusdt" / "message.csv"))
     config = Path(__file__).resolve().parents[3] / "configs" / "crypto_btc.toml"
-    spec = MarketSpec(**load_config(config)["market"])
+    spec = load_config(config).market
     assert (spec.task, spec.queue, spec.order_size) == ("making", "power", 1000)
     market = spec.market(1)
     market.reset(0)
