@@ -164,8 +164,8 @@ def test_the_estimator_recovers_intensities_branching_and_profile(simulated):
     """Fitted at the true decays and state buckets, on about 10,000 events: each baseline
     rate of a state the flow spent ten minutes in within five standard errors of a Poisson
     count (the split of each state's events between its baseline and the excitation, and the
-    gain's share of that, add to a count's error), each excitation within 0.08 of its value, the gains of the excited kinds at
-    each spread within 0.15, the profile within 10%."""
+    gain's share of that, add to a count's error), each excitation within 0.08 of its value,
+    the gains of the excited kinds at each spread within 0.15, the profile within 10%."""
     truth, ev, path = simulated
     assert len(ev) > 8000
     edges = (truth.spread_edges, truth.queue_edges)

@@ -126,9 +126,7 @@ def beside(path: Path, document: Mapping[str, Any], name: str) -> Path:
     folder (no folders, no ``..``)."""
     given = field(path, document, name, str)
     if not given or Path(given).name != given or given in (".", ".."):
-        raise LearnedFlowError(
-            f"{path}: {name!r} must name a file beside it, got {given!r}"
-        )
+        raise LearnedFlowError(f"{path}: {name!r} must name a file beside it, got {given!r}")
     return path.parent / given
 
 
