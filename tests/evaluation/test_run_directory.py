@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tradearena.envs.data.events import KINDS
 from tradearena.envs.errors import ParameterError
-from tradearena.envs.simulator.eventmodel import EventModel, Marks
+from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS as KINDS
+from tradearena.envs.simulator.learned_flow.marks import Marks
+from tradearena.envs.simulator.learned_flow.model import EventModel
 from tradearena.envs.simulator.traders import TRADERS, Noise
 from tradearena.evaluation.cli.main import main
 from tradearena.evaluation.experiment.config import ConfigError, load_config
@@ -64,17 +65,19 @@ def flow(rate: float = 0.2) -> EventModel:
         queue_edges=np.array([4.0]),
         mu=np.full((KINDS, 8), rate),
         alpha=np.zeros((1, KINDS, 2 * KINDS)),
+        gain=np.ones((KINDS, 2)),
         decays=np.array([1.0]),
         profile=np.ones(1),
         start=34_200.0,
         bin_seconds=7200.0,
         marks=Marks(
-            sizes=tuple(one for _ in range(KINDS)),
+            sizes=tuple(one for _ in range(KINDS - 1)),
+            taken=(one, one),
             inside=(one, (np.array([0.5]), np.ones(1))),
             limit_behind=one,
             cancel_behind=one,
-            gap=one,
-            queue=(np.array([3.0]), np.ones(1)),
+            gap=(one, one),
+            queue=((np.array([3.0]), np.ones(1)),) * 2,
         ),
         depth=2,
         book=np.array([[1.0, 3.0, -1.0, 3.0]]),
