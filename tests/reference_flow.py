@@ -10,7 +10,9 @@ import numpy as np
 
 from tradearena.envs.simulator.book import MAX_QTY, OrderBook
 from tradearena.envs.simulator.learned_flow.events import (
+    EMPTIED,
     N_EVENT_KINDS,
+    N_EXCITERS,
     EventKind,
     Events,
     StatePath,
@@ -148,11 +150,13 @@ class Reference:
         if e >= 0:
             kind, side = e % N_EVENT_KINDS, 1 if e < N_EVENT_KINDS else -1
             before = self.state(book, side)
-            offset = self.act(book, kind, side)
-            log.append((t, kind, side, offset, *before))
+            offset, emptied = self.act(book, kind, side)
+            log.append((t, kind, side, offset, *before, emptied))
+            exciter = EMPTIED[kind] if emptied else kind
+            source = (0 if side > 0 else 1) * N_EXCITERS + exciter
             for k, decay in enumerate(self.decays):
                 fade = math.exp(-decay * (t - self.last))
-                jump = self.jump[k][e]
+                jump = self.jump[k][source]
                 self.excitation[k] = [x * fade + j for x, j in zip(self.excitation[k], jump)]
             self.last = t
             self.kernel_next = [self.kernel_draw(k, t) for k in range(len(self.decays))]
@@ -160,11 +164,12 @@ class Reference:
             self.base_next = self.base_draw(t)
         self.choose()
 
-    def act(self, book: OrderBook, kind: int, side: int) -> int:
-        """Carry the event out; its offset (ticks from the best)."""
+    def act(self, book: OrderBook, kind: int, side: int) -> tuple[int, bool]:
+        """Carry the event out -> its offset (ticks from the best) and whether it emptied
+        the best level (a cancel at the touch or a market order only)."""
         owner, taker = self.owners if side > 0 else self.owners[::-1]
         own, other = self.touch(book, side), self.touch(book, -side)
-        offset = 0
+        offset, emptied = 0, False
         if own is not None:
             best = own[0]
             if kind == EventKind.MARKET:
@@ -193,9 +198,12 @@ class Reference:
                     if mine:
                         book.cancel(mine[-1])
                 offset = abs(price - best)
+            if kind in EMPTIED:
+                after = self.touch(book, side)
+                emptied = (after[0] if after else 0) != best
         self.keep_depth(book, 1)
         self.keep_depth(book, -1)
-        return offset
+        return offset, emptied
 
     def keep_depth(self, book: OrderBook, side: int) -> None:
         owner = self.owners[0 if side > 0 else 1]
@@ -249,8 +257,8 @@ def reference_events(
         reference.fire(book, log)
         if len(log) > count:
             steps.append((reference.last, *_touch(book)))
-    columns = list(zip(*log)) if log else [()] * 7
-    time, kind, side, offset, spread, own, other = (np.array(c) for c in columns)
+    columns = list(zip(*log)) if log else [()] * 8
+    time, kind, side, offset, spread, own, other, emptied = (np.array(c) for c in columns)
     ev = Events(
         time=time.astype(np.float64),
         kind=kind.astype(np.int8),
@@ -260,6 +268,7 @@ def reference_events(
         spread=np.maximum(spread, 0).astype(np.int64),
         own=own.astype(np.int64),
         other=other.astype(np.int64),
+        emptied=emptied.astype(bool),
     )
     t, sp, bid, ask = (np.array(c) for c in zip(*steps))
     return ev, StatePath(t.astype(np.float64), sp.astype(np.int64), bid, ask, float(t1))

@@ -17,6 +17,7 @@ import pytest
 
 from tradearena.envs.errors import ParameterError
 from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS as KINDS
+from tradearena.envs.simulator.learned_flow.events import N_EXCITERS
 from tradearena.envs.simulator.learned_flow.marks import Marks
 from tradearena.envs.simulator.learned_flow.model import EventModel
 from tradearena.envs.simulator.traders import TRADERS, Noise
@@ -64,7 +65,7 @@ def flow(rate: float = 0.2) -> EventModel:
         spread_edges=np.array([3.0]),
         queue_edges=np.array([4.0]),
         mu=np.full((KINDS, 8), rate),
-        alpha=np.zeros((1, KINDS, 2 * KINDS)),
+        alpha=np.zeros((1, KINDS, 2 * N_EXCITERS)),
         gain=np.ones((KINDS, 2)),
         decays=np.array([1.0]),
         profile=np.ones(1),

@@ -31,6 +31,7 @@ from tradearena.envs.data.tapes import Tape
 from tradearena.envs.simulator.learned_flow import kernels
 from tradearena.envs.simulator.learned_flow.events import (
     N_EVENT_KINDS,
+    N_EXCITERS,
     Events,
     Revealed,
     StatePath,
@@ -119,9 +120,9 @@ class _Data:
 
 
 def kernel_sums(ev: Events, decays: np.ndarray) -> np.ndarray:
-    """R (events, kernels x 2 kinds) of one day's events ``ev`` for kernels of ``decays``
-    (per second): `learned_flow.kernels.sums`."""
-    return kernels.sums(ev.time, ev.side, ev.kind, decays, N_EVENT_KINDS)
+    """R (events, kernels x 2 exciters) of one day's events ``ev`` for kernels of ``decays``
+    (per second): `learned_flow.kernels.sums` of their exciters."""
+    return kernels.sums(ev.time, ev.side, ev.exciter, decays, N_EXCITERS)
 
 
 def _days_sums(days: Sequence[Day], decays: np.ndarray) -> np.ndarray:
@@ -139,17 +140,17 @@ def log_likelihood(model: EventModel, ev: Events, path: StatePath) -> float:
 
 
 def _excited(days: Sequence[Day], model: EventModel, decay: float) -> np.ndarray:
-    """(cells, 2 kinds), in `kernel_sums`' columns for one kernel of ``decay`` per second:
+    """(cells, 2 exciters), in `kernel_sums`' columns for one kernel of ``decay`` per second:
     per state, the integral over the time the book spent in it (seen from either side) of
-    the kernel's sums of the events on the side seen from (columns 0..kinds-1) and on the
-    opposite side (kinds..): what the excitation of one unit of alpha gives there."""
-    kinds, cells = N_EVENT_KINDS, model.mu.shape[1]
-    out = np.zeros((cells, 2, kinds))
+    the kernel's sums of the events on the side seen from (columns 0..exciters-1) and on the
+    opposite side (exciters..): what the excitation of one unit of alpha gives there."""
+    sources, cells = N_EXCITERS, model.mu.shape[1]
+    out = np.zeros((cells, 2, sources))
     for ev, path in days:
         quoted = path.spread > 0
         starts = path.time[quoted]
         ends = np.append(path.time[1:], path.end)[quoted]
-        spent = kernels.stretch_sums(ev.time, ev.side, ev.kind, starts, ends, [decay], kinds)
+        spent = kernels.stretch_sums(ev.time, ev.side, ev.exciter, starts, ends, [decay], sources)
         spent = spent[:, 0]  # (stretches, side index, kinds)
         spread, bid, ask = path.spread[quoted], path.bid[quoted], path.ask[quoted]
         for cell, own in ((model.cell(spread, bid, ask), 0), (model.cell(spread, ask, bid), 1)):
@@ -167,7 +168,7 @@ def _score(model: EventModel, data: _Data, sums: np.ndarray, masses: np.ndarray)
 
 
 def _flat(alpha: np.ndarray) -> np.ndarray:
-    """(kinds, kernels x 2 kinds): each excited kind's row, in `kernel_sums`' columns."""
+    """(kinds, kernels x 2 exciters): each excited kind's row, in `kernel_sums`' columns."""
     return alpha.transpose(1, 0, 2).reshape(N_EVENT_KINDS, -1)
 
 
@@ -273,7 +274,7 @@ def _em(
 
 def _alpha(excitation: np.ndarray) -> np.ndarray:
     """`_flat`'s inverse: alpha (kernels, kinds, 2 kinds)."""
-    return excitation.reshape(N_EVENT_KINDS, -1, 2 * N_EVENT_KINDS).transpose(1, 0, 2)
+    return excitation.reshape(N_EVENT_KINDS, -1, 2 * N_EXCITERS).transpose(1, 0, 2)
 
 
 def _opening_book(tape: Tape, row: int) -> np.ndarray:
@@ -380,7 +381,7 @@ def estimate(
         spread_edges=spread_edges,
         queue_edges=queue_edges,
         mu=np.zeros((N_EVENT_KINDS, (len(spread_edges) + 1) * (len(queue_edges) + 1) ** 2)),
-        alpha=np.zeros((len(decays), N_EVENT_KINDS, 2 * N_EVENT_KINDS)),
+        alpha=np.zeros((len(decays), N_EVENT_KINDS, 2 * N_EXCITERS)),
         gain=np.ones((N_EVENT_KINDS, len(spread_edges) + 1)),
         decays=np.array([grid[0] for grid in decays], np.float64),
         profile=np.ones(max(1, math.ceil((hi - lo) / bin_seconds))),
@@ -412,8 +413,8 @@ def estimate(
                 decays=np.array(chosen, np.float64),
                 mu=start_mu,
                 alpha=np.full(
-                    (len(chosen), N_EVENT_KINDS, 2 * N_EVENT_KINDS),
-                    0.5 * min(radius, 0.5) / (2 * len(chosen) * N_EVENT_KINDS),
+                    (len(chosen), N_EVENT_KINDS, 2 * N_EXCITERS),
+                    0.5 * min(radius, 0.5) / (2 * len(chosen) * N_EXCITERS),
                 ),
             )
             sums = np.hstack([sums_of[d] for d in chosen])

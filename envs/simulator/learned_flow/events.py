@@ -29,13 +29,17 @@ from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Event, Tape
 from tradearena.envs.errors import UserError
 
 __all__ = [
+    "EMPTIED",
     "N_EVENT_KINDS",
+    "N_EXCITERS",
     "EventKind",
+    "Exciter",
     "Events",
     "EventsError",
     "Revealed",
     "StatePath",
     "events",
+    "exciters",
     "joined",
     "revealed",
     "state_path",
@@ -59,14 +63,46 @@ N_EVENT_KINDS = len(EventKind)
 """How many kinds of event there are."""
 
 
+class Exciter(IntEnum):
+    """What an event is to the flow's excitation: its kind, and for a cancel at the touch or
+    a market order, whether it emptied the best level of its side (the best price moved
+    away): the flow answers an emptied queue (refilling it, improving on the new spread)
+    as it does not answer one that is still there."""
+
+    LIMIT_TOUCH = 0
+    LIMIT_INSIDE = 1
+    LIMIT_BEHIND = 2
+    CANCEL_TOUCH = 3
+    CANCEL_BEHIND = 4
+    MARKET = 5
+    CANCEL_EMPTIED = 6  # a cancel at the touch that emptied the best level
+    MARKET_EMPTIED = 7  # a market order that emptied the best level
+
+
+N_EXCITERS = len(Exciter)
+"""How many kinds of exciter there are."""
+EMPTIED = {EventKind.CANCEL_TOUCH: Exciter.CANCEL_EMPTIED, EventKind.MARKET: Exciter.MARKET_EMPTIED}
+"""The kinds of event that can empty the best level, and what they are when they do."""
+
+
+def exciters(kind: np.ndarray, emptied: np.ndarray) -> np.ndarray:
+    """Each event's `Exciter` (int64, (n,)) from its kind and whether it emptied the best
+    level of its side."""
+    out = np.asarray(kind, np.int64).copy()
+    for before, after in EMPTIED.items():
+        out[(out == before) & np.asarray(emptied, bool)] = after
+    return out
+
+
 @dataclass(frozen=True)
 class Events:
     """Typed events, each array of shape (n,), in time order.
 
-    time: seconds after midnight; kind: `EventKind` (int8); side: +1 bid / -1 ask (int8); offset:
-    ticks (int64); size: lots (int64); spread: ticks before the event (int64; 0 when a side
-    was empty); own, other: lots at the best of the event's side and of the opposite side
-    before it (int64).
+    time: seconds after midnight; kind: `EventKind` (int8); side: +1 bid / -1 ask (int8);
+    offset: ticks (int64); size: lots (int64); spread: ticks before the event (int64; 0 when
+    a side was empty); own, other: lots at the best of the event's side and of the opposite
+    side before it (int64); emptied: whether the event moved its side's best price away
+    (bool: a cancel or a market order that emptied the best level).
     """
 
     time: np.ndarray
@@ -77,6 +113,12 @@ class Events:
     spread: np.ndarray
     own: np.ndarray
     other: np.ndarray
+    emptied: np.ndarray
+
+    @property
+    def exciter(self) -> np.ndarray:
+        """Each event's `Exciter` (int64, (n,))."""
+        return exciters(self.kind, self.emptied)
 
     def __len__(self) -> int:
         return len(self.time)
@@ -153,6 +195,7 @@ def _before(column: np.ndarray, first: int) -> np.ndarray:
 
 def events(tape: Tape) -> Events:
     """The tape's visible messages as `Events` (see the module docstring)."""
+    after_ask, _, after_bid, _ = _touch(tape)
     ask, ask_size, bid, bid_size = (_before(c, 0) for c in _touch(tape))
     m = tape.messages
     kind, side = m["type"].astype(np.int64), m["direction"].astype(np.int64)
@@ -175,6 +218,12 @@ def events(tape: Tape) -> Events:
     lead = execute & ~joins
     sweep = np.cumsum(lead) - 1  # each execution's market order
     swept = np.bincount(sweep[execute], weights=size[execute], minlength=int(lead.sum()))
+    # the book after a message, or after a sweep's last execution for its lead
+    row = np.arange(len(m))
+    last = np.zeros(int(lead.sum()), np.int64)
+    np.maximum.at(last, sweep[execute], row[execute])
+    row[lead] = last
+    moved = np.where(side > 0, after_bid[row], after_ask[row]) != best
 
     out_kind = np.full(len(m), -1, np.int64)
     out_kind[limit & (offset == 0)] = EventKind.LIMIT_TOUCH
@@ -196,6 +245,9 @@ def events(tape: Tape) -> Events:
         spread=np.where(quoted, ask - bid, 0)[keep],
         own=own[keep],
         other=other[keep],
+        emptied=(moved & ((out_kind == EventKind.CANCEL_TOUCH) | (out_kind == EventKind.MARKET)))[
+            keep
+        ],
     )
 
 

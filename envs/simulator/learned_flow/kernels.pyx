@@ -3,7 +3,8 @@
 """The kernel through which each event of a learned flow excites later ones, defined once.
 
 An event excites every kind on both sides through each of K kernels: kernel k adds
-``alpha[k, b, b'] * phi_k(t - t_j)`` to the rate of kind b, with
+``alpha[k, b, e] * phi_k(t - t_j)`` to the rate of kind b, e being the event's exciter
+(`learned_flow.events.Exciter`: its kind, and whether it emptied the best level), with
 ``phi_k(dt) = decay_k * exp(-decay_k * dt)`` (integral 1, so alpha is the number of
 events one event causes, its branching ratio). The inline C forms (`fade`, `mass`,
 `wait`, in kernels.pxd) are what the compiled samplers run; the functions here are the
@@ -20,16 +21,18 @@ __all__ = ["jumps", "masses", "stretch_sums", "sums"]
 
 
 def jumps(alpha, decays) -> np.ndarray:
-    """What an event adds to each kernel's excitation: (kernels, 2 kinds sources, 2 kinds
-    targets), by side index (0 bid, 1 ask) and kind; ``alpha`` (kernels, kinds, 2 kinds:
-    exciting kind on the same side | on the opposite side) times the kernel at 0."""
+    """What an event adds to each kernel's excitation: (kernels, 2 exciters sources, 2 kinds
+    targets), each by side index (0 bid, 1 ask) then exciter or kind; ``alpha`` (kernels,
+    kinds, 2 exciters: the exciter on the same side | on the opposite side) times the kernel
+    at 0."""
     alpha = np.asarray(alpha, np.float64)
-    kinds = alpha.shape[1]
+    kernels, kinds, width = alpha.shape
+    sources = width // 2
     scale = np.asarray(decays, np.float64)[:, None, None]
-    same, other = alpha[:, :, :kinds] * scale, alpha[:, :, kinds:] * scale  # [k, b, j]
-    out = np.empty((len(alpha), 2 * kinds, 2 * kinds))
-    out[:, :kinds, :kinds] = out[:, kinds:, kinds:] = same.transpose(0, 2, 1)
-    out[:, :kinds, kinds:] = out[:, kinds:, :kinds] = other.transpose(0, 2, 1)
+    same, other = alpha[:, :, :sources] * scale, alpha[:, :, sources:] * scale  # [k, b, j]
+    out = np.empty((kernels, 2 * sources, 2 * kinds))
+    out[:, :sources, :kinds] = out[:, sources:, kinds:] = same.transpose(0, 2, 1)
+    out[:, :sources, kinds:] = out[:, sources:, :kinds] = other.transpose(0, 2, 1)
     return out
 
 
@@ -46,20 +49,21 @@ def masses(double decay, dt) -> np.ndarray:
     return out
 
 
-def sums(time, side, kind, decays, Py_ssize_t kinds) -> np.ndarray:
-    """R (events, kernels x 2 kinds): for each event and kernel k, the sum over the events
-    of each kind strictly earlier on its own side (columns 0..kinds-1 of the kernel's block)
-    and on the opposite side (kinds..) of the kernel phi_k(dt), dt seconds ago: events at one
-    time stamp do not excite each other (a feed that stamps a batch of updates with one time
-    does not say which caused which). ``time``: seconds, in order (n,); ``side``: +1 bid, -1
-    ask (n,); ``kind``: each event's kind (n,); ``decays``: per second (kernels,)."""
+def sums(time, side, source, decays, Py_ssize_t sources) -> np.ndarray:
+    """R (events, kernels x 2 sources): for each event and kernel k, the sum over the events
+    of each source (exciter) strictly earlier on its own side (columns 0..sources-1 of the
+    kernel's block) and on the opposite side (sources..) of the kernel phi_k(dt), dt seconds
+    ago: events at one time stamp do not excite each other (a feed that stamps a batch of
+    updates with one time does not say which caused which). ``time``: seconds, in order
+    (n,); ``side``: +1 bid, -1 ask (n,); ``source``: each event's exciter, < ``sources``
+    (n,); ``decays``: per second (kernels,)."""
     cdef const double[::1] t = np.ascontiguousarray(time, np.float64)
     cdef const long long[::1] s = np.ascontiguousarray(np.asarray(side) < 0, np.int64)
-    cdef const long long[::1] b = np.ascontiguousarray(kind, np.int64)
+    cdef const long long[::1] b = np.ascontiguousarray(source, np.int64)
     cdef const double[::1] d = np.ascontiguousarray(decays, np.float64)
     cdef Py_ssize_t n = t.shape[0], n_kernels = d.shape[0], i, k, j, own, first = 0
-    out = np.empty((n, n_kernels, 2, kinds))
-    running = np.zeros((n_kernels, 2, kinds))  # [kernel, side index (0 bid, 1 ask), kind]
+    out = np.empty((n, n_kernels, 2, sources))
+    running = np.zeros((n_kernels, 2, sources))  # [kernel, side index (0 bid, 1 ask), source]
     cdef double[:, :, :, ::1] o = out
     cdef double[:, :, ::1] r = running
     cdef double last = t[0] if n else 0.0, f
@@ -71,33 +75,33 @@ def sums(time, side, kind, decays, Py_ssize_t kinds) -> np.ndarray:
             first = i
             for k in range(n_kernels):
                 f = fade(d[k], t[i] - last)
-                for j in range(kinds):
+                for j in range(sources):
                     r[k, 0, j] *= f
                     r[k, 1, j] *= f
             last = t[i]
         own = s[i]
         for k in range(n_kernels):
-            for j in range(kinds):
+            for j in range(sources):
                 o[i, k, 0, j] = r[k, own, j]
                 o[i, k, 1, j] = r[k, 1 - own, j]
     return out.reshape(n, -1)
 
 
-def stretch_sums(time, side, kind, starts, ends, decays, Py_ssize_t kinds) -> np.ndarray:
-    """I (stretches, kernels, 2 sides, kinds): for each stretch [starts[i], ends[i]) of
+def stretch_sums(time, side, source, starts, ends, decays, Py_ssize_t sources) -> np.ndarray:
+    """I (stretches, kernels, 2 sides, sources): for each stretch [starts[i], ends[i]) of
     time (in order, each starting at or after the last) and kernel k, the integral over it of
-    the sum over the events at or before its start of each kind on each side (0 bid, 1 ask)
+    the sum over the events at or before its start of each source on each side (0 bid, 1 ask)
     of the kernel phi_k: what those events' excitation gives over the stretch, per unit of
-    alpha. ``time``, ``side``, ``kind``: the events as in `sums`."""
+    alpha. ``time``, ``side``, ``source``: the events as in `sums`."""
     cdef const double[::1] t = np.ascontiguousarray(time, np.float64)
     cdef const long long[::1] s = np.ascontiguousarray(np.asarray(side) < 0, np.int64)
-    cdef const long long[::1] b = np.ascontiguousarray(kind, np.int64)
+    cdef const long long[::1] b = np.ascontiguousarray(source, np.int64)
     cdef const double[::1] a = np.ascontiguousarray(starts, np.float64)
     cdef const double[::1] e = np.ascontiguousarray(ends, np.float64)
     cdef const double[::1] d = np.ascontiguousarray(decays, np.float64)
     cdef Py_ssize_t n = t.shape[0], m = a.shape[0], n_kernels = d.shape[0], i, j = 0, k, x
-    out = np.empty((m, n_kernels, 2, kinds))
-    running = np.zeros((n_kernels, 2, kinds))  # [kernel, side index, kind] at `last`
+    out = np.empty((m, n_kernels, 2, sources))
+    running = np.zeros((n_kernels, 2, sources))  # [kernel, side index, source] at `last`
     cdef double[:, :, :, ::1] o = out
     cdef double[:, :, ::1] r = running
     cdef double last = a[0] if m else 0.0, f, spent
@@ -107,7 +111,7 @@ def stretch_sums(time, side, kind, starts, ends, decays, Py_ssize_t kinds) -> np
         while j < n and t[j] <= a[i]:  # the events up to the stretch's start
             for k in range(n_kernels):
                 f = fade(d[k], t[j] - last)
-                for x in range(kinds):
+                for x in range(sources):
                     r[k, 0, x] *= f
                     r[k, 1, x] *= f
                 r[k, s[j], b[j]] += d[k]
@@ -116,7 +120,7 @@ def stretch_sums(time, side, kind, starts, ends, decays, Py_ssize_t kinds) -> np
         for k in range(n_kernels):
             f = fade(d[k], a[i] - last)
             spent = mass(d[k], e[i] - a[i]) / d[k]
-            for x in range(kinds):
+            for x in range(sources):
                 r[k, 0, x] *= f
                 r[k, 1, x] *= f
                 o[i, k, 0, x] = r[k, 0, x] * spent

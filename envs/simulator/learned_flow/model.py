@@ -3,23 +3,24 @@
 An event of kind b (`EventKind`) on side s arrives at the rate
 
     lambda_bs(t) = mu[b, cell_s(t)] * profile(t)
-                   + gain[b, spread(t)] * sum_k sum_b' alpha[k, b, b'] R_kb's(t)
-                                                       + alpha[k, b, K + b'] R_kb'(-s)(t)
+                   + gain[b, spread(t)] * sum_k sum_e alpha[k, b, e] R_kes(t)
+                                                     + alpha[k, b, E + e] R_ke(-s)(t)
 
 where cell_s(t) is the book's state seen from side s (`learned_flow.state`), spread(t) its
-spread's bucket, profile(t) the
-time of day's relative rate (bins of ``bin_seconds``, mean 1 over the fitted window; before
-and after it the first and last bin's), K the number of kinds, and R_kb's(t) the sum over
-earlier events of kind b' on side s of kernel k (`learned_flow.kernels`): each event excites
-every kind on its own side and the opposite one through several kernels, from a fast one to
-a slowest one (a sum of exponentials, as Bacry, Mastromatteo and Muzy 2015 approximate a
-power-law memory), by at most alpha events on average (the branching ratio). The gain, in
-[0, 1] with 1 at some spread of each kind, is how much of its excitation a kind receives at
-each spread: the flow's response to its own events depends on the book they leave (a limit
-order cannot go inside a one-tick spread however many events call for one, a market order
-is called by a narrow spread), and in a state that is not excited its rates are still the
-state's. Bid and ask share the parameters (the
-state is mirrored). What each event carries is drawn from its `Marks`.
+spread's bucket, profile(t) the time of day's relative rate (bins of ``bin_seconds``, mean 1
+over the fitted window; before and after it the first and last bin's), E the number of
+exciters and R_kes(t) the sum over earlier events of exciter e on side s of kernel k
+(`learned_flow.kernels`). An event's exciter (`Exciter`) is its kind and, for a cancel at the
+touch or a market order, whether it emptied the best level: the flow answers an emptied
+queue as it does not answer one that is still there. Each event excites every kind on its
+own side and the opposite one through several kernels, from a fast one to a slowest one (a
+sum of exponentials, as Bacry, Mastromatteo and Muzy 2015 approximate a power-law memory),
+by at most alpha events on average (the branching ratio). The gain, in [0, 1] with 1 at some
+spread of each kind, is how much of its excitation a kind receives at each spread: a limit
+order cannot go inside a one-tick spread however many events call for one, a market order is
+called by a narrow spread, and in a state that is not excited the rates are still the
+state's. Bid and ask share the parameters (the state is mirrored). What each event carries
+is drawn from its `Marks`.
 
 Units: seconds, ticks, lots. The estimate is `learned_flow.estimate`; the compiled sampler
 `learned_flow.sampler.EventSampler`; the files `learned_flow.parameters`.
@@ -35,7 +36,12 @@ from pathlib import Path
 import numpy as np
 
 from tradearena.envs.simulator.learned_flow import parameters
-from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS
+from tradearena.envs.simulator.learned_flow.events import (
+    EMPTIED,
+    N_EVENT_KINDS,
+    N_EXCITERS,
+    EventKind,
+)
 from tradearena.envs.simulator.learned_flow.marks import FAMILIES, Distribution, Marks
 from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
 from tradearena.envs.simulator.learned_flow.state import StateGrid
@@ -52,8 +58,8 @@ class EventModel:
     """A learned flow's parameters (see the module docstring). Arrays are float64.
 
     spread_edges, queue_edges: the state's bucket edges (ticks, lots; `StateGrid`); mu:
-    (kinds, cells) events per second; alpha: (kernels, kinds, 2 kinds), [kernel, excited
-    kind, exciting kind on the same side | on the opposite side]; gain: (kinds, spread
+    (kinds, cells) events per second; alpha: (kernels, kinds, 2 exciters), [kernel, excited
+    kind, exciter (`Exciter`) on the same side | on the opposite side]; gain: (kinds, spread
     buckets), in [0, 1]: the share of its excitation each kind receives at each spread;
     decays: (kernels,) per
     second; profile: (bins,) relative rates from ``start`` seconds after midnight,
@@ -112,9 +118,9 @@ class EventModel:
 
     @property
     def branching(self) -> float:
-        """Events one event causes directly, on average over the exciting kinds."""
-        kinds = N_EVENT_KINDS
-        offspring = self.alpha[:, :, :kinds].sum(axis=(0, 1)) + self.alpha[:, :, kinds:].sum(
+        """Events one event causes directly, on average over the exciters."""
+        width = N_EXCITERS
+        offspring = self.alpha[:, :, :width].sum(axis=(0, 1)) + self.alpha[:, :, width:].sum(
             axis=(0, 1)
         )
         return float(offspring.mean())
@@ -178,11 +184,18 @@ class EventModel:
 
 def spectral_radius(alpha: np.ndarray) -> float:
     """The spectral radius of the offspring matrix over (side, kind) of an excitation
-    ``alpha`` (kernels, kinds, 2 kinds): below 1 the excitation is stable (each generation
-    of events smaller than the one before), and the nearer 1 the more it multiplies the
-    baseline."""
-    total = alpha.sum(axis=0)  # (excited kind, exciting kind same side | opposite)
-    same, opposite = total[:, :N_EVENT_KINDS], total[:, N_EVENT_KINDS:]
+    ``alpha`` (kernels, kinds, 2 exciters), each kind taken as its most exciting exciter (a
+    cancel at the touch or a market order as the one that empties the level, or not): below
+    1 the excitation is stable (each generation of events smaller than the one before) at
+    every gain, and the nearer 1 the more it multiplies the baseline."""
+    total = alpha.sum(axis=0)  # (excited kind, exciter same side | opposite)
+    width = total.shape[1] // 2
+    columns = [[kind, EMPTIED[kind]] if kind in EMPTIED else [kind] for kind in EventKind]
+
+    def worst(part: np.ndarray) -> np.ndarray:
+        return np.stack([part[:, c].max(axis=1) for c in columns], axis=1)
+
+    same, opposite = worst(total[:, :width]), worst(total[:, width:])
     matrix = np.block([[same, opposite], [opposite, same]])
     return float(np.max(np.abs(np.linalg.eigvals(matrix))))
 
@@ -244,10 +257,10 @@ def check(model: EventModel, where: str = "model") -> EventModel:
     if not 1 <= len(decays) <= 16:
         fail("decays", f"must give 1 to 16 kernels, got {len(decays)}")
     alpha = array("alpha", 3)
-    if alpha.shape != (len(decays), N_EVENT_KINDS, 2 * N_EVENT_KINDS):
+    if alpha.shape != (len(decays), N_EVENT_KINDS, 2 * N_EXCITERS):
         fail(
             "alpha",
-            f"must have shape ({len(decays)}, {N_EVENT_KINDS}, {2 * N_EVENT_KINDS}), "
+            f"must have shape ({len(decays)}, {N_EVENT_KINDS}, {2 * N_EXCITERS}), "
             f"got {alpha.shape}",
         )
     if not model.spectral_radius < 1:

@@ -31,7 +31,7 @@ cdef class BookActor:
     cdef i64 reader(self, int side) noexcept
     cdef void read(self, OrderBook book, Py_ssize_t* cells) noexcept
     cdef double spread(self, OrderBook book) noexcept
-    cdef int act(self, OrderBook book, Py_ssize_t kind, int side, i64* counts) except -1
+    cdef Py_ssize_t act(self, OrderBook book, Py_ssize_t kind, int side, i64* counts) except -1
     cdef int _carry(
         self, OrderBook book, Py_ssize_t kind, int side, Touch best, i64* counts
     ) except -1
@@ -52,12 +52,13 @@ cdef class Sampler:
     cdef public double next_time, end
     cdef public i64 events, candidates, observed
     cdef i64 _traded[2]  # the flow's owners' shares traded after its last event
+    cdef i64 _best[2]  # the flow's best prices then (0: none)
 
     cdef int _fire(self, OrderBook book, i64* counts) except -1
     cdef void _rates(self, OrderBook book, double t, double* rates) noexcept
     cdef int observe(self, OrderBook book, double t) except -1
     cdef void _count(self, OrderBook book) noexcept
-    cdef int _heard(self, Py_ssize_t e, double t) except -1
+    cdef int _heard(self, Py_ssize_t source, double t) except -1
 
 
 cdef class RateTables:
@@ -79,7 +80,7 @@ cdef class EventSampler(Sampler):
     cdef double _base_draw(self, double t) noexcept
     cdef double _kernel_draw(self, Py_ssize_t k, double t) noexcept
     cdef void _choose(self) noexcept
-    cdef int _accepted(self, Py_ssize_t e, double t) except -1
+    cdef int _accepted(self, Py_ssize_t source, double t) except -1
 
 
 cdef class NeuralSampler(Sampler):

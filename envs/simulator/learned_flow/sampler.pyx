@@ -69,6 +69,7 @@ from tradearena.envs.simulator.learned_flow.kernels cimport fade, wait
 from tradearena.envs.simulator.learned_flow.state cimport StateGrid, Touch, touch
 
 from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS as _N_EVENT_KINDS
+from tradearena.envs.simulator.learned_flow.events import N_EXCITERS as _N_EXCITERS
 from tradearena.envs.simulator.learned_flow.kernels import jumps
 from tradearena.envs.simulator.learned_flow.model import check
 
@@ -76,6 +77,7 @@ __all__ = ["BookActor", "EventSampler", "NeuralSampler", "Sampler", "baseline_bo
 
 cdef enum:
     N_KINDS = 6  # learned_flow.events.N_EVENT_KINDS, checked below
+    N_EXC = 8  # learned_flow.events.N_EXCITERS, checked below
 
 cdef enum:  # learned_flow.events.EventKind
     LIMIT_TOUCH = 0
@@ -84,9 +86,14 @@ cdef enum:  # learned_flow.events.EventKind
     CANCEL_TOUCH = 3
     CANCEL_BEHIND = 4
     MARKET = 5
+    CANCEL_EMPTIED = 6  # learned_flow.events.Exciter
+    MARKET_EMPTIED = 7
 
-if _N_EVENT_KINDS != N_KINDS:
-    raise ImportError(f"the sampler is compiled for {N_KINDS} kinds of event, not {_N_EVENT_KINDS}")
+if (_N_EVENT_KINDS, _N_EXCITERS) != (N_KINDS, N_EXC):
+    raise ImportError(
+        f"the sampler is compiled for {N_KINDS} kinds of event and {N_EXC} exciters, not "
+        f"{_N_EVENT_KINDS} and {_N_EXCITERS}"
+    )
 
 
 def baseline_bound(mu, Py_ssize_t n_spread, Py_ssize_t n_queue) -> float:
@@ -248,15 +255,22 @@ cdef class BookActor:
         touch(book, -1, self.reader(-1), &ask)
         return <double>(ask.price - bid.price) if bid.price and ask.price else INFINITY
 
-    cdef int act(self, OrderBook book, Py_ssize_t kind, int side, i64* counts) except -1:
-        """Carry out an event of ``kind`` on ``side`` (see the module docstring)."""
-        cdef Touch best
+    cdef Py_ssize_t act(self, OrderBook book, Py_ssize_t kind, int side, i64* counts) except -1:
+        """Carry out an event of ``kind`` on ``side`` (see the module docstring) -> its
+        exciter: its kind, or for a cancel at the touch or a market order that emptied the
+        best level (as the flow sees it), the exciter that says so."""
+        cdef Touch best, after
+        cdef Py_ssize_t exciter = kind
         touch(book, side, self.reader(side), &best)
         if best.price:  # else nothing happens, and the depth rule refills the side
             self._carry(book, kind, side, best, counts)
+            if kind == CANCEL_TOUCH or kind == MARKET:
+                touch(book, side, self.reader(side), &after)
+                if after.price != best.price:
+                    exciter = CANCEL_EMPTIED if kind == CANCEL_TOUCH else MARKET_EMPTIED
         self.keep_depth(book, 1, counts)
         self.keep_depth(book, -1, counts)
-        return 0
+        return exciter
 
     cdef int _carry(
         self, OrderBook book, Py_ssize_t kind, int side, Touch best, i64* counts
@@ -392,25 +406,36 @@ cdef class Sampler:
         """Hear, at ``t`` seconds (at or after the last event), what others traded with the
         flow's resting orders since its last event: a market order on each side whose
         owner's shares traded grew (its resting orders are all the flow trades with between
-        its events). Nothing without ``causal``."""
-        cdef i64 before[2]
+        its events), one that emptied the best level when the flow's best price there moved.
+        Nothing without ``causal``."""
+        cdef i64 traded[2]
+        cdef i64 best[2]
         cdef int i
         if not self.actor.causal:
             return 0
-        before[0], before[1] = self._traded[0], self._traded[1]
+        traded[0], traded[1], best[0], best[1] = (
+            self._traded[0], self._traded[1], self._best[0], self._best[1]
+        )
         self._count(book)
         for i in range(2):
-            if self._traded[i] > before[i]:
+            if self._traded[i] > traded[i]:
                 self.observed += 1
-                self._heard(i * N_KINDS + MARKET, t)
+                self._heard(
+                    i * N_EXC + (MARKET_EMPTIED if self._best[i] != best[i] else MARKET), t
+                )
         return 0
 
     cdef void _count(self, OrderBook book) noexcept:
-        """Keep the flow's owners' shares traded (after its own event)."""
+        """Keep the flow's owners' shares traded and its best prices (after its own
+        event)."""
+        cdef Touch bid, ask
         self._traded[0] = _traded(book, self.actor.bid_owner)
         self._traded[1] = _traded(book, self.actor.ask_owner)
+        touch(book, 1, self.actor.reader(1), &bid)
+        touch(book, -1, self.actor.reader(-1), &ask)
+        self._best[0], self._best[1] = bid.price, ask.price
 
-    cdef int _heard(self, Py_ssize_t e, double t) except -1:
+    cdef int _heard(self, Py_ssize_t source, double t) except -1:
         raise NotImplementedError
 
 
@@ -439,7 +464,8 @@ cdef class EventSampler(Sampler):
         state = (
             self.actor._rng, list(self._excitation), list(self._totals),
             list(self._kernel_next), self._last, self._base_next, self.end, self.events,
-            self.candidates, self.observed, self._traded[0], self._traded[1],
+            self.candidates, self.observed, self._traded[0], self._traded[1], self._best[0],
+            self._best[1],
         )
         parameters = (self._model, self.actor.bid_owner, self.actor.ask_owner)
         return _rebuild, (parameters, self.actor.causal, state)
@@ -522,7 +548,7 @@ cdef class EventSampler(Sampler):
         cdef double t = self.next_time, total, u
         cdef double rates[2 * N_KINDS]
         cdef const double* part
-        cdef Py_ssize_t e, which = self._which
+        cdef Py_ssize_t e, source, which = self._which
         cdef Py_ssize_t seen[2]
         self.candidates += 1
         if which >= 0:  # a kernel's candidate: kind and side by its excitation
@@ -540,23 +566,23 @@ cdef class EventSampler(Sampler):
             u = self.actor.uniform() * self._t.base_bound
             e = _pick(rates, u) if u < total else -1
         if e >= 0:
-            self.actor.act(book, e % N_KINDS, 1 if e < N_KINDS else -1, counts)
+            source = self.actor.act(book, e % N_KINDS, 1 if e < N_KINDS else -1, counts)
             self._count(book)
-            self._accepted(e, t)
+            self._accepted((e // N_KINDS) * N_EXC + source, t)
             self.events += 1
         if which < 0:
             self._base_next = self._base_draw(t)
         self._choose()
         return 0
 
-    cdef int _heard(self, Py_ssize_t e, double t) except -1:
-        self._accepted(e, t)
+    cdef int _heard(self, Py_ssize_t source, double t) except -1:
+        self._accepted(source, t)
         self._choose()
         return 0
 
-    cdef int _accepted(self, Py_ssize_t e, double t) except -1:
-        """After an event of (side index x kinds + kind) ``e`` at ``t``: each kernel's
-        excitation decayed to ``t`` plus the event's, and its next event drawn."""
+    cdef int _accepted(self, Py_ssize_t source, double t) except -1:
+        """After an event of (side index x exciters + exciter) ``source`` at ``t``: each
+        kernel's excitation decayed to ``t`` plus the event's, and its next event drawn."""
         cdef Py_ssize_t k, j, width = 2 * N_KINDS
         cdef double f, total
         cdef double* part
@@ -564,7 +590,7 @@ cdef class EventSampler(Sampler):
         for k in range(self._kernels):
             f = fade(self._t.decays[k], t - self._last)
             part = &self._excitation[k * width]
-            jump = &self._t.jump[(k * width + e) * width]
+            jump = &self._t.jump[(k * 2 * N_EXC + source) * width]
             total = 0.0
             for j in range(width):
                 part[j] = part[j] * f + jump[j]
@@ -602,7 +628,7 @@ cdef class NeuralSampler(Sampler):
         state = (
             self.actor._rng, self._h.copy(), self._event_time, self.next_time, self.end,
             self._bound, self.events, self.candidates, self.observed, self._traded[0],
-            self._traded[1],
+            self._traded[1], self._best[0], self._best[1],
         )
         parameters = (self._net, self.actor.bid_owner, self.actor.ask_owner)
         return _rebuild_neural, (parameters, self.actor.causal, state)
@@ -665,8 +691,8 @@ cdef class NeuralSampler(Sampler):
         self._candidate(t)
         return 0
 
-    cdef int _heard(self, Py_ssize_t e, double t) except -1:
-        self._read(e, t)
+    cdef int _heard(self, Py_ssize_t source, double t) except -1:
+        self._read((source // N_EXC) * N_KINDS + MARKET, t)  # the GRU reads kinds
         self._candidate(t)
         return 0
 
@@ -680,7 +706,8 @@ cdef class NeuralSampler(Sampler):
 
 def _rebuild_neural(parameters, causal, state):
     """Unpickle: a neural sampler of ``parameters`` in ``state``."""
-    rng, h, event_time, next_time, end, bound, events, candidates, observed, *traded = state
+    rng, h, event_time, next_time, end, bound, events, candidates, observed = state[:9]
+    traded, best = state[9:11], state[11:]
     drawn = rng.bit_generator.state
     cdef NeuralSampler sampler = NeuralSampler(*parameters, rng, event_time, causal)
     rng.bit_generator.state = drawn
@@ -689,13 +716,14 @@ def _rebuild_neural(parameters, causal, state):
     sampler.next_time, sampler.end, sampler._bound = next_time, end, bound
     sampler.events, sampler.candidates, sampler.observed = events, candidates, observed
     sampler._traded[0], sampler._traded[1] = traded
+    sampler._best[0], sampler._best[1] = best
     return sampler
 
 
 def _rebuild(parameters, causal, state):
     """Unpickle: a sampler of ``parameters`` in ``state``."""
     rng, excitation, totals, kernel_next, last, base_next, end, events, candidates = state[:9]
-    observed, *traded = state[9:]
+    observed, traded, best = state[9], state[10:12], state[12:]
     drawn = rng.bit_generator.state
     cdef EventSampler sampler = EventSampler(*parameters, rng, last, causal)
     rng.bit_generator.state = drawn  # the next draws are the pickled ones, not new draws
@@ -706,6 +734,7 @@ def _rebuild(parameters, causal, state):
     sampler._choose()
     sampler.events, sampler.candidates, sampler.observed = events, candidates, observed
     sampler._traded[0], sampler._traded[1] = traded
+    sampler._best[0], sampler._best[1] = best
     return sampler
 
 
