@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS, N_EXCITERS
+from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS, N_EXCITERS, Exciter
 from tradearena.envs.simulator.learned_flow.marks import Marks
 from tradearena.envs.simulator.learned_flow.model import EventModel
 from tradearena.envs.simulator.learned_flow.neural import INPUTS, NeuralModel
@@ -35,7 +35,7 @@ def good_model() -> EventModel:
     mu = np.zeros((N_EVENT_KINDS, 8))
     mu[[0, 1, 3, 5]] = [[0.5], [0.3], [0.4], [0.2]]
     alpha = np.zeros((2, N_EVENT_KINDS, 2 * N_EXCITERS))
-    alpha[0, 0, 5] = alpha[1, 5, 5] = 0.3
+    alpha[0, 0, Exciter.MARKET_EMPTIED] = alpha[1, 5, Exciter.MARKET_EMPTIED] = 0.3
     one = (np.ones(1), np.ones(1))
     return EventModel(
         spread_edges=np.array([3.0]),

@@ -15,7 +15,7 @@ from reference_flow import reference_events  # tests/reference_flow.py
 from tradearena.envs.errors import UserError
 from tradearena.envs.simulator.book import OrderBook
 from tradearena.envs.simulator.learned_flow.estimate import log_likelihood as event_log_likelihood
-from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS, N_EXCITERS
+from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS, N_EXCITERS, Exciter
 from tradearena.envs.simulator.learned_flow.marks import Marks
 from tradearena.envs.simulator.learned_flow.model import EventModel
 from tradearena.envs.simulator.learned_flow.neural import INPUTS, NeuralModel, inputs
@@ -36,7 +36,7 @@ def base_model(excited: bool) -> EventModel:
     mu[[0, 1, 3, 5]] = [[0.5], [0.3], [0.4], [0.2]]
     alpha = np.zeros((2, N_EVENT_KINDS, 2 * N_EXCITERS))
     if excited:
-        alpha[0, 0, 5] = alpha[1, 5, 5] = 0.4
+        alpha[0, 0, Exciter.MARKET_EMPTIED] = alpha[1, 5, Exciter.MARKET_EMPTIED] = 0.4
     one = (np.ones(1), np.ones(1))
 
     return EventModel(
