@@ -668,3 +668,51 @@ def test_a_fit_that_cannot_keep_its_limits_is_refused(argument, message, tmp_pat
     assert status == 2
     assert message in capsys.readouterr().err
     assert sorted(tmp_path.iterdir()) == [messages]
+
+
+BOUNDED = [
+    ("realism d.csv --days 1000000000", "--days: must be <= 1,000, got 1,000,000,000"),
+    ("realism d.csv --classifier-days 1001", "--classifier-days: must be <= 1,000, got 1,001"),
+    (
+        "transfer m.toml --against d.csv --sessions 100000",
+        "--sessions: must be <= 1,024, got 100,000",
+    ),
+    (
+        "transfer m.toml --against d.csv --seeds 1000000000",
+        "--seeds: must be <= 10,000, got 1,000,000,000",
+    ),
+    (
+        "transfer m.toml --against d.csv --window 0,1000000",
+        "--window: LAST must be < 1,000,000 (steps of a day), got '0,1000000'",
+    ),
+    (
+        "transfer m.toml --against d.csv --workers 100000",
+        "--workers: must be <= 1,024, got 100,000",
+    ),
+    ("fit d.csv --out m.toml --budget 1000000", "--budget: must be <= 100,000, got 1,000,000"),
+    ("fit d.csv --out m.toml --days 1001", "--days: must be <= 1,000, got 1,001"),
+    ("fit d.csv --out m.toml --restarts 100001", "--restarts: must be <= 100,000, got 100,001"),
+    ("fit d.csv --out m.toml --workers 1025", "--workers: must be <= 1,024, got 1,025"),
+    ("run c.toml --workers 1025", "--workers: must be <= 1,024, got 1,025"),
+    ("evaluate r --episodes 10000001", "--episodes: must be <= 10,000,000, got 10,000,001"),
+    ("games t.csv --resamples 100001", "--resamples: must be <= 100,000, got 100,001"),
+    ("games t.csv --reduce 1001", "--reduce: must be <= 1,000, got 1,001"),
+    ("data convert binance x.gz --out o --levels 101", "--levels: must be <= 100, got 101"),
+]
+"""Each count a command takes beyond its bound, and the error's end (`argparse`'s, after
+``argument``)."""
+
+
+@pytest.mark.parametrize(("command", "message"), BOUNDED)
+def test_every_count_a_command_takes_is_bounded_as_it_is_parsed(command, message, capsys):
+    """Refused before anything is read or run (`realism --days 10^9` grew 47 MB/s,
+    `transfer --sessions 100000` never ended, `--seeds 10^9` failed in the first job), in one
+    error line naming the flag and the bound."""
+    argv = command.split()
+    with pytest.raises(SystemExit) as exit:
+        main(argv)
+    assert exit.value.code == 2
+    name = " ".join(argv[: 2 if argv[0] == "data" else 1])
+    assert (
+        capsys.readouterr().err.splitlines()[-1] == f"tradearena {name}: error: argument {message}"
+    )

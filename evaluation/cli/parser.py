@@ -8,8 +8,9 @@ import tomllib
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from tradearena.envs.data.convert import DEFAULT_BAND, FORMATS
+from tradearena.envs.data.convert import DEFAULT_BAND, FORMATS, MAX_BOOK_LEVELS
 from tradearena.envs.errors import did_you_mean
+from tradearena.envs.spec import MAX_STEPS
 from tradearena.evaluation.cli.data import data_check, data_convert
 from tradearena.evaluation.cli.experiments import (
     agents_command,
@@ -27,6 +28,16 @@ from tradearena.evaluation.cli.market import (
     realism_command,
     run_session,
     transfer_command,
+)
+from tradearena.evaluation.experiment.schema import (
+    MAX_DAYS,
+    MAX_EPISODES,
+    MAX_JOBS,
+    MAX_PLAYERS,
+    MAX_RESAMPLES,
+    MAX_SEEDS,
+    MAX_SESSIONS,
+    MAX_WORKERS,
 )
 
 
@@ -229,7 +240,10 @@ def add_evaluate_command(commands: argparse._SubParsersAction) -> None:
         "--config", default=None, metavar="FILE", help="an experiment file whose market to use"
     )
     evaluate.add_argument(
-        "--episodes", type=integer_at_least(1), default=None, help="test episodes per agent"
+        "--episodes",
+        type=integer_at_least(1, MAX_EPISODES),
+        default=None,
+        help="test episodes per agent",
     )
     add_executor_arguments(evaluate)
     evaluate.add_argument(
@@ -274,7 +288,10 @@ def add_games_command(commands: argparse._SubParsersAction) -> None:
     games.add_argument("table", help="payoff table (CSV: n_<s>, u_<s>[, samples_<s>, stderr_<s>])")
     games.add_argument("--out", default=None, help="write equilibria.csv and equilibria.png here")
     games.add_argument(
-        "--resamples", type=integer_at_least(0), default=1000, help="bootstrap resamples (0: none)"
+        "--resamples",
+        type=integer_at_least(0, MAX_RESAMPLES),
+        default=1000,
+        help="bootstrap resamples (0: none)",
     )
     games.add_argument("--seed", type=integer_at_least(0), default=0, help="bootstrap seed")
     games.add_argument(
@@ -284,7 +301,7 @@ def add_games_command(commands: argparse._SubParsersAction) -> None:
     )
     games.add_argument(
         "--reduce",
-        type=integer_at_least(2),
+        type=integer_at_least(2, MAX_PLAYERS),
         default=None,
         metavar="N",
         help="analyse the deviation-preserving reduction to N players (the table needs only "
@@ -344,11 +361,14 @@ def add_realism_command(commands: argparse._SubParsersAction) -> None:
     realism.add_argument("sources", nargs="+", metavar="SOURCE", help="a tape, .toml or id")
     realism.add_argument("--against", metavar="TAPE", help="the real day to compare with")
     realism.add_argument(
-        "--days", type=integer_at_least(1), default=100, help="days per market (default 100)"
+        "--days",
+        type=integer_at_least(1, MAX_DAYS),
+        default=100,
+        help="days per market (default 100)",
     )
     realism.add_argument(
         "--classifier-days",
-        type=integer_at_least(1),
+        type=integer_at_least(1, MAX_DAYS),
         default=5,
         help="a market's days the classifier sees (default 5; its floor takes one more)",
     )
@@ -366,6 +386,10 @@ def step_window(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(f"expected FIRST,LAST (two steps), got {text!r}") from None
     if not 0 <= first <= last:
         raise argparse.ArgumentTypeError(f"need 0 <= FIRST <= LAST, got {text!r}")
+    if last >= MAX_STEPS:
+        raise argparse.ArgumentTypeError(
+            f"LAST must be < {MAX_STEPS:,} (steps of a day), got {text!r}"
+        )
     return first, last
 
 
@@ -405,10 +429,16 @@ def add_transfer_command(commands: argparse._SubParsersAction) -> None:
         "--agents", nargs="+", default=(), metavar="RUN_DIR", help="runs whose saved agents join"
     )
     transfer.add_argument(
-        "--seeds", type=integer_at_least(2), default=4, help="seeds a side (default 4)"
+        "--seeds",
+        type=integer_at_least(2, MAX_SEEDS),
+        default=4,
+        help="seeds a side (default 4)",
     )
     transfer.add_argument(
-        "--sessions", type=integer_at_least(1), default=10, help="sessions a seed (default 10)"
+        "--sessions",
+        type=integer_at_least(1, MAX_SESSIONS),
+        default=10,
+        help="sessions a seed (default 10)",
     )
     add_executor_arguments(transfer)
     transfer.add_argument("--out", help="write DIR/transfer.csv, predictivity.csv, transfer.png")
@@ -439,19 +469,30 @@ def add_fit_command(commands: argparse._SubParsersAction) -> None:
     )
     fitting.add_argument("--population", default="light", help="the population fitted")
     fitting.add_argument(
-        "--budget", type=integer_at_least(1), default=400, help="candidates (default 400)"
+        "--budget",
+        type=integer_at_least(1, MAX_JOBS),
+        default=400,
+        help="candidates (default 400)",
     )
     fitting.add_argument(
         "--minutes", type=positive_float, default=10.0, help="stop after this long (default 10)"
     )
     fitting.add_argument(
-        "--days", type=integer_at_least(1), default=8, help="days per candidate (default 8)"
+        "--days",
+        type=integer_at_least(1, MAX_DAYS),
+        default=8,
+        help="days per candidate (default 8)",
     )
     fitting.add_argument(
-        "--restarts", type=integer_at_least(1), default=3, help="CMA-ES starts (default 3)"
+        "--restarts",
+        type=integer_at_least(1, MAX_JOBS),
+        default=3,
+        help="CMA-ES starts (default 3)",
     )
     fitting.add_argument("--executor", choices=["ray", "local"], default="ray")
-    fitting.add_argument("--workers", type=integer_at_least(1), help="Ray CPUs (default all)")
+    fitting.add_argument(
+        "--workers", type=integer_at_least(1, MAX_WORKERS), help="Ray CPUs (default all)"
+    )
     add_window_arguments(fitting, "learn from")
     fitting.add_argument("--resume", action="store_true", help="go on from OUT.fit.jsonl")
     fitting.add_argument("--out", required=True, help="the market file written (.toml)")
@@ -496,7 +537,10 @@ def add_data_command(commands: argparse._SubParsersAction) -> None:
     convert.add_argument("inputs", nargs="+", metavar="INPUT", help="the recording's files")
     convert.add_argument("--out", required=True, help="directory to write the tape into")
     convert.add_argument(
-        "--levels", type=integer_at_least(1), default=10, help="orderbook levels (default 10)"
+        "--levels",
+        type=integer_at_least(1, MAX_BOOK_LEVELS),
+        default=10,
+        help="orderbook levels (default 10)",
     )
     convert.add_argument("--tick", help="price step (default: the largest dividing every price)")
     convert.add_argument("--lot", help="size step (default: the largest dividing every size)")
@@ -562,7 +606,7 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--workers",
-        type=integer_at_least(1),
+        type=integer_at_least(1, MAX_WORKERS),
         default=None,
         help="CPUs for a local Ray (default: all cores)",
     )
