@@ -105,6 +105,27 @@ def test_data_check_bad_file_is_one_line_naming_file_and_line(files, capsys):
     assert "unknown event type 9" in err
 
 
+def test_data_check_reports_crossed_book_rows(files, tape, capsys):
+    """Rows whose best bid is at or above the best ask (lines 5 and 9 of the orderbook file):
+    a one-line warning with their count and the first, and the file is not called valid."""
+    messages, orderbook = files
+    lines = orderbook.read_text().splitlines(keepends=True)
+    for line in (5, 9):
+        ask, ask_size, _, bid_size = lines[line - 1].split(",")
+        lines[line - 1] = ",".join([ask, ask_size, str(int(ask) + 100), bid_size])
+    orderbook.write_text("".join(lines))
+    first = int(lines[4].split(",")[0])
+    assert main(["data", "check", str(messages), str(orderbook)]) == 0
+    out, err = capsys.readouterr()
+    assert (
+        f"tradearena: warning: {messages}: 2 of its {len(tape):,} orderbook rows are crossed "
+        "or locked (best bid at or above best ask), the first on line 5 of the orderbook file: "
+        f"bid {(first + 100) / 10_000:g} >= ask {first / 10_000:g} dollars\n"
+    ) in err
+    assert f"{orderbook}: {len(tape):,} rows of 1 level(s), readable" in out
+    assert "level(s), valid" not in out
+
+
 def test_data_check_missing_file(tmp_path, capsys):
     """A file that does not exist: exit 2 and one line naming it."""
     missing = tmp_path / "nope.csv"
