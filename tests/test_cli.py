@@ -382,6 +382,37 @@ def test_a_replay_config_takes_its_tape_from_the_command_line_or_the_environment
     assert main(["run", str(config), "--dry-run"]) == 0
 
 
+def test_a_dry_run_calibrates_the_reference_but_leaves_its_tuning_to_the_run(
+    tmp_path, monkeypatch, capsys
+):
+    """The reference's market is calibrated as far as it takes to know that it can be (one
+    session here, of 16), but its risk aversion, 7 x 64 sessions of the market (of a neural
+    flow's, 237 s), is tuned only when the experiment runs; the dry run says so."""
+    import tradearena.agents.calibration as calibration
+
+    config = tmp_path / "making.toml"
+    config.write_text(
+        TINY_RUN.replace("[market]", '[market]\ntask = "making"').replace(
+            'id = "q_learning"', 'id = "avellaneda_stoikov"'
+        )
+    )
+    monkeypatch.setattr(calibration, "_DONE", {})
+    monkeypatch.setattr(calibration, "best_parameter", lambda *a, **k: pytest.fail("tuned"))
+    estimates, calibrate = [], calibration._calibrate
+    monkeypatch.setattr(
+        calibration,
+        "_calibrate",
+        lambda *a, **k: estimates.append(calibrate(*a, **k)) or estimates[-1],
+    )
+    assert main(["run", str(config), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "1 jobs, valid\n" in out
+    assert out.endswith(
+        "\ntuned when it runs, before its jobs: gamma over 7 values x 64 sessions\n"
+    )
+    assert [e.sessions for e in estimates] == [1] and calibration._DONE == {}  # kept nowhere
+
+
 def test_calibrate_prints_the_estimates_and_the_tuned_risk_aversion(capsys):
     """The quickstart's market: the estimates and the chosen gamma are the reference's own
     (what an experiment of this config seats), with the tuning Sharpe of every gamma."""
