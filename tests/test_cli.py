@@ -750,6 +750,7 @@ BOUNDED = [
     ("games t.csv --resamples 100001", "--resamples: must be <= 100,000, got 100,001"),
     ("games t.csv --reduce 1001", "--reduce: must be <= 1,000, got 1,001"),
     ("data convert binance x.gz --out o --levels 101", "--levels: must be <= 100, got 101"),
+    ("reproduce --scale 1e9", "--scale: must be <= 1000, got 1e9"),
 ]
 """Each count a command takes beyond its bound, and the error's end (`argparse`'s, after
 ``argument``)."""

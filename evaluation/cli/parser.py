@@ -74,6 +74,19 @@ def positive_float(text: str) -> float:
     return value
 
 
+MAX_SCALE = 1000.0
+"""The largest ``tradearena reproduce --scale``: the papers' experiments (8 seeds and 1,000
+episodes at most) stay within an experiment's `MAX_SEEDS` and `MAX_EPISODES`."""
+
+
+def scale(text: str) -> float:
+    """An argparse type: a factor in (0, `MAX_SCALE`]."""
+    value = positive_float(text)
+    if value > MAX_SCALE:
+        raise argparse.ArgumentTypeError(f"must be <= {MAX_SCALE:g}, got {text}")
+    return value
+
+
 def non_negative_float(text: str) -> float:
     """An argparse type: a finite number >= 0."""
     value = _number(text)
@@ -215,9 +228,9 @@ def add_reproduce_command(commands: argparse._SubParsersAction) -> None:
     )
     reproduce.add_argument(
         "--scale",
-        type=positive_float,
+        type=scale,
         default=1.0,
-        help="multiply seeds and episodes (e.g. 4 on a cluster; default 1)",
+        help=f"multiply seeds and episodes (e.g. 4 on a cluster; default 1, at most {MAX_SCALE:g})",
     )
     add_executor_arguments(reproduce)
     reproduce.add_argument("--runs", default="runs", help="where the run directories go")
