@@ -87,9 +87,8 @@ def learn_command(args: argparse.Namespace) -> int:
     began = time.perf_counter()
     neural = args.model == "neural"
     out = Path(args.out)
-    model = learn(
-        args.tapes[0], out, start=args.start, end=args.end, neural=neural, minutes=args.minutes
-    )
+    limit = {} if args.minutes is None else {"minutes": args.minutes}  # else learn's own
+    model = learn(args.tapes[0], out, start=args.start, end=args.end, neural=neural, **limit)
     if neural:
         held = model.meta["held_out_log_likelihood_per_event"]
         print(f"neural: {held:.4f} nats per event on the window's last tenth, held out")
@@ -137,10 +136,10 @@ def _fit(args: argparse.Namespace) -> int:
         finally:
             executor.close()
         write_market(out, table, result, args.tapes, (args.start, args.end))
+    stopped = f" (--minutes stopped it before {args.budget}: the best so far)"
     print(
         f"distance {result.distance:.4g} after {result.evaluations} candidates in "
-        f"{result.seconds:.0f} s"
-        + (" (budget ended early: best so far)" if result.stopped_early else "")
+        f"{result.seconds:.0f} s" + (stopped if result.stopped_early else "")
     )
     print(f"{'parameter':32} {'fitted':>12} {'restarts mean':>14} {'sd':>10}")
     for name, (mean, sd) in result.spread().items():

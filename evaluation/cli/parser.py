@@ -488,7 +488,11 @@ def add_fit_command(commands: argparse._SubParsersAction) -> None:
         help="candidates (default 400)",
     )
     fitting.add_argument(
-        "--minutes", type=positive_float, default=10.0, help="stop after this long (default 10)"
+        "--minutes",
+        type=positive_float,
+        default=None,
+        help="stop after this long, the best so far (default: when the budget is spent, the "
+        "same fit on any machine; --model neural: trains for at most 10)",
     )
     fitting.add_argument(
         "--days",
