@@ -429,7 +429,7 @@ def add_transfer_command(commands: argparse._SubParsersAction) -> None:
         "--window",
         type=step_window,
         metavar="FIRST,LAST",
-        help="the tape's steps at which sessions open (default: any; see --from)",
+        help="the tape's steps at which sessions open (default: any; or --from, not both)",
     )
     transfer.add_argument(
         "--from",
