@@ -24,7 +24,8 @@ scored on.
 
 Both are results: computed once per process (`once`), and kept in a file (`keep`) that a
 run directory holds and every process of the run reuses (`reuse`) instead of computing
-them again.
+them again. A check that only builds the references (`untuned`: ``tradearena run
+--dry-run``) calibrates their markets but leaves the tuning, hundreds of sessions, to the run.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -46,6 +48,7 @@ from tradearena.envs.spec import MarketSpec
 
 __all__ = [
     "CALIBRATION_SEED",
+    "TUNING_SESSIONS",
     "Calibration",
     "Tuning",
     "best_parameter",
@@ -57,12 +60,15 @@ __all__ = [
     "reuse",
     "trade_reach",
     "tuned",
+    "untuned",
 ]
 
 T = TypeVar("T")
 
 CALIBRATION_SEED = 314_159
 """Entropy of the calibration and tuning sessions (spawn keys (i,), apart from experiments')."""
+TUNING_SESSIONS = 64
+"""Sessions over which `best_parameter` compares its grid's values."""
 DISTANCES = np.arange(0.5, 10.01, 0.5)
 """Distances from the mid (ticks) at which fill intensities are estimated."""
 
@@ -102,10 +108,15 @@ def calibration_seeds(n: int) -> list[np.random.SeedSequence]:
 
 def calibrate_market(spec: MarketSpec, sessions: int = 16) -> Calibration:
     """sigma, A and kappa of ``spec``'s market from ``sessions`` calibration sessions with no
-    seat (see the module docstring); computed once per spec and process."""
+    seat (see the module docstring); computed once per spec and process. Within `untuned` (a
+    check) one not computed before stops at the first session after which it can be
+    estimated (whether it can is all a check asks) and is kept nowhere."""
     if sessions < 2:
         raise ValueError(f"calibration needs at least 2 sessions, got {sessions}")
-    return once(("market", spec, sessions), lambda: _calibrate(spec, sessions))
+    key = ("market", spec, sessions)
+    if _LEFT is not None and _key(key) not in _DONE:
+        return _calibrate(spec, sessions, early=True)
+    return once(key, lambda: _calibrate(spec, sessions))
 
 
 _DONE: dict[tuple, Calibration | Tuning] = {}
@@ -118,12 +129,17 @@ def once(key: tuple, compute: Callable[[], T]) -> T:
     items stand for their tables (calibrations and tunings are pure functions of the spec),
     or read from a file of `keep` (see `reuse`)."""
     specs = [_spec_key(k) for k in key if isinstance(k, MarketSpec)]
-    key = tuple(_spec_key(k)[0] if isinstance(k, MarketSpec) else k for k in key)
+    key = _key(key)
     if key not in _DONE:
         _DONE[key] = compute()
         if all(portable for _, portable in specs):
             _PORTABLE.add(key)
     return _DONE[key]
+
+
+def _key(key: tuple) -> tuple:
+    """``key`` as `once` keeps it: each `MarketSpec` by its table (`_spec_key`)."""
+    return tuple(_spec_key(k)[0] if isinstance(k, MarketSpec) else k for k in key)
 
 
 def keep(path: str | Path) -> None:
@@ -165,7 +181,9 @@ def _spec_key(spec: MarketSpec) -> tuple[str, bool]:
         return repr(spec), False
 
 
-def _calibrate(spec: MarketSpec, sessions: int) -> Calibration:
+def _calibrate(spec: MarketSpec, sessions: int, early: bool = False) -> Calibration:
+    """The `Calibration` of ``sessions`` sessions; ``early``: of the first sessions after
+    which the fill intensity can be fitted (as many more can only fit it too)."""
     market = dataclasses.replace(spec, record=True).market(0)
     moves: list[np.ndarray] = []
     reach: list[np.ndarray] = []  # per step and side: the farthest execution from the mid
@@ -178,13 +196,15 @@ def _calibrate(spec: MarketSpec, sessions: int) -> Calibration:
         moves.append(np.diff(mids))
         log = np.array(market.book.log[first:])
         reach.append(trade_reach(log, mids, market.open_time, market.step_seconds))
+        if early and _reached(np.concatenate(reach))[1].sum() >= 2:
+            break
     move = np.concatenate(moves)
     A, kappa, used = fill_intensity(np.concatenate(reach))
     return Calibration(
         sigma=float(np.std(move[np.isfinite(move)], ddof=1)),
         A=A,
         kappa=kappa,
-        sessions=sessions,
+        sessions=len(moves),
         steps=len(move),
         distances=used,
     )
@@ -199,8 +219,7 @@ def fill_intensity(
     fit is least squares of ln lambda on delta over the distances where 0 < P < 1 with at
     least 5 pairs on each side of the threshold."""
     n = len(reach)
-    hits = (np.asarray(reach)[:, None] >= distances[None, :]).sum(axis=0)
-    usable = (hits >= 5) & (n - hits >= 5)
+    hits, usable = _reached(reach, distances)
     if usable.sum() < 2:
         raise ValueError(
             f"too few executions ({n} step sides) to fit fill intensities at two distances"
@@ -208,6 +227,13 @@ def fill_intensity(
     p = hits[usable] / n
     slope, intercept = np.polyfit(distances[usable], np.log(-np.log1p(-p)), 1)
     return float(math.exp(intercept)), float(-slope), tuple(float(d) for d in distances[usable])
+
+
+def _reached(reach: np.ndarray, distances: np.ndarray = DISTANCES) -> tuple[np.ndarray, np.ndarray]:
+    """Per distance, how many of ``reach``'s pairs reached it, and whether a fit may use it
+    (at least 5 pairs on each side of it: both counts only grow with more sessions)."""
+    hits = (np.asarray(reach)[:, None] >= distances[None, :]).sum(axis=0)
+    return hits, (hits >= 5) & (len(reach) - hits >= 5)
 
 
 def trade_reach(
@@ -235,7 +261,7 @@ def best_parameter(
     spec: MarketSpec,
     make_agent: Callable[[float], Agent],
     grid: Sequence[float],
-    sessions: int = 64,
+    sessions: int = TUNING_SESSIONS,
 ) -> Tuning:
     """The value of ``grid`` whose agent (``make_agent(value)``, acting greedily) has the
     highest Sharpe ratio of PnL over ``sessions`` tuning sessions of ``spec``'s market (ties:
@@ -265,6 +291,26 @@ def tuned(
     """The `best_parameter` of ``grid`` on ``spec``'s market, computed once per process for
     ``key`` (`once`); the Sharpe ratio of every grid value goes into ``record[name +
     "_sharpes"]``."""
+    if _LEFT is not None and _key((*key, spec)) not in _DONE:
+        _LEFT.append(f"{name} over {len(grid)} values x {TUNING_SESSIONS} sessions")
+        return grid[0]
     tuning = once((*key, spec), lambda: best_parameter(spec, make_agent, grid))
     record[f"{name}_sharpes"] = dict(zip(tuning.grid, tuning.sharpes))
     return tuning.best
+
+
+_LEFT: list[str] | None = None  # within `untuned`: the tunings left to the run
+
+
+@contextmanager
+def untuned() -> Iterator[list[str]]:
+    """Within it, `tuned` tunes nothing it has not tuned before: it gives its grid's first
+    value (kept nowhere) and adds what it left (``"gamma over 7 values x 64 sessions"``) to
+    the list this yields. For a check that the references build in their markets, whose
+    calibration (`calibrate_market`) still runs: a tuning cannot fail, it only chooses."""
+    global _LEFT
+    _LEFT = []
+    try:
+        yield _LEFT
+    finally:
+        _LEFT = None

@@ -79,7 +79,8 @@ class VersionError(SavedAgentError):
 
 
 class StateError(SavedAgentError):
-    """The saved state does not fit the agent: missing, unknown or mis-shaped arrays or keys."""
+    """The saved state does not fit the agent: missing, unknown or mis-shaped arrays or keys,
+    or arrays holding NaN or infinity."""
 
 
 class MarketMismatchError(SavedAgentError):
@@ -307,6 +308,7 @@ def _read_arrays(
                     file.read(offset)
                     flat = np.frombuffer(file.read(n_bytes), dtype=dtype).copy()
                 arrays[key] = flat.reshape(shape[::-1]).T if fortran else flat.reshape(shape)
+                _check_finite(path, key, arrays[key])
     except FileNotFoundError:
         raise StateError(f"{path}: missing") from None
     except StateError:
@@ -314,6 +316,17 @@ def _read_arrays(
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
         raise StateError(f"{path}: not readable without unpickling: {error}") from None
     return arrays
+
+
+def _check_finite(path: Path, key: str, array: np.ndarray) -> None:
+    """`StateError` naming ``path`` and the array ``key`` when ``array`` holds a NaN or an
+    infinity (a table or network that diverged: it would act on garbage)."""
+    if array.dtype.kind in "fc" and not np.isfinite(array).all():
+        where = tuple(int(i) for i in np.argwhere(~np.isfinite(array))[0])
+        raise StateError(
+            f"{path}: {key!r} holds {array[where]} at index {list(where)}; a saved agent's "
+            "numbers must be finite (was it saved after its values diverged?)"
+        )
 
 
 def _array_header(

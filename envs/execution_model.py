@@ -32,6 +32,7 @@ import numpy as np
 from gymnasium import spaces
 
 from tradearena.envs.rendering import trace_picture
+from tradearena.envs.seats import in_space
 
 __all__ = [
     "AlmgrenChrissMarket",
@@ -92,7 +93,7 @@ class AlmgrenChrissMarket(gym.Env):
         return self.state(), {}
 
     def step(self, action: Any) -> tuple[int, float, bool, bool, dict]:
-        if not self.action_space.contains(action):
+        if not in_space(self.action_space, action):
             raise ValueError(f"action {action!r} is not in {self.action_space}")
         last = self.k == self.n_steps - 1
         sold = self.left if last else min(int(action), self.left)

@@ -11,7 +11,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from tradearena.envs.errors import did_you_mean
-from tradearena.envs.seats import SeatedMarket
+from tradearena.envs.seats import SeatedMarket, in_space
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.spec import MarketSpec, observation_kinds
 
@@ -123,7 +123,7 @@ class MarketParallelEnv(ParallelEnv):
         if missing:
             raise ValueError(f"no action for agents {missing}")
         space = self.core.action_space
-        bad = {a: actions[a] for a in self.agents if not space.contains(actions[a])}
+        bad = {a: actions[a] for a in self.agents if not in_space(space, actions[a])}
         if bad:
             raise ValueError(f"actions {bad} are not in {space}")
         seats = [int(actions[f"seat_{i}"]) for i in range(self.core.n_seats)]

@@ -26,6 +26,7 @@ __all__ = [
     "Policy",
     "SeatedMarket",
     "checked_actions",
+    "in_space",
     "observation_kind",
     "seat_rewards",
 ]
@@ -54,6 +55,15 @@ class ActionError(UserError):
     """A policy chose an action that is not in its seat's action space."""
 
 
+def in_space(space: Any, action: Any) -> bool:
+    """Whether ``action`` lies in ``space`` (Gymnasium's ``contains``), an integer too large
+    for the space's dtype (which ``contains`` fails to cast) outside it."""
+    try:
+        return bool(space.contains(action))
+    except OverflowError:
+        return False
+
+
 def _refused(policy: Policy, method: str, action: Any, space: Any) -> ActionError:
     """The `ActionError` naming ``policy`` (its class and ``method``, or a plain callable's
     name), the ``action`` it chose and the ``space``."""
@@ -72,7 +82,7 @@ def _act(policy: Policy, obs: Any, explore: bool, space: Any) -> int:
     if type(action) is int or isinstance(action, np.integer):  # the usual case, checked cheaply
         if 0 <= action < space.n:
             return int(action)
-    elif space.contains(action):
+    elif in_space(space, action):
         return int(action)
     raise _refused(policy, "act", action, space)
 
@@ -86,7 +96,7 @@ def checked_actions(policy: Policy, actions: Any, space: Any) -> np.ndarray:
         if not values or (min(values) >= 0 and max(values) < space.n):
             return actions
     for action in actions.ravel().tolist():
-        if not space.contains(action):
+        if not in_space(space, action):
             raise _refused(policy, "act_batch", action, space)
     return actions.astype(np.int64)
 

@@ -47,6 +47,7 @@ __all__ = [
     "MAX_PRICE_TICKS",
     "MAX_SESSION_SECONDS",
     "MAX_STEPS",
+    "MIN_TICK_SIZE",
     "OBSERVATIONS",
     "POPULATIONS",
     "MarketSpec",
@@ -74,6 +75,10 @@ MAX_PRICE_TICKS = 10**9
 """The highest opening price (``initial_price``), ticks: $10,000,000 at $0.01, a hundred
 times the dearest share listed. Accounts count cash in ticks (int64); prices far above it
 overflow them once multiplied by the shares traded."""
+MIN_TICK_SIZE = 1e-12
+"""The smallest tick (``tick_size``), dollars: below the finest tick of one lot listed (a
+cent on a lot of 10^-8 BTC is 10^-10); a market's PnL and rewards are counted in ticks
+times it, and smaller ones are noise of floating point."""
 
 
 class SpecError(UserError):
@@ -471,7 +476,11 @@ def _check(spec: MarketSpec) -> None:
     need(_positive(spec.step_seconds), "step_seconds", "> 0 seconds")
     need(spec.warmup_seconds is None or spec.warmup_seconds >= 0, "warmup_seconds", ">= 0 s")
     _check_session_length(spec)
-    need(spec.tick_size is None or _positive(spec.tick_size), "tick_size", "> 0 dollars")
+    need(
+        spec.tick_size is None or (_positive(spec.tick_size) and spec.tick_size >= MIN_TICK_SIZE),
+        "tick_size",
+        f"a finite number >= {MIN_TICK_SIZE:g} dollars",
+    )
     price = spec.initial_price
     need(
         price is None or 0 < price <= MAX_PRICE_TICKS,

@@ -11,7 +11,7 @@ import numpy as np
 
 from tradearena.envs.data.tapes import Tape
 from tradearena.envs.rendering import book_picture
-from tradearena.envs.seats import Policy, SeatedMarket
+from tradearena.envs.seats import Policy, SeatedMarket, in_space
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.spec import MarketSpec
 
@@ -150,7 +150,7 @@ class TradingEnv(gym.Env):
 
     def step(self, action: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         plain = isinstance(action, int | np.integer) and 0 <= action < self.action_space.n
-        if not plain and not self.action_space.contains(action):
+        if not plain and not in_space(self.action_space, action):
             raise ValueError(f"action {action!r} is not in {self.action_space}")
         observations, rewards, done = self.core.step((action,))
         info = self.core.info(0)

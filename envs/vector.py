@@ -109,9 +109,16 @@ class MarketVectorEnv(VectorEnv):
     def step(
         self, actions: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        chosen = np.asarray(actions).astype(self.action_space.dtype)
         n = self.single_action_space.n
-        if chosen.shape != (self.num_envs,) or chosen.min() < 0 or chosen.max() >= n:
+        try:
+            chosen = np.asarray(actions).astype(self.action_space.dtype)
+        except (OverflowError, TypeError, ValueError):  # an integer beyond int64, a non-number
+            chosen = None
+        if (
+            chosen is None
+            or chosen.shape != (self.num_envs,)
+            or not 0 <= chosen.min() <= chosen.max() < n
+        ):
             raise ValueError(f"actions {actions!r} are not in {self.action_space}")
         (obs,), rewards, terminated, final = self.sessions.step(chosen.reshape(-1, 1))
         infos = {} if final is None else {"final_obs": final[0], "_final_obs": terminated}

@@ -104,6 +104,27 @@ def test_data_check_bad_file_is_one_line_naming_file_and_line(files, capsys):
     assert "unknown event type 9" in err
 
 
+def test_data_check_reports_crossed_book_rows(files, tape, capsys):
+    """Rows whose best bid is at or above the best ask (lines 5 and 9 of the orderbook file):
+    a one-line warning with their count and the first, and the file is not called valid."""
+    messages, orderbook = files
+    lines = orderbook.read_text().splitlines(keepends=True)
+    for line in (5, 9):
+        ask, ask_size, _, bid_size = lines[line - 1].split(",")
+        lines[line - 1] = ",".join([ask, ask_size, str(int(ask) + 100), bid_size])
+    orderbook.write_text("".join(lines))
+    first = int(lines[4].split(",")[0])
+    assert main(["data", "check", str(messages), str(orderbook)]) == 0
+    out, err = capsys.readouterr()
+    assert (
+        f"tradearena: warning: {messages}: 2 of its {len(tape):,} orderbook rows are crossed "
+        "or locked (best bid at or above best ask), the first on line 5 of the orderbook file: "
+        f"bid {(first + 100) / 10_000:g} >= ask {first / 10_000:g} dollars\n"
+    ) in err
+    assert f"{orderbook}: {len(tape):,} rows of 1 level(s), readable" in out
+    assert "level(s), valid" not in out
+
+
 def test_data_check_missing_file(tmp_path, capsys):
     """A file that does not exist: exit 2 and one line naming it."""
     missing = tmp_path / "nope.csv"
@@ -358,6 +379,37 @@ def test_a_replay_config_takes_its_tape_from_the_command_line_or_the_environment
     monkeypatch.chdir(messages.parent)  # a relative path in the variable: from here
     monkeypatch.setenv("TRADEARENA_TEST_TAPE", messages.name)
     assert main(["run", str(config), "--dry-run"]) == 0
+
+
+def test_a_dry_run_calibrates_the_reference_but_leaves_its_tuning_to_the_run(
+    tmp_path, monkeypatch, capsys
+):
+    """The reference's market is calibrated as far as it takes to know that it can be (one
+    session here, of 16), but its risk aversion, 7 x 64 sessions of the market (of a neural
+    flow's, 237 s), is tuned only when the experiment runs; the dry run says so."""
+    import tradearena.agents.calibration as calibration
+
+    config = tmp_path / "making.toml"
+    config.write_text(
+        TINY_RUN.replace("[market]", '[market]\ntask = "making"').replace(
+            'id = "q_learning"', 'id = "avellaneda_stoikov"'
+        )
+    )
+    monkeypatch.setattr(calibration, "_DONE", {})
+    monkeypatch.setattr(calibration, "best_parameter", lambda *a, **k: pytest.fail("tuned"))
+    estimates, calibrate = [], calibration._calibrate
+    monkeypatch.setattr(
+        calibration,
+        "_calibrate",
+        lambda *a, **k: estimates.append(calibrate(*a, **k)) or estimates[-1],
+    )
+    assert main(["run", str(config), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "1 jobs, valid\n" in out
+    assert out.endswith(
+        "\ntuned when it runs, before its jobs: gamma over 7 values x 64 sessions\n"
+    )
+    assert [e.sessions for e in estimates] == [1] and calibration._DONE == {}  # kept nowhere
 
 
 def test_calibrate_prints_the_estimates_and_the_tuned_risk_aversion(capsys):
@@ -667,3 +719,52 @@ def test_a_fit_that_cannot_keep_its_limits_is_refused(argument, message, tmp_pat
     assert status == 2
     assert message in capsys.readouterr().err
     assert sorted(tmp_path.iterdir()) == [messages]
+
+
+BOUNDED = [
+    ("realism d.csv --days 1000000000", "--days: must be <= 1,000, got 1,000,000,000"),
+    ("realism d.csv --classifier-days 1001", "--classifier-days: must be <= 1,000, got 1,001"),
+    (
+        "transfer m.toml --against d.csv --sessions 100000",
+        "--sessions: must be <= 1,024, got 100,000",
+    ),
+    (
+        "transfer m.toml --against d.csv --seeds 1000000000",
+        "--seeds: must be <= 10,000, got 1,000,000,000",
+    ),
+    (
+        "transfer m.toml --against d.csv --window 0,1000000",
+        "--window: LAST must be < 1,000,000 (steps of a day), got '0,1000000'",
+    ),
+    (
+        "transfer m.toml --against d.csv --workers 100000",
+        "--workers: must be <= 1,024, got 100,000",
+    ),
+    ("fit d.csv --out m.toml --budget 1000000", "--budget: must be <= 100,000, got 1,000,000"),
+    ("fit d.csv --out m.toml --days 1001", "--days: must be <= 1,000, got 1,001"),
+    ("fit d.csv --out m.toml --restarts 100001", "--restarts: must be <= 100,000, got 100,001"),
+    ("fit d.csv --out m.toml --workers 1025", "--workers: must be <= 1,024, got 1,025"),
+    ("run c.toml --workers 1025", "--workers: must be <= 1,024, got 1,025"),
+    ("evaluate r --episodes 10000001", "--episodes: must be <= 10,000,000, got 10,000,001"),
+    ("games t.csv --resamples 100001", "--resamples: must be <= 100,000, got 100,001"),
+    ("games t.csv --reduce 1001", "--reduce: must be <= 1,000, got 1,001"),
+    ("data convert binance x.gz --out o --levels 101", "--levels: must be <= 100, got 101"),
+    ("reproduce --scale 1e9", "--scale: must be <= 1000, got 1e9"),
+]
+"""Each count a command takes beyond its bound, and the error's end (`argparse`'s, after
+``argument``)."""
+
+
+@pytest.mark.parametrize(("command", "message"), BOUNDED)
+def test_every_count_a_command_takes_is_bounded_as_it_is_parsed(command, message, capsys):
+    """Refused before anything is read or run (`realism --days 10^9` grew 47 MB/s,
+    `transfer --sessions 100000` never ended, `--seeds 10^9` failed in the first job), in one
+    error line naming the flag and the bound."""
+    argv = command.split()
+    with pytest.raises(SystemExit) as exit:
+        main(argv)
+    assert exit.value.code == 2
+    name = " ".join(argv[: 2 if argv[0] == "data" else 1])
+    assert (
+        capsys.readouterr().err.splitlines()[-1] == f"tradearena {name}: error: argument {message}"
+    )

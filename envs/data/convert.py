@@ -34,6 +34,7 @@ from tradearena.envs.errors import into, replacing, together
 __all__ = [
     "DEFAULT_BAND",
     "FORMATS",
+    "MAX_BOOK_LEVELS",
     "META",
     "Conversion",
     "convert",
@@ -51,6 +52,9 @@ DEFAULT_BAND = 0.5
 """Quotes more than this fraction away from the last trade price are dropped (see
 `envs.data.builder`): wide enough for any real quote of a day, narrow enough for price-0 and
 1,000x quotes."""
+MAX_BOOK_LEVELS = 100
+"""The most levels of the orderbook rows a conversion writes (``levels``): ten times LOBSTER's
+deepest sample files; a row holds four numbers a level for every message."""
 META = "meta.json"
 MESSAGES, ORDERBOOK = "message.csv", "orderbook.csv"
 _NS_PER_DAY = 86_400 * 10**9
@@ -81,8 +85,8 @@ def convert(
     (a `envs.errors.UserError`) naming the file and line of a bad input."""
     if format not in FORMATS:
         raise FeedError(f"unknown format {format!r}; known formats: {sorted(FORMATS)}")
-    if levels < 1:
-        raise FeedError(f"levels must be >= 1, got {levels}")
+    if not 1 <= levels <= MAX_BOOK_LEVELS:
+        raise FeedError(f"levels must be in [1, {MAX_BOOK_LEVELS}], got {levels}")
     if not band >= 0:
         raise FeedError(f"band must be >= 0 (a fraction of the price), got {band}")
     feed = FORMATS[format](inputs, _step(tick, "tick"), _step(lot, "lot"))

@@ -12,15 +12,17 @@ import numpy as np
 
 from tradearena.envs.data.convert import FORMATS, META, convert, load_converted
 from tradearena.envs.data.files import FeedError
-from tradearena.envs.data.tapes import Event, Tape, TapeError, load_lobster
+from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Event, Tape, TapeError, load_lobster
 
 __all__ = [
+    "CrossedBook",
     "MIN_MINUTES",
     "MIN_TRADES",
     "PARTIAL_FIDELITY",
     "TAPE_FORMATS",
     "PartialTape",
     "ThinTape",
+    "crossed",
     "load_tape",
     "missing_book",
     "orderbook_beside",
@@ -80,6 +82,30 @@ def partial(tape: Tape) -> str | None:
         f"file{where}; the replayed book drifts from the real one (on LOBSTER's AMZN sample "
         f"day its best quotes matched the real ones after {PARTIAL_FIDELITY:.1%} of messages, "
         "against 100% with the orderbook file)"
+    )
+
+
+class CrossedBook(TapeError, UserWarning):
+    """An orderbook file whose best bid is at or above its best ask on some rows (`crossed`):
+    a book that matching never leaves, so those rows do not show a real book."""
+
+
+def crossed(tape: Tape) -> str | None:
+    """How many of ``tape``'s orderbook rows show a crossed or locked book (both sides quoted,
+    the best bid at or above the best ask), and the first of them (its line in the orderbook
+    file and its prices, dollars); None when none does, or without a book."""
+    if tape.book is None:
+        return None
+    ask, bid = tape.book[:, 0], tape.book[:, 2]
+    bad = np.flatnonzero((ask != EMPTY_ASK) & (bid != EMPTY_BID) & (bid >= ask))
+    if not len(bad):
+        return None
+    first = bad[0]
+    return (
+        f"{tape.source}: {len(bad):,} of its {len(tape.book):,} orderbook rows are crossed or "
+        f"locked (best bid at or above best ask), the first on line {first + 1} of the "
+        f"orderbook file: bid {bid[first] * tape.tick_size:.10g} >= ask "
+        f"{ask[first] * tape.tick_size:.10g} dollars"
     )
 
 

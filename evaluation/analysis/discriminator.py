@@ -87,7 +87,7 @@ def _interarrival_cv(times: np.ndarray, index: np.ndarray, n: int) -> np.ndarray
     times; NaN below 2 gaps."""
     keep = index >= 0
     t, w = times[keep], index[keep]
-    distinct = np.r_[True, (np.diff(t) > 0) | (np.diff(w) != 0)]
+    distinct = (np.diff(t, prepend=-np.inf) > 0) | (np.diff(w, prepend=-1) != 0)
     t, w = t[distinct], w[distinct]
     same = np.diff(w) == 0
     gaps, where = np.diff(t)[same], w[1:][same]
@@ -140,11 +140,12 @@ def window_features(view: DayView, seconds: float) -> pd.DataFrame:
     returns = np.diff(np.log(points)) * 1e4
     squared = np.where(np.isfinite(returns), returns * returns, 0.0)
     rv = squared.reshape(n, per).sum(axis=1)
+    # the book after the last message before each grid point; before the first (or on a day
+    # without any), the NaN appended after the last
     at = np.searchsorted(view.time, grid_times[: n * per], side="right") - 1
-    state = np.maximum(at, 0)
-    defined = at >= 0
-    spread = np.where(defined, view.ask[state] - view.bid[state], np.nan).reshape(n, per)
-    touch = np.where(defined, (view.bid_size[state] + view.ask_size[state]) / 2.0, np.nan)
+    state = np.where(at >= 0, at, len(view.time))
+    spread = np.append(view.ask - view.bid, np.nan)[state].reshape(n, per)
+    touch = np.append((view.bid_size + view.ask_size) / 2.0, np.nan)[state]
     window_mid = points[:-1].reshape(n, per)
     defined_mid = np.isfinite(window_mid)
     first_mid = np.where(

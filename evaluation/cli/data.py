@@ -13,7 +13,15 @@ from tradearena.envs.data.tapes import load_lobster
 
 
 def data_check(args: argparse.Namespace) -> int:
-    from tradearena.envs.data.load import PartialTape, ThinTape, orderbook_beside, partial, thin
+    from tradearena.envs.data.load import (
+        CrossedBook,
+        PartialTape,
+        ThinTape,
+        crossed,
+        orderbook_beside,
+        partial,
+        thin,
+    )
     from tradearena.envs.simulator.traders.replay import replay_fidelity
 
     start = time.perf_counter()
@@ -37,8 +45,12 @@ def data_check(args: argparse.Namespace) -> int:
         warnings.warn(PartialTape(reason), stacklevel=1)
     if tape.book is None:
         return 0
+    if (reason := crossed(tape)) is not None:
+        warnings.warn(CrossedBook(reason), stacklevel=1)
+    verdict = "readable" if reason is not None else "valid"
     print(
-        f"{args.orderbook or 'orderbook'}: {len(tape.book):,} rows of {tape.levels} level(s), valid"
+        f"{args.orderbook or 'orderbook'}: {len(tape.book):,} rows of {tape.levels} level(s), "
+        f"{verdict}"
     )
     for reconcile in (False, True):
         start = time.perf_counter()

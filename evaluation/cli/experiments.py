@@ -43,15 +43,19 @@ def run_command(args: argparse.Namespace) -> int:
 
     overrides = functools.reduce(merge, args.set, {})
     if args.dry_run:
-        config = load_config(args.config, overrides)
+        from tradearena.agents.calibration import untuned
         from tradearena.evaluation.experiment.kinds import KINDS, Driven
 
+        with untuned() as left:  # the references' markets calibrated, their tuning left
+            config = load_config(args.config, overrides)
         jobs = plan(config)
         later = isinstance(KINDS[config.kind], Driven)  # the later rounds follow its results
         first = " in its first round (the next are planned from its results)" if later else ""
         print(f"{args.config}: {config.kind} experiment, {len(jobs)} jobs{first}, valid")
         for job in jobs:
             print(f"  {job.id}")
+        if left:
+            print(f"tuned when it runs, before its jobs: {'; '.join(left)}")
         return 0
     with executor_from(args) as executor:
         outcome = run_experiment(

@@ -146,10 +146,10 @@ def _fit(args: argparse.Namespace) -> int:
         finally:
             executor.close()
         write_market(out, table, result, args.tapes, (args.start, args.end))
+    stopped = f" (--minutes stopped it before {args.budget}: the best so far)"
     print(
         f"distance {result.distance:.4g} after {result.evaluations} candidates in "
-        f"{result.seconds:.0f} s"
-        + (" (budget ended early: best so far)" if result.stopped_early else "")
+        f"{result.seconds:.0f} s" + (stopped if result.stopped_early else "")
     )
     print(f"{'parameter':32} {'fitted':>12} {'restarts mean':>14} {'sd':>10}")
     for name, (mean, sd) in result.spread().items():

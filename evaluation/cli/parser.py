@@ -8,8 +8,9 @@ import tomllib
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from tradearena.envs.data.convert import DEFAULT_BAND, FORMATS
+from tradearena.envs.data.convert import DEFAULT_BAND, FORMATS, MAX_BOOK_LEVELS
 from tradearena.envs.errors import did_you_mean
+from tradearena.envs.spec import MAX_STEPS
 from tradearena.evaluation.cli.data import data_check, data_convert
 from tradearena.evaluation.cli.experiments import (
     agents_command,
@@ -28,6 +29,16 @@ from tradearena.evaluation.cli.market import (
     realism_command,
     run_session,
     transfer_command,
+)
+from tradearena.evaluation.experiment.schema import (
+    MAX_DAYS,
+    MAX_EPISODES,
+    MAX_JOBS,
+    MAX_PLAYERS,
+    MAX_RESAMPLES,
+    MAX_SEEDS,
+    MAX_SESSIONS,
+    MAX_WORKERS,
 )
 
 
@@ -61,6 +72,19 @@ def positive_float(text: str) -> float:
     value = _number(text)
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+MAX_SCALE = 1000.0
+"""The largest ``tradearena reproduce --scale``: the papers' experiments (8 seeds and 1,000
+episodes at most) stay within an experiment's `MAX_SEEDS` and `MAX_EPISODES`."""
+
+
+def scale(text: str) -> float:
+    """An argparse type: a factor in (0, `MAX_SCALE`]."""
+    value = positive_float(text)
+    if value > MAX_SCALE:
+        raise argparse.ArgumentTypeError(f"must be <= {MAX_SCALE:g}, got {text}")
     return value
 
 
@@ -205,9 +229,9 @@ def add_reproduce_command(commands: argparse._SubParsersAction) -> None:
     )
     reproduce.add_argument(
         "--scale",
-        type=positive_float,
+        type=scale,
         default=1.0,
-        help="multiply seeds and episodes (e.g. 4 on a cluster; default 1)",
+        help=f"multiply seeds and episodes (e.g. 4 on a cluster; default 1, at most {MAX_SCALE:g})",
     )
     add_executor_arguments(reproduce)
     reproduce.add_argument("--runs", default="runs", help="where the run directories go")
@@ -230,7 +254,10 @@ def add_evaluate_command(commands: argparse._SubParsersAction) -> None:
         "--config", default=None, metavar="FILE", help="an experiment file whose market to use"
     )
     evaluate.add_argument(
-        "--episodes", type=integer_at_least(1), default=None, help="test episodes per agent"
+        "--episodes",
+        type=integer_at_least(1, MAX_EPISODES),
+        default=None,
+        help="test episodes per agent",
     )
     add_executor_arguments(evaluate)
     evaluate.add_argument(
@@ -275,7 +302,10 @@ def add_games_command(commands: argparse._SubParsersAction) -> None:
     games.add_argument("table", help="payoff table (CSV: n_<s>, u_<s>[, samples_<s>, stderr_<s>])")
     games.add_argument("--out", default=None, help="write equilibria.csv and equilibria.png here")
     games.add_argument(
-        "--resamples", type=integer_at_least(0), default=1000, help="bootstrap resamples (0: none)"
+        "--resamples",
+        type=integer_at_least(0, MAX_RESAMPLES),
+        default=1000,
+        help="bootstrap resamples (0: none)",
     )
     games.add_argument("--seed", type=integer_at_least(0), default=0, help="bootstrap seed")
     games.add_argument(
@@ -285,7 +315,7 @@ def add_games_command(commands: argparse._SubParsersAction) -> None:
     )
     games.add_argument(
         "--reduce",
-        type=integer_at_least(2),
+        type=integer_at_least(2, MAX_PLAYERS),
         default=None,
         metavar="N",
         help="analyse the deviation-preserving reduction to N players (the table needs only "
@@ -345,11 +375,14 @@ def add_realism_command(commands: argparse._SubParsersAction) -> None:
     realism.add_argument("sources", nargs="+", metavar="SOURCE", help="a tape, .toml or id")
     realism.add_argument("--against", metavar="TAPE", help="the real day to compare with")
     realism.add_argument(
-        "--days", type=integer_at_least(1), default=100, help="days per market (default 100)"
+        "--days",
+        type=integer_at_least(1, MAX_DAYS),
+        default=100,
+        help="days per market (default 100)",
     )
     realism.add_argument(
         "--classifier-days",
-        type=integer_at_least(1),
+        type=integer_at_least(1, MAX_DAYS),
         default=5,
         help="a market's days the classifier sees (default 5; its floor takes one more)",
     )
@@ -367,6 +400,10 @@ def step_window(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(f"expected FIRST,LAST (two steps), got {text!r}") from None
     if not 0 <= first <= last:
         raise argparse.ArgumentTypeError(f"need 0 <= FIRST <= LAST, got {text!r}")
+    if last >= MAX_STEPS:
+        raise argparse.ArgumentTypeError(
+            f"LAST must be < {MAX_STEPS:,} (steps of a day), got {text!r}"
+        )
     return first, last
 
 
@@ -393,7 +430,7 @@ def add_transfer_command(commands: argparse._SubParsersAction) -> None:
         "--window",
         type=step_window,
         metavar="FIRST,LAST",
-        help="the tape's steps at which sessions open (default: any; see --from)",
+        help="the tape's steps at which sessions open (default: any; or --from, not both)",
     )
     transfer.add_argument(
         "--from",
@@ -406,10 +443,16 @@ def add_transfer_command(commands: argparse._SubParsersAction) -> None:
         "--agents", nargs="+", default=(), metavar="RUN_DIR", help="runs whose saved agents join"
     )
     transfer.add_argument(
-        "--seeds", type=integer_at_least(2), default=4, help="seeds a side (default 4)"
+        "--seeds",
+        type=integer_at_least(2, MAX_SEEDS),
+        default=4,
+        help="seeds a side (default 4)",
     )
     transfer.add_argument(
-        "--sessions", type=integer_at_least(1), default=10, help="sessions a seed (default 10)"
+        "--sessions",
+        type=integer_at_least(1, MAX_SESSIONS),
+        default=10,
+        help="sessions a seed (default 10)",
     )
     add_executor_arguments(transfer)
     transfer.add_argument("--out", help="write DIR/transfer.csv, predictivity.csv, transfer.png")
@@ -430,22 +473,34 @@ def add_fit_command(commands: argparse._SubParsersAction) -> None:
     fitting.add_argument("tapes", nargs="+", metavar="TAPE", help="a real day (a tape)")
     fitting.add_argument("--population", default="light", help="the population fitted")
     fitting.add_argument(
-        "--budget", type=integer_at_least(1), default=400, help="candidates (default 400)"
+        "--budget",
+        type=integer_at_least(1, MAX_JOBS),
+        default=400,
+        help="candidates (default 400)",
     )
     fitting.add_argument(
         "--minutes",
         type=positive_float,
-        default=10.0,
-        help="stop the search after this long (default 10)",
+        default=None,
+        help="stop after this long, with the best so far (default: when the budget is spent, "
+        "the same fit on any machine)",
     )
     fitting.add_argument(
-        "--days", type=integer_at_least(1), default=8, help="days per candidate (default 8)"
+        "--days",
+        type=integer_at_least(1, MAX_DAYS),
+        default=8,
+        help="days per candidate (default 8)",
     )
     fitting.add_argument(
-        "--restarts", type=integer_at_least(1), default=3, help="CMA-ES starts (default 3)"
+        "--restarts",
+        type=integer_at_least(1, MAX_JOBS),
+        default=3,
+        help="CMA-ES starts (default 3)",
     )
     fitting.add_argument("--executor", choices=["ray", "local"], default="ray")
-    fitting.add_argument("--workers", type=integer_at_least(1), help="Ray CPUs (default all)")
+    fitting.add_argument(
+        "--workers", type=integer_at_least(1, MAX_WORKERS), help="Ray CPUs (default all)"
+    )
     add_window_arguments(fitting, "fit to")
     fitting.add_argument("--resume", action="store_true", help="go on from OUT.fit.jsonl")
     fitting.add_argument("--out", required=True, help="the market file written (.toml)")
@@ -521,7 +576,10 @@ def add_data_command(commands: argparse._SubParsersAction) -> None:
     convert.add_argument("inputs", nargs="+", metavar="INPUT", help="the recording's files")
     convert.add_argument("--out", required=True, help="directory to write the tape into")
     convert.add_argument(
-        "--levels", type=integer_at_least(1), default=10, help="orderbook levels (default 10)"
+        "--levels",
+        type=integer_at_least(1, MAX_BOOK_LEVELS),
+        default=10,
+        help="orderbook levels (default 10)",
     )
     convert.add_argument("--tick", help="price step (default: the largest dividing every price)")
     convert.add_argument("--lot", help="size step (default: the largest dividing every size)")
@@ -588,7 +646,7 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--workers",
-        type=integer_at_least(1),
+        type=integer_at_least(1, MAX_WORKERS),
         default=None,
         help="CPUs for a local Ray (default: all cores)",
     )

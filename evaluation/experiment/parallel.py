@@ -27,6 +27,7 @@ from tqdm import tqdm
 from tradearena.envs.errors import UserError
 from tradearena.evaluation.experiment.kinds import run_job
 from tradearena.evaluation.experiment.rollout import Job
+from tradearena.evaluation.experiment.schema import MAX_WORKERS
 from tradearena.evaluation.experiment.store import JobResult
 
 __all__ = ["Executor", "LocalExecutor", "RayExecutor", "check_address", "make_executor"]
@@ -98,8 +99,9 @@ class RayExecutor:
         progress: bool = True,
         job: Callable[[Job], JobResult] = run_job,
     ) -> None:
-        if workers is not None and workers < 1:
-            raise ValueError(f"workers must be >= 1, got {workers}")
+        if workers is not None and not 1 <= workers <= MAX_WORKERS:
+            rule = ">= 1" if workers < 1 else f"<= {MAX_WORKERS:,}"
+            raise ValueError(f"workers must be {rule}, got {workers}")
         self.workers, self.max_retries, self.progress, self.job = (
             workers,
             max_retries,

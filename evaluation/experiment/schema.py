@@ -32,13 +32,16 @@ __all__ = [
     "ConfigError",
     "Field",
     "Locator",
+    "MAX_DAYS",
     "MAX_EPISODES",
     "MAX_JOBS",
     "MAX_PLAYERS",
     "MAX_PROFILES",
+    "MAX_RESAMPLES",
     "MAX_ROUNDS",
     "MAX_SEEDS",
     "MAX_SESSIONS",
+    "MAX_WORKERS",
     "Output",
     "Perturbation",
     "Psro",
@@ -76,6 +79,16 @@ MAX_JOBS = 100_000
 """The most jobs an experiment may plan (profiles x repetitions, agents x seeds, ...): a job
 trains and tests for seconds to hours, so more is years of one core's time; the plan itself
 is held in memory before the first job starts."""
+MAX_DAYS = 1000
+"""The most days of one market a command simulates at once (`tradearena realism` a market's
+days, `tradearena fit` a candidate's): each is held as its level-1 view, some megabytes, until
+all are measured."""
+MAX_RESAMPLES = 100_000
+"""The most bootstrap resamples of a payoff table (`tradearena games --resamples`): each is
+a redrawn copy of the table, held at once."""
+MAX_WORKERS = 1024
+"""The most CPUs a local Ray may be started with (``--workers``): a worker process is started
+and warmed for each."""
 
 
 class ConfigError(UserError):

@@ -237,7 +237,7 @@ def fit_day(
     *,
     population: str = "light",
     budget: int = 400,
-    minutes: float = 10.0,
+    minutes: float | None = None,
     days: int = 8,
     restarts: int = 3,
     executor: Executor,
@@ -248,7 +248,9 @@ def fit_day(
     """Fit ``population`` to the real days of ``tapes`` (`evaluation.market.sources.read_source`),
     learning only from what lies between ``start`` and ``end`` (seconds after midnight; None:
     the open, the close) of each day, simulated days seen the same way: (the result, the
-    fitted market table, a whole day long, and the targets)."""
+    fitted market table, a whole day long, and the targets). The search spends its
+    ``budget`` of candidates, and so gives the same fit on any machine; with ``minutes`` it
+    also stops once they have passed (then the fit depends on the machine's speed)."""
     from tradearena.evaluation.analysis.realism import day_facts
 
     if population not in POPULATIONS:
@@ -294,7 +296,7 @@ def fit_day(
             evaluate,
             start=origin,
             budget=budget,
-            seconds=60.0 * minutes,
+            seconds=math.inf if minutes is None else 60.0 * minutes,
             restarts=restarts,
             memory=memory,
             progress=progress,
@@ -352,7 +354,7 @@ def write_market(
         f"# A population fitted to {', '.join(Path(t).name for t in tapes)} by `tradearena fit`",
         f"# (simulated moments, CMA-ES): distance {result.distance:.4g} after "
         f"{result.evaluations} candidates in {result.seconds / 60:.1f} min"
-        + (" (the budget ended first: the best candidate so far)" if result.stopped_early else ""),
+        + (" (--minutes stopped it first: the best so far)" if result.stopped_early else ""),
         f"# Learned from {'the open' if start is None else clock(start)} to "
         f"{'the close' if end is None else clock(end)} of each day, with tradearena "
         f"{project_version()}.",

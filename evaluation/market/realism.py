@@ -342,6 +342,14 @@ def realism(
         if name not in read:
             read[name] = read_source(name, days, **span, levels=levels)
     sources = ([reference] if against is not None else []) + [read[name] for name in names]
+    for source in sources:
+        if source.simulated and not any(len(day.time) for day in source.days):
+            day = source.days[0]
+            raise UserError(
+                f"{source.label}: none of its {len(source.days)} simulated days shows a message "
+                f"from {clock(day.open)} to {clock(day.close)} (no quote rests, no trade "
+                "prints): a market that does nothing has no facts to judge"
+            )
     measured = [measure(source) for source in sources]
     ref = measured[sources.index(reference)]
     rows = scorecard(measured, ref)

@@ -152,7 +152,13 @@ def market_of(name: str, task: str | None) -> MarketSpec:
     ``task`` (default: its own) sets a seat in it."""
     from tradearena.evaluation.experiment.config import load_market
 
-    spec = load_market(Path(name)) if name.endswith(".toml") else gym_spec(name)
+    path = Path(name)
+    if path.suffix != ".toml" and path.exists():
+        raise UserError(
+            f"MARKET {name}: {_what_file(path)}, not a market; give a market (an experiment "
+            "file, .toml, or a Gymnasium id) and the real day after --against"
+        )
+    spec = load_market(path) if path.suffix == ".toml" else gym_spec(name)
     if task is not None and task not in TASKS:
         raise UserError(f"--task: {not_one_of(task, TASKS)}")
     task = task or spec.task
@@ -162,6 +168,21 @@ def market_of(name: str, task: str | None) -> MarketSpec:
         keep = {f: getattr(spec, f) for f in MarketSpec.__dataclass_fields__ if f not in KEPT}
         spec = MarketSpec(**{**keep, "discretizer": None, "task": task})
     return spec
+
+
+def _what_file(path: Path) -> str:
+    """What the existing ``path`` holds, as a user would name it: a LOBSTER file, a
+    converted recording's directory, or any other file or directory."""
+    from tradearena.envs.data.convert import META
+    from tradearena.envs.data.load import orderbook_beside
+
+    if path.is_dir():
+        return "a converted recording (a tape)" if (path / META).exists() else "a directory"
+    if orderbook_beside(path) is not None:
+        return "a LOBSTER message file (a tape)"
+    if "_orderbook_" in path.name:
+        return "a LOBSTER orderbook file (a tape's)"
+    return "a file that is not an experiment file (.toml)"
 
 
 def tape_market(
@@ -177,15 +198,25 @@ def tape_market(
 def window_of(
     spec: MarketSpec, start: float | None, window: tuple[int, int] | None
 ) -> tuple[int, int] | None:
-    """The steps at which ``spec``'s sessions may open: ``window``, or, from ``start``
-    (seconds after midnight), every step at or after it whose session ends by the close
-    (None: any)."""
-    if window is not None or start is None:
-        return window
+    """The steps at which ``spec``'s sessions may open: ``window`` (`UserError` naming
+    ``--window`` unless its day holds it), or, from ``start`` (seconds after midnight), every
+    step at or after it whose session ends by the close (None: any); `UserError` when both
+    are given."""
+    if window is not None and start is not None:
+        raise UserError("--from and --window both say when sessions open: give one of them")
+    if window is None and start is None:
+        return None
     market = spec.market(0)
     day = market.day_steps or market.n_steps
-    first = max(math.ceil((start - market.day_open) / market.step_seconds), 0)
     last = day - market.n_steps
+    if window is not None:
+        if window[1] > last:
+            raise UserError(
+                f"--window {window[0]},{window[1]}: the tape's day has {day} steps, so its "
+                f"{market.n_steps}-step sessions open at steps 0 to {last}"
+            )
+        return window
+    first = max(math.ceil((start - market.day_open) / market.step_seconds), 0)
     if first > last:
         raise UserError(
             f"--from: no {market.n_steps}-step session opening then ends by the day's close "

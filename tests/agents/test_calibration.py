@@ -101,6 +101,21 @@ def test_a_kept_calibration_is_reused_in_a_new_process(tmp_path, monkeypatch):
     assert calibration.once(("market", other, 16), lambda: "computed") == "computed"
 
 
+def test_a_check_calibrates_as_far_as_it_can_tell_and_tunes_nothing(monkeypatch):
+    """Within `untuned`: the light market's calibration stops after its first session (it
+    can be estimated), a market maker alone (no trade) is still refused after all 16, the
+    reference takes its grid's first gamma, and nothing is kept for the run."""
+    monkeypatch.setattr(calibration, "_DONE", {})
+    with calibration.untuned() as left:
+        assert calibrate_market(LIGHT).sessions == 1
+        quiet = MarketSpec(task="making", traders=({"type": "MarketMaker", "n_agents": 1},))
+        with pytest.raises(ValueError, match=r"too few executions \(1920 step sides\)"):
+            calibrate_market(quiet)
+        assert agents.make("avellaneda_stoikov", market_spec=LIGHT).gamma == 0.001
+    assert left == ["gamma over 7 values x 64 sessions"] and calibration._DONE == {}
+    assert calibrate_market(LIGHT).sessions == 16  # outside: the whole calibration, kept
+
+
 def test_best_parameter_is_the_argmax_of_the_tuning_sharpes():
     tuning = best_parameter(
         LIGHT,

@@ -185,6 +185,20 @@ def test_missing_and_misshaped_arrays_are_named(saved_raql):
         agents.load(saved_raql)
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_a_table_that_is_not_finite_is_refused_naming_file_and_array(bad, saved_raql):
+    """A Q-table holding NaN loaded and played (its greedy action the first NaN's)."""
+    q = np.zeros((1, 54, 3))
+    q[0, 7, 2] = bad
+    rewrite_arrays(saved_raql, {"tables.q": q, "tables.visits": np.zeros((1, 54, 3), int)})
+    with pytest.raises(
+        agents.StateError,
+        match=rf"^{saved_raql / ARRAYS}: 'tables.q' holds {bad} at index \[0, 7, 2\]; a saved "
+        "agent's numbers must be finite",
+    ):
+        agents.load(saved_raql)
+
+
 def test_state_keys_that_do_not_fit_are_named(saved_raql):
     header = json.loads((saved_raql / HEADER).read_text())
     del header["state"]["t"]

@@ -167,3 +167,38 @@ def test_the_default_batch_of_an_agent_keeps_what_act_returned():
 
     with pytest.raises(ActionError, match=r"^Fractional\.act_batch returned 1\.7, not in "):
         BatchedMarket(SPEC, 2, [Fractional()]).play([0, 1])
+
+
+@pytest.mark.parametrize("action", [2**70, -(2**70)])
+def test_an_integer_beyond_int64_is_refused_as_any_bad_action(action):
+    """Gymnasium's ``contains`` fails to cast it (OverflowError): every face refuses it as it
+    refuses any action outside its space."""
+    import gymnasium as gym
+
+    from tradearena.envs.execution_model import AlmgrenChrissMarket
+    from tradearena.envs.multi_agent import MarketParallelEnv
+    from tradearena.envs.vector import MarketVectorEnv
+
+    env = gym.make("tradearena/SyntheticMarket-v0")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=rf"^action {action} is not in Discrete\(3\)$"):
+        env.step(action)
+    model = AlmgrenChrissMarket()
+    model.reset(seed=0)
+    with pytest.raises(ValueError, match=rf"^action {action} is not in Discrete\(5\)$"):
+        model.step(action)
+    parallel = MarketParallelEnv(n_seats=2)
+    parallel.reset(seed=0)
+    with pytest.raises(ValueError, match=r"^actions \{'seat_0': .* are not in Discrete\(3\)$"):
+        parallel.step({"seat_0": action, "seat_1": 0})
+    vector = MarketVectorEnv(num_envs=2)
+    vector.reset(seed=0)
+    with pytest.raises(ValueError, match=r"^actions \[.*\] are not in MultiDiscrete\(\[3 3\]\)$"):
+        vector.step([action, 1])
+
+    class Huge(Policy):
+        def act_batch(self, obs, explore=True):
+            return [self.action] * len(obs)
+
+    with pytest.raises(ActionError, match=rf"^Huge\.act_batch returned {action}, not in "):
+        BatchedMarket(SPEC, 2, [Huge(action)]).play([0, 1])

@@ -64,6 +64,15 @@ def test_bad_values_name_their_field(keywords, path):
     assert error.value.path == path
 
 
+@pytest.mark.parametrize("tick", [1e-300, 1e-13, 0.0, float("nan")])
+def test_a_tick_below_the_finest_listed_is_refused(tick):
+    """A tick of 1e-300 dollars made a PnL of 1e-297: ticks below 1e-12 dollars are noise of
+    floating point."""
+    with pytest.raises(SpecError, match=r"^tick_size: must be a finite number >= 1e-12 "):
+        MarketSpec(tick_size=tick)
+    assert MarketSpec(tick_size=1e-12).market(0).tick_size == 1e-12
+
+
 @pytest.mark.parametrize(
     "make, hint",
     [

@@ -100,6 +100,30 @@ def test_window_features_by_hand():
     assert np.isnan(f["interarrival_cv"]).all()  # one gap a window (30 s holds one time)
 
 
+def test_a_day_without_messages_has_windows_of_nothing():
+    """A simulated day of a market that does nothing: its windows count no message, and what
+    they would measure is NaN (it raised an IndexError)."""
+    none = np.array([])
+    view = DayView(
+        time=none,
+        kind=none.astype(np.int64),
+        size=none.astype(np.int64),
+        direction=none.astype(np.int64),
+        bid=none,
+        ask=none,
+        bid_size=none,
+        ask_size=none,
+        tick_size=0.01,
+        open=OPEN,
+        close=OPEN + 120,
+    )
+    f = window_features(view, 60.0)
+    assert list(f["start"]) == [OPEN, OPEN + 60]
+    assert list(f["messages"]) == [0, 0] and list(f["mid_changes"]) == [0, 0]
+    measured = ["spread_mean_ticks", "depth_touch", "interarrival_cv", "rv_1s_bp2"]
+    assert f[measured].isna().to_numpy().all()
+
+
 def test_interarrival_cv_of_a_window():
     time = np.array([OPEN + 1, OPEN + 2, OPEN + 2, OPEN + 5])  # distinct gaps 1 and 3
     view = DayView(

@@ -3,6 +3,7 @@ arrival rate that made the day, writes a market file that `load_market` reads, r
 from its memory, and refuses what it cannot fit in one line."""
 
 import math
+from types import SimpleNamespace
 
 import pytest
 
@@ -96,3 +97,19 @@ def test_a_fit_learns_only_before_until_and_says_so(day, tmp_path, monkeypatch):
     assert header.startswith("# Learned from the open to 09:45 of each day, with tradearena ")
     fitted = load_market(out)  # the tape's whole day (its warm-up from 09:25 too), not 15 min
     assert fitted.day_steps == STEPS + 5 and OPEN - 300 <= fitted.open_time < OPEN - 290
+
+
+def test_the_default_fit_is_the_same_on_a_slow_machine(day, tmp_path, monkeypatch, capsys):
+    """The default fit spends its budget whatever the clock says: on a machine where every
+    look at the clock finds ten minutes more gone it evaluates all its candidates and ends
+    where a fast machine does (a wall-clock stop made a busy machine's fit worse)."""
+    from tradearena.evaluation.market import search
+
+    ticks = iter(range(0, 10**9, 600))  # seconds
+    monkeypatch.setattr(search, "time", SimpleNamespace(perf_counter=lambda: next(ticks)))
+    out = tmp_path / "slow.toml"
+    assert run(day, out) == 0
+    assert "stopped" not in capsys.readouterr().out
+    assert "distance 1.351 after 24 candidates" in out.read_text().splitlines()[1]
+    rate = load_market(out).traders[1]["arrival_rate"]
+    assert abs(math.log(rate / RATE)) < math.log(1.6)  # within a factor 1.6 of 1/20 s

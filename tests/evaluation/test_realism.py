@@ -395,6 +395,20 @@ def test_realism_unknown_source_is_one_line_with_a_hint(capsys):
     assert "tradearena/MarketMaking-v0" in error
 
 
+def test_realism_of_a_market_that_does_nothing_is_one_line(tmp_path, capsys):
+    """A lone noise trader's market orders meet an empty book: no message shows on a level-1
+    file of its days (an IndexError in the classifier's windows before)."""
+    messages, _ = lobster_day(tmp_path, "x_34200000_36000000", 30)
+    config = tmp_path / "quiet.toml"
+    config.write_text('[market]\ntask = "making"\ntraders = [{type = "Noise", n_agents = 1}]\n')
+    assert main(["realism", str(messages), str(config), "--days", "2"]) == 2
+    assert capsys.readouterr().err == (
+        "tradearena: error: quiet: none of its 2 simulated days shows a message from 09:30 to "
+        "16:00 (no quote rests, no trade prints): a market that does nothing has no facts to "
+        "judge\n"
+    )
+
+
 def test_realism_needs_a_tape(tmp_path, capsys):
     config = tmp_path / "tiny.toml"
     config.write_text(MARKET)

@@ -159,6 +159,53 @@ def test_from_gives_the_steps_whose_sessions_open_then(tmp_path):
         window_of(spec, OPEN + 110 * 60, None)
 
 
+def test_a_window_the_day_cannot_hold_and_a_window_beside_from_are_refused(tmp_path):
+    """Both before any job: they were refused only by the first job, blamed on a policy, or
+    (--from beside --window) --from was silently ignored."""
+    tape = synthetic_tape(11, traders=light(), levels=1, n_steps=120)
+    spec = MarketSpec(task="making", tape=tape, n_steps=20)
+    with pytest.raises(
+        UserError,
+        match=r"^--window 0,100000: the tape's day has 125 steps, so "
+        r"its 20-step sessions open at steps 0 to 105$",
+    ):
+        window_of(spec, None, (0, 100_000))
+    assert window_of(spec, None, (0, 105)) == (0, 105)
+    with pytest.raises(UserError, match="^--from and --window both say when sessions open"):
+        window_of(spec, OPEN + 30 * 60, (3, 4))
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--window", "0,100000"], "--window 0,100000: the tape's day has 45 steps"),
+        (["--window", "0,3", "--from", "09:40"], "--from and --window both say when"),
+    ],
+)
+def test_transfer_refuses_a_window_before_any_job(option, message, tmp_path, monkeypatch, capsys):
+    import tradearena.evaluation.market.transfer as judge
+
+    config = tmp_path / "m.toml"
+    config.write_text(MAKING)
+    messages, _ = lobster_day(tmp_path, "x_34200000_36600000", 40)
+    monkeypatch.setattr(judge, "transfer_job", None)  # no job may run
+    argv = ["transfer", str(config), "--against", str(messages), "--executor", "local"]
+    assert main([*argv, *option]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"tradearena: error: {message}") and error.count("\n") == 1
+
+
+def test_transfer_says_a_message_file_given_as_the_market_is_a_tape(tmp_path, capsys):
+    messages, _ = lobster_day(tmp_path, "x_34200000_36000000", 30)
+    argv = ["transfer", str(messages), "--against", str(messages), "--executor", "local"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"tradearena: error: MARKET {messages}: a LOBSTER message file (a tape), not a market; "
+        "give a market (an experiment file, .toml, or a Gymnasium id) and the real day after "
+        "--against\n"
+    )
+
+
 def test_a_zoo_with_too_few_policies_that_trade_is_refused(tmp_path, monkeypatch):
     import tradearena.evaluation.market.transfer as judge
 
