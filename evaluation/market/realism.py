@@ -32,7 +32,7 @@ from tradearena.evaluation.analysis.realism import (
     summary_score,
 )
 from tradearena.evaluation.experiment.config import load_market
-from tradearena.evaluation.market.sources import RealismSource, gym_spec, read_source
+from tradearena.evaluation.market.sources import RealismSource, clock, gym_spec, read_source
 
 __all__ = [
     "CLASSIFIER_DAYS",
