@@ -40,7 +40,12 @@ from tradearena.evaluation.analysis.equilibria import (
     equilibria,
     max_welfare,
 )
-from tradearena.evaluation.analysis.payoffs import PayoffTable, profile_key
+from tradearena.evaluation.analysis.payoffs import (
+    FORMAT,
+    PayoffTable,
+    TableFormatError,
+    profile_key,
+)
 from tradearena.evaluation.analysis.plots import equilibria_figure, save_figure
 from tradearena.evaluation.analysis.reduction import reduce_dpr
 from tradearena.evaluation.analysis.resampling import Bootstrap, bootstrap
@@ -90,6 +95,9 @@ def read_table(path: str | Path, reduce_to: int | None = None) -> PayoffTable:
         table = PayoffTable.read_csv(path)
         if reduce_to is not None:
             table = reduce_dpr(table, reduce_to)
+    except TableFormatError as error:
+        lacks = f"no {', '.join(error.missing)} column" if error.missing else "no n_ column"
+        raise UserError(f"{path}: not a payoff table ({lacks}): {FORMAT}") from error
     except (ValueError, pd.errors.ParserError) as error:
         raise UserError(f"{path}: {error}") from error
     if table.k < 2:

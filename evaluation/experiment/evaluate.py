@@ -21,6 +21,7 @@ import tomli_w
 from tradearena.envs.errors import UserError
 from tradearena.evaluation.experiment.config import ConfigError, parse_config
 from tradearena.evaluation.experiment.parallel import Executor
+from tradearena.evaluation.experiment.rundir import check_run_dir
 from tradearena.evaluation.experiment.runner import RunOutcome, run_config
 from tradearena.evaluation.experiment.trained import AGENTS, check_saved_agents
 
@@ -40,7 +41,7 @@ def evaluation_config(
     the ``[market]`` of ``file`` (with its ``[testing]`` and ``[[perturbations]]`` when
     given), ``episodes`` test episodes each (default: as the run or the file says), into
     ``out`` (its ``output.dir``; default the run's)."""
-    run_dir = Path(run_dir).resolve()
+    run_dir = check_run_dir(run_dir).resolve()
     text = (run_dir / "config.toml").read_text()
     as_run = parse_config(text, source=str(run_dir / "config.toml"), complete=False)
     raw = tomllib.loads(text)

@@ -4,6 +4,7 @@ A run directory holds ``config.toml`` (the file as run), ``results.sqlite`` (eve
 job), ``calibrations.json`` (the references' calibrations and tunings, computed once for the
 run: `agents.calibration.keep`), the tables and the figures; `load_run` needs nothing but the
 directory (not the data files or custom agents the run used), so a notebook can load any run.
+`check_run_dir` says, in one line naming the directory as given, when a path is none.
 `find_run_dir` finds a relative run directory wherever the notebook's kernel started (the
 repository root, or ``notebooks/``, where Jupyter starts it).
 """
@@ -18,10 +19,12 @@ from tradearena.envs.errors import UserError
 from tradearena.evaluation.experiment.config import parse_config, resolve_model
 from tradearena.evaluation.experiment.store import Store
 
-__all__ = ["find_run_dir", "load_run", "project_root"]
+__all__ = ["RUN_FILES", "check_run_dir", "find_run_dir", "load_run", "project_root"]
 
 PROJECT_FILE = "pyproject.toml"
 """The file that marks the repository root."""
+RUN_FILES = ("config.toml", "results.sqlite")
+"""The files every run directory holds (`tradearena run` writes them before any job runs)."""
 
 
 def project_root(start: str | Path | None = None) -> Path | None:
@@ -49,9 +52,25 @@ def find_run_dir(path: str | Path) -> Path:
     )
 
 
-def load_run(directory: str | Path) -> tuple[dict, pd.DataFrame]:
-    """(config as run, defaults filled in; all episode records) of a run directory."""
+def check_run_dir(directory: str | Path) -> Path:
+    """``directory`` as a `Path` when it is a run directory (it holds `RUN_FILES`), else
+    `UserError` naming it as given: "no run directory at runs/nope", or the file it lacks."""
     directory = Path(directory)
+    if not directory.is_dir():
+        raise UserError(f"no run directory at {directory}")
+    missing = [name for name in RUN_FILES if not (directory / name).is_file()]
+    if missing:
+        raise UserError(
+            f"{directory} is not a run directory: it holds no {' and no '.join(missing)} "
+            "(`tradearena run CONFIG --out DIR` makes one)"
+        )
+    return directory
+
+
+def load_run(directory: str | Path) -> tuple[dict, pd.DataFrame]:
+    """(config as run, defaults filled in; all episode records) of a run directory
+    (`check_run_dir`)."""
+    directory = check_run_dir(directory)
     text = (directory / "config.toml").read_text()
     config = parse_config(text, source=str(directory / "config.toml"), complete=False)
     for trader in config["market"]["traders"]:
