@@ -11,15 +11,23 @@ column                        meaning
 ============================  =========================================================
 ``p_<s>``                     share of strategy ``<s>`` in the mixture
 ``regret``                    largest deviation gain against it (payoff units; ~0)
-``regret_low/high``           bootstrap percentile interval of its regret
+``regret_low/high``           0 and the bootstrap's one-sided bound of its regret (the
+                              ``level`` percentile, `Bootstrap.regret_bound`)
 ``welfare``                   expected payoff per player when all play it
-``welfare_low/high``          its bootstrap interval
+``welfare_low/high``          its bootstrap percentile interval
 ``survival``                  share of resamples in which it is still an equilibrium
 ``p_<s>_low/high``            bootstrap interval of each share (where it survives)
 ``gain_<s>``                  deviation gain of ``<s>``: its payoff against the mixture
                               minus the mixture's own
 ``methods``                   the methods that found it ("replicator", "support")
+``bootstrap``                 what the resamples drew from (`resampling.SOURCES`; empty:
+                              no intervals)
+``resamples``, ``level``,     the resamples, the intervals' coverage and the seed
+``seed``
 ============================  =========================================================
+
+`format_equilibria` prints it with each estimate to 3 significant figures and its interval to
+the estimate's decimals, under a line naming the bootstrap.
 
 A role game's table (`role_frame`) has ``p_<role>_<strategy>``, ``regret`` (the largest of
 the roles'), ``regret_<role>``, ``welfare_<role>``, ``gain_<role>_<strategy>`` and ``methods``.
@@ -34,6 +42,7 @@ from pathlib import Path
 import pandas as pd
 
 from tradearena.envs.errors import UserError, into, replacing, together
+from tradearena.evaluation.analysis.dynamics import WEIGHTINGS
 from tradearena.evaluation.analysis.equilibria import (
     Equilibrium,
     MaxWelfare,
@@ -46,7 +55,7 @@ from tradearena.evaluation.analysis.payoffs import (
     TableFormatError,
     profile_key,
 )
-from tradearena.evaluation.analysis.plots import equilibria_figure, save_figure
+from tradearena.evaluation.analysis.plots import equilibria_figure, save_dynamics, save_figure
 from tradearena.evaluation.analysis.reduction import reduce_dpr
 from tradearena.evaluation.analysis.resampling import Bootstrap, bootstrap
 from tradearena.evaluation.analysis.roles import (
@@ -74,13 +83,14 @@ _ZERO = 1e-12
 
 @dataclass(frozen=True)
 class Analysis:
-    """A table's equilibria, their bootstrap (None without records or standard errors) and
-    its maximum-welfare profile."""
+    """A table's equilibria, their bootstrap (None without records or standard errors), its
+    maximum-welfare profile and the bootstrap's seed."""
 
     table: PayoffTable
     found: list[Equilibrium]
     bootstrap: Bootstrap | None
     best: MaxWelfare
+    seed: int = 0
 
 
 def read_table(path: str | Path, reduce_to: int | None = None) -> PayoffTable:
@@ -159,7 +169,8 @@ def analyse(
 ) -> Analysis:
     """Equilibria of ``table`` with bootstrap intervals over ``resamples`` resamples (from
     ``records``, columns profile, strategy, payoff, when given; else from the table's standard
-    errors; none when it has neither or ``resamples`` is 0)."""
+    errors, as a tournament and ``tradearena games`` draw them; none when it has neither or
+    ``resamples`` is 0), drawn with ``seed``."""
     found = equilibria(table, tol=TOL)
     drawn = None
     if resamples and (records is not None or table.stderr is not None) and found:
@@ -167,7 +178,7 @@ def analyse(
         drawn = bootstrap(
             table, mixtures, resamples=resamples, records=records, level=level, tol=TOL, seed=seed
         )
-    return Analysis(table, found, drawn, max_welfare(table))
+    return Analysis(table, found, drawn, max_welfare(table), seed)
 
 
 def equilibria_frame(analysis: Analysis) -> pd.DataFrame:
@@ -182,7 +193,7 @@ def equilibria_frame(analysis: Analysis) -> pd.DataFrame:
         row.update(welfare=found.welfare, welfare_low=math.nan, welfare_high=math.nan)
         row["survival"] = math.nan
         if drawn is not None:
-            row["regret_low"], row["regret_high"] = drawn.regret_interval[e]
+            row["regret_low"], row["regret_high"] = 0.0, drawn.regret_bound[e]
             row["welfare_low"], row["welfare_high"] = drawn.welfare_interval[e]
             row["survival"] = drawn.survival[e]
         shares = None if drawn is None else drawn.mixture_interval
@@ -191,8 +202,48 @@ def equilibria_frame(analysis: Analysis) -> pd.DataFrame:
             row[f"p_{s}_low"], row[f"p_{s}_high"] = low, high
         row.update({f"gain_{s}": gain for s, gain in zip(names, found.gains)})
         row["methods"] = "+".join(found.methods)
+        row["bootstrap"] = "" if drawn is None else drawn.source
+        row["resamples"] = 0 if drawn is None else drawn.regret.shape[1]
+        row["level"] = math.nan if drawn is None else drawn.level
+        row["seed"] = analysis.seed
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+DRAWN_FROM = {
+    "stderr": "each cell's mean drawn normally with its standard error",
+    "records": "each cell's values resampled with replacement",
+}
+"""What a bootstrap's resamples draw, in words, by `resampling.SOURCES`."""
+
+
+def intervals_text(source: str, resamples: int, level: float, seed: int) -> str:
+    """The bootstrap behind an equilibria table's intervals, in words."""
+    return (
+        f"{level:.0%} bootstrap intervals over {int(resamples):,} resamples (seed {int(seed)}), "
+        f"{DRAWN_FROM[source]}; regret's one-sided, [0, its {level * 100:g}th percentile]: an "
+        "equilibrium's regret is 0, the least a regret can be"
+    )
+
+
+def significant(
+    value: float, low: float = math.nan, high: float = math.nan, figures: int = 3
+) -> str:
+    """``value`` to ``figures`` significant figures, and its interval [low, high] (when not
+    NaN) to the same decimals ("0.384 [0.047, 0.713]"); a value of 0 takes its decimals from
+    the interval's largest bound, and zeros print as "0"."""
+    bounds = [abs(bound) for bound in (low, high) if not math.isnan(bound)]
+    scale = abs(value) if abs(value) > _ZERO else max(bounds, default=0.0)
+    decimals = (
+        max(0, figures - 1 - math.floor(math.log10(scale)))
+        if math.isfinite(scale) and scale > _ZERO
+        else 0
+    )
+
+    def text(x: float) -> str:
+        return "0" if abs(x) <= _ZERO else f"{x:.{decimals}f}"
+
+    return text(value) + ("" if math.isnan(low) else f" [{text(low)}, {text(high)}]")
 
 
 def format_equilibria(frame: pd.DataFrame | str | Path) -> str:
@@ -205,33 +256,33 @@ def format_equilibria(frame: pd.DataFrame | str | Path) -> str:
         c[2:] for c in frame.columns if c.startswith("p_") and not c.endswith(("_low", "_high"))
     ]
 
-    def interval(value: float, low: float, high: float) -> str:
-        return f"{value if abs(value) > _ZERO else 0.0:.4g}" + (
-            "" if math.isnan(low) else f" [{low:.4g}, {high:.4g}]"
-        )
-
     shown = pd.DataFrame(
         {
             "mixture": frame.apply(
                 lambda r: ", ".join(f"{s} {r[f'p_{s}']:.3f}" for s in names), axis=1
             ),
             "regret": frame.apply(
-                lambda r: interval(r.regret, r.regret_low, r.regret_high), axis=1
+                lambda r: significant(r.regret, r.regret_low, r.regret_high), axis=1
             ),
             "welfare": frame.apply(
-                lambda r: interval(r.welfare, r.welfare_low, r.welfare_high), axis=1
+                lambda r: significant(r.welfare, r.welfare_low, r.welfare_high), axis=1
             ),
             "survival": frame["survival"].map(lambda v: "" if math.isnan(v) else f"{v:.2f}"),
             "found by": frame["methods"],
         }
     )
     shown.index = range(1, len(frame) + 1)
-    gains = frame[[f"gain_{s}" for s in names]].set_axis(names, axis=1)
+    gains = frame[[f"gain_{s}" for s in names]].astype(float).set_axis(names, axis=1)
     gains = gains.where(gains.abs() > _ZERO, 0.0)
     gains.index = shown.index
+    drawn = frame[frame["bootstrap"].fillna("") != ""]
+    method = "no intervals"
+    if len(drawn):
+        method = intervals_text(*drawn.iloc[0][["bootstrap", "resamples", "level", "seed"]])
     return "\n".join(
         [
-            "Nash equilibria (symmetric mixtures; intervals: bootstrap percentiles):",
+            "Nash equilibria (symmetric mixtures):",
+            f"({method})",
             shown.to_string(),
             "",
             "deviation gains (payoff of each strategy against the equilibrium, minus its own):",
@@ -240,13 +291,20 @@ def format_equilibria(frame: pd.DataFrame | str | Path) -> str:
     )
 
 
-def write_equilibria(directory: str | Path, analysis: Analysis) -> list[Path]:
-    """``equilibria.csv`` and ``equilibria.png`` (the focal replicator field with the
-    equilibria marked) in ``directory``; returns their paths."""
+def write_equilibria(
+    directory: str | Path, analysis: Analysis, *, payoff: str, weighting: str = WEIGHTINGS[0]
+) -> list[Path]:
+    """``equilibria.csv``, ``equilibria.png`` (the focal replicator field with the equilibria
+    marked) and ``dynamics.png`` (the replicator dynamics under ``weighting``, titled with
+    ``payoff``, as a tournament draws it: `plots.save_dynamics`) in ``directory``; returns
+    their paths."""
     figure = equilibria_figure(analysis.table, [e.x for e in analysis.found])
     table_path = Path(directory) / "equilibria.csv"
     with into(directory), together():
         with replacing(table_path) as temporary:
             equilibria_frame(analysis).to_csv(temporary, index=False, float_format="%.10g")
         figure_path = save_figure(figure, Path(directory) / "equilibria.png")
-    return [table_path, figure_path]
+        dynamics = save_dynamics(
+            analysis.table, Path(directory) / "dynamics.png", payoff=payoff, weighting=weighting
+        )
+    return [table_path, figure_path, dynamics]
