@@ -119,7 +119,7 @@ def dqn_row(run: Path) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run", type=Path, help="run directory (default: a temporary one)")
     parser.add_argument("--repeat", type=int, default=3, help="resumed runs (the best counts)")
     only = parser.add_mutually_exclusive_group()

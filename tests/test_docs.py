@@ -66,6 +66,27 @@ def test_the_command_block_names_every_subcommand():
     assert "tradearena data check" in block
 
 
+EXECUTOR = {"--executor", "--workers", "--address", "--no-progress"}
+"""The options of the commands that run jobs, written out on `run`'s synopsis alone."""
+
+
+def test_every_option_is_in_its_commands_synopsis():
+    """Each subcommand's synopsis in docs/command-line.md names every option it takes (a
+    command that runs jobs: but `EXECUTOR`, stated once on `run`)."""
+    (commands,) = (a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    block = blocks("sh", (DOCS / "command-line.md").read_text().split("## The command", 1)[1])[0]
+    synopses = re.split(r"\n(?=tradearena )", block)
+    missing = {}
+    for name, parser in commands.choices.items():
+        synopsis = " ".join(s.split("#")[0] for s in synopses if s.split()[1] == name)
+        options = {o for a in parser._actions for o in a.option_strings if o.startswith("--")}
+        if "--address" in options and name != "run":
+            options -= EXECUTOR
+        named = set(re.findall(r"(?<![\w-])--[\w-]+", synopsis))
+        missing[name] = sorted(options - {"--help"} - named)
+    assert {name: lacks for name, lacks in missing.items() if lacks} == {}
+
+
 SHORT = [
     *("--set", "seeds=1", "--set", "market.n_steps=10", "--set", "training.episodes=16"),
     *("--set", "training.evaluate_every=8", "--set", "training.evaluate_episodes=2"),
