@@ -95,9 +95,10 @@ def processor() -> str:
 def dqn_row(run: Path) -> str:
     """The DQN's row of the finished quickstart in ``run`` (its summary.csv) as one JSON line:
     the Sharpe ratio and its interval, the mean PnL ($ a session), the mean absolute inventory
-    (shares), P(beat reference), the plateau's episode, with the processor, whether it has
-    AVX2, and the kernel variables that processes started from this environment set
-    (`tradearena.agents.cpu`; those of the run when it was started from it)."""
+    (shares), P(beat reference), the plateau's episode (None: not reached), with the
+    processor, whether it has AVX2, and the kernel variables that processes started from
+    this environment set (`tradearena.agents.cpu`; those of the run when it was started from
+    it)."""
     row = pd.read_csv(run / "summary.csv").set_index("agent").loc["dqn"]
     columns = ("sharpe", "sharpe_low", "sharpe_high", "mean_pnl", "mean_pnl_low", "mean_pnl_high")
     figures = {key: float(row[key]) for key in (*columns, "exposure", "p_beat_reference")}
@@ -108,9 +109,7 @@ def dqn_row(run: Path) -> str:
             "value": figures.pop("sharpe"),
             "unit": "Sharpe",
             **figures,
-            "plateau_episode": None
-            if pd.isna(row["plateau_episode"])
-            else int(row["plateau_episode"]),
+            "plateau_episode": int(row["plateau_episode"]) if row["plateaued"] else None,
             "processor": processor(),
             "avx2": has_avx2(),
             "kernels": pinned or {OPT_OUT: os.environ.get(OPT_OUT, "native")},
