@@ -12,7 +12,7 @@ from bytecode (`make` compiles it at install): the run in at most 60 s, resumed 
 Prints two JSON lines, quickstart_run_s and quickstart_resumed_s (``--resumed-only`` on an
 existing ``--run``: the second alone), then a third, quickstart_dqn_sharpe: the DQN's row of
 the table (README's) to every digit, with the processor and the kernels torch ran on, to
-compare across machines (`tradearena.agents.cpu` pins the kernels: every x86-64 processor
+compare across machines (`tradearena.envs.cpu` pins the kernels: every x86-64 processor
 with AVX2 should print the same row; ``--row-only`` on a finished ``--run`` prints this line
 alone).
 
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tradearena.agents.cpu import OPT_OUT, has_avx2, pin_cpu_arithmetic
+from tradearena.envs.cpu import OPT_OUT, has_avx2, pin_cpu_arithmetic
 from tradearena.evaluation.experiment.config import parse_config
 from tradearena.evaluation.experiment.runner import plan
 from tradearena.evaluation.experiment.store import Store
@@ -97,7 +97,7 @@ def dqn_row(run: Path) -> str:
     the Sharpe ratio and its interval, the mean PnL ($ a session), the mean absolute inventory
     (shares), P(beat reference), the plateau's episode (None: not reached), with the
     processor, whether it has AVX2, and the kernel variables that processes started from
-    this environment set (`tradearena.agents.cpu`; those of the run when it was started from
+    this environment set (`tradearena.envs.cpu`; those of the run when it was started from
     it)."""
     row = pd.read_csv(run / "summary.csv").set_index("agent").loc["dqn"]
     columns = ("sharpe", "sharpe_low", "sharpe_high", "mean_pnl", "mean_pnl_low", "mean_pnl_high")

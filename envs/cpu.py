@@ -1,5 +1,5 @@
-"""The CPU arithmetic of the deep learners, pinned so that every x86-64 machine with AVX2 gives
-the same numbers.
+"""The CPU arithmetic of torch (the deep learners, a neural order flow), pinned so that every
+x86-64 machine with AVX2 gives the same numbers.
 
 torch picks its CPU kernels by the processor's instruction set: ATen's vectorised loops
 (AVX2 or AVX-512), Intel MKL's matrix products (a code path per instruction set, Intel's and
@@ -12,19 +12,21 @@ computation (`PINNED`):
 - ``ATEN_CPU_CAPABILITY=avx2``: ATen's AVX2 kernels, on a processor with AVX-512 as well;
 - ``MKL_CBWR=COMPATIBLE``: MKL's conditional numerical reproducibility on its SSE2 code path
   without approximate reciprocals, the one branch MKL keeps the same on Intel's and other
-  makers' processors (``MKL_CBWR=AVX2`` holds on Intel processors only);
+  makers' processors (``MKL_CBWR=AVX2`` holds on Intel's only);
 - ``ONEDNN_MAX_CPU_ISA=AVX2``: oneDNN's kernels at most AVX2.
 
-The networks here are tiny and torch's time goes to Python's overhead: on the quickstart's
-DQN the pinned kernels cost nothing measurable. Thread counts matter too (a sum split across
+The networks here are tiny and their time goes to Python's overhead: on the quickstart's DQN
+the pinned kernels cost nothing measurable. Thread counts matter too (a sum split across
 threads adds in another order): every job runs on one torch thread
 (`tradearena.evaluation.experiment.kinds.one_thread`).
 
-`tradearena.agents.deep` pins on import, and so does the test suite, before any computation;
-a process that ran torch's kernels before keeps the ones it chose. ``TRADEARENA_CPU=native``
-leaves the three choices to the libraries (the machine's fastest kernels; a run's deep
-learners then differ by processor). On a processor without AVX2, or not x86-64, nothing is
-pinned: there the deep learners' numbers are the machine's own.
+Importing `tradearena.envs` pins, and every module of the project imports it before torch
+computes anything (the test suite pins first thing, too), so a process and the processes it
+starts (Ray's workers) compute alike; a process that ran torch's kernels before it imported
+tradearena keeps the ones it chose. ``TRADEARENA_CPU=native`` leaves the three choices to the
+libraries (the machine's fastest kernels; a deep learner's numbers then differ by
+processor). On a processor without AVX2, or not x86-64, nothing is pinned: there they are the
+machine's own.
 """
 
 from __future__ import annotations
