@@ -37,3 +37,38 @@ def test_a_source_with_no_whole_bucket_is_named_so_in_the_legend():
     )
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["day", "six minutes (no whole 30-min bucket)"]
+
+
+def test_policies_that_lie_together_share_one_label_and_the_key_names_them():
+    """A zoo whose policies sit on a few spots (hold and a wide quote both at $0): one label
+    per spot, the numbers of the policies there, and the key beside the axes naming each."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from tradearena.evaluation.analysis.realism_plots import transfer_scatter
+
+    spots = {
+        "hold": (0.0, 0.0),
+        "wide": (3.0, 0.5),
+        "narrow": (1700.0, -160.0),
+        "random": (900, -80),
+    }
+    rows = []
+    for policy, (market, real) in spots.items():
+        for side, pnl in (("market", market), ("tape/optimistic", real)):
+            rows.append(
+                {"policy": policy, "side": side, "mean_pnl": pnl, "low": pnl - 1, "high": pnl + 1}
+            )
+    figure = Figure(figsize=(9.0, 5.2), layout="constrained")
+    ax = transfer_scatter(
+        pd.DataFrame(rows),
+        {"optimistic": SimpleNamespace(rho=-0.8)},
+        "m",
+        "day",
+        figure.add_subplot(),
+    )
+    labels = sorted(t.get_text() for t in ax.texts if t.get_gid() == "policy")
+    assert labels == ["1, 2", "3", "4"]
+    (key,) = (t.get_text() for t in ax.texts if t.get_gid() == "key")
+    assert key.splitlines() == ["1  hold", "2  wide", "3  narrow", "4  random"]
