@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, MultipleLocator
+from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
 from scipy import stats
 
 if TYPE_CHECKING:
@@ -57,20 +57,22 @@ def return_tails(returns: Mapping[str, np.ndarray], ax: Axes | None = None) -> A
     ax.set_xlabel("|return - mean| / sd")
     ax.set_ylabel("share at or beyond")
     ax.set_title("Tails of 1-min mid returns")
-    ax.legend(fontsize="small", loc="lower left")
+    ax.legend(fontsize="small", loc="upper right")  # the tails fall away from that corner
     return ax
 
 
 def acf_lines(acfs: Mapping[str, np.ndarray], title: str, ax: Axes | None = None) -> Axes:
-    """Each source's autocorrelations at lags 1, 2, ... (shape (lags,)), with 0 marked."""
+    """Each source's autocorrelations at lags 1, 2, ... (shape (lags,)), with 0 marked, at
+    whole-minute ticks; the legend under the axes, clear of every line."""
     ax = _axes(ax)
     for label, values in acfs.items():
         ax.plot(np.arange(1, len(values) + 1), values, marker="o", markersize=3, label=label)
     ax.axhline(0.0, color="k", linewidth=0.8)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("lag, minutes")
     ax.set_ylabel("autocorrelation")
     ax.set_title(title)
-    ax.legend(fontsize="small", loc="upper right")
+    _legend_below(ax)
     return ax
 
 
@@ -102,8 +104,13 @@ def profile_lines(
         ax.set_xlabel("time of day (bucket start)")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2)
+    _legend_below(ax)
     return ax
+
+
+def _legend_below(ax: Axes) -> None:
+    """The legend under the axes' label, two columns: clear of the lines, however they run."""
+    ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2)
 
 
 def _clock(minutes: float, _position: object = None) -> str:

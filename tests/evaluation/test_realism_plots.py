@@ -72,3 +72,25 @@ def test_policies_that_lie_together_share_one_label_and_the_key_names_them():
     assert labels == ["1, 2", "3", "4"]
     (key,) = (t.get_text() for t in ax.texts if t.get_gid() == "key")
     assert key.splitlines() == ["1  hold", "2  wide", "3  narrow", "4  random"]
+
+
+def test_an_acf_legend_covers_no_point_and_lags_are_whole_minutes():
+    """The AMZN day's 1-min return autocorrelations, whose lag-4 point sat under the legend
+    in the top right."""
+    from tradearena.evaluation.analysis.realism_plots import acf_lines
+
+    acfs = {
+        "AMZN_2012-06-21_34200000_57600000_message_1": np.array([0.046, -0.08, -0.07, 0.048, -0.1]),
+        "light": np.array([-0.013, -0.05, -0.04, -0.02, -0.02]),
+        "rmsc04": np.array([-0.26, -0.03, -0.01, -0.007, 0.0]),
+    }
+    figure = Figure(figsize=(6.4, 4.0), layout="constrained")
+    ax = acf_lines(acfs, "1-min returns", figure.add_subplot())
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw(renderer)
+    legend = ax.get_legend().get_window_extent(renderer)
+    for line in ax.get_lines():
+        points = ax.transData.transform(line.get_xydata())
+        assert not any(legend.contains(x, y) for x, y in points), line.get_label()
+    ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    assert ticks == [1, 2, 3, 4, 5]
