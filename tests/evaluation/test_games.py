@@ -7,7 +7,12 @@ import pandas as pd
 import pytest
 
 from tradearena.evaluation.analysis.equilibria import regret
-from tradearena.evaluation.analysis.games import analyse, equilibria_frame, significant
+from tradearena.evaluation.analysis.games import (
+    analyse,
+    equilibria_frame,
+    holding,
+    significant,
+)
 from tradearena.evaluation.analysis.payoffs import PayoffTable
 from tradearena.evaluation.analysis.plots import equilibria_figure
 from tradearena.evaluation.analysis.reduction import dpr_profiles
@@ -123,6 +128,9 @@ def test_a_tournament_writes_and_prints_its_equilibria(tmp_path, capsys):
     assert block in again
     assert (frame["regret_low"] == 0).all() and (frame["regret"] <= frame["regret_high"]).all()
     assert ((frame.welfare_low <= frame.welfare) & (frame.welfare <= frame.welfare_high)).all()
+    for s in ("raql", "hold"):
+        share, low, high = frame[f"p_{s}"], frame[f"p_{s}_low"], frame[f"p_{s}_high"]
+        assert ((low <= share) & (share <= high)).all()
     for name in ("equilibria.png", "dynamics.png"):
         assert (tmp_path / "g" / name).stat().st_size > 0
     assert "sharpe payoffs, tuyls weighting" in _title(tmp_path / "r" / "config.toml")
@@ -206,3 +214,11 @@ def test_games_reduces_a_many_seat_table(tmp_path, capsys):
     np.testing.assert_allclose(frame[["p_maker", "p_taker"]], [[1, 0], [0, 1], [1 / 3, 2 / 3]])
     assert main(["games", str(path)]) == 2  # unreduced, the 61-seat table lacks profiles
     assert "missing" in capsys.readouterr().err
+
+
+def test_an_interval_is_widened_to_hold_its_estimate():
+    """The frozen tournament's third equilibrium: RA3-Q's share 0.963 over the 37% of
+    resamples where it survives lay in [0.079, 0.943]."""
+    assert holding(0.963, 0.079, 0.943) == (0.079, 0.963)
+    assert holding(0.02, 0.013, 0.571) == (0.013, 0.571)
+    assert all(np.isnan(holding(0.5, np.nan, np.nan)))
