@@ -71,6 +71,7 @@ __all__ = [
     "analyse",
     "equilibria_frame",
     "format_equilibria",
+    "format_role_equilibria",
     "read_role_table",
     "read_table",
     "role_frame",
@@ -263,12 +264,31 @@ def significant(
     return text(value) + ("" if math.isnan(low) else f" [{text(low)}, {text(high)}]")
 
 
+def format_role_equilibria(frame: pd.DataFrame) -> str:
+    """A role game's equilibria table (`role_frame`) as text: each equilibrium's mixtures and
+    regrets, then each strategy's deviation gain."""
+    frame = frame.astype({c: float for c in frame if c != "methods"})  # as read or as found
+    gains = [c for c in frame if c.startswith("gain_")]
+    shown = frame.drop(columns=gains)
+    return "\n".join(
+        [
+            "Nash equilibria (one mixture per role):",
+            shown.round(4).to_string(index=False) if len(frame) else "no equilibrium",
+            "",
+            "deviation gains:",
+            frame[gains].round(4).to_string(index=False),
+        ]
+    )
+
+
 def format_equilibria(frame: pd.DataFrame | str | Path) -> str:
     """An ``equilibria.csv`` table (a frame or its path) as text: each equilibrium's mixture,
     regret and welfare with their intervals and survival, then each strategy's deviation
-    gain."""
+    gain (a role game's: `format_role_equilibria`)."""
     if not isinstance(frame, pd.DataFrame):
         frame = pd.read_csv(frame)
+    if "survival" not in frame:  # a role game's (`role_frame`)
+        return format_role_equilibria(frame)
     names = [
         c[2:] for c in frame.columns if c.startswith("p_") and not c.endswith(("_low", "_high"))
     ]

@@ -50,7 +50,12 @@ def _run_settings(table: Path) -> dict[str, str]:
 def _role_games(args: argparse.Namespace) -> int:
     """A role game: its equilibria with each role's regret, welfare and deviation gains (no
     bootstrap)."""
-    from tradearena.evaluation.analysis.games import TOL, read_role_table, role_frame
+    from tradearena.evaluation.analysis.games import (
+        TOL,
+        format_role_equilibria,
+        read_role_table,
+        role_frame,
+    )
     from tradearena.evaluation.analysis.roles import role_equilibria
 
     roles = [r.strip() for r in args.roles.split(",") if r.strip()]
@@ -61,11 +66,7 @@ def _role_games(args: argparse.Namespace) -> int:
         for r, n, own in zip(table.roles, table.players, table.strategies)
     )
     print(f"role game: {described}")
-    shown = frame.drop(columns=[c for c in frame if c.startswith("gain_")])
-    print("Nash equilibria (one mixture per role):")
-    print(shown.round(4).to_string(index=False) if len(frame) else "no equilibrium")
-    print("\ndeviation gains:")
-    print(frame[[c for c in frame if c.startswith("gain_")]].round(4).to_string(index=False))
+    print(format_role_equilibria(frame))
     if args.out:
         path = Path(args.out) / "equilibria.csv"
         with into(args.out), replacing(path) as temporary:
