@@ -70,9 +70,11 @@ docs: $(VENV)/.docs
 	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs build --strict --quiet
 
 # the run directory is the config's (`[output] dir`, by default runs/<its name>), so that
-# `make run CONFIG=configs/taker.toml` runs into runs/taker
+# `make run CONFIG=configs/taker.toml` runs into runs/taker; the last line is the command that
+# puts `tradearena` on the PATH of the user's shell (make cannot change its parent's)
 run: $(VENV)/.installed
 	$(BIN)/tradearena run $(CONFIG) --resume
+	@echo "next: source $(BIN)/activate   # the tradearena command on the PATH (then: tradearena --help)"
 
 # pytest-xdist runs the tests on every core (the Ray tests on one worker); the last lines
 # are the slowest tests and the whole run's duration

@@ -157,7 +157,7 @@ def run_sb3(steps: int, n_steps: int, seed: int) -> tuple[float, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=3900, help="training env steps (3900)")
     parser.add_argument("--session", type=int, default=390, help="steps per session (390)")
     parser.add_argument("--test-episodes", type=int, default=3, help="greedy test sessions")

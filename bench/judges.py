@@ -35,7 +35,7 @@ def line(name: str, wall: float, cpu: float, **detail) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--market", default="tradearena/MarketMaking-v0")
     parser.add_argument("--lobster", help="a real LOBSTER message file: the day judged against")
     args = parser.parse_args()

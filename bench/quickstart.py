@@ -10,9 +10,13 @@ other processes held the cores. The resumed run must skip every job (checked: th
 prints how many it skipped and the store holds them all). Targets on a quiet 2-core machine,
 from bytecode (`make` compiles it at install): the run in at most 60 s, resumed under 3 s.
 Prints two JSON lines, quickstart_run_s and quickstart_resumed_s (``--resumed-only`` on an
-existing ``--run``: the second alone).
+existing ``--run``: the second alone), then a third, quickstart_dqn_sharpe: the DQN's row of
+the table (README's) to every digit, with the processor and the kernels torch ran on, to
+compare across machines (`tradearena.envs.cpu` pins the kernels: every x86-64 processor
+with AVX2 should print the same row; ``--row-only`` on a finished ``--run`` prints this line
+alone).
 
-    python bench/quickstart.py [--run DIR] [--repeat N] [--resumed-only]
+    python bench/quickstart.py [--run DIR] [--repeat N] [--resumed-only | --row-only]
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -28,6 +33,9 @@ import tempfile
 import time
 from pathlib import Path
 
+import pandas as pd
+
+from tradearena.envs.cpu import OPT_OUT, has_avx2, pin_cpu_arithmetic
 from tradearena.evaluation.experiment.config import parse_config
 from tradearena.evaluation.experiment.runner import plan
 from tradearena.evaluation.experiment.store import Store
@@ -73,14 +81,61 @@ def figure(name: str, seconds: float, **detail) -> str:
     return json.dumps({"name": name, "value": round(seconds, 2), "unit": "s", **detail, **machine})
 
 
+def processor() -> str:
+    """The processor's model name (Linux's /proc/cpuinfo, else the platform's word)."""
+    cpuinfo = Path("/proc/cpuinfo")
+    found = (
+        re.search(r"^model name\s*:\s*(.+)$", cpuinfo.read_text(), re.M)
+        if cpuinfo.exists()
+        else None
+    )
+    return found.group(1).strip() if found else platform.processor()
+
+
+def dqn_row(run: Path) -> str:
+    """The DQN's row of the finished quickstart in ``run`` (its summary.csv) as one JSON line:
+    the Sharpe ratio and its interval, the mean PnL ($ a session), the mean absolute inventory
+    (shares), P(beat reference), the plateau's episode (None: not reached), with the
+    processor, whether it has AVX2, and the kernel variables that processes started from
+    this environment set (`tradearena.envs.cpu`; those of the run when it was started from
+    it)."""
+    row = pd.read_csv(run / "summary.csv").set_index("agent").loc["dqn"]
+    columns = ("sharpe", "sharpe_low", "sharpe_high", "mean_pnl", "mean_pnl_low", "mean_pnl_high")
+    figures = {key: float(row[key]) for key in (*columns, "exposure", "p_beat_reference")}
+    pinned = pin_cpu_arithmetic(dict(os.environ))
+    return json.dumps(
+        {
+            "name": "quickstart_dqn_sharpe",
+            "value": figures.pop("sharpe"),
+            "unit": "Sharpe",
+            **figures,
+            "plateau_episode": int(row["plateau_episode"]) if row["plateaued"] else None,
+            "processor": processor(),
+            "avx2": has_avx2(),
+            "kernels": pinned or {OPT_OUT: os.environ.get(OPT_OUT, "native")},
+        }
+    )
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run", type=Path, help="run directory (default: a temporary one)")
     parser.add_argument("--repeat", type=int, default=3, help="resumed runs (the best counts)")
-    parser.add_argument(
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument(
         "--resumed-only", action="store_true", help="time only resuming the finished --run"
     )
+    only.add_argument(
+        "--row-only", action="store_true", help="print only the DQN's row of the finished --run"
+    )
     args = parser.parse_args()
+    if args.row_only:
+        if args.run is None or not (args.run / "summary.csv").exists():
+            sys.exit(
+                "--row-only needs --run DIR, a finished quickstart (`make run`: runs/quickstart)"
+            )
+        print(dqn_row(args.run))
+        return
     with tempfile.TemporaryDirectory() as scratch:
         run = args.run or Path(scratch) / "quickstart"
         jobs = {job.id for job in plan(parse_config(CONFIG.read_text(), complete=False))}
@@ -98,6 +153,7 @@ def main() -> None:
             sys.exit(f"{run} is not finished ({len(missing)} jobs left): `make run` first")
         wall, cpu = min(resumed(run) for _ in range(args.repeat))
         print(figure("quickstart_resumed_s", wall, cpu_s=round(cpu, 2), jobs_skipped=len(jobs)))
+        print(dqn_row(run))
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ def line(name: str, wall: float, cpu: float, **detail) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--days", type=int, default=100)
     parser.add_argument("--population", choices=sorted(POPULATIONS), default="rmsc04")
     parser.add_argument("--lobster", help="a real LOBSTER message file as the reference day")

@@ -72,7 +72,7 @@ def best_time(call: Callable[[], object], repeats: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     torch.set_num_threads(1)

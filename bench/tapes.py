@@ -222,7 +222,7 @@ def replay_rate(tape: Tape, kind: str, **detail) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--binance", help="a real Binance recording to convert too")
     parser.add_argument("--lobster", help="a real LOBSTER message file to replay too")
     args = parser.parse_args()

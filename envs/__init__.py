@@ -5,15 +5,20 @@ taker task), ``tradearena/ReplayMarket-v0`` (a replayed day),
 ``tradearena/AlmgrenChriss-v0`` (the optimal-execution model market of
 `envs.execution_model`) and one id per task of `envs.tasks.TASKS`
 (``tradearena/MarketMaking-v0``, ``tradearena/Execution-v0``). ``gymnasium.make_vec`` with a
-market id gives the batched `envs.vector.MarketVectorEnv`.
+market id gives the batched `envs.vector.MarketVectorEnv`. It pins torch's CPU kernels first
+(`envs.cpu`).
 """
 
 if __name__ != "tradearena.envs":  # the folder imported by its bare name, from the project's root
     raise ImportError(f"{__name__} is installed as tradearena.envs: import tradearena.envs")
 
-from gymnasium.envs.registration import register, registry
+from tradearena.envs.cpu import pin_cpu_arithmetic
 
-from tradearena.envs.simulator.book import Fill, OrderBook, Side
+pin_cpu_arithmetic()  # before torch computes anything: the same numbers on every AVX2 machine
+
+from gymnasium.envs.registration import register, registry  # noqa: E402
+
+from tradearena.envs.simulator.book import Fill, OrderBook, Side  # noqa: E402
 
 __all__ = ["Fill", "OrderBook", "Side"]
 

@@ -51,12 +51,23 @@ class UserError(ValueError):
 
 def did_you_mean(given: object, choices: Iterable[object]) -> str:
     """``" (did you mean 'x'?)"`` for the choice nearest ``given`` (difflib's ratio at least
-    0.6, case ignored), or "" when none is that close or ``given`` is not a string."""
+    0.6, else the one choice that shares the longest start with it, of 3 characters or more:
+    "maker" -> "making"; case ignored), or "" when none is that close or ``given`` is not a
+    string."""
     if not isinstance(given, str):
         return ""
     names = {str(choice).lower(): str(choice) for choice in choices}
-    near = get_close_matches(given.lower(), list(names), n=1)
+    near = get_close_matches(given.lower(), list(names), n=1) or _same_start(given.lower(), names)
     return f" (did you mean {names[near[0]]!r}?)" if near else ""
+
+
+def _same_start(given: str, names: Iterable[str], least: int = 3) -> list[str]:
+    """The one name that shares the longest start with ``given``, at least ``least``
+    characters, in a list; [] when there is none or two share it."""
+    shared = {name: len(os.path.commonprefix([given, name])) for name in names}
+    longest = max(shared.values(), default=0)
+    found = [name for name, length in shared.items() if length == longest]
+    return found if longest >= least and len(found) == 1 else []
 
 
 def keyword_hint(error: TypeError, target: Callable) -> str:

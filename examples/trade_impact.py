@@ -84,7 +84,7 @@ def quote_markout(tape: Tape, start: float, end: float) -> tuple[float, list[flo
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("day")
     parser.add_argument("flow")
     parser.add_argument("--from", dest="start", default="12:45")

@@ -88,12 +88,26 @@ def walk(day: Path, split: str, out: Path, *, quick: bool = False, local: bool =
     return 0
 
 
+def parser() -> argparse.ArgumentParser:
+    """The command line: the docstring's first paragraph as the description, the one on DAY
+    after the options."""
+    paragraphs = __doc__.split("\n\n")
+    command = argparse.ArgumentParser(description=paragraphs[0], epilog=paragraphs[2])
+    command.add_argument("day", type=Path, help="a LOBSTER message file or a converted directory")
+    command.add_argument(
+        "--split", default="12:45", help="fit before, judge after (HH:MM, default 12:45)"
+    )
+    command.add_argument(
+        "--out",
+        type=Path,
+        default=Path("runs/your_day"),
+        help="where the market, the judges' files and the run go (default runs/your_day)",
+    )
+    command.add_argument("--quick", action="store_true", help="tiny budgets: see the path work")
+    command.add_argument("--local", action="store_true", help="every job in this process")
+    return command
+
+
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("day", type=Path, help="a LOBSTER message file or a converted directory")
-    parser.add_argument("--split", default="12:45", help="fit before, judge after (HH:MM)")
-    parser.add_argument("--out", type=Path, default=Path("runs/your_day"))
-    parser.add_argument("--quick", action="store_true", help="tiny budgets: see the path work")
-    parser.add_argument("--local", action="store_true", help="every job in this process")
-    args = parser.parse_args()
+    args = parser().parse_args()
     sys.exit(walk(args.day, args.split, args.out, quick=args.quick, local=args.local))

@@ -5,11 +5,19 @@ One thread per test process for torch's and the BLAS libraries' intra-op pools
 the tests' networks are tiny and the suite runs one process per core (pytest-xdist), where
 extra pool threads only spin against each other. On a busy 2-core machine SB3's PPO on the
 batched market took 219 s with torch's default pool and 3.7 s with one thread.
+
+torch's CPU kernels pinned (`tradearena.envs.cpu`) before any test computes with torch, so
+that the tests that compare a network's numbers with stored ones hold on every processor with
+AVX2, whichever test a worker runs first.
 """
 
 import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from tradearena.envs.cpu import pin_cpu_arithmetic  # noqa: E402 (after the thread setting)
+
+pin_cpu_arithmetic()
 
 import sys  # noqa: E402 (after the thread setting, which must precede numpy's import)
 

@@ -768,3 +768,76 @@ def test_every_count_a_command_takes_is_bounded_as_it_is_parsed(command, message
     assert (
         capsys.readouterr().err.splitlines()[-1] == f"tradearena {name}: error: argument {message}"
     )
+
+
+@pytest.mark.parametrize("command", ["evaluate", "plot"])
+def test_a_run_directory_that_is_not_there_is_named_as_given(
+    command, tmp_path, monkeypatch, capsys
+):
+    """`evaluate runs/nope` and `plot runs/nope`: one line naming the directory as typed (not
+    an errno, not an absolute path), exit 2; a folder without a run's files says which."""
+    monkeypatch.chdir(tmp_path)
+    local = ["--executor", "local"] if command == "evaluate" else []
+    assert main([command, "runs/nope", *local]) == 2
+    assert capsys.readouterr().err == "tradearena: error: no run directory at runs/nope\n"
+    (tmp_path / "runs" / "empty").mkdir(parents=True)
+    assert main([command, "runs/empty", *local]) == 2
+    assert capsys.readouterr().err == (
+        "tradearena: error: runs/empty is not a run directory: it holds no config.toml and no "
+        "results.sqlite (`tradearena run CONFIG --out DIR` makes one)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "argv, line",
+    [
+        (
+            ["realism", "day.csv", "--from", "12.45"],
+            "tradearena realism: error: argument --from: expected a time of day HH:MM, got '12.45'",
+        ),
+        (
+            ["transfer", "market.toml", "--against", "day.csv", "--task", "maker"],
+            "tradearena transfer: error: argument --task: invalid choice: 'maker' (did you mean "
+            "'making'?) (choose from 'making', 'execution')",
+        ),
+        ([], "tradearena: error: the following arguments are required: COMMAND"),
+    ],
+)
+def test_an_argument_error_is_one_line(argv, line, capsys):
+    """The argument parser's errors are one line, without its usage block, exit 2."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert capsys.readouterr().err == line + "\n"
+
+
+def test_games_on_a_file_that_is_not_a_payoff_table_says_what_one_is(tmp_path, capsys):
+    """A CSV without the n_<s>/u_<s> columns: one line naming the file and what it lacks,
+    and what a payoff table is."""
+    table = tmp_path / "prices.csv"
+    table.write_text("time,price\n1,100\n")
+    assert main(["games", str(table)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"tradearena: error: {table}: not a payoff table (no n_ column): a ")
+    assert "for each strategy s, a column n_s (the players playing s in that profile)" in err
+    table.write_text("n_a,n_b,u_a\n2,0,1.0\n1,1,0.5\n0,2,\n")
+    assert main(["games", str(table)]) == 2
+    assert "not a payoff table (no u_b column)" in capsys.readouterr().err
+
+
+def test_a_window_ending_after_the_close_is_refused(tmp_path, capsys):
+    """`fit DAY --until 17:45` on a day that closes at 16:00: one line naming the close, exit 2,
+    nothing written (it used to fit the whole day)."""
+    messages = tmp_path / "day_34200000_57600000_message_1.csv"
+    orderbook = tmp_path / "day_34200000_57600000_orderbook_1.csv"
+    write_lobster(synthetic_tape(0, n_steps=30, levels=1), messages, orderbook)
+    out = tmp_path / "fitted" / "m.toml"
+    argv = ["fit", str(messages), "--until", "17:45", "--executor", "local", "--out", str(out)]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        "tradearena: error: day_34200000_57600000_message_1: --until 17:45 is after the day's "
+        "close (16:00; the day runs 09:30-16:00): give a time inside it, or no --until for the "
+        "whole day\n"
+    )
+    assert not out.parent.exists()

@@ -47,3 +47,16 @@ def test_the_python_blocks_run(monkeypatch):
         20,
     )
     assert {0, 2} <= set(report.actions)  # it trades: sells after a rise, buys after a fall
+
+
+def test_the_set_up_names_what_it_needs_and_how_to_reach_the_command():
+    """The prerequisites before the two commands; `source .venv/bin/activate` before the first
+    `tradearena` command; and `make run` printing it as its last line."""
+    setup = README.split("## Two commands", 1)[1]
+    for needed in ("Python 3.11 or later with its `venv` module", "`make`", "C and C++ compiler"):
+        assert needed in setup.split("```sh", 1)[0]
+    first = re.search(r"`tradearena [a-z]", README).start()
+    assert README.index("source .venv/bin/activate") < first
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    recipe = makefile.split("\nrun: ", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert recipe[-1].strip().startswith('@echo "next: source $(BIN)/activate')

@@ -13,10 +13,24 @@ from tradearena.envs.simulator.traders import light
 EXAMPLE = Path(__file__).parents[1] / "examples" / "your_day.py"
 
 
-def test_the_path_from_a_day_to_a_verdict(tmp_path, capsys):
+def example():
+    """examples/your_day.py as a module."""
     spec = importlib.util.spec_from_file_location("your_day", EXAMPLE)
     your_day = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(your_day)
+    return your_day
+
+
+def test_the_help_says_all_it_does():
+    """--help: the docstring's first paragraph whole, then what DAY may be."""
+    text = " ".join(example().parser().format_help().split())
+    assert "Your own day, from its files to a verdict: check the files, fit a market" in text
+    assert "test them on the real afternoon beside a zoo of fixed policies. positional" in text
+    assert text.endswith("to see the path work in a minute, not to judge a market.")
+
+
+def test_the_path_from_a_day_to_a_verdict(tmp_path, capsys):
+    your_day = example()
     tape = synthetic_tape(5, traders=light(), levels=1, n_steps=130)
     day = tmp_path / "day_34200000_42000000_message_1.csv"
     write_lobster(tape, day, tmp_path / "day_34200000_42000000_orderbook_1.csv")

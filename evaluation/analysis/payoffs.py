@@ -16,7 +16,8 @@ array                 shape         meaning
 
 A complete table has all ``C(p + k - 1, k - 1)`` profiles. On disk (``payoffs.csv`` in a run
 directory) the columns are ``n_<s>``, ``u_<s>``, then ``samples_<s>`` and ``stderr_<s>`` when
-known, for each strategy name ``<s>``. Bad input raises ``ValueError`` naming the parameter.
+known, for each strategy name ``<s>``. Bad input raises ``ValueError`` naming the parameter;
+a frame without those columns, `TableFormatError`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,25 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-__all__ = ["PayoffTable", "parse_profile", "profile_key"]
+__all__ = ["FORMAT", "PayoffTable", "TableFormatError", "parse_profile", "profile_key"]
+
+FORMAT = (
+    "a payoff table has one row per profile of the game and, for each strategy s, a column "
+    "n_s (the players playing s in that profile) and a column u_s (their mean payoff), "
+    "optionally samples_s and stderr_s, as a tournament's payoffs.csv (docs/games.md)"
+)
+"""The table's format on disk, in words, for the messages about a file that is not one."""
+
+
+class TableFormatError(ValueError):
+    """A frame that is not a payoff table: it lacks the ``n_<s>`` or ``u_<s>`` columns
+    (``missing``: the columns it lacks, "n_*" when it has no ``n_`` column at all)."""
+
+    def __init__(self, missing: list[str]) -> None:
+        self.missing = missing
+        super().__init__(
+            f"frame: needs n_<s> and u_<s> columns per strategy; missing {missing or 'n_*'}"
+        )
 
 
 def profile_key(counts: Sequence[int]) -> str:
@@ -115,9 +134,7 @@ class PayoffTable:
         strategies = [c[2:] for c in frame.columns if c.startswith("n_")]
         missing = [f"u_{s}" for s in strategies if f"u_{s}" not in frame]
         if not strategies or missing:
-            raise ValueError(
-                f"frame: needs n_<s> and u_<s> columns per strategy; missing {missing or 'n_*'}"
-            )
+            raise TableFormatError(missing)
 
         def block(prefix: str) -> np.ndarray | None:
             names = [f"{prefix}{s}" for s in strategies]

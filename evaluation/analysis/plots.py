@@ -74,6 +74,7 @@ def sharpe_bars(
     x = np.arange(len(rows))
     ax.bar(x, values, yerr=np.vstack([low, high]), capsize=4, color="tab:blue", alpha=0.8)
     ax.set_xticks(x, rows["agent"].tolist(), rotation=20)
+    ax.set_xlim(-0.6, len(rows) - 0.4)  # every agent's place, a bar or not, inside the frame
     ax.axhline(0.0, color="black", linewidth=0.8)
     idle = np.zeros(len(rows), dtype=bool)  # made nothing and never held a share
     if "mean_pnl" in rows:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
 from scipy import stats
 
 if TYPE_CHECKING:
@@ -56,38 +57,66 @@ def return_tails(returns: Mapping[str, np.ndarray], ax: Axes | None = None) -> A
     ax.set_xlabel("|return - mean| / sd")
     ax.set_ylabel("share at or beyond")
     ax.set_title("Tails of 1-min mid returns")
-    ax.legend(fontsize="small", loc="lower left")
+    ax.legend(fontsize="small", loc="upper right")  # the tails fall away from that corner
     return ax
 
 
 def acf_lines(acfs: Mapping[str, np.ndarray], title: str, ax: Axes | None = None) -> Axes:
-    """Each source's autocorrelations at lags 1, 2, ... (shape (lags,)), with 0 marked."""
+    """Each source's autocorrelations at lags 1, 2, ... (shape (lags,)), with 0 marked, at
+    whole-minute ticks; the legend under the axes, clear of every line."""
     ax = _axes(ax)
     for label, values in acfs.items():
         ax.plot(np.arange(1, len(values) + 1), values, marker="o", markersize=3, label=label)
     ax.axhline(0.0, color="k", linewidth=0.8)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("lag, minutes")
     ax.set_ylabel("autocorrelation")
     ax.set_title(title)
-    ax.legend(fontsize="small", loc="upper right")
+    _legend_below(ax)
     return ax
 
 
 def profile_lines(
-    profiles: Mapping[str, np.ndarray], ylabel: str, title: str, ax: Axes | None = None
+    profiles: Mapping[str, np.ndarray],
+    ylabel: str,
+    title: str,
+    ax: Axes | None = None,
+    *,
+    opens: Mapping[str, float] | None = None,
 ) -> Axes:
-    """Each source's value per 30-min bucket from the open (shape (buckets,)); a source
-    with no whole bucket (a day under 30 minutes) is named in the legend as such."""
+    """Each source's value per 30-min bucket (shape (buckets,)) at the time of day its bucket
+    starts, the first at the source's ``opens`` (seconds after midnight: the session's open,
+    or where the days were cut, ``--from``), or in minutes after the open without them; a
+    source with no whole bucket (a day under 30 minutes) is named in the legend as such. The
+    legend stands under the axes, clear of every line."""
     ax = _axes(ax)
     for label, values in profiles.items():
+        start = 0.0 if opens is None else opens[label] / 60
         if not np.isfinite(values).any():
             label = f"{label} (no whole 30-min bucket)"
-        ax.plot(30 * np.arange(len(values)), values, marker="o", markersize=3, label=label)
-    ax.set_xlabel("minutes after the open (bucket start)")
+        x = start + 30 * np.arange(len(values))
+        ax.plot(x, values, marker="o", markersize=3, label=label)
+    if opens is None:
+        ax.set_xlabel("minutes after the open (bucket start)")
+    else:
+        ax.xaxis.set_major_formatter(FuncFormatter(_clock))
+        ax.xaxis.set_major_locator(MultipleLocator(60))  # on the hours
+        ax.set_xlabel("time of day (bucket start)")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(fontsize="small", loc="best")  # where it covers the fewest points
+    _legend_below(ax)
     return ax
+
+
+def _legend_below(ax: Axes) -> None:
+    """The legend under the axes' label, two columns: clear of the lines, however they run."""
+    ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2)
+
+
+def _clock(minutes: float, _position: object = None) -> str:
+    """Minutes after midnight as HH:MM."""
+    hours, rest = divmod(int(round(minutes)), 60)
+    return f"{hours:02d}:{rest:02d}"
 
 
 def tail_lines(
@@ -153,12 +182,16 @@ def transfer_scatter(
     """Each policy's mean PnL a session in the market (x) against on the tape (y), with
     their 95% intervals, one marker per queue model of the tape (``table``: the rows of
     `evaluation.market.transfer.COLUMNS`); the legend gives each model's rank correlation
-    (``verdicts``: queue model -> `Predictivity`)."""
+    (``verdicts``: queue model -> `Predictivity`). The policies are numbered in a key beside
+    the axes, and the points that lie together carry one label, their numbers
+    (`_clustered`): a zoo's policies that trade alike sit on one spot."""
     ax = _axes(ax)
     simulated = table[table.side == "market"].set_index("policy")
     markers = "osD^v"
+    first = None
     for i, (queue, verdict) in enumerate(verdicts.items()):
         real = table[table.side == f"tape/{queue}"].set_index("policy").loc[simulated.index]
+        first = real if first is None else first
         ax.errorbar(
             simulated.mean_pnl,
             real.mean_pnl,
@@ -171,13 +204,38 @@ def transfer_scatter(
             alpha=0.8,
             label=f"{queue} queue: Spearman {verdict.rho:.2f}",
         )
-        if i == 0:
-            for name, x, y in zip(simulated.index, simulated.mean_pnl, real.mean_pnl):
-                ax.annotate(name, (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
     ax.axhline(0.0, color="k", linewidth=0.6)
     ax.axvline(0.0, color="k", linewidth=0.6)
+    if first is not None:
+        points = np.column_stack([simulated.mean_pnl, first.mean_pnl])
+        for members in _clustered(ax, points):
+            x, y = points[members].mean(axis=0)
+            numbers = ", ".join(str(m + 1) for m in members)
+            ax.annotate(
+                numbers, (x, y), fontsize=7, xytext=(4, 4), textcoords="offset points", gid="policy"
+            )
+        key = "\n".join(f"{n}  {name}" for n, name in enumerate(simulated.index, 1))
+        ax.text(1.03, 1.0, key, transform=ax.transAxes, va="top", fontsize=7, gid="key")
     ax.set_xlabel("mean PnL a session in the market, $")
     ax.set_ylabel("mean PnL a session on the real day, $")
     ax.set_title(f"{market} against {tape}", fontsize="small")
     ax.legend(fontsize="small", loc="best")
     return ax
+
+
+def _clustered(ax: Axes, points: np.ndarray, within: float = 14.0) -> list[list[int]]:
+    """The indices of ``points`` (n, 2; data coordinates) in groups that lie within
+    ``within`` display points of each other on ``ax`` (joined one by one: a point joins the
+    first group with a member that near), in the order of their first member."""
+    ax.autoscale_view()
+    inches = ax.transData.transform(points) / ax.figure.dpi
+    groups: list[list[int]] = []
+    for i, here in enumerate(inches * 72):
+        near = next(
+            (g for g in groups if np.hypot(*(inches[g] * 72 - here).T).min() <= within), None
+        )
+        if near is None:
+            groups.append([i])
+        else:
+            near.append(i)
+    return groups

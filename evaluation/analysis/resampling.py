@@ -16,7 +16,15 @@ its welfare (deviation payoffs are linear in the payoffs, `equilibria.deviation_
 resamples take one product), and is tracked: the solution of ``f_i = f_j`` on its support,
 started from ``x``; it survives the resample when that solution exists inside the support's
 face and its regret is at most ``tol``. Intervals are percentile intervals over the resamples
-(the mixture's over those where it survives).
+(the mixture's over those where it survives); an equilibrium's regret has a one-sided bound
+instead (`Bootstrap.regret_bound`): its regret is 0, the least a regret can be, so every
+resample's regret lies at or above it and a percentile interval would lie above its own
+estimate.
+
+A run's tournament and ``tradearena games`` on its ``payoffs.csv`` both draw from the
+standard errors: the intervals depend on the table alone, so the two agree, and with the few
+seats behind a cell (2 to 20) the normal law of the cell's mean, from its standard error
+(ddof 1), is not narrowed by (n - 1) / n as the means of its resampled values are.
 
 References
 ----------
@@ -77,6 +85,13 @@ class Bootstrap:
     def regret_interval(self) -> np.ndarray:
         """(E, 2): low and high percentiles of each equilibrium's regret."""
         return self._bounds(self.regret, 1)
+
+    @property
+    def regret_bound(self) -> np.ndarray:
+        """(E,): the ``level`` percentile of each mixture's regret, the one-sided bound of an
+        equilibrium's regret: [0, bound] holds its regret, 0, and holds the regret of a
+        ``level`` share of the resamples."""
+        return np.nanpercentile(self.regret, 100 * self.level, axis=1)
 
     @property
     def welfare_interval(self) -> np.ndarray:

@@ -27,15 +27,35 @@ def games_command(args: argparse.Namespace) -> int:
     analysis = analyse(table, resamples=args.resamples, seed=args.seed)
     print(_report(analysis))
     if args.out:
-        for path in write_equilibria(args.out, analysis):
+        for path in write_equilibria(args.out, analysis, **_run_settings(Path(args.table))):
             print(path)
     return 0
+
+
+def _run_settings(table: Path) -> dict[str, str]:
+    """The payoff and weighting that name and draw the replicator dynamics of ``table``: a
+    tournament's (its config.toml beside the table, as `tradearena run` wrote it), else the
+    table's file name and the default weighting."""
+    from tradearena.evaluation.experiment.config import parse_config
+
+    config = table.parent / "config.toml"
+    if config.is_file():
+        as_run = parse_config(config.read_text(), source=str(config), complete=False)
+        if as_run["kind"] == "tournament":
+            settings = as_run["tournament"]
+            return {"payoff": settings.payoff, "weighting": settings.weighting}
+    return {"payoff": table.name}
 
 
 def _role_games(args: argparse.Namespace) -> int:
     """A role game: its equilibria with each role's regret, welfare and deviation gains (no
     bootstrap)."""
-    from tradearena.evaluation.analysis.games import TOL, read_role_table, role_frame
+    from tradearena.evaluation.analysis.games import (
+        TOL,
+        format_role_equilibria,
+        read_role_table,
+        role_frame,
+    )
     from tradearena.evaluation.analysis.roles import role_equilibria
 
     roles = [r.strip() for r in args.roles.split(",") if r.strip()]
@@ -46,11 +66,7 @@ def _role_games(args: argparse.Namespace) -> int:
         for r, n, own in zip(table.roles, table.players, table.strategies)
     )
     print(f"role game: {described}")
-    shown = frame.drop(columns=[c for c in frame if c.startswith("gain_")])
-    print("Nash equilibria (one mixture per role):")
-    print(shown.round(4).to_string(index=False) if len(frame) else "no equilibrium")
-    print("\ndeviation gains:")
-    print(frame[[c for c in frame if c.startswith("gain_")]].round(4).to_string(index=False))
+    print(format_role_equilibria(frame))
     if args.out:
         path = Path(args.out) / "equilibria.csv"
         with into(args.out), replacing(path) as temporary:
@@ -66,23 +82,15 @@ def _report(analysis: Analysis) -> str:
 
     table, best = analysis.table, analysis.best
     drawn = analysis.bootstrap
-    if drawn is None:
-        source = "no intervals: the table has no stderr_<s> columns"
-    elif drawn.source == "records":
-        source = (
-            f"{drawn.level:.0%} intervals over {drawn.regret.shape[1]} resamples of the records"
-        )
-    else:
-        source = (
-            f"{drawn.level:.0%} intervals over {drawn.regret.shape[1]} resamples, each cell's mean "
-            "drawn normally with its standard error"
-        )
+    source = ""
+    if drawn is None and table.stderr is None:
+        source = "; no intervals: the table has no stderr_<s> columns"
     profile = ", ".join(f"{s} {n}" for s, n in zip(table.strategies, best.counts))
     lines = [
-        f"game: {table.p} players, strategies {list(table.strategies)}; {source}",
+        f"game: {table.p} players, strategies {list(table.strategies)}{source}",
         format_equilibria(equilibria_frame(analysis)) if analysis.found else "no equilibrium",
         "",
-        f"maximum-welfare profile: {profile}: {best.welfare:.4g} per player",
+        f"maximum-welfare profile: {profile}: {best.welfare:.3g} per player",
     ]
     if drawn is not None and table.stderr is not None:
         lines.append(_sample_next(analysis))
@@ -90,13 +98,13 @@ def _report(analysis: Analysis) -> str:
 
 
 def _sample_next(analysis: Analysis, top: int = 3) -> str:
-    """The ``top`` profiles whose episodes would narrow the widest regret interval most
-    (`resampling.regret_variance`)."""
+    """The ``top`` profiles whose episodes would narrow the widest regret interval (the
+    largest bound) most (`resampling.regret_variance`)."""
     from tradearena.evaluation.analysis.payoffs import profile_key
     from tradearena.evaluation.analysis.resampling import regret_variance
 
-    widths = np.diff(analysis.bootstrap.regret_interval, axis=1)[:, 0]
-    e = int(np.argmax(widths))
+    bounds = analysis.bootstrap.regret_bound
+    e = int(np.flatnonzero(bounds >= bounds.max() - 1e-12)[0])  # the first of equal ones
     shares = regret_variance(analysis.table, analysis.found[e].x)
     order = np.argsort(-shares, kind="stable")[:top]
     named = ", ".join(

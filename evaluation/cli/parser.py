@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import tomllib
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, NoReturn
 
 from tradearena.envs.data.convert import DEFAULT_BAND, FORMATS, MAX_BOOK_LEVELS
 from tradearena.envs.errors import did_you_mean
@@ -141,7 +141,11 @@ def add_window_arguments(parser: argparse.ArgumentParser, what: str) -> None:
 
 class Parser(argparse.ArgumentParser):
     """An `argparse.ArgumentParser` whose "invalid choice" names the nearest choice (what
-    Python 3.14's ``suggest_on_error`` does)."""
+    Python 3.14's ``suggest_on_error`` does) and whose errors are one line, exit status 2,
+    as the command's other errors are (the usage is ``--help``'s)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         if action.choices is not None and value not in action.choices:

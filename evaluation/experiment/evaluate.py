@@ -28,7 +28,7 @@ from tradearena.evaluation.experiment.config import (
     read_file,
 )
 from tradearena.evaluation.experiment.parallel import Executor
-from tradearena.evaluation.experiment.rundir import run_config_of
+from tradearena.evaluation.experiment.rundir import check_run_dir, run_config_of
 from tradearena.evaluation.experiment.runner import RunOutcome, run_config
 from tradearena.evaluation.experiment.schema import AgentEntry, Config
 from tradearena.evaluation.experiment.trained import AGENTS, check_saved_agents
@@ -49,7 +49,7 @@ def evaluation_config(
     the ``[market]`` of ``file`` (with its ``[testing]`` and ``[[perturbations]]`` when
     given), ``episodes`` test episodes each (default: as the run or the file says), into
     ``out`` (its ``output.dir``; default the run's)."""
-    run_dir = Path(run_dir).resolve()
+    run_dir = check_run_dir(run_dir).resolve()
     as_run = run_config_of(run_dir)
     if as_run.kind == "tournament" and as_run.tournament.mode == "train-in-profile":
         raise UserError(

@@ -5,7 +5,8 @@ job), ``calibrations.json`` (the references' calibrations and tunings, computed 
 run: `agents.calibration.keep`), ``models/`` (the files its traders name), the tables and the
 figures; `load_run` needs nothing but the directory (not the data files or custom agents the
 run used; the paths of its config.toml resolve against the directory, wherever the reader
-runs), so a notebook can load any run.
+runs), so a notebook can load any run. `check_run_dir` says, in one line naming the
+directory as given, when a path is none.
 `find_run_dir` finds a relative run directory wherever the notebook's kernel started (the
 repository root, or ``notebooks/``, where Jupyter starts it).
 """
@@ -21,10 +22,19 @@ from tradearena.evaluation.experiment.config import parse_config, read_text
 from tradearena.evaluation.experiment.schema import Config
 from tradearena.evaluation.experiment.store import Store
 
-__all__ = ["find_run_dir", "load_run", "project_root", "run_config_of"]
+__all__ = [
+    "RUN_FILES",
+    "check_run_dir",
+    "find_run_dir",
+    "load_run",
+    "project_root",
+    "run_config_of",
+]
 
 PROJECT_FILE = "pyproject.toml"
 """The file that marks the repository root."""
+RUN_FILES = ("config.toml", "results.sqlite")
+"""The files every run directory holds (`tradearena run` writes them before any job runs)."""
 
 
 def project_root(start: str | Path | None = None) -> Path | None:
@@ -52,13 +62,29 @@ def find_run_dir(path: str | Path) -> Path:
     )
 
 
+def check_run_dir(directory: str | Path) -> Path:
+    """``directory`` as a `Path` when it is a run directory (it holds `RUN_FILES`), else
+    `UserError` naming it as given: "no run directory at runs/nope", or the file it lacks."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise UserError(f"no run directory at {directory}")
+    missing = [name for name in RUN_FILES if not (directory / name).is_file()]
+    if missing:
+        raise UserError(
+            f"{directory} is not a run directory: it holds no {' and no '.join(missing)} "
+            "(`tradearena run CONFIG --out DIR` makes one)"
+        )
+    return directory
+
+
 def run_config_of(directory: str | Path) -> Config:
     """The config of a run directory as run (its ``config.toml``, defaults filled in, its
-    paths resolved against the directory); `ConfigError` naming the file and the line when
-    it cannot be read (not UTF-8, not TOML, a table without a key it needs)."""
-    path = Path(directory) / "config.toml"
+    paths resolved against the directory; `check_run_dir`); `ConfigError` naming the file and
+    the line when it cannot be read (not UTF-8, not TOML, a table without a key it needs)."""
+    directory = check_run_dir(directory)
+    path = directory / "config.toml"
     text = read_text(path, "run's config")
-    return parse_config(text, source=str(path), base=Path(directory).absolute(), complete=False)
+    return parse_config(text, source=str(path), base=directory.absolute(), complete=False)
 
 
 def load_run(directory: str | Path) -> tuple[Config, pd.DataFrame]:

@@ -16,7 +16,8 @@ The heuristic payoff table (N | U) averages the payoffs of a strategy's seats ov
 
 Tables: ``summary.csv``, ``payoffs.csv`` (the config's payoff), ``payoffs_sharpe.csv`` and
 ``payoffs_pnl.csv``, and ``equilibria.csv``: the Nash equilibria of ``payoffs.csv`` with their
-regrets and bootstrap intervals over the seats' payoffs (`evaluation.analysis.games`). Figures:
+regrets and bootstrap intervals, each cell's mean drawn from its standard error, as
+``tradearena games payoffs.csv`` draws them (`evaluation.analysis.games`). Figures:
 learning curves, the replicator dynamics of both tables and the equilibria (``equilibria.png``).
 
 Roles (``[tournament] roles``, `evaluation.kinds.role_games`) make the game role-symmetric: its
@@ -24,7 +25,7 @@ profiles, payoff tables (``n_<role>_<strategy>`` columns) and equilibria (one mi
 role) are the role game's. Many seats (``[tournament] reduced = n``): only the full-game
 profiles that the deviation-preserving reduction to ``n`` players reads are played
 (`analysis.reduction`); ``payoffs.csv`` holds them, ``payoffs_reduced.csv`` the reduced game,
-whose equilibria (intervals from the cells' standard errors) and dynamics are reported.
+whose equilibria and dynamics are reported.
 """
 
 from __future__ import annotations
@@ -209,11 +210,11 @@ def tables(directory: Path, config: Config, records: pd.DataFrame) -> pd.DataFra
         payoff_table(records, config, payoff).to_csv(directory / f"payoffs_{payoff}.csv")
     game = solved(table, config)
     if game is not None:
-        if settings.reduced:  # the bootstrap draws the cells from their standard errors
+        if settings.reduced:
             game.to_csv(directory / "payoffs_reduced.csv")
-            analysis = analyse(game, seed=config.root_seed)
-        else:
-            analysis = analyse(game, records=seats, seed=config.root_seed)
+        # the bootstrap draws the cells from their standard errors, as `tradearena games` does
+        # from the payoffs.csv written above: the same intervals from the table alone
+        analysis = analyse(game, seed=config.root_seed)
         frame = equilibria_frame(analysis)
         frame.to_csv(directory / "equilibria.csv", index=False, float_format="%.10g")
     return summary

@@ -59,18 +59,22 @@ COLUMNS = ("fact", "source", "value", "low", "high", "distance")
 # ----------------------------------------------------------------------------- the table
 @dataclass(frozen=True)
 class Measurement:
-    """A source's days measured: `day_facts` and `samples` of each day, in day order."""
+    """A source's days measured: `day_facts` and `samples` of each day, in day order, and
+    where the days were first seen (``open``: seconds after midnight, the session's open or
+    ``--from``, which the intraday profiles start at)."""
 
     label: str
     simulated: bool
     facts: list[dict[str, float]]
     samples: list[dict[str, np.ndarray]]
+    open: float
 
 
 def measure(source: RealismSource) -> Measurement:
     """Every fact and distribution of each of ``source``'s days."""
     facts = [day_facts(view) for view in source.days]
-    return Measurement(source.label, source.simulated, facts, [samples(v) for v in source.days])
+    days = [samples(v) for v in source.days]
+    return Measurement(source.label, source.simulated, facts, days, source.days[0].open)
 
 
 def scorecard(measured: Sequence[Measurement], reference: Measurement) -> pd.DataFrame:
@@ -148,6 +152,8 @@ def write_realism_figures(measured: Sequence[Measurement], out: Path) -> list[Pa
     from tradearena.evaluation.analysis import realism_plots as plots
     from tradearena.evaluation.analysis.plots import save_figure
 
+    opens = {m.label: m.open for m in measured}
+
     def pooled(name: str) -> dict[str, np.ndarray]:
         return {m.label: np.concatenate([s[name] for s in m.samples]) for m in measured}
 
@@ -168,10 +174,18 @@ def write_realism_figures(measured: Sequence[Measurement], out: Path) -> list[Pa
         ],
         "realism_profiles.png": [
             lambda ax: plots.profile_lines(
-                averaged("volume_profile_"), "share of the day's volume", "Volume", ax
+                averaged("volume_profile_"),
+                "share of the volume judged",
+                "Volume",
+                ax,
+                opens=opens,
             ),
             lambda ax: plots.profile_lines(
-                averaged("volatility_profile_"), "rms 1-min return, bp", "Volatility", ax
+                averaged("volatility_profile_"),
+                "rms 1-min return, bp",
+                "Volatility",
+                ax,
+                opens=opens,
             ),
         ],
         "realism_distributions.png": [

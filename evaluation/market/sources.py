@@ -203,6 +203,12 @@ def _tape_source(
         open, close = int(session[1]) / 1000, int(session[2]) / 1000
     else:
         open, close = math.floor(times[0]), math.ceil(times[-1])
+    if end is not None and end > close:
+        raise UserError(
+            f"{label}: --until {clock(end)} is after the day's close ({clock(close)}; the day "
+            f"runs {clock(open)}-{clock(close)}): give a time inside it, or no --until for the "
+            "whole day"
+        )
     bounds = clipped(open, close, start, end, label)
     view = tape_view(tape, *bounds, levels=min(levels, tape_levels(tape)))
     return RealismSource(label, [view], simulated=False)

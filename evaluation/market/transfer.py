@@ -459,7 +459,7 @@ def write_transfer(result: Transfer, out: Path) -> list[Path]:
             for q, v in result.verdicts.items()
         ]
     )
-    figure = Figure(figsize=(6.8, 5.2), layout="constrained")
+    figure = Figure(figsize=(9.0, 5.2), layout="constrained")  # the policies' key at the right
     transfer_scatter(
         result.table, result.verdicts, result.market, result.tape, figure.add_subplot()
     )

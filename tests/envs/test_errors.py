@@ -1,6 +1,6 @@
 """`envs.errors`' writing helpers: an error of writing named by its path, files written under
 a temporary name and renamed when complete, alone or together, and nothing left when a write
-fails."""
+fails; and the nearest of a set of choices named for a mistyped one."""
 
 from __future__ import annotations
 
@@ -9,7 +9,14 @@ import sqlite3
 
 import pytest
 
-from tradearena.envs.errors import OutputError, into, output_error, replacing, together
+from tradearena.envs.errors import (
+    OutputError,
+    did_you_mean,
+    into,
+    output_error,
+    replacing,
+    together,
+)
 
 
 def _full(*args, **kwargs):
@@ -82,3 +89,17 @@ def test_a_directory_made_for_a_failed_write_is_removed(tmp_path):
 def _full_in(directory):
     with replacing(directory / "a.csv"):
         _full()
+
+
+@pytest.mark.parametrize(
+    "given, expected",
+    [
+        ("event", " (did you mean 'events'?)"),  # difflib's ratio
+        ("maker", " (did you mean 'making'?)"),  # the longest shared start
+        ("exe", " (did you mean 'execution'?)"),
+        ("ma", ""),  # too short a start to guess from
+        ("quote", ""),
+    ],
+)
+def test_did_you_mean_names_the_nearest_choice(given, expected):
+    assert did_you_mean(given, ["making", "execution", "events"]) == expected

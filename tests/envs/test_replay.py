@@ -427,6 +427,7 @@ def test_learner_buys_against_replayed_asks(recorded: Tape):
     assert bid is None or ask is None or bid[0] < ask[0]
 
 
+@pytest.mark.filterwarnings("ignore::tradearena.envs.data.load.ThinTape")  # a short tape
 def test_a_message_file_tape_loads_the_orderbook_file_beside_it(tmp_path: Path):
     """A LOBSTER message path given as the tape finds its orderbook file by LOBSTER's naming;
     the session opens at the first message's whole second at the tape's mid."""

@@ -143,6 +143,8 @@ def test_a_tick_beside_a_tape_must_be_the_tapes():
         MarketSpec(tape=tape, tick_size=0.05).market(0)
 
 
+@pytest.mark.filterwarnings("ignore::tradearena.envs.data.load.ThinTape")  # a short tape
+@pytest.mark.filterwarnings("ignore::tradearena.envs.data.load.PartialTape")  # no orderbook
 def test_a_lobster_files_dollar_prices_are_read_in_the_given_tick(tmp_path):
     """LOBSTER writes dollars x 10000: tick_size 0.0001 reads 100 ticks where $0.01 reads
     one, a tick worth $0.0001; 0.05 is refused, since the prices are not on its grid."""
@@ -159,6 +161,7 @@ def test_a_lobster_files_dollar_prices_are_read_in_the_given_tick(tmp_path):
         MarketSpec(tape=str(path), tick_size=0.05).market(0)
 
 
+@pytest.mark.filterwarnings("ignore::tradearena.envs.data.load.ThinTape")  # a short tape
 def test_a_converted_tapes_tick_comes_from_its_meta(tmp_path):
     """A converted directory's meta.json says its tick ($0.5) and lot (0.001 units): a market
     values a tick of one lot at $0.0005; tick_size 0.5 agrees, 0.0005 (the lot's) does not."""

@@ -417,6 +417,8 @@ def test_defaults_of_a_robustness_perturbation(tmp_path, tiny_text):
     assert config.output.dir == "runs/tiny"
 
 
+@pytest.mark.filterwarnings("ignore::tradearena.envs.data.load.ThinTape")  # a short tape
+@pytest.mark.filterwarnings("ignore::tradearena.envs.data.load.PartialTape")  # no orderbook
 def test_relative_tape_resolves_against_the_file(tmp_path, tiny_text, monkeypatch):
     """``market.tape = "data/x.csv"`` is read beside the config file, whatever the working
     directory, and the stored path is absolute."""

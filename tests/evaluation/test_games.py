@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from tradearena.evaluation.analysis.equilibria import regret
-from tradearena.evaluation.analysis.games import analyse, equilibria_frame
+from tradearena.evaluation.analysis.games import (
+    analyse,
+    equilibria_frame,
+    holding,
+    significant,
+)
 from tradearena.evaluation.analysis.payoffs import PayoffTable
 from tradearena.evaluation.analysis.plots import equilibria_figure
 from tradearena.evaluation.analysis.reduction import dpr_profiles
@@ -94,10 +100,14 @@ id = "hold"
 
 
 def test_a_tournament_writes_and_prints_its_equilibria(tmp_path, capsys):
+    """The run's equilibria, and `tradearena games` on its payoffs.csv with the run's seed:
+    the same table, intervals and figures, the method named in both outputs, and every
+    interval holding its estimate."""
     (tmp_path / "t.toml").write_text(TOURNAMENT)
     run = ["run", str(tmp_path / "t.toml"), "--executor", "local", "--no-progress"]
     assert main([*run, "--out", str(tmp_path / "r")]) == 0
-    assert "Nash equilibria (symmetric mixtures" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "Nash equilibria (symmetric mixtures" in printed
     table = PayoffTable.read_csv(tmp_path / "r" / "payoffs.csv")
     frame = pd.read_csv(tmp_path / "r" / "equilibria.csv")
     mixtures = frame[["p_raql", "p_hold"]].to_numpy()
@@ -105,6 +115,49 @@ def test_a_tournament_writes_and_prints_its_equilibria(tmp_path, capsys):
     np.testing.assert_allclose(regret(table, mixtures), 0.0, atol=1e-6)
     assert (frame["regret_low"] <= frame["regret_high"]).all()
     assert (tmp_path / "r" / "equilibria.png").exists()
+    games = ["games", str(tmp_path / "r" / "payoffs.csv"), "--seed", "0"]
+    assert main([*games, "--out", str(tmp_path / "g")]) == 0
+    again = capsys.readouterr().out
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "g" / "equilibria.csv"), frame)
+    method = (
+        "95% bootstrap intervals over 1,000 resamples (seed 0), each cell's mean drawn normally "
+        "with its standard error; regret's one-sided, [0, its 95th percentile]"
+    )
+    assert method in printed and method in again
+    block = printed[printed.index("Nash equilibria") : printed.index("\n\nrun directory")]
+    assert block in again
+    assert (frame["regret_low"] == 0).all() and (frame["regret"] <= frame["regret_high"]).all()
+    assert ((frame.welfare_low <= frame.welfare) & (frame.welfare <= frame.welfare_high)).all()
+    for s in ("raql", "hold"):
+        share, low, high = frame[f"p_{s}"], frame[f"p_{s}_low"], frame[f"p_{s}_high"]
+        assert ((low <= share) & (share <= high)).all()
+    for name in ("equilibria.png", "dynamics.png"):
+        assert (tmp_path / "g" / name).stat().st_size > 0
+    assert "sharpe payoffs, tuyls weighting" in _title(tmp_path / "r" / "config.toml")
+
+
+def _title(config) -> str:
+    """The title `tradearena games` gives the dynamics of the table beside ``config``."""
+    from tradearena.evaluation.cli.games import _run_settings
+
+    settings = _run_settings(config.parent / "payoffs.csv")
+    return f"{settings['payoff']} payoffs, {settings['weighting']} weighting"
+
+
+@pytest.mark.parametrize(
+    "value, low, high, text",
+    [
+        (0.384, 0.04735, 0.7133, "0.384 [0.047, 0.713]"),
+        (0.0, 0.0, 0.30471, "0 [0, 0.305]"),
+        (4.5331, 4.0232, 5.1012, "4.53 [4.02, 5.10]"),
+        (1234.5, 1000.2, 1500.9, "1234 [1000, 1501]"),
+        (-0.000123456, np.nan, np.nan, "-0.000123"),
+        (0.0, 0.0, 0.0, "0 [0, 0]"),
+    ],
+)
+def test_estimates_print_to_three_significant_figures(value, low, high, text):
+    """The estimate to 3 significant figures, its interval to the same decimals."""
+    assert significant(value, low, high) == text
 
 
 def _stars(figure) -> list[np.ndarray]:
@@ -161,3 +214,11 @@ def test_games_reduces_a_many_seat_table(tmp_path, capsys):
     np.testing.assert_allclose(frame[["p_maker", "p_taker"]], [[1, 0], [0, 1], [1 / 3, 2 / 3]])
     assert main(["games", str(path)]) == 2  # unreduced, the 61-seat table lacks profiles
     assert "missing" in capsys.readouterr().err
+
+
+def test_an_interval_is_widened_to_hold_its_estimate():
+    """The frozen tournament's third equilibrium: RA3-Q's share 0.963 over the 37% of
+    resamples where it survives lay in [0.079, 0.943]."""
+    assert holding(0.963, 0.079, 0.943) == (0.079, 0.963)
+    assert holding(0.02, 0.013, 0.571) == (0.013, 0.571)
+    assert all(np.isnan(holding(0.5, np.nan, np.nan)))

@@ -190,6 +190,10 @@ def test_sharpe_bars_label_an_agent_without_a_ratio():
     labels = [t for t in ax.texts if t.get_gid() == "nan"]
     assert [(t.get_text(), t.get_position()[0]) for t in labels] == [("no trades", 1)]
     assert [tick.get_text() for tick in ax.get_xticklabels()] == ["dqn", "hold"]
+    # the label stands inside the frame, clear of its right edge, as the last agent's does
+    renderer = FigureCanvasAgg(ax.figure).get_renderer()
+    box, frame = labels[0].get_window_extent(renderer), ax.get_window_extent(renderer)
+    assert frame.x0 < box.x0 and box.x1 < frame.x1 - 10
 
 
 def test_learning_curve_legend_sits_off_the_data():

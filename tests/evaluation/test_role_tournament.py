@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tradearena.evaluation.analysis.games import read_role_table
+from tradearena.evaluation.analysis.games import format_equilibria, read_role_table
 from tradearena.evaluation.analysis.plots import role_dynamics_figure
 from tradearena.evaluation.analysis.roles import RoleTable, role_regret
 from tradearena.evaluation.cli.main import main
@@ -87,7 +87,11 @@ def test_role_tables_and_equilibria(tmp_path, capsys):
         assert regret.max() <= 1e-6
     assert (tmp_path / "run" / "dynamics.png").read_bytes()[:4] == b"\x89PNG"
     assert main(["games", str(tmp_path / "run" / "payoffs.csv"), "--roles", "maker,taker"]) == 0
-    assert "maker: 2 players, ['hold', 'random']" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "maker: 2 players, ['hold', 'random']" in printed
+    # what `tradearena run` prints of the run's equilibria.csv: the same table
+    shown = format_equilibria(tmp_path / "run" / "equilibria.csv")
+    assert shown.startswith("Nash equilibria (one mixture per role):") and shown in printed
 
 
 def test_role_dynamics_by_hand():

@@ -65,6 +65,7 @@ def test_a_bad_recording_is_one_line_and_writes_nothing(recording, tmp_path, cap
     assert not out.exists()
 
 
+@pytest.mark.filterwarnings("ignore::tradearena.envs.data.load.ThinTape")  # a short tape
 def test_load_tape_takes_a_directory_a_message_file_or_a_recording(recording, tmp_path):
     conversion = convert("binance", [recording])
     message_file = write_converted(conversion, tmp_path / "tape")
@@ -84,6 +85,7 @@ def test_load_tape_takes_a_directory_a_message_file_or_a_recording(recording, tm
         MarketSpec(tape=str(recording), tape_format="csv")
 
 
+@pytest.mark.filterwarnings("ignore::tradearena.envs.data.load.ThinTape")  # a short tape
 def test_a_market_on_a_converted_day_counts_lots_and_opens_at_the_first_mid(recording, tmp_path):
     write_converted(convert("binance", [recording]), tmp_path / "tape")
     market = MarketSpec(tape=str(tmp_path / "tape"), task="making", order_size=1).market(1)
@@ -92,6 +94,7 @@ def test_a_market_on_a_converted_day_counts_lots_and_opens_at_the_first_mid(reco
     assert market.open_time == 3_600.0 and market.n_steps == 3  # 3,600.0 s to 3,721.5 s
 
 
+@pytest.mark.filterwarnings("ignore::tradearena.envs.data.load.ThinTape")  # a short tape
 def test_sessions_are_the_same_converted_first_or_on_the_fly(recording, tmp_path):
     write_converted(convert("binance", [recording]), tmp_path / "tape")
     runs = []
@@ -103,6 +106,7 @@ def test_sessions_are_the_same_converted_first_or_on_the_fly(recording, tmp_path
     assert any(r != 0 for r in runs[0])  # the seat bought and sold 100 lots at market
 
 
+@pytest.mark.filterwarnings("ignore::tradearena.envs.data.load.ThinTape")  # a short tape
 def test_the_crypto_config_replays_a_converted_recording(recording, tmp_path, monkeypatch):
     """configs/crypto_btc.toml, its tape given by $BTC_MESSAGES, loads and builds its market."""
     write_converted(convert("binance", [recording]), tmp_path / "btcusdt")
