@@ -570,7 +570,7 @@ def test_a_full_disk_leaves_no_part_written(
     """A write that fails for want of space: exit 2, one line naming the file, and none of
     the command's files (tape, tables with figures, figures) half there."""
     monkeypatch.setattr(write, _disk_full)
-    out = tmp_path / "out"
+    out = tmp_path / ("out.toml" if command == "fit" else "out")
     capsys.readouterr()
     assert main([*written_inputs[command], "--out", str(out)]) == 2
     err = capsys.readouterr().err
