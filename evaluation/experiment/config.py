@@ -64,6 +64,7 @@ __all__ = [
     "config_locator",
     "config_text",
     "load_config",
+    "load_learned_from",
     "load_market",
     "merge",
     "parse_config",
@@ -250,6 +251,26 @@ TOP = {
         },
         doc="where the run goes",
     ),
+    "learned_from": Field(
+        dict,
+        {
+            "tapes": Field(
+                list,
+                [],
+                lambda tapes: all(isinstance(t, str) for t in tapes),
+                "file names (strings)",
+                doc="the files of the days learned from (their names)",
+            ),
+            "window": Field(
+                list,
+                [],
+                lambda w: w == [] or _day_window(w),
+                "[first, last] with 0 <= first < last <= 86400",
+                doc="seconds after midnight: the part of each day learned from ([]: not said)",
+            ),
+        },
+        doc="what the market was fitted to (`tradearena fit` writes it; the judges read it)",
+    ),
 }
 OPTIONAL_SECTIONS = ("perturbations",)
 
@@ -320,19 +341,41 @@ def command_line(overrides: dict, prefix: tuple = ()) -> dict[tuple, str]:
     return out
 
 
+def _day_window(window: list) -> bool:
+    """Whether ``window`` is [first, last], seconds after midnight, first before last."""
+    numbers = all(isinstance(x, int | float) and not isinstance(x, bool) for x in window)
+    return len(window) == 2 and numbers and 0 <= window[0] < window[1] <= 86_400
+
+
+def load_learned_from(path: str | Path) -> dict[str, Any] | None:
+    """The ``[learned_from]`` table of the experiment file at ``path``, checked (``tapes``:
+    file names; ``window``: [first, last], seconds after midnight), or None when the file
+    says nothing of what its market learned from. `ConfigError` names a bad value."""
+    raw, where = _market_file(Path(path))
+    schema = TOP["learned_from"].default
+    table = check_table(raw.get("learned_from", {}), schema, ("learned_from",), where)
+    return table if table["window"] else None
+
+
 def load_market(path: str | Path) -> MarketSpec:
     """The `MarketSpec` of a TOML file's ``[market]`` table (an experiment file, or a file of
     that table alone), checked as `load_config` checks it; tape paths resolve against the
     file's folder. `ConfigError` names what is wrong and where."""
     path = Path(path)
+    raw, where = _market_file(path)
+    market = check_table(raw.get("market", {}), MARKET, ("market",), where)
+    return _check_market(market, where, path.parent)
+
+
+def _market_file(path: Path) -> tuple[dict[str, Any], Locator]:
+    """The tables of the TOML file at ``path`` and their `Locator`; `ConfigError` when it
+    cannot be read or is not TOML."""
     text = read_text(path, "market file")
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
-    where = Locator(text, str(path))
-    market = check_table(raw.get("market", {}), MARKET, ("market",), where)
-    return _check_market(market, where, path.parent)
+    return raw, Locator(text, str(path))
 
 
 def merge(base: dict, overrides: dict) -> dict:
