@@ -214,7 +214,8 @@ def baseline_of(
     tape's market, `tape_market`): ``given`` ([first, last] seconds after midnight, from
     ``--baseline``) or the hours its file names (`learned_hours`). Without them, or when the
     day does not hold them whole sessions, the reason why; a `UserError` instead when the
-    hours were ``given`` or the baseline is ``needed``."""
+    hours were ``given`` or the baseline is ``needed``. The replay's sessions open and close
+    on the tape's steps nearest to the hours' ends."""
     if given is not None:
         hours = LearnedHours(*given, (), f"--baseline {clock(given[0])},{clock(given[1])}")
         hours = hours_on(hours, str(tape.tape), given=True)
@@ -228,8 +229,8 @@ def baseline_of(
     if not isinstance(hours, str):
         day = tape.market(0)
         step, n = day.step_seconds, day.n_steps
-        first = max(math.ceil((hours.first - day.day_open) / step), 0)
-        last = math.floor((hours.last - day.day_open) / step) - n
+        first = max(round((hours.first - day.day_open) / step), 0)  # to the nearest step
+        last = round((hours.last - day.day_open) / step) - n
         if first <= last:
             return Baseline(hours, (first, last))
         hours = f"the hours {hours} hold no {n}-step session of the tape"
