@@ -438,9 +438,9 @@ def realism(
         s.label: discriminate(s, reference, days=classifier_days) for s in sources if s.simulated
     }
     notes: list[str] = []
-    floor = _floor(tapes[0], reference, start, levels, notes)
-    floor_measured = [measure(floor[0])] if floor else []
-    rows = scorecard(measured + floor_measured, ref)
+    morning, floor = _floor(tapes[0], reference, start, levels, notes)
+    before = [measure(morning)] if morning else []
+    rows = scorecard(measured + before, ref)
     in_sample, seen = {}, min(classifier_days, days)  # the days the held-out tests saw
     for name in names:
         if read[name].simulated:
@@ -451,19 +451,10 @@ def realism(
                 notes.append(f"{read[name].label}: no in-sample judgment: {judged}")
     extra = [row for label, t in tests.items() for row in discriminator_rows(label, t)]
     if floor:
-        extra += discriminator_rows(floor[1].label, floor[1].tests)
-    for judged in in_sample.values():
-        extra += [
-            (row[0] + IN_SAMPLE, *row[1:]) for row in discriminator_rows(judged.label, judged.tests)
-        ]
+        extra += discriminator_rows(floor.label, floor.tests)
+    for j in in_sample.values():
+        extra += [(row[0] + IN_SAMPLE, *row[1:]) for row in discriminator_rows(j.label, j.tests)]
     table = pd.concat([rows, pd.DataFrame(extra, columns=list(COLUMNS))], ignore_index=True)
-    cut = start is not None or end is not None
-    judged_hours = "{}-{}".format(*map(clock, (reference.days[0].open, reference.days[0].close)))
-    reason = {m.label: f"the part judged, {judged_hours}, is too short for them" for m in measured}
-    if floor:
-        reason[floor[1].label] = (
-            f"the hours before --from, {floor[1].hours}, are too short for them"
-        )
     if out is not None:
         with into(out) as directory, together():  # all the files, or none
             with replacing(directory / "scorecard.csv") as temporary:
@@ -471,24 +462,31 @@ def realism(
             write_realism_figures(measured, directory)
             if tests:
                 write_classifier_figure(sources, reference, tests, directory)
+    hours = "-".join(clock(t) for t in (reference.days[0].open, reference.days[0].close))
+    reason = "day too short"
+    if start is not None or end is not None:  # what --from/--until left is too short
+        reason = f"the part judged, {hours}, is too short for them"
     missing = {
-        m.label: (reason[m.label] if cut else "day too short", absent)
-        for m in measured + floor_measured
+        m.label: (
+            f"the hours before --from, {floor.hours}, are too short for them"
+            if floor and m.label == floor.label
+            else reason,
+            absent,
+        )
+        for m in measured + before
         if (absent := not_available(mean_facts(m.facts)))
     }
-    return Report(
-        table, missing, tests, reference.label, judged_hours, floor and floor[1], in_sample, notes
-    )
+    return Report(table, missing, tests, reference.label, hours, floor, in_sample, notes)
 
 
 def _floor(
     tape: str, reference: RealismSource, start: float | None, levels: int, notes: list[str]
-) -> tuple[RealismSource, Judged] | None:
+) -> tuple[RealismSource, Judged] | tuple[None, None]:
     """The tape's own hours before ``start`` as a source, and their classifier tests
-    against ``reference`` (its hours from ``start``); None (and why in ``notes``) without
+    against ``reference`` (its hours from ``start``); Nones (and why in ``notes``) without
     ``start`` or when those hours are too few to judge."""
     if start is None:
-        return None
+        return None, None
     try:
         morning = read_source(tape, 1, end=start, levels=levels)
         hours = f"{clock(morning.days[0].open)}-{clock(start)}"
@@ -496,7 +494,7 @@ def _floor(
         return morning, Judged(morning.label, hours, discriminate(morning, reference, days=1))
     except UserError as error:
         notes.append(f"no floor (the tape's hours before --from against those after): {error}")
-        return None
+        return None, None
 
 
 def _in_sample(

@@ -23,7 +23,7 @@ from tradearena.envs.errors import UserError, did_you_mean
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.spec import SYNTHETIC, SYNTHETIC_DAY_STEPS, MarketSpec
 from tradearena.evaluation.analysis.realism import DayView
-from tradearena.evaluation.experiment.config import load_market
+from tradearena.evaluation.experiment.config import load_learned_from, load_market
 
 __all__ = [
     "LearnedHours",
@@ -275,8 +275,6 @@ def learned_hours(name: str) -> LearnedHours | None:
     (the window and tape `tradearena learn` learned from), or, for a replay of a tape, the
     hours its sessions replay (``window_steps``, else the whole day); None for a market
     that names none (a population's, a Gymnasium id)."""
-    from tradearena.evaluation.experiment.config import load_learned_from
-
     path = Path(name)
     if path.suffix != ".toml":
         return None
