@@ -225,8 +225,8 @@ def _realism(args: argparse.Namespace) -> int:
             print("\n" + format_features(label, tests))
     else:
         print(
-            f"(--verbose: the scorecard's {len(report.table)} rows, the facts not available "
-            "and what tells each market from the tape)"
+            f"(--verbose: the scorecard's {report.table.fact.nunique()} facts, those not "
+            "available and what tells each market from the tape)"
         )
     if args.out is not None:
         print(f"\nwrote {Path(args.out) / 'scorecard.csv'} (every fact and AUC) and realism_*.png")

@@ -329,34 +329,29 @@ def format_verdict(report: Report) -> str:
         return f"scorecard distance {score[label]:.3g}" if label in score else ""
 
     floor = report.floor
-    rows = []
+    rows: list[tuple[str, str, str]] = []
     if floor is not None:
         rows.append(
-            (f"floor: its own {floor.hours}", auc(floor.tests[minute]), distance(floor.label), "")
+            (f"floor: its own {floor.hours}", auc(floor.tests[minute]), distance(floor.label))
         )
     for label, tests in report.tests.items():
-        held = tests[minute]
-        remarks = []
+        held, tail = tests[minute], distance(label)
         if floor is not None:
-            top = floor.tests[minute].high
-            remarks.append("at or below the floor" if held.auc <= top else "above the floor")
+            below = held.auc <= floor.tests[minute].high
+            tail += "; " + ("at or below the floor" if below else "above the floor")
+        rows.append((label, auc(held), tail))
         if label in report.in_sample:
             judged = report.in_sample[label]
             inside = judged.tests[minute]
             told = "told" if inside.low > 0.5 else "not told"
-            remarks.append(
-                f"in-sample ({judged.hours}) {auc(inside)}: {told} from the hours it learned from"
-            )
-        rows.append((label, auc(held), distance(label), "; ".join(remarks)))
+            learned = f"{told} from the hours it learned from"
+            rows.append((f"  in-sample, {judged.hours}", auc(inside), learned))
     lines = [
         f"classifier AUC on 1-min windows against {report.reference} {report.hours} (0.5: it "
         "cannot tell them apart, 1: it always can):"
     ]
     width = max((len(row[0]) for row in rows), default=0)
-    lines += [
-        f"  {row[0]:{width}}  {row[1]}  {row[2]}" + (f"  {row[3]}" if row[3] else "")
-        for row in rows
-    ]
+    lines += [f"  {name:{width}}  {value}  {tail}" for name, value, tail in rows]
     return "\n".join(lines + report.notes)
 
 

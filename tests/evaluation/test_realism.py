@@ -480,8 +480,8 @@ def test_realism_from_judges_the_floor_and_each_market_in_sample(tmp_path, capsy
     assert f"{expected.auc:.3f} [{expected.low:.3f}, {expected.high:.3f}]" in verdict[1]
     held = report.tests["tiny"]["discriminator_auc"]
     beside = "at or below the floor" if held.auc <= expected.high else "above the floor"
-    assert verdict[2].startswith("  tiny ") and beside in verdict[2]
-    assert "in-sample (09:30-10:20)" in verdict[2] and len(verdict) == 3
+    assert verdict[2].startswith("  tiny ") and verdict[2].endswith(beside)
+    assert verdict[3].startswith("    in-sample, 09:30-10:20 ") and len(verdict) == 4
     assert report.missing["tiny"][0] == "the part judged, 10:25-11:30, is too short for them"
 
 
@@ -542,11 +542,12 @@ def test_the_verdict_comes_first_and_the_scorecard_with_verbose(tmp_path, capsys
     assert brief[0].startswith("classifier AUC on 1-min windows against day_message_1 10:05-")
     first = clock(math.floor(tape.messages["time"][0]))
     assert brief[1].startswith(f"  floor: its own {first}-10:05")
-    assert brief[2].startswith("  tiny ") and "in-sample (09:30-10:10)" in brief[2]
-    assert brief[3].startswith("(--verbose: the scorecard's ") and len(brief) == 4
+    assert brief[2].startswith("  tiny ") and "the floor" in brief[2]
+    assert brief[3].startswith("    in-sample, 09:30-10:10 ")
+    assert brief[4].startswith("(--verbose: the scorecard's ") and len(brief) == 5
     assert main([*argv, "--verbose"]) == 0
     full = capsys.readouterr().out
-    assert full.splitlines()[:3] == brief[:3]
+    assert full.splitlines()[:4] == brief[:4]
     assert "return_sd_1min_bp" in full and "tiny: classifier AUC" in full
     assert "tiny: not available (the part judged, 10:05-" in full
 
