@@ -174,68 +174,114 @@ def feature_histograms(
 
 def transfer_scatter(
     table: pd.DataFrame,
-    verdicts: Mapping[str, object],
+    verdicts: Mapping[str, Mapping[str, object]],
     market: str,
     tape: str,
     ax: Axes | None = None,
 ) -> Axes:
-    """Each policy's mean PnL a session in the market (x) against on the tape (y), with
-    their 95% intervals, one marker per queue model of the tape (``table``: the rows of
-    `evaluation.market.transfer.COLUMNS`); the legend gives each model's rank correlation
-    (``verdicts``: queue model -> `Predictivity`). The policies are numbered in a key beside
-    the axes, and the points that lie together carry one label, their numbers
-    (`_clustered`): a zoo's policies that trade alike sit on one spot."""
+    """Each policy's mean PnL a session in the market (x; filled markers) and in its
+    baseline (the replay of the hours it learned from; open markers) against on the tape
+    (y), with their 95% intervals (``table``: the rows of
+    `evaluation.market.transfer.COLUMNS`); ``verdicts``: "market" and "baseline" -> queue
+    model -> `Predictivity`. Queue models whose points agree are drawn once, the legend
+    naming them with their rank correlation. Each policy is numbered beside its points (a
+    number placed where it covers no other) and the numbers keyed beside the axes."""
+    from tradearena.evaluation.analysis.transfer import agreeing
+
     ax = _axes(ax)
-    simulated = table[table.side == "market"].set_index("policy")
-    markers = "osD^v"
-    first = None
-    for i, (queue, verdict) in enumerate(verdicts.items()):
-        real = table[table.side == f"tape/{queue}"].set_index("policy").loc[simulated.index]
-        first = real if first is None else first
-        ax.errorbar(
-            simulated.mean_pnl,
-            real.mean_pnl,
-            xerr=[simulated.mean_pnl - simulated.low, simulated.high - simulated.mean_pnl],
-            yerr=[real.mean_pnl - real.low, real.high - real.mean_pnl],
-            fmt=markers[i % len(markers)],
-            markersize=5,
-            elinewidth=0.6,
-            capsize=0,
-            alpha=0.8,
-            label=f"{queue} queue: Spearman {verdict.rho:.2f}",
-        )
+    policies = list(table.policy.unique())
+    rows = {side: frame.set_index("policy").loc[policies] for side, frame in table.groupby("side")}
+    colours = {"market": "tab:blue", "baseline": "tab:orange"}
+    numbered = []
+    for who, judged in verdicts.items():
+        x = {q: rows["market" if who == "market" else f"{who}/{q}"] for q in judged}
+        y = {q: rows[f"tape/{q}"] for q in judged}
+        points = {q: np.r_[x[q].mean_pnl, y[q].mean_pnl] for q in judged}
+        for i, (first, queues) in enumerate(agreeing(points).items()):
+            sim, real = x[first], y[first]
+            ax.errorbar(
+                sim.mean_pnl,
+                real.mean_pnl,
+                xerr=[sim.mean_pnl - sim.low, sim.high - sim.mean_pnl],
+                yerr=[real.mean_pnl - real.low, real.high - real.mean_pnl],
+                fmt="osD^v"[i % 5],
+                color=colours.get(who, "k"),
+                markerfacecolor="none" if who == "baseline" else colours.get(who, "k"),
+                markersize=5,
+                elinewidth=0.6,
+                capsize=0,
+                alpha=0.8,
+                label=f"{who}, {', '.join(queues)} queue{'s' if len(queues) > 1 else ''}: "
+                f"Spearman {judged[first].rho:.2f}",
+            )
+            if i == 0:
+                numbered += list(zip(sim.mean_pnl, real.mean_pnl, range(1, len(policies) + 1)))
     ax.axhline(0.0, color="k", linewidth=0.6)
     ax.axvline(0.0, color="k", linewidth=0.6)
-    if first is not None:
-        points = np.column_stack([simulated.mean_pnl, first.mean_pnl])
-        for members in _clustered(ax, points):
-            x, y = points[members].mean(axis=0)
-            numbers = ", ".join(str(m + 1) for m in members)
-            ax.annotate(
-                numbers, (x, y), fontsize=7, xytext=(4, 4), textcoords="offset points", gid="policy"
-            )
-        key = "\n".join(f"{n}  {name}" for n, name in enumerate(simulated.index, 1))
-        ax.text(1.03, 1.0, key, transform=ax.transAxes, va="top", fontsize=7, gid="key")
-    ax.set_xlabel("mean PnL a session in the market, $")
+    ax.set_xlabel("mean PnL a session in the market (or its baseline), $")
     ax.set_ylabel("mean PnL a session on the real day, $")
     ax.set_title(f"{market} against {tape}", fontsize="small")
-    ax.legend(fontsize="small", loc="best")
+    ax.legend(fontsize="x-small", loc="best")
+    key = "\n".join(f"{i:>2}  {name}" for i, name in enumerate(policies, 1))
+    ax.text(1.02, 1.0, key, transform=ax.transAxes, va="top", fontsize=6, family="monospace")
+    _number(ax, numbered)
     return ax
 
 
-def _clustered(ax: Axes, points: np.ndarray, within: float = 14.0) -> list[list[int]]:
-    """The indices of ``points`` (n, 2; data coordinates) in groups that lie within
-    ``within`` display points of each other on ``ax`` (joined one by one: a point joins the
-    first group with a member that near), in the order of their first member."""
+def _number(ax: Axes, points: list[tuple[float, float, int]], size: float = 6.0) -> None:
+    """Each (x, y, number) of ``points`` written beside its point (the numbers of points
+    within 4 points of one another as one label, "1, 4, 10-12"), at the first of eight
+    offsets whose box (estimated from the font ``size`` and the axes' size, in points) covers
+    no label written before, else at the one that covers fewest."""
     ax.autoscale_view()
-    inches = ax.transData.transform(points) / ax.figure.dpi
-    groups: list[list[int]] = []
-    for i, here in enumerate(inches * 72):
-        near = next(
-            (g for g in groups if np.hypot(*(inches[g] * 72 - here).T).min() <= within), None
-        )
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    width, height = ax.figure.get_size_inches() * 72 * np.array([0.7, 0.8])
+    clusters: list[tuple[np.ndarray, float, float, list[int]]] = []
+    for x, y, number in points:
+        at = np.array([(x - x0) / (x1 - x0) * width, (y - y0) / (y1 - y0) * height])
+        near = next((c for c in clusters if np.abs(c[0] - at).max() < 4.0), None)
         if near is None:
-            groups.append([i])
+            clusters.append((at, x, y, [number]))
+        elif number not in near[3]:
+            near[3].append(number)
+    offsets = [(3, 2), (3, -8), (-3, 2), (-3, -8), (5, -3), (-5, -3), (-2, 5), (-2, -11)]
+    placed: list[np.ndarray] = []
+    for at, x, y, numbers in clusters:
+        text = _ranges(sorted(numbers))
+        extent = np.array([0.6 * size * len(text), size])
+        boxes = [_box(at, np.array(o, float), extent) for o in offsets]
+        covers = [sum(_overlap(b, c) for c in placed) for b in boxes]
+        best = int(np.argmin(covers))  # the first of the fewest
+        placed.append(boxes[best])
+        dx, dy = offsets[best]
+        ax.annotate(
+            text,
+            (x, y),
+            xytext=(dx, dy),
+            textcoords="offset points",
+            ha="left" if dx >= 0 else "right",
+            fontsize=size,
+        )
+
+
+def _ranges(numbers: list[int]) -> str:
+    """Sorted ``numbers`` as text, runs of three or more as ranges: "1, 4, 10-12"."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
         else:
-            near.append(i)
-    return groups
+            runs.append([n])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 2 else ", ".join(map(str, r)) for r in runs)
+
+
+def _box(at: np.ndarray, offset: np.ndarray, extent: np.ndarray) -> np.ndarray:
+    """(left, bottom, right, top) of a text of ``extent`` (width, height) written at
+    ``offset`` from ``at``, left-aligned for a rightward offset, right-aligned otherwise."""
+    corner = at + offset - np.array([extent[0] if offset[0] < 0 else 0.0, 0.0])
+    return np.r_[corner, corner + extent]
+
+
+def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether the boxes ``a`` and ``b`` (left, bottom, right, top) overlap."""
+    return bool(a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3])

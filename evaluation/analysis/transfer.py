@@ -15,6 +15,7 @@ about what the real day's best does (the pick's regret).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +24,14 @@ from scipy import stats
 
 from tradearena.evaluation.analysis.metrics import ConfidenceInterval, bootstrap_ci, summarize
 
-__all__ = ["Predictivity", "paired_difference", "predictivity", "seed_metric", "spearman"]
+__all__ = [
+    "Predictivity",
+    "agreeing",
+    "paired_difference",
+    "predictivity",
+    "seed_metric",
+    "spearman",
+]
 
 
 def seed_metric(records: pd.DataFrame, metric: str, *, phase: str = "test") -> pd.DataFrame:
@@ -112,3 +120,14 @@ def _row_spearman(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     norm = np.sqrt((ra * ra).sum(axis=1) * (rb * rb).sum(axis=1))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(norm > 0, (ra * rb).sum(axis=1) / norm, np.nan)
+
+
+def agreeing(columns: Mapping[str, np.ndarray]) -> dict[str, list[str]]:
+    """The keys of ``columns`` grouped where their arrays are equal (NaN equal to NaN): the
+    first key of each group -> every key of it, in order (queue models whose verdicts or
+    PnL agree, shown once)."""
+    groups: dict[str, list[str]] = {}
+    for key, values in columns.items():
+        same = (g for g in groups if np.array_equal(columns[g], values, equal_nan=True))
+        groups.setdefault(next(same, key), []).append(key)
+    return groups

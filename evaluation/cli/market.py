@@ -180,8 +180,9 @@ def _transfer(args: argparse.Namespace, executor: Executor) -> int:
         agents=args.agents,
         seeds=args.seeds,
         sessions=args.sessions,
+        baseline=args.baseline,
     )
-    print(format_transfer(result))
+    print(format_transfer(result, verbose=args.verbose))
     if args.out is not None:
         paths = write_transfer(result, Path(args.out))
         print(f"\nwrote {', '.join(str(p) for p in paths)}")
@@ -196,9 +197,14 @@ def realism_command(args: argparse.Namespace) -> int:
 
 
 def _realism(args: argparse.Namespace) -> int:
-    """``tradearena realism``: print the scorecard and the classifier's verdicts (and where
-    they were written)."""
-    from tradearena.evaluation.market.realism import format_features, format_scorecard, realism
+    """``tradearena realism``: print the verdict (with --verbose the scorecard, the facts not
+    available and the features that tell each market), and where it was written."""
+    from tradearena.evaluation.market.realism import (
+        format_features,
+        format_scorecard,
+        format_verdict,
+        realism,
+    )
 
     report = realism(
         args.sources,
@@ -208,12 +214,20 @@ def _realism(args: argparse.Namespace) -> int:
         start=args.start,
         end=args.end,
         classifier_days=min(args.classifier_days, args.days),
+        learned=args.learned,
     )
-    print(format_scorecard(report.table))
-    for label, names in report.missing.items():
-        print(f"\n{label}: not available (day too short): {', '.join(names)}")
-    for label, tests in report.tests.items():
-        print("\n" + format_features(label, tests))
+    print(format_verdict(report))
+    if args.verbose:
+        print("\n" + format_scorecard(report.table))
+        for label, (reason, names) in report.missing.items():
+            print(f"\n{label}: not available ({reason}): {', '.join(names)}")
+        for label, tests in report.tests.items():
+            print("\n" + format_features(label, tests))
+    else:
+        print(
+            f"(--verbose: the scorecard's {report.table.fact.nunique()} facts, those not "
+            "available and what tells each market from the tape)"
+        )
     if args.out is not None:
-        print(f"\nwrote {Path(args.out) / 'scorecard.csv'} and realism_*.png")
+        print(f"\nwrote {Path(args.out) / 'scorecard.csv'} (every fact and AUC) and realism_*.png")
     return 0

@@ -121,6 +121,18 @@ def time_of_day(text: str) -> float:
     return float(numbers[0] * 3600 + numbers[1] * 60 + (numbers[2] if len(numbers) == 3 else 0))
 
 
+def hours_of_day(text: str) -> tuple[float, float]:
+    """An argparse type: FIRST,LAST, two times of day (`time_of_day`), FIRST before LAST,
+    as seconds after midnight."""
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"expected FIRST,LAST (two times HH:MM), got {text!r}")
+    first, last = (time_of_day(part.strip()) for part in parts)
+    if not first < last:
+        raise argparse.ArgumentTypeError(f"FIRST must come before LAST, got {text!r}")
+    return first, last
+
+
 def add_window_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     """``--from`` and ``--until`` (times of day): the part of each day ``what`` uses."""
     parser.add_argument(
@@ -374,7 +386,10 @@ def add_realism_command(commands: argparse._SubParsersAction) -> None:
         "table, or a Gymnasium id) simulated over --days days. Each market is also judged by "
         "a classifier that tries to tell its one-minute and ten-second windows from the real "
         "day's (ROC AUC: 0.5 cannot tell, 1 always can), beside the AUC of one of its own days "
-        "against its others. --from/--until judge only that part of every day.",
+        "against its others. --from/--until judge only that part of every day; with --from the "
+        "tape's own hours before it are judged against those after too (the floor), and each "
+        "market in-sample, against the tape's hours it learned from (--learned, or what its "
+        "file says). The verdict comes first; --verbose adds the scorecard.",
     )
     realism.add_argument("sources", nargs="+", metavar="SOURCE", help="a tape, .toml or id")
     realism.add_argument("--against", metavar="TAPE", help="the real day to compare with")
@@ -391,7 +406,17 @@ def add_realism_command(commands: argparse._SubParsersAction) -> None:
         help="a market's days the classifier sees (default 5; its floor takes one more)",
     )
     add_window_arguments(realism, "judge")
+    realism.add_argument(
+        "--learned",
+        type=hours_of_day,
+        metavar="FIRST,LAST",
+        help="the tape's hours (HH:MM,HH:MM) every market learned from, judged in-sample "
+        "(default: what each market's file says)",
+    )
     realism.add_argument("--out", help="write DIR/scorecard.csv and the figures there")
+    realism.add_argument(
+        "--verbose", action="store_true", help="print the scorecard's rows, not the verdict alone"
+    )
     realism.set_defaults(func=realism_command)
 
 
@@ -422,7 +447,9 @@ def add_transfer_command(commands: argparse._SubParsersAction) -> None:
         "same seeds and sessions, and judge the market by its rank correlation with the tape "
         "(Spearman, with a bootstrap interval over seeds) and by the real PnL of the policy it "
         "would pick (its regret against the tape's best). On the tape passive fills rest on "
-        "the replay's queue model: every model is reported. Writes transfer.csv, "
+        "the replay's queue model: every model is reported. Beside the market, the replay of "
+        "the tape's hours it learned from (--baseline, or what its file says; needed with "
+        "--from) is judged the same way: the baseline it must beat. Writes transfer.csv, "
         "predictivity.csv and transfer.png with --out.",
     )
     transfer.add_argument("market", metavar="MARKET", help="a .toml or a Gymnasium id")
@@ -458,8 +485,18 @@ def add_transfer_command(commands: argparse._SubParsersAction) -> None:
         default=10,
         help="sessions a seed (default 10)",
     )
+    transfer.add_argument(
+        "--baseline",
+        type=hours_of_day,
+        metavar="FIRST,LAST",
+        help="the tape's hours (HH:MM,HH:MM) whose replay the market is judged beside "
+        "(default: the hours its file says it learned from; needed with --from)",
+    )
     add_executor_arguments(transfer)
     transfer.add_argument("--out", help="write DIR/transfer.csv, predictivity.csv, transfer.png")
+    transfer.add_argument(
+        "--verbose", action="store_true", help="print every policy's PnL, not the verdict alone"
+    )
     transfer.set_defaults(func=transfer_command)
 
 

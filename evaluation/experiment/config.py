@@ -78,6 +78,7 @@ __all__ = [
     "command_line",
     "config_tables",
     "load_config",
+    "load_learned_from",
     "load_market",
     "market_table",
     "merge",
@@ -268,6 +269,26 @@ TOP = {
         },
         doc="where the run goes",
     ),
+    "learned_from": Field(
+        dict,
+        {
+            "tapes": Field(
+                list,
+                [],
+                lambda tapes: all(isinstance(t, str) for t in tapes),
+                "file names (strings)",
+                doc="the files of the days learned from (their names)",
+            ),
+            "window": Field(
+                list,
+                [],
+                lambda w: w == [] or _day_window(w),
+                "[first, last] with 0 <= first < last <= 86400",
+                doc="seconds after midnight: the part of each day learned from ([]: not said)",
+            ),
+        },
+        doc="what the market was fitted to (`tradearena fit` writes it; the judges read it)",
+    ),
 }
 OPTIONAL_SECTIONS = ("perturbations",)
 """Tables that only some kinds read (`SECTIONS` of the kind's module)."""
@@ -349,6 +370,22 @@ def command_line(overrides: dict, prefix: tuple = ()) -> dict[tuple, str]:
             shown = value if isinstance(value, str) else tomli_w.dumps({"v": value})[4:].strip()
             out[path] = f"--set {'.'.join(path)}={shown}"
     return out
+
+
+def _day_window(window: list) -> bool:
+    """Whether ``window`` is [first, last], seconds after midnight, first before last."""
+    numbers = all(isinstance(x, int | float) and not isinstance(x, bool) for x in window)
+    return len(window) == 2 and numbers and 0 <= window[0] < window[1] <= 86_400
+
+
+def load_learned_from(path: str | Path) -> dict[str, Any] | None:
+    """The ``[learned_from]`` table of the experiment file at ``path``, checked (``tapes``:
+    file names; ``window``: [first, last], seconds after midnight), or None when the file
+    says nothing of what its market learned from. `ConfigError` names a bad value."""
+    raw, where = read_file(path, "market file")
+    schema = TOP["learned_from"].default
+    table = check_table(raw.get("learned_from", {}), schema, ("learned_from",), where)
+    return table if table["window"] else None
 
 
 def load_market(path: str | Path) -> MarketSpec:

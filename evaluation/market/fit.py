@@ -33,7 +33,7 @@ from tradearena.evaluation.experiment.parallel import Executor
 from tradearena.evaluation.experiment.rollout import Job
 from tradearena.evaluation.experiment.store import JobResult
 from tradearena.evaluation.market.search import FitParameter, FitResult, fit
-from tradearena.evaluation.market.sources import clock, read_source, simulate_days
+from tradearena.evaluation.market.sources import clock, day_span, read_source, simulate_days
 
 __all__ = ["FitTarget", "fit_day", "objective", "write_market"]
 
@@ -345,11 +345,13 @@ def write_market(
     ``[market]`` table `tradearena run`, `tradearena realism` and `load_market` read; its
     header says what was fitted to what (the tapes, the ``window`` of each day learned from,
     seconds after midnight or None, and the version of tradearena), and each parameter's
-    spread over the restarts."""
+    spread over the restarts; its ``[learned_from]`` table says the tapes and the window
+    (None made the first day's open or close) for the judges."""
     from tradearena.agents.saving import project_version
 
     spread = result.spread()
     start, end = window
+    learned = {"tapes": [Path(t).name for t in tapes], "window": list(day_span(tapes[0], *window))}
     lines = [
         f"# A population fitted to {', '.join(Path(t).name for t in tapes)} by `tradearena fit`",
         f"# (simulated moments, CMA-ES): distance {result.distance:.4g} after "
@@ -365,7 +367,7 @@ def write_market(
         mean, sd = spread[name]
         lines.append(f"#   {name} = {value:.6g}   (restarts: {mean:.4g} +- {sd:.2g})")
     with into(path.parent), replacing(path) as temporary:
-        text = tomli_w.dumps(experiment_table(path.stem, table))
+        text = tomli_w.dumps(experiment_table(path.stem, table) | {"learned_from": learned})
         temporary.write_text("\n".join(lines) + "\n\n" + text)
     return path
 

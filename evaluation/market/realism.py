@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -32,19 +32,30 @@ from tradearena.evaluation.analysis.realism import (
     summary_score,
 )
 from tradearena.evaluation.experiment.config import load_market
-from tradearena.evaluation.market.sources import RealismSource, clock, gym_spec, read_source
+from tradearena.evaluation.market.sources import (
+    LearnedHours,
+    RealismSource,
+    clock,
+    gym_spec,
+    hours_on,
+    learned_hours,
+    read_source,
+)
 
 __all__ = [
     "CLASSIFIER_DAYS",
     "COLUMNS",
     "DISCRIMINATORS",
+    "IN_SAMPLE",
     "OWN_DAY",
+    "Judged",
     "Report",
     "discriminate",
     "discriminator_rows",
     "format_features",
     "Measurement",
     "format_scorecard",
+    "format_verdict",
     "measure",
     "realism",
     "scorecard",
@@ -317,16 +328,80 @@ def format_features(label: str, tests: dict[str, Discrimination], top: int = 5) 
     return "\n".join(lines)
 
 
+def format_verdict(report: Report) -> str:
+    """The verdict in a few lines: per market its classifier AUC on the tape's hours judged
+    (1-min windows, with its interval) and its scorecard distance, beside the floor's, and
+    its in-sample AUC; whether it is above the floor (held out) and told from the hours it
+    learned from (in-sample); then the judgments that could not be made, and why."""
+    minute = "discriminator_auc"
+    score = report.table[report.table.fact == "score"].set_index("source").value
+
+    def auc(test: Discrimination) -> str:
+        return f"{test.auc:.3f} [{test.low:.3f}, {test.high:.3f}]"
+
+    def distance(label: str) -> str:
+        return f"scorecard distance {score[label]:.3g}" if label in score else ""
+
+    floor = report.floor
+    rows: list[tuple[str, str, str]] = []
+    if floor is not None:
+        rows.append(
+            (f"floor: its own {floor.hours}", auc(floor.tests[minute]), distance(floor.label))
+        )
+    for label, tests in report.tests.items():
+        held, tail = tests[minute], distance(label)
+        if floor is not None:
+            below = held.auc <= floor.tests[minute].high
+            tail += "; " + ("at or below the floor" if below else "above the floor")
+        rows.append((label, auc(held), tail))
+        if label in report.in_sample:
+            judged = report.in_sample[label]
+            inside = judged.tests[minute]
+            told = "told" if inside.low > 0.5 else "not told"
+            learned = f"{told} from the hours it learned from"
+            rows.append((f"  in-sample, {judged.hours}", auc(inside), learned))
+    lines = [
+        f"classifier AUC on 1-min windows against {report.reference} {report.hours} (0.5: it "
+        "cannot tell them apart, 1: it always can):"
+    ]
+    width = max((len(row[0]) for row in rows), default=0)
+    lines += [f"  {name:{width}}  {value}  {tail}" for name, value, tail in rows]
+    return "\n".join(lines + report.notes)
+
+
 # ------------------------------------------------------------------------------ the command
+IN_SAMPLE = "_in_sample"
+"""The suffix of the scorecard facts of a market judged in-sample: its days against the
+tape's hours it learned from (``discriminator_auc_in_sample``, ...)."""
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A classifier judgment beside the held-out one: the ``label`` of what was judged, the
+    ``hours`` (HH:MM-HH:MM) and its `discriminate` ``tests``."""
+
+    label: str
+    hours: str
+    tests: dict[str, Discrimination]
+
+
 @dataclass(frozen=True)
 class Report:
     """What `realism` finds: the scorecard ``table`` (`COLUMNS`), per source the facts
-    ``missing`` (day too short), and per simulated source its classifier ``tests``
-    (`discriminate`)."""
+    ``missing`` and why (the day, or the part of it judged, too short for them), per
+    simulated source its classifier ``tests`` (`discriminate`) against the tape
+    ``reference`` seen over ``hours``; the ``floor`` (the tape's own hours before ``--from``
+    judged against those after, when there are some), per market its ``in_sample``
+    judgment, and ``notes``: one line for each judgment that could not be made, and why."""
 
     table: pd.DataFrame
-    missing: dict[str, list[str]]
+    missing: dict[str, tuple[str, list[str]]]
     tests: dict[str, dict[str, Discrimination]]
+    reference: str = ""
+    hours: str = ""
+    floor: Judged | None = None
+    in_sample: dict[str, Judged] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 def realism(
@@ -338,17 +413,27 @@ def realism(
     start: float | None = None,
     end: float | None = None,
     classifier_days: int = CLASSIFIER_DAYS,
+    learned: tuple[float, float] | None = None,
 ) -> Report:
     """The scorecard of the sources ``names`` (`read_source`, ``days`` days a market, seen
     from ``start`` to ``end``, seconds after midnight) against the tape ``against`` (default:
     the first tape among them), with the classifier tests of each market (its first
-    ``classifier_days`` days); with ``out``, also ``out``/scorecard.csv and the figures."""
+    ``classifier_days`` days). With ``start``, the floor: the tape's hours before it judged
+    as a market against those after (its facts and its classifier tests under the label
+    "TAPE HH:MM-HH:MM"). Each market is also judged in-sample, against the tape's hours it
+    learned from (``learned``, [first, last] seconds after midnight, or what its file says,
+    `learned_hours`; facts ``discriminator_auc_in_sample`` and ``..._10s_in_sample``). With
+    ``out``, also ``out``/scorecard.csv and the figures."""
     span = {"start": start, "end": end}
     tapes = [name for name in [against, *names] if name is not None and not _is_market(name)]
     if against is not None and against not in tapes:
         raise UserError(f"--against {against}: must be a tape, not a market")
     if not tapes:
         raise UserError("no tape to compare with: give --against TAPE or a tape as a source")
+    given = None
+    if learned is not None:
+        given = LearnedHours(*learned, (), f"--learned {clock(learned[0])},{clock(learned[1])}")
+        given = hours_on(given, tapes[0], given=True)
     read = {name: read_source(name, days, **span, levels=MAX_LEVELS) for name in tapes}
     reference = read[tapes[0]]
     levels = reference.days[0].levels
@@ -366,13 +451,27 @@ def realism(
             )
     measured = [measure(source) for source in sources]
     ref = measured[sources.index(reference)]
-    rows = scorecard(measured, ref)
     tests = {
         s.label: discriminate(s, reference, days=classifier_days) for s in sources if s.simulated
     }
+    notes: list[str] = []
+    morning, floor = _floor(tapes[0], reference, start, levels, notes)
+    before = [measure(morning)] if morning else []
+    rows = scorecard(measured + before, ref)
+    in_sample, seen = {}, min(classifier_days, days)  # the days the held-out tests saw
+    for name in names:
+        if read[name].simulated:
+            judged = _in_sample(name, read[name].label, tapes[0], given, seen, levels)
+            if isinstance(judged, Judged):
+                in_sample[judged.label] = judged
+            else:
+                notes.append(f"{read[name].label}: no in-sample judgment: {judged}")
     extra = [row for label, t in tests.items() for row in discriminator_rows(label, t)]
+    if floor:
+        extra += discriminator_rows(floor.label, floor.tests)
+    for j in in_sample.values():
+        extra += [(row[0] + IN_SAMPLE, *row[1:]) for row in discriminator_rows(j.label, j.tests)]
     table = pd.concat([rows, pd.DataFrame(extra, columns=list(COLUMNS))], ignore_index=True)
-    missing = {m.label: not_available(mean_facts(m.facts)) for m in measured}
     if out is not None:
         with into(out) as directory, together():  # all the files, or none
             with replacing(directory / "scorecard.csv") as temporary:
@@ -380,8 +479,71 @@ def realism(
             write_realism_figures(measured, directory)
             if tests:
                 write_classifier_figure(sources, reference, tests, directory)
-    missing = {label: names for label, names in missing.items() if names}
-    return Report(table, missing, tests)
+    hours = "-".join(clock(t) for t in (reference.days[0].open, reference.days[0].close))
+    reason = "day too short"
+    if start is not None or end is not None:  # what --from/--until left is too short
+        reason = f"the part judged, {hours}, is too short for them"
+    missing = {
+        m.label: (
+            f"the hours before --from, {floor.hours}, are too short for them"
+            if floor and m.label == floor.label
+            else reason,
+            absent,
+        )
+        for m in measured + before
+        if (absent := not_available(mean_facts(m.facts)))
+    }
+    return Report(table, missing, tests, reference.label, hours, floor, in_sample, notes)
+
+
+def _floor(
+    tape: str, reference: RealismSource, start: float | None, levels: int, notes: list[str]
+) -> tuple[RealismSource, Judged] | tuple[None, None]:
+    """The tape's own hours before ``start`` as a source, and their classifier tests
+    against ``reference`` (its hours from ``start``); Nones (and why in ``notes``) without
+    ``start`` or when those hours are too few to judge."""
+    if start is None:
+        return None, None
+    try:
+        morning = read_source(tape, 1, end=start, levels=levels)
+        hours = f"{clock(morning.days[0].open)}-{clock(start)}"
+        morning = replace(morning, label=f"{reference.label} {hours}")
+        return morning, Judged(morning.label, hours, discriminate(morning, reference, days=1))
+    except UserError as error:
+        notes.append(f"no floor (the tape's hours before --from against those after): {error}")
+        return None, None
+
+
+def _in_sample(
+    name: str,
+    label: str,
+    tape: str,
+    given: LearnedHours | None,
+    days: int,
+    levels: int,
+) -> Judged | str:
+    """The market ``name`` judged against the hours of ``tape`` it learned from (``given``,
+    else what its file says): its first ``days`` days seen over those hours against the
+    tape's; else why not. With ``given`` hours, a judgment that cannot be made is a
+    `UserError`."""
+    hours = given
+    if hours is None:
+        named = learned_hours(name)
+        if named is None:
+            return "its file names no hours it learned from (--learned FIRST,LAST gives them)"
+        hours = hours_on(named, tape, given=False)
+        if isinstance(hours, str):
+            return hours
+    span = {"start": hours.first, "end": hours.last, "levels": levels}
+    try:
+        tests = discriminate(
+            read_source(name, days, **span), read_source(tape, 1, **span), days=days
+        )
+    except UserError as error:
+        if given is not None:
+            raise
+        return str(error)
+    return Judged(label, str(hours), tests)
 
 
 MAX_LEVELS = 10

@@ -23,13 +23,17 @@ from tradearena.envs.errors import UserError, did_you_mean
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.spec import SYNTHETIC, SYNTHETIC_DAY_STEPS, MarketSpec
 from tradearena.evaluation.analysis.realism import DayView
-from tradearena.evaluation.experiment.config import load_market
+from tradearena.evaluation.experiment.config import load_learned_from, load_market
 
 __all__ = [
+    "LearnedHours",
     "RealismSource",
     "clipped",
     "clock",
+    "day_span",
     "gym_spec",
+    "hours_on",
+    "learned_hours",
     "read_source",
     "simulate_days",
     "tape_day",
@@ -194,15 +198,28 @@ def tape_day(tape: Tape, start: float | None = None, end: float | None = None) -
     return _tape_source(tape, Path(tape.source).stem, start, end, 1).days[0]
 
 
-def _tape_source(
-    tape: Tape, label: str, start: float | None, end: float | None, levels: int
-) -> RealismSource:
+def _session(tape: Tape) -> tuple[float, float]:
+    """(open, close) of ``tape``'s day, seconds after midnight: a LOBSTER file's session (in
+    its name), else its first message's second and its last's rounded up."""
     session = _LOBSTER_SESSION.search(Path(tape.source).stem)
     times = tape.messages["time"]
     if session:
-        open, close = int(session[1]) / 1000, int(session[2]) / 1000
-    else:
-        open, close = math.floor(times[0]), math.ceil(times[-1])
+        return int(session[1]) / 1000, int(session[2]) / 1000
+    return math.floor(times[0]), math.ceil(times[-1])
+
+
+def day_span(
+    name: str, start: float | None = None, end: float | None = None
+) -> tuple[float, float]:
+    """(first, last) of the day of the tape ``name`` that the judges see from ``start`` to
+    ``end`` (seconds after midnight; None: its open, its close), as `read_source` cuts it."""
+    return clipped(*_session(load_tape(name)), start, end, _label(Path(name)))
+
+
+def _tape_source(
+    tape: Tape, label: str, start: float | None, end: float | None, levels: int
+) -> RealismSource:
+    open, close = _session(tape)
     if end is not None and end > close:
         raise UserError(
             f"{label}: --until {clock(end)} is after the day's close ({clock(close)}; the day "
@@ -241,3 +258,74 @@ def gym_spec(name: str) -> MarketSpec:
             f" (ids: {', '.join(sorted(markets))})"
         )
     return MarketSpec.from_keywords(name, **markets[name])
+
+
+# ------------------------------------------------------------------------ hours learned from
+@dataclass(frozen=True)
+class LearnedHours:
+    """The part of a day a market learned from: ``first`` to ``last``, seconds after
+    midnight, of the days in the files ``tapes`` (their names; empty: not said), and
+    ``source``, where the market's file says so (for messages)."""
+
+    first: float
+    last: float
+    tapes: tuple[str, ...]
+    source: str
+
+    def __str__(self) -> str:
+        return f"{clock(self.first)}-{clock(self.last)}"
+
+
+def learned_hours(name: str) -> LearnedHours | None:
+    """The hours the market ``name`` learned from, as its file names them: an experiment
+    file's ``[learned_from]`` (`tradearena fit` writes it), its learned flow's parameter file
+    (the window and tape `tradearena learn` learned from), or, for a replay of a tape, the
+    hours its sessions replay (``window_steps``, else the whole day); None for a market
+    that names none (a population's, a Gymnasium id)."""
+    path = Path(name)
+    if path.suffix != ".toml":
+        return None
+    declared = load_learned_from(path)
+    if declared is not None:
+        tapes = tuple(Path(t).name for t in declared["tapes"])
+        return LearnedHours(*map(float, declared["window"]), tapes, f"{path} [learned_from]")
+    spec = load_market(path)
+    if spec.tape is not None and spec.tape != SYNTHETIC:
+        market = spec.market(0)
+        day = market.day_steps or market.n_steps
+        first, last = spec.window_steps or (0, day - market.n_steps)
+        step = market.step_seconds
+        return LearnedHours(
+            market.day_open + first * step,
+            market.day_open + (last + market.n_steps) * step,
+            (Path(str(spec.tape)).name,),
+            f"{path} replays them",
+        )
+    for trader in spec.background():
+        model = getattr(trader, "model", None)
+        meta = getattr(getattr(model, "base", model), "meta", {})
+        if "window" in meta:
+            first, last = meta["window"]
+            tape = (Path(meta["tape"]).name,) if meta.get("tape") else ()
+            return LearnedHours(float(first), float(last), tape, f"{path}'s learned flow")
+    return None
+
+
+def hours_on(hours: LearnedHours, tape: str, given: bool) -> LearnedHours | str:
+    """``hours`` on the day of ``tape`` (rounded out to whole seconds), or why they are not
+    there: the market learned from another tape (unless the hours were ``given``), or the day
+    does not hold them. Given hours the day does not hold are a `UserError`."""
+    name = Path(tape).name
+    if hours.tapes and name not in hours.tapes and not given:
+        return f"it learned from {', '.join(hours.tapes)}, not from {name}"
+    open, close = _session(load_tape(tape))
+    first, last = float(math.floor(hours.first)), float(math.ceil(hours.last))
+    if first < open or last > close:
+        reason = (
+            f"{name}'s day ({clock(open)}-{clock(close)}) does not hold the hours "
+            f"{clock(first)}-{clock(last)}"
+        )
+        if given:
+            raise UserError(f"{hours.source}: {reason}")
+        return reason
+    return replace(hours, first=first, last=last)

@@ -29,19 +29,27 @@ from tradearena.envs.seats import SeatedMarket
 from tradearena.envs.simulator.replayer import QUEUE_MODELS
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.analysis.metrics import bootstrap_ci, sharpe
-from tradearena.evaluation.analysis.transfer import Predictivity, predictivity
+from tradearena.evaluation.analysis.transfer import Predictivity, agreeing, predictivity
 from tradearena.evaluation.experiment.parallel import Executor
 from tradearena.evaluation.experiment.rollout import Job, build_agent
 from tradearena.evaluation.experiment.schema import AgentEntry
 from tradearena.evaluation.experiment.store import JobResult
-from tradearena.evaluation.market.sources import gym_spec
+from tradearena.evaluation.market.sources import (
+    LearnedHours,
+    clock,
+    gym_spec,
+    hours_on,
+    learned_hours,
+)
 
 __all__ = [
     "MIN_TRADING",
     "TASKS",
+    "Baseline",
     "Policy",
     "Side",
     "Transfer",
+    "baseline_of",
     "format_transfer",
     "market_of",
     "saved_policies",
@@ -225,6 +233,50 @@ def window_of(
     return first, last
 
 
+@dataclass(frozen=True)
+class Baseline:
+    """The replay a market is judged beside: the tape's ``hours`` (`LearnedHours`) replayed
+    in sessions opening at the tape's steps ``steps`` (first, last)."""
+
+    hours: LearnedHours
+    steps: tuple[int, int]
+
+
+def baseline_of(
+    market: str, tape: MarketSpec, given: tuple[float, float] | None, needed: bool
+) -> Baseline | str:
+    """The replay of the hours the market ``market`` learned from on the day of ``tape`` (a
+    tape's market, `tape_market`): ``given`` ([first, last] seconds after midnight, from
+    ``--baseline``) or the hours its file names (`learned_hours`). Without them, or when the
+    day does not hold them whole sessions, the reason why; a `UserError` instead when the
+    hours were ``given`` or the baseline is ``needed``. The replay's sessions open and close
+    on the tape's steps nearest to the hours' ends."""
+    if given is not None:
+        hours = LearnedHours(*given, (), f"--baseline {clock(given[0])},{clock(given[1])}")
+        hours = hours_on(hours, str(tape.tape), given=True)
+    else:
+        named = learned_hours(market)
+        hours = (
+            "its file names no hours it learned from"
+            if named is None
+            else hours_on(named, str(tape.tape), given=False)
+        )
+    if not isinstance(hours, str):
+        day = tape.market(0)
+        step, n = day.step_seconds, day.n_steps
+        first = max(round((hours.first - day.day_open) / step), 0)  # to the nearest step
+        last = round((hours.last - day.day_open) / step) - n
+        if first <= last:
+            return Baseline(hours, (first, last))
+        hours = f"the hours {hours} hold no {n}-step session of the tape"
+    if given is not None or needed:
+        raise UserError(
+            f"{market}: no replay to judge it beside: {hours} (--baseline FIRST,LAST, two "
+            "times HH:MM, names the tape's hours to replay)"
+        )
+    return hours
+
+
 # ------------------------------------------------------------------------------- sessions
 def session_pnl(
     spec: MarketSpec, policy: Policy, seeds: int, sessions: int, root_seed: int
@@ -280,13 +332,21 @@ def transfer_job(job: Job) -> JobResult:
 # -------------------------------------------------------------------------------- judging
 @dataclass(frozen=True)
 class Transfer:
-    """The zoo tested in a market and on a tape: ``table`` (`write_transfer`'s rows) and
-    per queue model of the tape its `Predictivity` (``verdicts``)."""
+    """The zoo tested in a market and on a tape: ``table`` (`write_transfer`'s rows), per
+    queue model of the tape the market's `Predictivity` (``verdicts``) and its baseline's
+    (``baseline``: the replay of the hours it learned from under the same queue model, when
+    there is one, `baseline_of`), the zoo's ``task``, the tape's sessions' ``opening``
+    (HH:MM-HH:MM, "" for any) and ``notes``: why there is no baseline."""
 
     table: pd.DataFrame
     verdicts: dict[str, Predictivity]
     market: str
     tape: str
+    baseline: dict[str, Predictivity] = field(default_factory=dict)
+    hours: LearnedHours | None = None
+    task: str = ""
+    opening: str = ""
+    notes: tuple[str, ...] = ()
 
 
 def transfer(
@@ -302,18 +362,24 @@ def transfer(
     sessions: int = 10,
     root_seed: int = 0,
     queues: Sequence[str] = QUEUE_MODELS,
+    baseline: tuple[float, float] | None = None,
 ) -> Transfer:
     """Test the zoo of ``task`` (and the saved agents of the runs ``agents``) in ``market``
     and on the tape ``against`` (its sessions opening in ``window``, or from ``start``,
     seconds after midnight; the same window in the market when its day is as long), over
     ``seeds`` x ``sessions`` sessions a side, on ``executor``; the tape under each of
-    ``queues``."""
+    ``queues``, and beside the market the replay of the tape's hours it learned from
+    (``baseline``, [first, last] seconds after midnight, or what its file names; needed with
+    ``start``) under each of ``queues`` too."""
     spec = market_of(market, task)
     policies = zoo(spec.task) + [p for run in agents for p in saved_policies(run)]
     probe = tape_market(spec, against, None, queues[0])
     require_book(probe.replayed_tape(), "the transfer judge's sessions")
     steps = window_of(probe, start, window)
+    replay = baseline_of(market, probe, baseline, needed=start is not None)
     sides = {"market": _same_window(spec, steps)}
+    if isinstance(replay, Baseline):
+        sides |= {f"baseline/{q}": tape_market(spec, against, replay.steps, q) for q in queues}
     sides |= {f"tape/{q}": tape_market(spec, against, steps, q) for q in queues}
     jobs = [
         Job(
@@ -338,7 +404,11 @@ def transfer(
 
     measured = {side: values(side) for side in sides}
     trading = (measured["market"][..., 1].sum(axis=(1, 2)) > 0) | np.any(
-        [m[..., 1].sum(axis=(1, 2)) > 0 for side, m in measured.items() if side != "market"],
+        [
+            m[..., 1].sum(axis=(1, 2)) > 0
+            for side, m in measured.items()
+            if side.startswith("tape/")
+        ],
         axis=0,
     )
     if trading.sum() < MIN_TRADING:
@@ -346,13 +416,27 @@ def transfer(
             f"only {int(trading.sum())} of the zoo's {len(policies)} policies trade; a rank "
             f"correlation needs at least {MIN_TRADING}"
         )
-    verdicts = {
-        side.split("/", 1)[1]: predictivity(measured["market"][..., 0], m[..., 0])
-        for side, m in measured.items()
-        if side != "market"
-    }
-    table = _rows(policies, measured)
-    return Transfer(table, verdicts, Path(market).stem, Path(against).stem)
+    real = {q: measured[f"tape/{q}"][..., 0] for q in queues}
+    replayed = {q: measured[f"baseline/{q}"][..., 0] for q in queues if f"baseline/{q}" in sides}
+    return Transfer(
+        _rows(policies, measured),
+        {q: predictivity(measured["market"][..., 0], real[q]) for q in queues},
+        Path(market).stem,
+        Path(against).stem,
+        {q: predictivity(pnl, real[q]) for q, pnl in replayed.items()},
+        replay.hours if isinstance(replay, Baseline) else None,
+        spec.task,
+        _opening(probe, steps),
+        () if isinstance(replay, Baseline) else (f"no baseline: {replay}",),
+    )
+
+
+def _opening(tape: MarketSpec, steps: tuple[int, int] | None) -> str:
+    """When the sessions of ``tape``'s market open at ``steps``, HH:MM-HH:MM ("" for any)."""
+    if steps is None:
+        return ""
+    market = tape.market(0)
+    return "-".join(clock(market.day_open + s * market.step_seconds) for s in steps)
 
 
 def _same_window(spec: MarketSpec, window: tuple[int, int] | None) -> MarketSpec:
@@ -376,9 +460,10 @@ COLUMNS = (
     "sharpe_high",
     "trades",
 )
-"""`transfer.csv`'s columns: per policy and side ("market", or "tape/<queue model>") the
-mean PnL a session (dollars) with its 95% bootstrap interval over seeds, the Sharpe ratio of
-the sessions' PnL with its interval over sessions, and the mean trades a session."""
+"""`transfer.csv`'s columns: per policy and side ("market", "baseline/<queue model>": the
+replay of the hours the market learned from, or "tape/<queue model>") the mean PnL a session
+(dollars) with its 95% bootstrap interval over seeds, the Sharpe ratio of the sessions' PnL
+with its interval over sessions, and the mean trades a session."""
 
 
 def _rows(policies: Sequence[Policy], measured: dict[str, np.ndarray]) -> pd.DataFrame:
@@ -415,29 +500,85 @@ def _sharpe(x: np.ndarray) -> float:
 
 
 # ------------------------------------------------------------------------------- writing
-def format_transfer(result: Transfer) -> str:
-    """The verdicts and the zoo's table as text: per policy its mean PnL a session in the
-    market and on the tape (each queue model), then per queue model the rank correlation,
-    the market's pick, the real best and the pick's regret."""
-    wide = result.table.pivot(index="policy", columns="side", values="mean_pnl")
-    wide = wide.reindex(index=result.table.policy.unique(), columns=result.table.side.unique())
-    lines = [f"mean PnL a session, dollars: {result.market} against {result.tape}", ""]
-    lines.append(wide.to_string(float_format=lambda x: f"{x:.2f}"))
-    lines.append("")
-    labels = list(result.table.policy.unique())
-    for queue, v in result.verdicts.items():
-        lines.append(
-            f"queue model {queue}: Spearman {v.rho:.2f} [{v.low:.2f}, {v.high:.2f}]; the "
-            f"market picks {labels[v.pick]!r}, the tape's best is {labels[v.best]!r}; "
-            f"regret ${v.regret:.2f} a session"
+def _verdict_line(name: str, v: Predictivity, labels: Sequence[str]) -> str:
+    return (
+        f"  {name:9} Spearman {v.rho:.2f} [{v.low:.2f}, {v.high:.2f}], regret "
+        f"${v.regret:.2f} a session (it picks {labels[v.pick]!r})"
+    )
+
+
+def _against_replay(market: Predictivity, replay: Predictivity) -> str:
+    """Whether the market beats its replay: ranks the zoo at least as well (Spearman) and
+    picks at least as well (regret), in words."""
+    if (market.rho, market.low, market.high, market.regret) == (
+        replay.rho,
+        replay.low,
+        replay.high,
+        replay.regret,
+    ):
+        return "  the market meets its replay exactly"
+    worse = [
+        text
+        for text, fails in (
+            ("it ranks the zoo worse", not market.rho >= replay.rho),
+            ("its pick costs more", market.regret > replay.regret),
         )
+        if fails
+    ]
+    if worse:
+        return f"  the market does not beat its replay: {' and '.join(worse)}"
+    return "  the market beats its replay: it ranks the zoo at least as well and picks as well"
+
+
+def format_transfer(result: Transfer, verbose: bool = False) -> str:
+    """The verdict first: per group of queue models that agree, the market's rank
+    correlation with the tape and its pick's regret, its baseline's (the replay of the hours
+    it learned from) and whether it beats it; then why there is no baseline; with
+    ``verbose``, each policy's mean PnL a session on every side (sides that agree in one
+    column)."""
+    labels = list(result.table.policy.unique())
+    policies = len(labels)
+    opening = f", sessions opening {result.opening}" if result.opening else ""
+    zoo = f"the {result.task} zoo ({policies} policies){opening}"
+    lines = [f"{result.market} against {result.tape}: {zoo}"]
+    if result.hours is not None:
+        lines.append(f"baseline: the replay of {result.hours} ({result.hours.source})")
+
+    def numbers(q: str) -> np.ndarray:
+        judged = [result.verdicts[q]] + ([result.baseline[q]] if q in result.baseline else [])
+        return np.array([(v.rho, v.low, v.high, v.pick, v.regret) for v in judged])
+
+    shown = {q: numbers(q) for q in result.verdicts}
+    for first, queues in agreeing(shown).items():
+        name = "queue models " + ", ".join(queues) if len(queues) > 1 else f"queue model {first}"
+        lines.append(f"{name}:")
+        lines.append(_verdict_line("market", result.verdicts[first], labels))
+        if first in result.baseline:
+            lines.append(_verdict_line("baseline", result.baseline[first], labels))
+            lines.append(_against_replay(result.verdicts[first], result.baseline[first]))
+    lines += result.notes
+    if verbose:
+        wide = result.table.pivot(index="policy", columns="side", values="mean_pnl")
+        wide = wide.reindex(index=labels, columns=result.table.side.unique())
+        groups = agreeing({side: wide[side].to_numpy() for side in wide.columns})
+        merged = wide[list(groups)].rename(
+            columns={
+                first: first.split("/")[0] + "/" + "=".join(s.split("/")[-1] for s in sides)
+                if len(sides) > 1
+                else first
+                for first, sides in groups.items()
+            }
+        )
+        lines += ["", "mean PnL a session, dollars (sides that agree share a column):"]
+        lines.append(merged.to_string(float_format=lambda x: f"{x:.2f}"))
     return "\n".join(lines)
 
 
 def write_transfer(result: Transfer, out: Path) -> list[Path]:
-    """``out``/transfer.csv (`COLUMNS`), ``out``/predictivity.csv (per queue model: rho,
-    its interval, the pick, the best and the regret) and ``out``/transfer.png (simulated
-    against real mean PnL, one point a policy, per queue model)."""
+    """``out``/transfer.csv (`COLUMNS`), ``out``/predictivity.csv (per side, "market" or
+    "baseline", and queue model: rho, its interval, the pick, the best and the regret) and
+    ``out``/transfer.png (simulated against real mean PnL, one point a policy, per queue
+    model; the baseline's beside)."""
     from matplotlib.figure import Figure
 
     from tradearena.evaluation.analysis.plots import save_figure
@@ -448,6 +589,7 @@ def write_transfer(result: Transfer, out: Path) -> list[Path]:
     verdicts = pd.DataFrame(
         [
             {
+                "side": side,
                 "queue": q,
                 "spearman": v.rho,
                 "low": v.low,
@@ -456,12 +598,17 @@ def write_transfer(result: Transfer, out: Path) -> list[Path]:
                 "best": labels[v.best],
                 "regret": v.regret,
             }
-            for q, v in result.verdicts.items()
+            for side, judged in (("market", result.verdicts), ("baseline", result.baseline))
+            for q, v in judged.items()
         ]
     )
-    figure = Figure(figsize=(9.0, 5.2), layout="constrained")  # the policies' key at the right
+    figure = Figure(figsize=(9.6, 5.6), layout="constrained")
     transfer_scatter(
-        result.table, result.verdicts, result.market, result.tape, figure.add_subplot()
+        result.table,
+        {"market": result.verdicts, "baseline": result.baseline},
+        result.market,
+        result.tape,
+        figure.add_subplot(),
     )
     with into(out), together():  # all three, or none
         for table, path in ((result.table, paths[0]), (verdicts, paths[1])):

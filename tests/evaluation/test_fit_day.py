@@ -15,6 +15,7 @@ from tradearena.evaluation.experiment.config import load_market
 from tradearena.evaluation.market import fit as fitting
 from tradearena.evaluation.market.fit import candidate_market, light_population
 from tradearena.evaluation.market.search import FitParameter
+from tradearena.evaluation.market.sources import learned_hours
 
 OPEN, STEPS, RATE = 34_200.0, 30, 1 / 20
 """A 30-minute day of the light population whose zero-intelligence traders arrive once
@@ -97,6 +98,9 @@ def test_a_fit_learns_only_before_until_and_says_so(day, tmp_path, monkeypatch):
     assert header.startswith("# Learned from the open to 09:45 of each day, with tradearena ")
     fitted = load_market(out)  # the tape's whole day (its warm-up from 09:25 too), not 15 min
     assert fitted.day_steps == STEPS + 5 and OPEN - 300 <= fitted.open_time < OPEN - 290
+    # the hours learned from, for the judges: the day's first second to --until
+    hours = learned_hours(str(out))
+    assert (hours.first, hours.last, hours.tapes) == (fitted.open_time, OPEN + 900, (day.name,))
 
 
 def test_the_default_fit_is_the_same_on_a_slow_machine(day, tmp_path, monkeypatch, capsys):

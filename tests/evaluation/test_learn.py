@@ -16,6 +16,7 @@ from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.cli.main import main
 from tradearena.evaluation.experiment.config import ConfigError, load_market
 from tradearena.evaluation.market.fit import check_out
+from tradearena.evaluation.market.sources import learned_hours
 
 
 @pytest.fixture(scope="module")
@@ -121,3 +122,12 @@ def test_a_bad_flow_file_is_blamed_on_its_trader(tmp_path, learned):
     blamed = r"market\.traders\[0\]\.model: .*broken\.flow\.json: start"
     with pytest.raises(ConfigError, match=blamed):
         load_market(tmp_path / "m.toml")
+
+
+def test_the_judges_read_the_hours_learned_from_in_the_flow_file(learned):
+    """`tradearena realism` and `transfer` judge a learned market beside the hours its flow
+    file says it learned from: the window and the tape's name."""
+    folder, out, model, until = learned
+    hours = learned_hours(str(out))
+    assert (hours.first, hours.last) == tuple(model.meta["window"])
+    assert hours.tapes == ("day_message_1.csv",) and hours.last == pytest.approx(until, abs=60)

@@ -14,6 +14,7 @@ from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, MESSAGE_DTYPE, Tape
 from tradearena.envs.errors import UserError
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import light
+from tradearena.evaluation.analysis.discriminator import classifier_test, day_windows
 from tradearena.evaluation.analysis.realism import (
     DayView,
     acf,
@@ -42,8 +43,14 @@ from tradearena.evaluation.analysis.realism import (
 )
 from tradearena.evaluation.analysis.realism_plots import return_tails, tail_lines
 from tradearena.evaluation.cli.main import main
-from tradearena.evaluation.market.realism import measure, realism, scorecard
-from tradearena.evaluation.market.sources import RealismSource, tape_view
+from tradearena.evaluation.market.realism import (
+    discriminate,
+    format_verdict,
+    measure,
+    realism,
+    scorecard,
+)
+from tradearena.evaluation.market.sources import RealismSource, clock, read_source, tape_view
 
 OPEN = 34_200.0
 REQUIRED = [
@@ -320,7 +327,7 @@ def test_realism_command_writes_the_scorecard(tmp_path, capsys):
     messages = tmp_path / "day_message_1.csv"
     write_lobster(tape, messages, tmp_path / "day_orderbook_1.csv")
     out = tmp_path / "card"
-    argv = ["realism", str(messages), str(config), "--days", "2", "--out", str(out)]
+    argv = ["realism", str(messages), str(config), "--days", "2", "--out", str(out), "--verbose"]
     assert main(argv) == 0
     table = pd.read_csv(out / "scorecard.csv")
     assert list(table.columns) == ["fact", "source", "value", "low", "high", "distance"]
@@ -414,6 +421,149 @@ def test_realism_needs_a_tape(tmp_path, capsys):
     config.write_text(MARKET)
     assert main(["realism", str(config), "--days", "1"]) == 2
     assert "no tape to compare with" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- the floors
+def test_a_tapes_hours_against_themselves_cannot_be_told_apart():
+    """The minutes of one day's hours, every other one labelled simulated, cross-validated
+    by 10-minute blocks holding both: the classifier cannot tell them (AUC near 0.5, inside
+    its interval), the judge's zero of the floors."""
+    day = tape_view(synthetic_tape(1, traders=light(), levels=1, n_steps=120), OPEN, OPEN + 7200)
+    windows = day_windows([day], 60.0, 0)
+    windows["label"] = np.arange(len(windows)) % 2
+    windows["group"] = (windows["start"] - OPEN) // 600
+    test = classifier_test(windows)
+    assert test.low <= 0.5 <= test.high and abs(test.auc - 0.5) < 0.1
+    assert test.real == test.simulated == 60
+
+
+LONG_DAY = MARKET.replace("day_steps = 60", "day_steps = 120")
+"""MARKET's days two hours long (09:30-11:30): the recorded days' hours after a --from."""
+
+
+def hours_market(folder, window, tapes):
+    """LONG_DAY with a [learned_from] table naming ``window`` (seconds) of ``tapes``."""
+    config = folder / "tiny.toml"
+    names = ", ".join(f'"{t}"' for t in tapes)
+    learned = f"\n[learned_from]\ntapes = [{names}]\nwindow = {list(window)}\n"
+    config.write_text(LONG_DAY + learned)
+    return config
+
+
+def test_realism_from_judges_the_floor_and_each_market_in_sample(tmp_path, capsys):
+    messages, tape = lobster_day(tmp_path, "day", 120, seed=7)
+    split = OPEN + 55 * 60  # 10:25; the recorded day runs 09:25-11:30
+    config = hours_market(tmp_path, (OPEN, OPEN + 3000), [messages.name])
+    out = tmp_path / "card"
+    report = realism([str(config)], against=str(messages), days=2, start=split, out=str(out))
+    # the floor: the tape's own hours before --from, judged as a market against those after
+    times = tape.messages["time"]
+    morning = tape_view(tape, math.floor(times[0]), split)
+    afternoon = tape_view(tape, split, math.ceil(times[-1]))
+    windows = pd.concat(
+        [day_windows([morning], 60.0, 1), day_windows([afternoon], 60.0, 0)], ignore_index=True
+    )
+    expected = classifier_test(windows)
+    hours = f"{clock(math.floor(times[0]))}-10:25"  # from the recorded day's first second
+    assert report.floor.label == f"day_message_1 {hours}" and report.floor.hours == hours
+    table = pd.read_csv(out / "scorecard.csv").set_index(["fact", "source"])
+    floor = table.loc[("discriminator_auc", report.floor.label)]
+    assert (floor.value, floor.low, floor.high) == pytest.approx(
+        (expected.auc, expected.low, expected.high)
+    )
+    score = table.loc[("score", report.floor.label), "value"]
+    assert score > 0 and math.isfinite(score)  # the morning's facts' distance to the afternoon's
+    spread = table.loc[("spread_mean_ticks", report.floor.label), "value"]
+    assert spread == pytest.approx(day_facts(morning)["spread_mean_ticks"])
+    # in-sample: the market's days against the tape over the hours its file names
+    assert report.in_sample["tiny"].hours == "09:30-10:20"
+    inside = discriminate(
+        read_source(str(config), 2, start=OPEN, end=OPEN + 3000),
+        read_source(str(messages), 1, start=OPEN, end=OPEN + 3000),
+        days=2,
+    )
+    for fact, test in inside.items():
+        row = table.loc[(fact + "_in_sample", "tiny")]
+        assert (row.value, row.low, row.high) == pytest.approx((test.auc, test.low, test.high))
+    assert set(inside) == {"discriminator_auc", "discriminator_auc_10s"}
+    verdict = format_verdict(report).splitlines()
+    assert verdict[0].startswith(
+        "classifier AUC on 1-min windows against day_message_1 10:25-11:30"
+    )
+    assert verdict[1].split()[:4] == ["floor:", "its", "own", hours]
+    assert f"{expected.auc:.3f} [{expected.low:.3f}, {expected.high:.3f}]" in verdict[1]
+    held = report.tests["tiny"]["discriminator_auc"]
+    beside = "at or below the floor" if held.auc <= expected.high else "above the floor"
+    assert verdict[2].startswith("  tiny ") and verdict[2].endswith(beside)
+    assert verdict[3].startswith("    in-sample, 09:30-10:20 ") and len(verdict) == 4
+    assert report.missing["tiny"][0] == "the part judged, 10:25-11:30, is too short for them"
+
+
+def test_in_sample_needs_hours_on_this_tape_and_says_why_not(tmp_path, capsys):
+    messages, _ = lobster_day(tmp_path, "day", 90, seed=7)
+    config = tmp_path / "tiny.toml"
+    config.write_text(LONG_DAY)
+    report = realism([str(config)], against=str(messages), days=1, start=OPEN + 3000)
+    assert report.notes == [
+        "tiny: no in-sample judgment: its file names no hours it learned from "
+        "(--learned FIRST,LAST gives them)"
+    ]
+    config = hours_market(tmp_path, (OPEN, OPEN + 2400), ["other_message_1.csv"])
+    report = realism([str(config)], against=str(messages), days=1)
+    assert report.notes == [
+        "tiny: no in-sample judgment: it learned from other_message_1.csv, not from "
+        "day_message_1.csv"
+    ]
+    assert report.floor is None and not report.in_sample
+    # hours given on the command line are judged on this tape, whatever the file says
+    report = realism([str(config)], against=str(messages), days=1, learned=(OPEN, OPEN + 2400))
+    assert report.in_sample["tiny"].hours == "09:30-10:10" and not report.notes
+
+
+def test_hours_the_tape_does_not_hold_are_one_line_and_nothing_written(tmp_path, capsys):
+    messages, _ = lobster_day(tmp_path, "day_34200000_39600000", 90, seed=7)
+    config = tmp_path / "tiny.toml"
+    config.write_text(MARKET)
+    out = tmp_path / "card"
+    argv = ["realism", str(messages), str(config), "--days", "1", "--out", str(out)]
+    assert main([*argv, "--learned", "08:00,10:00"]) == 2
+    error = capsys.readouterr().err
+    assert error == (
+        "tradearena: error: --learned 08:00,10:00: day_34200000_39600000_message_1.csv's day "
+        "(09:30-11:00) does not hold the hours 08:00-10:00\n"
+    )
+    with pytest.raises(SystemExit) as exit:
+        main([*argv, "--learned", "10:00,9:00"])
+    assert exit.value.code == 2
+    assert "argument --learned: FIRST must come before LAST" in capsys.readouterr().err
+    assert not out.exists()
+    # the file's own hours outside the day: no in-sample row, and one line saying why
+    outside = hours_market(tmp_path, (OPEN + 7200, OPEN + 9000), [messages.name])
+    report = realism([str(outside)], against=str(messages), days=1)
+    assert report.notes == [
+        "tiny: no in-sample judgment: day_34200000_39600000_message_1.csv's day (09:30-11:00) "
+        "does not hold the hours 11:30-12:00"
+    ]
+    assert not report.table.fact.str.endswith("_in_sample").any()
+
+
+def test_the_verdict_comes_first_and_the_scorecard_with_verbose(tmp_path, capsys):
+    messages, tape = lobster_day(tmp_path, "day", 90, seed=7)
+    config = hours_market(tmp_path, (OPEN, OPEN + 2400), [messages.name])
+    argv = ["realism", str(messages), str(config), "--days", "2", "--from", "10:05"]
+    assert main(argv) == 0
+    brief = capsys.readouterr().out.splitlines()
+    assert brief[0].startswith("classifier AUC on 1-min windows against day_message_1 10:05-")
+    first = clock(math.floor(tape.messages["time"][0]))
+    assert brief[1].startswith(f"  floor: its own {first}-10:05")
+    assert brief[2].startswith("  tiny ") and "the floor" in brief[2]
+    assert brief[3].startswith("    in-sample, 09:30-10:10 ")
+    assert brief[4].startswith("(--verbose: the scorecard's ") and len(brief) == 5
+    assert main([*argv, "--verbose"]) == 0
+    full = capsys.readouterr().out
+    assert full.splitlines()[:4] == brief[:4]
+    assert "return_sd_1min_bp" in full and "tiny: classifier AUC" in full
+    assert "tiny: not available (the part judged, 10:05-" in full
 
 
 # ------------------------------------------------------------------------------ figures

@@ -13,6 +13,8 @@ from tradearena.envs.simulator.traders import light
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.analysis.metrics import bootstrap_ci
 from tradearena.evaluation.analysis.transfer import (
+    Predictivity,
+    agreeing,
     paired_difference,
     predictivity,
     seed_metric,
@@ -21,7 +23,11 @@ from tradearena.evaluation.analysis.transfer import (
 from tradearena.evaluation.cli.main import main
 from tradearena.evaluation.experiment.parallel import LocalExecutor
 from tradearena.evaluation.market.transfer import (
+    COLUMNS,
     Policy,
+    Transfer,
+    baseline_of,
+    format_transfer,
     transfer,
     transfer_job,
     window_of,
@@ -222,3 +228,117 @@ def test_a_zoo_with_too_few_policies_that_trade_is_refused(tmp_path, monkeypatch
             sessions=1,
             queues=("risk_averse",),
         )
+
+
+# ------------------------------------------------------------------------- the baseline
+def _replay_market(folder, tape, window, queue="risk_averse"):
+    """A market file that is the replay of ``tape`` in sessions opening at ``window``."""
+    config = folder / "morning_replay.toml"
+    config.write_text(
+        f'[market]\ntask = "making"\nn_steps = 20\ntape = "{tape}"\n'
+        f'window_steps = {list(window)}\nqueue = "{queue}"\n'
+    )
+    return config
+
+
+def test_a_market_that_is_the_replay_of_its_hours_meets_its_baseline_exactly(tmp_path, capsys):
+    """The recorded day opens at 09:25 (its warm-up): sessions opening at steps 5-14 replay
+    09:30-09:59, the hours before --from 10:00."""
+    messages, _ = lobster_day(tmp_path, "light_34200000_41400000", 120)
+    config = _replay_market(tmp_path, messages, (5, 14))
+    result = transfer(
+        str(config),
+        str(messages),
+        executor=LocalExecutor(progress=False, job=transfer_job),
+        start=OPEN + 1800,
+        seeds=2,
+        sessions=2,
+        queues=("risk_averse",),
+    )
+    assert str(result.hours) == "09:30-09:59" and result.opening == "10:00-11:10"
+    rows = result.table.set_index(["side", "policy"]).sort_index()
+    market, baseline = rows.loc["market"], rows.loc["baseline/risk_averse"]
+    pd.testing.assert_frame_equal(market, baseline)
+    assert market.trades.sum() > 0
+    assert result.verdicts == result.baseline
+    text = format_transfer(result).splitlines()
+    assert text[1] == f"baseline: the replay of 09:30-09:59 ({config} replays them)"
+    assert text[-1] == "  the market meets its replay exactly"
+    paths = write_transfer(result, tmp_path / "out")
+    written = pd.read_csv(paths[1])
+    assert list(written.columns[:2]) == ["side", "queue"]
+    assert list(written.side) == ["market", "baseline"]
+    numbers = ["spearman", "low", "high", "pick", "best", "regret"]
+    assert written.loc[0, numbers].tolist() == written.loc[1, numbers].tolist()
+
+
+def test_baseline_hours_are_given_or_named_and_else_refused(tmp_path, capsys):
+    """--baseline FIRST,LAST replays those hours; with --from, a market whose file names no
+    hours, hours outside the day, or hours holding no session: one line, exit 2, nothing
+    written."""
+    messages, tape = lobster_day(tmp_path, "light_34200000_41400000", 120)
+    probe = MarketSpec(task="making", tape=str(messages), n_steps=20)
+    assert baseline_of("m.toml", probe, (OPEN, OPEN + 1800), needed=True).steps == (5, 15)
+    config = tmp_path / "light_making.toml"
+    config.write_text(MAKING)
+    assert baseline_of(str(config), probe, None, needed=False) == (
+        "its file names no hours it learned from"
+    )
+    out = tmp_path / "out"
+    argv = ["transfer", str(config), "--against", str(messages), "--executor", "local"]
+    argv += ["--seeds", "2", "--sessions", "1", "--out", str(out)]
+    cases = [
+        (
+            ["--from", "10:00"],
+            f"{config}: no replay to judge it beside: its file names no hours it learned from "
+            "(--baseline FIRST,LAST, two times HH:MM, names the tape's hours to replay)",
+        ),
+        (
+            ["--from", "10:00", "--baseline", "08:00,09:45"],
+            "--baseline 08:00,09:45: light_34200000_41400000_message_1.csv's day (09:30-11:30) "
+            "does not hold the hours 08:00-09:45",
+        ),
+        (
+            ["--from", "10:00", "--baseline", "09:30,09:45"],
+            f"{config}: no replay to judge it beside: the hours 09:30-09:45 hold no 20-step "
+            "session of the tape (--baseline FIRST,LAST, two times HH:MM, names the tape's "
+            "hours to replay)",
+        ),
+    ]
+    for extra, message in cases:
+        assert main([*argv, *extra]) == 2
+        assert capsys.readouterr().err == f"tradearena: error: {message}\n"
+    assert not out.exists()
+
+
+def test_queue_models_that_agree_are_one_line_and_one_column():
+    table = pd.DataFrame(
+        [
+            (p, side, pnl, pnl - 1, pnl + 1, 0.0, 0.0, 0.0, 1.0)
+            for side, scale in (("market", 1.0), ("tape/a", 2.0), ("tape/b", 2.0), ("tape/c", -1.0))
+            for p, pnl in (("x", 1.0 * scale), ("y", 2.0 * scale), ("z", 3.0 * scale))
+        ],
+        columns=list(COLUMNS),
+    )
+    same = Predictivity(1.0, 1.0, 1.0, 2, 2, 0.0)
+    result = Transfer(
+        table,
+        {"a": same, "b": same, "c": Predictivity(-1.0, -1.0, -1.0, 2, 0, 6.0)},
+        "m",
+        "day",
+        task="making",
+    )
+    text = format_transfer(result, verbose=True).splitlines()
+    assert text[:6] == [
+        "m against day: the making zoo (3 policies)",
+        "queue models a, b:",
+        "  market    Spearman 1.00 [1.00, 1.00], regret $0.00 a session (it picks 'z')",
+        "queue model c:",
+        "  market    Spearman -1.00 [-1.00, -1.00], regret $6.00 a session (it picks 'z')",
+        "",
+    ]
+    assert text[7].split() == ["side", "market", "tape/a=b", "tape/c"]
+    assert text[-1].split() == ["z", "3.00", "6.00", "-3.00"]
+    assert agreeing({"a": np.array([1.0, np.nan]), "b": np.array([1.0, np.nan])}) == {
+        "a": ["a", "b"]
+    }
