@@ -1,6 +1,7 @@
 """The learned flow's compiled sampler (`learned_flow.sampler.EventSampler`) written again in
 Python, line by line, for the tests: `reference_events` draws what the sampler draws with the
-same generator, on the book's Python methods."""
+same generator, on the book's Python methods; and `known_model`, the flow of known
+parameters the tests draw from and learn again."""
 
 from __future__ import annotations
 
@@ -15,11 +16,67 @@ from tradearena.envs.simulator.learned_flow.events import (
     N_EXCITERS,
     EventKind,
     Events,
+    Exciter,
     StatePath,
 )
 from tradearena.envs.simulator.learned_flow.kernels import jumps
+from tradearena.envs.simulator.learned_flow.marks import Marks
 from tradearena.envs.simulator.learned_flow.model import EventModel
 from tradearena.envs.simulator.learned_flow.sampler import baseline_bound
+
+OPEN = 34_200.0
+"""The known model's open: 09:30, seconds after midnight."""
+
+
+def known_model(alpha_scale: float = 1.0) -> EventModel:
+    """A model with two spread buckets (1-2, 3+ ticks) and two queue buckets (< 4, 4+ lots):
+    limit orders come faster when the own queue is short, inside orders only when the spread
+    is wide, market orders faster when the opposite queue is short; a market order that
+    empties the best level excites limit orders at the touch on its side (fast: the queue
+    refilled), one that does not excites more market orders (slow), the first at full gain
+    when the spread is narrow and 0.3 when it is wide, the second at half gain when the
+    spread is wide."""
+    spread_edges, queue_edges = np.array([3.0]), np.array([4.0])
+    sb, qo, qp = np.unravel_index(np.arange(8), (2, 2, 2))
+    mu = np.zeros((N_EVENT_KINDS, 8))
+    mu[EventKind.LIMIT_TOUCH] = np.where(qo == 0, 0.6, 0.2)
+    mu[EventKind.LIMIT_INSIDE] = np.where(sb == 1, 0.5, 0.0)
+    mu[EventKind.CANCEL_TOUCH] = np.where(qo == 0, 0.1, 0.4)
+    mu[EventKind.MARKET] = np.where(qp == 0, 0.3, 0.1)
+    alpha = np.zeros((2, N_EVENT_KINDS, 2 * N_EXCITERS))
+    alpha[0, EventKind.LIMIT_TOUCH, Exciter.MARKET_EMPTIED] = 0.4 * alpha_scale
+    alpha[1, EventKind.MARKET, Exciter.MARKET] = 0.3 * alpha_scale
+    alpha[1, EventKind.CANCEL_TOUCH, N_EXCITERS + Exciter.LIMIT_INSIDE] = 0.2 * alpha_scale
+    gain = np.ones((N_EVENT_KINDS, 2))
+    gain[EventKind.LIMIT_TOUCH] = (1.0, 0.3)
+    gain[EventKind.MARKET] = (1.0, 0.5)
+    one = (np.ones(1), np.ones(1))
+    halves = (np.array([1.0, 2.0]), np.array([0.5, 0.5]))
+    marks = Marks(
+        sizes=tuple(halves for _ in range(N_EVENT_KINDS - 1)),
+        taken=((np.array([0.5, 1.0]), np.array([0.5, 0.5])),) * 2,
+        inside=(one, (np.array([0.25, 0.5]), np.array([0.7, 0.3]))),
+        limit_behind=one,
+        cancel_behind=one,
+        gap=(one, one),
+        queue=((np.array([2.0, 3.0]), np.array([0.5, 0.5])),) * 2,
+    )
+    return EventModel(
+        spread_edges=spread_edges,
+        queue_edges=queue_edges,
+        mu=mu,
+        alpha=alpha,
+        gain=gain,
+        decays=np.array([50.0, 1.0]),
+        profile=np.array([1.5, 0.5]),
+        start=OPEN,
+        bin_seconds=3600.0,
+        marks=marks,
+        depth=2,
+        book=np.array([[1.0, 3.0, -1.0, 3.0]]),
+        tick_size=0.01,
+        lot_size=1.0,
+    )
 
 
 class Reference:

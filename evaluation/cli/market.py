@@ -231,3 +231,18 @@ def _realism(args: argparse.Namespace) -> int:
     if args.out is not None:
         print(f"\nwrote {Path(args.out) / 'scorecard.csv'} (every fact and AUC) and realism_*.png")
     return 0
+
+
+def response_command(args: argparse.Namespace) -> int:
+    """``tradearena response``: print the verdict and the table, and where it was written."""
+    from tradearena.envs.data.load import without_orderbooks
+    from tradearena.evaluation.market.response import format_response, response
+
+    (tape,) = without_orderbooks([args.tape])
+    found = response(
+        tape, args.markets, start=args.start, end=args.end, days=args.days, out=args.out
+    )
+    print(format_response(found))
+    if args.out is not None:
+        print(f"\nwrote {Path(args.out) / 'response.csv'} and response.png")
+    return 0

@@ -27,6 +27,7 @@ from tradearena.evaluation.cli.market import (
     fit_command,
     learn_command,
     realism_command,
+    response_command,
     run_session,
     transfer_command,
 )
@@ -420,6 +421,31 @@ def add_realism_command(commands: argparse._SubParsersAction) -> None:
     realism.set_defaults(func=realism_command)
 
 
+def add_response_command(commands: argparse._SubParsersAction) -> None:
+    """`tradearena response`: a market's answer to a seat's market order beside the tape's."""
+    response = commands.add_parser(
+        "response",
+        help="how a market answers a market order, beside how the real day answers its own",
+        description="After each of the TAPE's market orders: how far the mid moved in the "
+        "order's direction 0.1, 1 and 10 seconds on, and whether the level it emptied was "
+        "quoted again within them, by the order's size. Then the same after a seat's market "
+        "orders of the tape's sizes in each MARKET (an experiment file's [market] table or a "
+        "Gymnasium id, simulated over --days days, one order every 30 seconds): a market whose "
+        "flow reacts as the tape's does answers the seat as the tape answers its own orders.",
+    )
+    response.add_argument("tape", metavar="TAPE", help="the real day (a tape)")
+    response.add_argument("markets", nargs="+", metavar="MARKET", help="a .toml or id")
+    response.add_argument(
+        "--days",
+        type=integer_at_least(1, MAX_DAYS),
+        default=5,
+        help="days per market (default 5)",
+    )
+    add_window_arguments(response, "read")
+    response.add_argument("--out", help="write DIR/response.csv and response.png there")
+    response.set_defaults(func=response_command)
+
+
 def step_window(text: str) -> tuple[int, int]:
     """An argparse type: FIRST,LAST, the decision steps of a day at which sessions open."""
     parts = text.split(",")
@@ -645,6 +671,7 @@ COMMANDS = (
     add_calibrate_command,
     add_session_command,
     add_realism_command,
+    add_response_command,
     add_transfer_command,
     add_fit_command,
     add_learn_command,

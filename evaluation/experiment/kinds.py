@@ -1,7 +1,7 @@
 """The experiment kinds, registered in one table, and the running of one Job.
 
-Each kind is a module of ``evaluation.kinds`` answering the `Kind` protocol: five functions,
-``check(config, where)`` (what the schema cannot say; raises through the
+Each kind is a module of ``evaluation.kinds`` answering the `ExperimentKind` protocol: five
+functions, ``check(config, where)`` (what the schema cannot say; raises through the
 `evaluation.experiment.schema.Locator`), ``plan(config) -> list[Job]``, ``run(job) ->
 records``, ``tables(directory, config, records) -> summary`` and ``figures(directory, config,
 records) -> paths``, plus ``SECTIONS``, the optional config tables it reads. A kind may also be
@@ -39,14 +39,14 @@ __all__ = [
     "CALIBRATIONS",
     "KINDS",
     "Driven",
-    "Kind",
+    "ExperimentKind",
     "SavesStrategies",
     "one_thread",
     "run_job",
 ]
 
 
-class Kind(Protocol):
+class ExperimentKind(Protocol):
     """An experiment kind: what every module of ``evaluation.kinds`` defines."""
 
     SECTIONS: tuple[str, ...]
@@ -90,17 +90,17 @@ class SavesStrategies(Protocol):
         """The agent entries of those strategies, by label (for their cards)."""
 
 
-class _Kinds(Mapping[str, Kind]):
+class _Kinds(Mapping[str, ExperimentKind]):
     """Kind name -> its module (``tradearena.evaluation.kinds.<name>``), imported when first looked
     up: a run imports only its own kind (the game analysis' modules stay out of a compare
     run's start)."""
 
     NAMES = ("compare", "psro", "robustness", "tournament")
 
-    def __getitem__(self, name: str) -> Kind:
+    def __getitem__(self, name: str) -> ExperimentKind:
         if name not in self.NAMES:
             raise KeyError(name)
-        return cast(Kind, importlib.import_module(f"tradearena.evaluation.kinds.{name}"))
+        return cast(ExperimentKind, importlib.import_module(f"tradearena.evaluation.kinds.{name}"))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.NAMES)
@@ -109,7 +109,7 @@ class _Kinds(Mapping[str, Kind]):
         return len(self.NAMES)
 
 
-KINDS: Mapping[str, Kind] = _Kinds()
+KINDS: Mapping[str, ExperimentKind] = _Kinds()
 """Experiment kind name -> its module."""
 CALIBRATIONS = "calibrations.json"
 """The run directory's file of calibrations and tunings (`agents.calibration.keep`), which

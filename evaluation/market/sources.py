@@ -34,7 +34,9 @@ __all__ = [
     "gym_spec",
     "hours_on",
     "learned_hours",
+    "read_market",
     "read_source",
+    "session_of",
     "simulate_days",
     "tape_day",
     "tape_levels",
@@ -188,6 +190,21 @@ def read_source(
     return _market_source(gym_spec(name), name, days, start, end, levels)
 
 
+def read_market(name: str) -> tuple[MarketSpec, str]:
+    """The market ``name`` names (an experiment file's ``[market]`` table, or a Gymnasium
+    id) and its label; a tape, or a market that replays one, is a `UserError`."""
+    path = Path(name)
+    if path.suffix == ".toml":
+        spec, label = load_market(path), path.stem
+    elif path.exists():
+        raise UserError(f"{name}: a tape, not a market (an experiment file or a Gymnasium id)")
+    else:
+        spec, label = gym_spec(name), name
+    if spec.tape is not None and spec.tape != SYNTHETIC:
+        raise UserError(f"{name}: replays the tape {spec.tape}; give a simulated market")
+    return spec, label
+
+
 def _label(path: Path) -> str:
     return path.name if path.is_dir() else path.stem
 
@@ -198,7 +215,7 @@ def tape_day(tape: Tape, start: float | None = None, end: float | None = None) -
     return _tape_source(tape, Path(tape.source).stem, start, end, 1).days[0]
 
 
-def _session(tape: Tape) -> tuple[float, float]:
+def session_of(tape: Tape) -> tuple[float, float]:
     """(open, close) of ``tape``'s day, seconds after midnight: a LOBSTER file's session (in
     its name), else its first message's second and its last's rounded up."""
     session = _LOBSTER_SESSION.search(Path(tape.source).stem)
@@ -213,13 +230,13 @@ def day_span(
 ) -> tuple[float, float]:
     """(first, last) of the day of the tape ``name`` that the judges see from ``start`` to
     ``end`` (seconds after midnight; None: its open, its close), as `read_source` cuts it."""
-    return clipped(*_session(load_tape(name)), start, end, _label(Path(name)))
+    return clipped(*session_of(load_tape(name)), start, end, _label(Path(name)))
 
 
 def _tape_source(
     tape: Tape, label: str, start: float | None, end: float | None, levels: int
 ) -> RealismSource:
-    open, close = _session(tape)
+    open, close = session_of(tape)
     if end is not None and end > close:
         raise UserError(
             f"{label}: --until {clock(end)} is after the day's close ({clock(close)}; the day "
@@ -318,7 +335,7 @@ def hours_on(hours: LearnedHours, tape: str, given: bool) -> LearnedHours | str:
     name = Path(tape).name
     if hours.tapes and name not in hours.tapes and not given:
         return f"it learned from {', '.join(hours.tapes)}, not from {name}"
-    open, close = _session(load_tape(tape))
+    open, close = session_of(load_tape(tape))
     first, last = float(math.floor(hours.first)), float(math.ceil(hours.last))
     if first < open or last > close:
         reason = (

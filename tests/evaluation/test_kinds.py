@@ -1,14 +1,16 @@
-"""The experiment kinds answer the `Kind` protocol; `Driven` and `SavesStrategies` are what
-PSRO alone adds."""
+"""The experiment kinds answer the `ExperimentKind` protocol; `Driven` and `SavesStrategies`
+are what PSRO alone adds."""
 
 import inspect
 
-from tradearena.evaluation.experiment.kinds import KINDS, Driven, Kind, SavesStrategies
+from tradearena.evaluation.experiment.kinds import KINDS, Driven, ExperimentKind, SavesStrategies
 
 
 def test_every_kind_defines_what_the_protocol_names():
     members = {"SECTIONS"} | {
-        name for name, _ in inspect.getmembers(Kind, inspect.isfunction) if not name.startswith("_")
+        name
+        for name, _ in inspect.getmembers(ExperimentKind, inspect.isfunction)
+        if not name.startswith("_")
     }
     assert members == {"SECTIONS", "check", "plan", "run", "tables", "figures"}
     for name in KINDS:

@@ -229,10 +229,12 @@ def _em(
     masses: np.ndarray,
     pool: np.ndarray,
     radius: float,
+    fit_gain: bool,
 ) -> EventModel:
     """Expectation-maximisation from ``model`` at its decays (kernel sums ``sums``, the
     excitation's exposure per state ``masses``), states pooled by ``pool``, the excitation's
-    spectral radius held at most ``radius`` (each update beyond it scaled back to it)."""
+    spectral radius held at most ``radius`` (each update beyond it scaled back to it), the
+    gain fitted when ``fit_gain`` (else held at the model's)."""
     width = data.exposure.sum(axis=1)  # seconds per bin, both sides
     mu, profile, excitation = model.mu.copy(), model.profile.copy(), _flat(model.alpha)
     gain = model.gain.copy()
@@ -248,15 +250,16 @@ def _em(
         heard = np.zeros_like(excitation)
         np.add.at(heard, data.kind, parts / lam[:, None])
         excitation = heard / np.maximum(gain @ masses, 1e-12)
-        called = np.zeros_like(gain)
-        np.add.at(called, (data.kind, data.spread), excited / lam)
-        exposed = excitation @ masses.T
-        gain = np.divide(called, exposed, out=np.zeros_like(gain), where=exposed > 0)
-        top = gain.max(axis=1, keepdims=True)
-        gain, excitation = (
-            np.divide(gain, top, out=np.ones_like(gain), where=top > 0),
-            (excitation * top),
-        )
+        if fit_gain:
+            called = np.zeros_like(gain)
+            np.add.at(called, (data.kind, data.spread), excited / lam)
+            exposed = excitation @ masses.T
+            gain = np.divide(called, exposed, out=np.zeros_like(gain), where=exposed > 0)
+            top = gain.max(axis=1, keepdims=True)
+            gain, excitation = (
+                np.divide(gain, top, out=np.ones_like(gain), where=top > 0),
+                (excitation * top),
+            )
         found = spectral_radius(_alpha(excitation))
         if found > radius:
             excitation *= radius / found
@@ -299,6 +302,7 @@ def fit_events(
     decays: tuple[tuple[float, ...], ...] = DECAYS,
     bin_seconds: float = 1800.0,
     radius: float = MAX_RADIUS,
+    gain: bool = False,
 ) -> EventModel:
     """The learned flow of one or more days' tapes, each in its window [start, end) seconds
     after midnight (default: the whole tape): `estimate` on their events (no day excites
@@ -339,6 +343,7 @@ def fit_events(
         tick_size=first.tick_size,
         lot_size=first.lot_size,
         radius=radius,
+        gain=gain,
     )
     sources = [t.source for t in tapes]
     return replace(model, meta={"tape": sources[0], "tapes": sources, **model.meta})
@@ -356,12 +361,15 @@ def estimate(
     lot_size: float = 1.0,
     edges: tuple[np.ndarray, np.ndarray] | None = None,
     radius: float = MAX_RADIUS,
+    gain: bool = False,
 ) -> EventModel:
     """The model of the events of ``days`` (each day's events and the book's states over its
     window; the days' windows at one time of day): the decays (one of each kernel's tuple in
     ``decays``, per second) found by coordinate ascent of the likelihood, the rest by
     expectation-maximisation (see the module docstring), the excitation's spectral radius at
-    most ``radius``. ``shown``: the levels behind the best (none: one tick behind, one lot);
+    most ``radius``, its gain by the spread's bucket fitted when ``gain`` (else 1 in every
+    bucket: the excitation the same at every spread). ``shown``: the levels behind the best
+    (none: one tick behind, one lot);
     ``book``: the opening book ((levels, 4), see `EventModel`; none: one lot a tick either
     side of the mid); ``edges``: the spread's and the queues' bucket edges (none: the
     `learned_flow.state.QUANTILES` of the spreads the events met and of the best queues)."""
@@ -419,7 +427,7 @@ def estimate(
             )
             sums = np.hstack([sums_of[d] for d in chosen])
             masses = np.hstack([masses_of[d] for d in chosen])
-            fitted = _em(guess, data, sums, masses, pool, radius)
+            fitted = _em(guess, data, sums, masses, pool, radius, gain)
             likelihood = _score(fitted, data, sums, masses)
             fits[chosen] = (likelihood if np.isfinite(likelihood) else -np.inf), fitted
         return fits[chosen][0]
