@@ -93,6 +93,7 @@ class Reference:
     ):
         self.m, self.rng, self.owners = model, rng, (owners[0], owners[1])
         self.causal = causal
+        self.deepest = {1: 0, -1: 0}  # the deepest price each side held, to rebuild behind
         self.decays = model.decays.tolist()
         self.excitation = [[0.0] * (2 * N_EVENT_KINDS) for _ in self.decays]
         self.kernel_next = [math.inf] * len(self.decays)
@@ -272,10 +273,13 @@ class Reference:
             book.reduce(side, price, MAX_QTY, owner)
         n = min(len(levels), depth)
         deepest = levels[n - 1][0] if n else 0
+        held = self.deepest[side]
         while n < depth:
             if n == 0:
                 if everyone:
                     deepest = everyone[0][0]
+                elif held > 0 and (not other or side * (other[0][0] - held) > 0):
+                    deepest = held
                 elif not other:
                     return
                 else:
@@ -288,6 +292,8 @@ class Reference:
             qty = _lots(self.draw(self.first["queue"] + bucket))
             book.limit(side, price, qty, owner)
             deepest, n = price, n + 1
+        if n:
+            self.deepest[side] = deepest
 
 
 def reference_events(

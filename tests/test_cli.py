@@ -827,14 +827,15 @@ def test_games_on_a_file_that_is_not_a_payoff_table_says_what_one_is(tmp_path, c
     assert "not a payoff table (no u_b column)" in capsys.readouterr().err
 
 
-def test_a_window_ending_after_the_close_is_refused(tmp_path, capsys):
-    """`fit DAY --until 17:45` on a day that closes at 16:00: one line naming the close, exit 2,
-    nothing written (it used to fit the whole day)."""
+@pytest.mark.parametrize("command", [["fit", "--executor", "local"], ["learn"]])
+def test_a_window_ending_after_the_close_is_refused(command, tmp_path, capsys):
+    """`fit DAY --until 17:45` and `learn DAY --until 17:45` on a day that closes at 16:00:
+    one line naming the close, exit 2, nothing written (they used to learn the whole day)."""
     messages = tmp_path / "day_34200000_57600000_message_1.csv"
     orderbook = tmp_path / "day_34200000_57600000_orderbook_1.csv"
     write_lobster(synthetic_tape(0, n_steps=30, levels=1), messages, orderbook)
     out = tmp_path / "fitted" / "m.toml"
-    argv = ["fit", str(messages), "--until", "17:45", "--executor", "local", "--out", str(out)]
+    argv = [command[0], str(messages), "--until", "17:45", *command[1:], "--out", str(out)]
     assert main(argv) == 2
     assert capsys.readouterr().err == (
         "tradearena: error: day_34200000_57600000_message_1: --until 17:45 is after the day's "

@@ -224,7 +224,9 @@ def transfer_scatter(
     ax.set_title(f"{market} against {tape}", fontsize="small")
     ax.legend(fontsize="x-small", loc="best")
     key = "\n".join(f"{i:>2}  {name}" for i, name in enumerate(policies, 1))
-    ax.text(1.02, 1.0, key, transform=ax.transAxes, va="top", fontsize=6, family="monospace")
+    ax.text(
+        1.02, 1.0, key, transform=ax.transAxes, va="top", fontsize=6, family="monospace", gid="key"
+    )
     _number(ax, numbered)
     return ax
 
@@ -262,6 +264,7 @@ def _number(ax: Axes, points: list[tuple[float, float, int]], size: float = 6.0)
             textcoords="offset points",
             ha="left" if dx >= 0 else "right",
             fontsize=size,
+            gid="policy",
         )
 
 

@@ -41,8 +41,8 @@ def _run_settings(table: Path) -> dict[str, str]:
     config = table.parent / "config.toml"
     if config.is_file():
         as_run = parse_config(config.read_text(), source=str(config), complete=False)
-        if as_run["kind"] == "tournament":
-            settings = as_run["tournament"]
+        if as_run.kind == "tournament":
+            settings = as_run.tournament
             return {"payoff": settings.payoff, "weighting": settings.weighting}
     return {"payoff": table.name}
 

@@ -53,6 +53,7 @@ from tradearena.evaluation.experiment.schema import (
     Config,
     ConfigError,
     Field,
+    LearnedFrom,
     Locator,
     Output,
     Perturbation,
@@ -378,14 +379,17 @@ def _day_window(window: list) -> bool:
     return len(window) == 2 and numbers and 0 <= window[0] < window[1] <= 86_400
 
 
-def load_learned_from(path: str | Path) -> dict[str, Any] | None:
-    """The ``[learned_from]`` table of the experiment file at ``path``, checked (``tapes``:
-    file names; ``window``: [first, last], seconds after midnight), or None when the file
-    says nothing of what its market learned from. `ConfigError` names a bad value."""
+def load_learned_from(path: str | Path) -> LearnedFrom | None:
+    """The ``[learned_from]`` table of the experiment file at ``path``, checked, or None when
+    the file says nothing of what its market learned from. `ConfigError` names a bad value."""
     raw, where = read_file(path, "market file")
     schema = TOP["learned_from"].default
     table = check_table(raw.get("learned_from", {}), schema, ("learned_from",), where)
-    return table if table["window"] else None
+    return _learned_from(table) if table["window"] else None
+
+
+def _learned_from(table: dict[str, Any]) -> LearnedFrom:
+    return LearnedFrom(tuple(table["tapes"]), tuple(map(float, table["window"])))
 
 
 def load_market(path: str | Path) -> MarketSpec:
@@ -482,6 +486,7 @@ def _config(
         tournament=Tournament(**{**settings, "roles": _roles(settings["roles"], where)}),
         psro=Psro(**{**checked["psro"], "learner": _entry(learner, base)}),
         output=output,
+        learned_from=_learned_from(checked["learned_from"]),
         text=text,
         agent_folders=folders,
     )

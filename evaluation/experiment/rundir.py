@@ -13,6 +13,7 @@ repository root, or ``notebooks/``, where Jupyter starts it).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -62,13 +63,13 @@ def find_run_dir(path: str | Path) -> Path:
     )
 
 
-def check_run_dir(directory: str | Path) -> Path:
-    """``directory`` as a `Path` when it is a run directory (it holds `RUN_FILES`), else
-    `UserError` naming it as given: "no run directory at runs/nope", or the file it lacks."""
+def check_run_dir(directory: str | Path, files: Sequence[str] = RUN_FILES) -> Path:
+    """``directory`` as a `Path` when it is a run directory (it holds ``files``), else
+    `UserError` naming it as given: "no run directory at runs/nope", or the files it lacks."""
     directory = Path(directory)
     if not directory.is_dir():
         raise UserError(f"no run directory at {directory}")
-    missing = [name for name in RUN_FILES if not (directory / name).is_file()]
+    missing = [name for name in files if not (directory / name).is_file()]
     if missing:
         raise UserError(
             f"{directory} is not a run directory: it holds no {' and no '.join(missing)} "
@@ -81,7 +82,7 @@ def run_config_of(directory: str | Path) -> Config:
     """The config of a run directory as run (its ``config.toml``, defaults filled in, its
     paths resolved against the directory; `check_run_dir`); `ConfigError` naming the file and
     the line when it cannot be read (not UTF-8, not TOML, a table without a key it needs)."""
-    directory = check_run_dir(directory)
+    directory = check_run_dir(directory, ["config.toml"])
     path = directory / "config.toml"
     text = read_text(path, "run's config")
     return parse_config(text, source=str(path), base=directory.absolute(), complete=False)
@@ -90,6 +91,6 @@ def run_config_of(directory: str | Path) -> Config:
 def load_run(directory: str | Path) -> tuple[Config, pd.DataFrame]:
     """(config as run, defaults filled in, `run_config_of`; all episode records) of a run
     directory."""
-    config = run_config_of(directory)
+    config = run_config_of(check_run_dir(directory))
     with Store(Path(directory) / "results.sqlite") as store:
         return config, store.episodes()

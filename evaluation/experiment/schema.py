@@ -31,6 +31,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "Field",
+    "LearnedFrom",
     "Locator",
     "MAX_DAYS",
     "MAX_EPISODES",
@@ -291,6 +292,15 @@ class Output:
 
 
 @dataclass(frozen=True)
+class LearnedFrom:
+    """The ``[learned_from]`` table: the file names of the days a market was fitted to and
+    the part of each day, [first, last] seconds after midnight (empty: not said)."""
+
+    tapes: tuple[str, ...]
+    window: tuple[float, ...]
+
+
+@dataclass(frozen=True)
 class Config:
     """A checked experiment file (`evaluation.experiment.config.load_config`): its tables as
     typed sections, read by attribute; frozen and picklable, so that jobs carry it to the
@@ -314,6 +324,7 @@ class Config:
     tournament: Tournament
     psro: Psro
     output: Output
+    learned_from: LearnedFrom
     text: str
     agent_folders: tuple[str, ...] = ()
 

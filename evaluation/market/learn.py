@@ -21,7 +21,7 @@ from tradearena.envs.simulator.learned_flow.model import EventModel
 from tradearena.envs.simulator.learned_flow.neural import NeuralModel
 from tradearena.envs.simulator.learned_flow.neural_fit import fit_neural, torch_or_error
 from tradearena.evaluation.market.fit import check_out, experiment_table
-from tradearena.evaluation.market.sources import clock, tape_day
+from tradearena.evaluation.market.sources import clock, day_until, tape_day
 
 __all__ = ["learn", "learned_files", "learned_market", "write_learned"]
 
@@ -109,7 +109,15 @@ def learn(
     if neural:
         torch_or_error()
     tape = load_tape(tape_path)
-    model = fit_events(tape, start=start, end=end)
+    day_until(tape, Path(tape_path).stem, end)
+    with tqdm(unit="fit", dynamic_ncols=True, desc="decays tried") as bar:
+
+        def tried(decays: tuple[float, ...], likelihood: float) -> None:
+            shown = ", ".join(f"{d:g}" for d in decays)
+            bar.set_postfix(decays=shown, nats=f"{likelihood:.4f}", refresh=False)
+            bar.update(1)
+
+        model = fit_events(tape, start=start, end=end, progress=tried)
     if neural:
         ev, path = window_events(tape, *model.meta["window"])
         with tqdm(unit="epoch", dynamic_ncols=True, desc="neural flow") as bar:

@@ -31,6 +31,7 @@ __all__ = [
     "clipped",
     "clock",
     "day_span",
+    "day_until",
     "gym_spec",
     "hours_on",
     "learned_hours",
@@ -225,6 +226,19 @@ def session_of(tape: Tape) -> tuple[float, float]:
     return math.floor(times[0]), math.ceil(times[-1])
 
 
+def day_until(tape: Tape, label: str, end: float | None) -> tuple[float, float]:
+    """(open, close) of ``tape``'s day (`session_of`); a `UserError` naming ``label`` when
+    ``end`` (``--until``, seconds after midnight) is after its close."""
+    open, close = session_of(tape)
+    if end is not None and end > close:
+        raise UserError(
+            f"{label}: --until {clock(end)} is after the day's close ({clock(close)}; the day "
+            f"runs {clock(open)}-{clock(close)}): give a time inside it, or no --until for the "
+            "whole day"
+        )
+    return open, close
+
+
 def day_span(
     name: str, start: float | None = None, end: float | None = None
 ) -> tuple[float, float]:
@@ -236,14 +250,7 @@ def day_span(
 def _tape_source(
     tape: Tape, label: str, start: float | None, end: float | None, levels: int
 ) -> RealismSource:
-    open, close = session_of(tape)
-    if end is not None and end > close:
-        raise UserError(
-            f"{label}: --until {clock(end)} is after the day's close ({clock(close)}; the day "
-            f"runs {clock(open)}-{clock(close)}): give a time inside it, or no --until for the "
-            "whole day"
-        )
-    bounds = clipped(open, close, start, end, label)
+    bounds = clipped(*day_until(tape, label, end), start, end, label)
     view = tape_view(tape, *bounds, levels=min(levels, tape_levels(tape)))
     return RealismSource(label, [view], simulated=False)
 
@@ -304,8 +311,8 @@ def learned_hours(name: str) -> LearnedHours | None:
         return None
     declared = load_learned_from(path)
     if declared is not None:
-        tapes = tuple(Path(t).name for t in declared["tapes"])
-        return LearnedHours(*map(float, declared["window"]), tapes, f"{path} [learned_from]")
+        tapes = tuple(Path(t).name for t in declared.tapes)
+        return LearnedHours(*declared.window, tapes, f"{path} [learned_from]")
     spec = load_market(path)
     if spec.tape is not None and spec.tape != SYNTHETIC:
         market = spec.market(0)

@@ -63,7 +63,7 @@ def test_policies_that_lie_together_share_one_label_and_the_key_names_them():
     figure = Figure(figsize=(9.0, 5.2), layout="constrained")
     ax = transfer_scatter(
         pd.DataFrame(rows),
-        {"optimistic": SimpleNamespace(rho=-0.8)},
+        {"market": {"optimistic": SimpleNamespace(rho=-0.8)}},
         "m",
         "day",
         figure.add_subplot(),
@@ -71,7 +71,7 @@ def test_policies_that_lie_together_share_one_label_and_the_key_names_them():
     labels = sorted(t.get_text() for t in ax.texts if t.get_gid() == "policy")
     assert labels == ["1, 2", "3", "4"]
     (key,) = (t.get_text() for t in ax.texts if t.get_gid() == "key")
-    assert key.splitlines() == ["1  hold", "2  wide", "3  narrow", "4  random"]
+    assert key.splitlines() == [" 1  hold", " 2  wide", " 3  narrow", " 4  random"]
 
 
 def test_an_acf_legend_covers_no_point_and_lags_are_whole_minutes():

@@ -22,6 +22,7 @@ cdef class BookActor:
     cdef MarkTables _marks
     cdef StateGrid _grid
     cdef public i64 depth, bid_owner, ask_owner
+    cdef public i64 bid_deepest, ask_deepest
     cdef readonly bint causal
     cdef object _rng
     cdef bitgen_t* _bitgen

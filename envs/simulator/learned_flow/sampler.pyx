@@ -215,6 +215,7 @@ cdef class BookActor:
         self._marks = _shared(model)[0]
         self._grid = model.grid
         self.depth, self.bid_owner, self.ask_owner = model.depth, bid_owner, ask_owner
+        self.bid_deepest = self.ask_deepest = 0
         self.causal = causal
         self._rng = rng
         self._bitgen = <bitgen_t*>PyCapsule_GetPointer(rng.bit_generator.capsule, "BitGenerator")
@@ -313,7 +314,10 @@ cdef class BookActor:
     cdef int keep_depth(self, OrderBook book, int side, i64* counts) except -1:
         """``side`` brought to `depth` levels of the population's own (other participants'
         levels neither count nor are touched): its volume beyond them taken out, missing
-        ones added behind its deepest."""
+        ones added behind its deepest. A side with none of its levels left (a seat's market
+        order took them all) is rebuilt behind the deepest it held (``bid_deepest``,
+        ``ask_deepest``: where that order's sweep went), or behind the opposite best when
+        that price is not behind it, so that the price moves on the way the sweep took it."""
         cdef Half* half = book._half(side)
         cdef Half* other = book._half(-side)
         cdef i64 owner = self.bid_owner if side > 0 else self.ask_owner
@@ -338,10 +342,13 @@ cdef class BookActor:
                 if last:
                     break
                 it = deeper
+        cdef i64 held = self.bid_deepest if side > 0 else self.ask_deepest
         while n < self.depth:
             if n == 0:
                 if not half.empty():
                     deepest = side * best_key(half)
+                elif held > 0 and (other.empty() or side * (-side * best_key(other) - held) > 0):
+                    deepest = held
                 elif other.empty():
                     return 0  # nothing to stand behind: the next event's side refills it
                 else:
@@ -354,6 +361,11 @@ cdef class BookActor:
             book._row(K_LIMIT, side, price, qty, owner, -1, None, None, counts)
             deepest = price
             n += 1
+        if n:
+            if side > 0:
+                self.bid_deepest = deepest
+            else:
+                self.ask_deepest = deepest
         return 0
 
 
@@ -465,7 +477,7 @@ cdef class EventSampler(Sampler):
             self.actor._rng, list(self._excitation), list(self._totals),
             list(self._kernel_next), self._last, self._base_next, self.end, self.events,
             self.candidates, self.observed, self._traded[0], self._traded[1], self._best[0],
-            self._best[1],
+            self._best[1], self.actor.bid_deepest, self.actor.ask_deepest,
         )
         parameters = (self._model, self.actor.bid_owner, self.actor.ask_owner)
         return _rebuild, (parameters, self.actor.causal, state)
@@ -628,7 +640,8 @@ cdef class NeuralSampler(Sampler):
         state = (
             self.actor._rng, self._h.copy(), self._event_time, self.next_time, self.end,
             self._bound, self.events, self.candidates, self.observed, self._traded[0],
-            self._traded[1], self._best[0], self._best[1],
+            self._traded[1], self._best[0], self._best[1], self.actor.bid_deepest,
+            self.actor.ask_deepest,
         )
         parameters = (self._net, self.actor.bid_owner, self.actor.ask_owner)
         return _rebuild_neural, (parameters, self.actor.causal, state)
@@ -707,7 +720,7 @@ cdef class NeuralSampler(Sampler):
 def _rebuild_neural(parameters, causal, state):
     """Unpickle: a neural sampler of ``parameters`` in ``state``."""
     rng, h, event_time, next_time, end, bound, events, candidates, observed = state[:9]
-    traded, best = state[9:11], state[11:]
+    traded, best, deepest = state[9:11], state[11:13], state[13:]
     drawn = rng.bit_generator.state
     cdef NeuralSampler sampler = NeuralSampler(*parameters, rng, event_time, causal)
     rng.bit_generator.state = drawn
@@ -717,13 +730,14 @@ def _rebuild_neural(parameters, causal, state):
     sampler.events, sampler.candidates, sampler.observed = events, candidates, observed
     sampler._traded[0], sampler._traded[1] = traded
     sampler._best[0], sampler._best[1] = best
+    sampler.actor.bid_deepest, sampler.actor.ask_deepest = deepest
     return sampler
 
 
 def _rebuild(parameters, causal, state):
     """Unpickle: a sampler of ``parameters`` in ``state``."""
     rng, excitation, totals, kernel_next, last, base_next, end, events, candidates = state[:9]
-    observed, traded, best = state[9], state[10:12], state[12:]
+    observed, traded, best, deepest = state[9], state[10:12], state[12:14], state[14:]
     drawn = rng.bit_generator.state
     cdef EventSampler sampler = EventSampler(*parameters, rng, last, causal)
     rng.bit_generator.state = drawn  # the next draws are the pickled ones, not new draws
@@ -735,6 +749,7 @@ def _rebuild(parameters, causal, state):
     sampler.events, sampler.candidates, sampler.observed = events, candidates, observed
     sampler._traded[0], sampler._traded[1] = traded
     sampler._best[0], sampler._best[1] = best
+    sampler.actor.bid_deepest, sampler.actor.ask_deepest = deepest
     return sampler
 
 
