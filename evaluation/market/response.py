@@ -303,8 +303,14 @@ def format_response(found: Response) -> str:
             axis=1,
         )
     )
+    buckets = list(dict.fromkeys(table.sizes))
+    table["sizes"] = pd.Categorical(table.sizes, categories=buckets, ordered=True)
     wide = table.pivot_table(
-        index=["what", "horizon", "sizes"], columns="source", values="cell", aggfunc="first"
+        index=["what", "horizon", "sizes"],
+        columns="source",
+        values="cell",
+        aggfunc="first",
+        observed=True,
     )[list(dict.fromkeys(found.table.source))]
     lines += ["", wide.to_string()]
     return "\n".join(lines)
