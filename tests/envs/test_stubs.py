@@ -169,6 +169,22 @@ def test_a_stub_documents_only_attributes(source):
     assert documented == []
 
 
+@pytest.mark.parametrize("source", SOURCES, ids=lambda s: s.stem)
+def test_the_compiled_module_documents_what_its_stub_names(source):
+    """The compiled module, each of its classes and functions and each method of a class
+    has a docstring for the reference to copy onto the stub."""
+    compiled, stub = module_of(source), stub_of(source)
+    undocumented = [] if compiled.__doc__ else ["module"]
+    for name in defined(stub_tree(source)):
+        value = getattr(compiled, name)
+        if isinstance(stub[name], type | types.FunctionType) and not value.__doc__:
+            undocumented.append(name)
+        if isinstance(stub[name], type) and not issubclass(value, enum.Enum):
+            members = [(m, v) for m, v in vars(value).items() if not m.startswith("_")]
+            undocumented += [f"{name}.{m}" for m, v in members if callable(v) and not v.__doc__]
+    assert undocumented == []
+
+
 def test_the_constructor_check_sees_a_wrong_name():
     """The check by calling: a name the constructor does not take, or one missing, is an
     argument error; the right names with values of no use are not."""
