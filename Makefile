@@ -22,7 +22,7 @@ EXTENSIONS := $(wildcard envs/simulator/*.pyx envs/simulator/*.pxd envs/simulato
 # a command's whole output until it ends)
 MAKEFLAGS += --jobs=2
 
-.PHONY: run test bench lint reproduce clean docs
+.PHONY: run test bench lint reproduce clean docs FORCE
 
 $(BIN)/python:
 	@echo "[1/5] creating $(VENV), a virtual environment of $$($(PYTHON) --version)"
@@ -43,7 +43,10 @@ $(VENV)/.dependencies: pyproject.toml | $(VENV)/.tools
 	@$(call BYTECODE,$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))'))
 	@touch $@
 
-$(VENV)/.compiled: setup.py $(EXTENSIONS) | $(VENV)/.tools
+# build/namespace/tradearena links to the three folders under their installed name (setup.py's
+# namespace): Cython's cimports and the API reference read the packages through it, so a
+# build/ removed by hand is made again (FORCE) even when no extension changed
+$(VENV)/.compiled: setup.py $(EXTENSIONS) $(if $(wildcard build/namespace/tradearena),,FORCE) | $(VENV)/.tools
 	@echo "[4/5] compiling the extension modules (Cython, then C and C++ on every core; log: $(VENV)/compile.log)"
 	@$(BIN)/python setup.py build_ext --inplace > $(VENV)/compile.log 2>&1 || { cat $(VENV)/compile.log; exit 1; }
 	@touch $@
@@ -63,7 +66,8 @@ $(VENV)/.docs: pyproject.toml | $(VENV)/.installed
 	@touch $@
 
 # the generated pages (experiment files from the schema that checks them, the market's fields
-# from MarketSpec's docstrings), then the site into site/, any warning an error
+# from MarketSpec's docstrings), then the site into site/, any warning an error; the API
+# reference reads the packages through build/namespace (made with the extensions)
 docs: $(VENV)/.docs
 	$(BIN)/python -m tradearena.evaluation.reports.reference docs/config.md
 	$(BIN)/python -m tradearena.envs.spec_reference docs/market.md
@@ -93,3 +97,5 @@ lint: $(VENV)/.installed
 
 clean:
 	rm -rf $(VENV) runs build site
+
+FORCE:

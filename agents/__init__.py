@@ -8,6 +8,10 @@
 
 The names are imported on first use (PEP 562), so that ``from tradearena.agents import Agent``
 loads neither the market nor pandas.
+
+Two module names recur in the market's rooms: `agents.base` is the seats' contract, as
+`envs.simulator.traders.base` is the background traders'; `agents.rllib` runs a policy
+trained by RLlib as an agent, while `envs.rllib` is the market's face for RLlib's training.
 """
 
 if __name__ != "tradearena.agents":  # the folder imported by its bare name, from the project's root

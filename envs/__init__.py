@@ -7,6 +7,9 @@ taker task), ``tradearena/ReplayMarket-v0`` (a replayed day),
 (``tradearena/MarketMaking-v0``, ``tradearena/Execution-v0``). ``gymnasium.make_vec`` with a
 market id gives the batched `envs.vector.MarketVectorEnv`. It pins torch's CPU kernels first
 (`envs.cpu`).
+
+`envs.rllib` is the market's face for RLlib's training; a policy it trained acts as an agent
+through `agents.rllib`.
 """
 
 if __name__ != "tradearena.envs":  # the folder imported by its bare name, from the project's root

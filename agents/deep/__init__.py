@@ -3,6 +3,9 @@
 Q-networks are a torso of `agents.deep.encoders` plus linear heads; the replay memory is
 `agents.deep.buffers.ReplayBuffer`. Build them by registry id: ``agents.make("dqn",
 observation_space=env.observation_space, action_space=env.action_space, seed=0)``.
+
+`raql`, `ra2q` and `ra3q` are the deep forms of `agents.tabular.raql`, `agents.tabular.ra2q`
+and `agents.tabular.ra3q`: the same update rules on a network instead of a table.
 """
 
 from tradearena.agents.deep.averaged_dqn import AveragedDQN

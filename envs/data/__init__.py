@@ -9,4 +9,8 @@
   and book rows;
 - `envs.data.convert`: a recording converted into a tape and ``meta.json``, written to and
   read from a directory; `envs.data.load.load_tape`: a tape from whatever a user names.
+
+The ``tradearena data`` commands that check and convert them are `evaluation.cli.data`; the
+command's tables as text are `evaluation.cli.text`, while `text` here scans an exchange's
+text into columns.
 """

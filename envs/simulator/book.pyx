@@ -115,14 +115,15 @@ cdef class OrderBook:
     the slots of orders that are gone are reused: ids are then unique handles that no longer
     count up (see the module's docstring).
 
-    >>> book = OrderBook()
-    >>> oid, fills = book.limit(Side.SELL, 10_001, 50, owner=7)
-    >>> book.best_ask()
-    (10001, 50)
-    >>> [(f.price, f.qty, f.maker_owner) for f in book.market(Side.BUY, 20, owner=3)]
-    [(10001, 20, 7)]
-    >>> book.cancel(oid)
-    30
+    Examples:
+        >>> book = OrderBook()
+        >>> oid, fills = book.limit(Side.SELL, 10_001, 50, owner=7)
+        >>> book.best_ask()
+        (10001, 50)
+        >>> [(f.price, f.qty, f.maker_owner) for f in book.market(Side.BUY, 20, owner=3)]
+        [(10001, 20, 7)]
+        >>> book.cancel(oid)
+        30
     """
 
     def __cinit__(self, bint record=False, bint recycle=False):

@@ -1,4 +1,8 @@
-"""Background traders: populations that send order flow between the seats' decisions."""
+"""Background traders: populations that send order flow between the seats' decisions.
+
+`base` holds the class every population extends, as `agents.base` holds the contract every
+seat's agent keeps.
+"""
 
 import inspect
 from collections.abc import Mapping

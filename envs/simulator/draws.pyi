@@ -1,0 +1,9 @@
+# The names, parameters and types of draws.pyx, for type checkers and the API reference; the
+# docstrings are the compiled module's (docs/compiled_docstrings.py).
+import numpy as np
+
+def poisson(rng: np.random.Generator, lam: np.ndarray) -> np.ndarray: ...
+def uniform(rng: np.random.Generator, low: float, high: float, n: int) -> np.ndarray: ...
+def normal(
+    rng: np.random.Generator, loc: float, scale: float, size: int | tuple[int, ...]
+) -> np.ndarray: ...

@@ -1,0 +1,8 @@
+"""The experiment machinery: an experiment file read once into a typed config (`config`,
+`schema`), planned into Jobs and run stage by stage into its run directory (`runner`,
+`kinds`: the kinds' registry, `rollout`: what every kind shares, `profiles`: a game's
+profile played), on Ray or locally (`parallel`), its results kept in SQLite (`store`), its
+agents saved (`trained`), read back (`rundir`) and tested again (`evaluate`), its summary
+tables and figures written (`tables`). Its `kinds` is the registry of the experiment kinds,
+whose modules are the room `evaluation.kinds`.
+"""
