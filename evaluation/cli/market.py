@@ -80,15 +80,15 @@ def learn_command(args: argparse.Namespace) -> int:
     """`tradearena learn`: learn, write, print what was learned."""
     from tradearena.evaluation.market.learn import learn
 
-    if len(args.tapes) != 1:
-        raise UserError(f"learn takes one tape, got {len(args.tapes)}")
     neural = args.model == "neural"
+    if neural and len(args.tapes) != 1:
+        raise UserError(f"--model neural learns from one tape, got {len(args.tapes)}")
     if args.minutes is not None and not neural:
         raise UserError("--minutes: only --model neural trains for a time; events fit to the end")
     began = time.perf_counter()
     out = Path(args.out)
     model = learn(
-        args.tapes[0],
+        args.tapes,
         out,
         start=args.start,
         end=args.end,

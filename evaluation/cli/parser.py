@@ -579,13 +579,15 @@ def add_learn_command(commands: argparse._SubParsersAction) -> None:
     learning = commands.add_parser(
         "learn",
         help="learn a day's order flow event by event; writes a market file",
-        description="Learn the order flow of TAPE's messages event by event: a queue-reactive "
-        "point process with Hawkes excitation, by maximum likelihood (--model events), or the "
-        "same with a GRU over the events in place of the excitation, trained with torch "
-        "(--model neural). Writes OUT, an experiment file whose market runs the learned flow, "
-        "and its parameters beside it (OUT's stem + .flow.json and the files it names).",
+        description="Learn the order flow of the TAPEs' messages event by event: a "
+        "queue-reactive point process with Hawkes excitation, by maximum likelihood (--model "
+        "events; several days of one market make one flow, their rates and profile pooled), "
+        "or the same with a GRU over the events in place of the excitation, trained with torch "
+        "(--model neural, one day). Writes OUT, an experiment file whose market runs the "
+        "learned flow, and its parameters beside it (OUT's stem + .flow.json and the files it "
+        "names).",
     )
-    learning.add_argument("tapes", nargs="+", metavar="TAPE", help="a real day (a tape)")
+    learning.add_argument("tapes", nargs="+", metavar="TAPE", help="real days (tapes)")
     learning.add_argument(
         "--model",
         choices=["events", "neural"],

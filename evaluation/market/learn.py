@@ -4,7 +4,7 @@ beside it (`envs.simulator.learned_flow.parameters`): all three files, or none."
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +69,7 @@ def write_learned(path: Path, model: EventModel | NeuralModel, market: Mapping[s
     decays = ", ".join(f"{d:g}" for d in base.decays)
     kind = "neural" if base is not model else "events"
     lines = [
-        f"# Order flow learned from {Path(meta['tape']).name} by `tradearena learn --model {kind}`",
+        f"# Order flow learned from {_days(meta)} by `tradearena learn --model {kind}`",
         "# (a queue-reactive point process with Hawkes excitation, maximum likelihood): "
         f"{meta['events']:,} events",
         f"# from {clock(lo)} to {clock(hi)}, log-likelihood {meta['log_likelihood_per_event']:.4f} "
@@ -92,8 +92,14 @@ def write_learned(path: Path, model: EventModel | NeuralModel, market: Mapping[s
     return path
 
 
+def _days(meta: Mapping[str, Any]) -> str:
+    """The tapes a flow learned from, as its file's header names them."""
+    names = [Path(name).name for name in meta.get("tapes", [meta["tape"]])]
+    return names[0] if len(names) == 1 else f"{len(names)} days ({', '.join(names)})"
+
+
 def learn(
-    tape_path: str,
+    tape_paths: Sequence[str],
     out: Path,
     *,
     start: float | None,
@@ -101,15 +107,18 @@ def learn(
     neural: bool = False,
     minutes: float = 10.0,
 ) -> EventModel | NeuralModel:
-    """Learn the flow of the day in ``tape_path`` between ``start`` and ``end`` (seconds
-    after midnight; None: the tape's first and last message), with ``neural`` its neural
-    variant too (trained for at most ``minutes``), and write ``out`` (see `write_learned`);
-    ``out`` is checked first (`evaluation.market.fit.check_out`)."""
-    check_out(out, [tape_path], learned_files(out, neural))
+    """Learn the flow of the days in ``tape_paths`` (one or more tapes of one market; their
+    rates and profile pooled) between ``start`` and ``end`` (seconds after midnight; None:
+    each tape's first and last message), with ``neural`` (one tape) its neural variant too
+    (trained for at most ``minutes``), and write ``out`` (see `write_learned`; the market on
+    the first day's clock and price); ``out`` is checked first
+    (`evaluation.market.fit.check_out`)."""
+    check_out(out, list(tape_paths), learned_files(out, neural))
     if neural:
         torch_or_error()
-    tape = load_tape(tape_path)
-    day_until(tape, Path(tape_path).stem, end)
+    tapes = [load_tape(path) for path in tape_paths]
+    for path, tape in zip(tape_paths, tapes):
+        day_until(tape, Path(path).stem, end)
     with tqdm(unit="fit", dynamic_ncols=True, desc="decays tried") as bar:
 
         def tried(decays: tuple[float, ...], likelihood: float) -> None:
@@ -117,9 +126,9 @@ def learn(
             bar.set_postfix(decays=shown, nats=f"{likelihood:.4f}", refresh=False)
             bar.update(1)
 
-        model = fit_events(tape, start=start, end=end, progress=tried)
+        model = fit_events(tapes, start=start, end=end, progress=tried)
     if neural:
-        ev, path = window_events(tape, *model.meta["window"])
+        ev, path = window_events(tapes[0], *model.meta["window"])
         with tqdm(unit="epoch", dynamic_ncols=True, desc="neural flow") as bar:
 
             def progress(epoch: int, train: float, held_out: float) -> None:
@@ -127,5 +136,5 @@ def learn(
                 bar.update(1)
 
             model = fit_neural(model, ev, path, minutes=minutes, progress=progress)
-    write_learned(out, model, learned_market(f"{out.stem}.flow.json", tape))
+    write_learned(out, model, learned_market(f"{out.stem}.flow.json", tapes[0]))
     return model

@@ -131,3 +131,26 @@ def test_the_judges_read_the_hours_learned_from_in_the_flow_file(learned):
     hours = learned_hours(str(out))
     assert (hours.first, hours.last) == tuple(model.meta["window"])
     assert hours.tapes == ("day_message_1.csv",) and hours.last == pytest.approx(until, abs=60)
+
+
+def test_several_days_are_learned_as_one_flow(learned, tmp_path, capsys):
+    """`learn DAY1 DAY2`: one flow of both days' events (rates and profile pooled; no day
+    excites the other), the header naming both; `--model neural` takes one tape."""
+    folder, _, one, until = learned
+    other, _ = lobster_day(tmp_path, "other", 200, seed=12)
+    clock = f"{int(until // 3600):02d}:{int(until % 3600 // 60):02d}"
+    out = tmp_path / "two.toml"
+    days = [str(folder / "day_message_1.csv"), str(other)]
+    assert main(["learn", *days, "--until", clock, "--out", str(out)]) == 0
+    both = EventModel.load(tmp_path / "two.flow.json")
+    assert both.meta["tapes"] == days and both.meta["days"] == 2
+    assert both.meta["events"] > one.meta["events"] + 3000
+    assert out.read_text().startswith(
+        "# Order flow learned from 2 days (day_message_1.csv, other_message_1.csv) by "
+    )
+    capsys.readouterr()
+    neural = ["learn", *days, "--model", "neural", "--out", str(tmp_path / "n.toml")]
+    assert main(neural) == 2
+    assert capsys.readouterr().err == (
+        "tradearena: error: --model neural learns from one tape, got 2\n"
+    )
