@@ -16,6 +16,11 @@ class BookActor:
     """The owner of the flow's bid-side orders."""
     ask_owner: int
     """The owner of the flow's ask-side orders."""
+    bid_deepest: int
+    """The deepest bid price (ticks) the flow last held: a bid side swept bare is rebuilt
+    behind it (0: none yet)."""
+    ask_deepest: int
+    """The deepest ask price (ticks) the flow last held (0: none yet)."""
     causal: bool
     """Whether the flow reads its own book (its best levels and lots) rather than the whole."""
 
