@@ -152,6 +152,16 @@ def add_window_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
+def add_days_argument(parser: argparse.ArgumentParser, default: int) -> None:
+    """``--days``: the days a judge simulates of each market."""
+    parser.add_argument(
+        "--days",
+        type=integer_at_least(1, MAX_DAYS),
+        default=default,
+        help=f"days per market (default {default})",
+    )
+
+
 class Parser(argparse.ArgumentParser):
     """An `argparse.ArgumentParser` whose "invalid choice" names the nearest choice (what
     Python 3.14's ``suggest_on_error`` does) and whose errors are one line, exit status 2,
@@ -394,12 +404,7 @@ def add_realism_command(commands: argparse._SubParsersAction) -> None:
     )
     realism.add_argument("sources", nargs="+", metavar="SOURCE", help="a tape, .toml or id")
     realism.add_argument("--against", metavar="TAPE", help="the real day to compare with")
-    realism.add_argument(
-        "--days",
-        type=integer_at_least(1, MAX_DAYS),
-        default=100,
-        help="days per market (default 100)",
-    )
+    add_days_argument(realism, 100)
     realism.add_argument(
         "--classifier-days",
         type=integer_at_least(1, MAX_DAYS),
@@ -435,12 +440,7 @@ def add_response_command(commands: argparse._SubParsersAction) -> None:
     )
     response.add_argument("tape", metavar="TAPE", help="the real day (a tape)")
     response.add_argument("markets", nargs="+", metavar="MARKET", help="a .toml or id")
-    response.add_argument(
-        "--days",
-        type=integer_at_least(1, MAX_DAYS),
-        default=5,
-        help="days per market (default 5)",
-    )
+    add_days_argument(response, 5)
     add_window_arguments(response, "read")
     response.add_argument("--out", help="write DIR/response.csv and response.png there")
     response.set_defaults(func=response_command)
