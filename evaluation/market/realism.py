@@ -328,6 +328,14 @@ def format_features(label: str, tests: dict[str, Discrimination], top: int = 5) 
     return "\n".join(lines)
 
 
+def _beside(held: Discrimination, floor: Discrimination) -> str:
+    """Where a market's AUC ``held`` stands against the ``floor``'s: at or below its
+    estimate, within its interval, or above it."""
+    if held.auc <= floor.auc:
+        return "at or below the floor"
+    return "within the floor's interval" if held.auc <= floor.high else "above the floor"
+
+
 def format_verdict(report: Report) -> str:
     """The verdict in a few lines: per market its classifier AUC on the tape's hours judged
     (1-min windows, with its interval) and its scorecard distance, beside the floor's, and
@@ -351,8 +359,7 @@ def format_verdict(report: Report) -> str:
     for label, tests in report.tests.items():
         held, tail = tests[minute], distance(label)
         if floor is not None:
-            below = held.auc <= floor.tests[minute].high
-            tail += "; " + ("at or below the floor" if below else "above the floor")
+            tail += "; " + _beside(held, floor.tests[minute])
         rows.append((label, auc(held), tail))
         if label in report.in_sample:
             judged = report.in_sample[label]

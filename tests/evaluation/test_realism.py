@@ -493,7 +493,13 @@ def test_realism_from_judges_the_floor_and_each_market_in_sample(tmp_path, capsy
     assert verdict[1].split()[:4] == ["floor:", "its", "own", hours]
     assert f"{expected.auc:.3f} [{expected.low:.3f}, {expected.high:.3f}]" in verdict[1]
     held = report.tests["tiny"]["discriminator_auc"]
-    beside = "at or below the floor" if held.auc <= expected.high else "above the floor"
+    beside = (
+        "at or below the floor"
+        if held.auc <= expected.auc
+        else "within the floor's interval"
+        if held.auc <= expected.high
+        else "above the floor"
+    )
     assert verdict[2].startswith("  tiny ") and verdict[2].endswith(beside)
     assert verdict[3].startswith("    in-sample, 09:30-10:20 ") and len(verdict) == 4
     assert report.missing["tiny"][0] == "the part judged, 10:25-11:30, is too short for them"
