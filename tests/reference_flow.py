@@ -1,7 +1,7 @@
 """The learned flow's compiled sampler (`learned_flow.sampler.EventSampler`) written again in
 Python, line by line, for the tests: `reference_events` draws what the sampler draws with the
-same generator, on the book's Python methods; and `known_model`, the flow of known
-parameters the tests draw from and learn again."""
+same generator, on the book's Python methods; `known_model`, the flow of known parameters
+the tests draw from and learn again; and `small_model`, a plain one for the file tests."""
 
 from __future__ import annotations
 
@@ -72,6 +72,53 @@ def known_model(alpha_scale: float = 1.0) -> EventModel:
         start=OPEN,
         bin_seconds=3600.0,
         marks=marks,
+        depth=2,
+        book=np.array([[1.0, 3.0, -1.0, 3.0]]),
+        tick_size=0.01,
+        lot_size=1.0,
+    )
+
+
+def small_model(
+    *,
+    excitation: float = 0.0,
+    mu: np.ndarray | None = None,
+    decays: tuple[float, ...] = (50.0, 1.0),
+    profile: tuple[float, ...] = (1.0,),
+    bin_seconds: float = 7200.0,
+) -> EventModel:
+    """A plain model for the file and market tests: two spread buckets (1-2, 3+ ticks) and two
+    queue buckets (< 4, 4+ lots), limit orders at and inside the best, cancels at the best and
+    market orders at 0.5, 0.3, 0.4 and 0.2 a second in every state (or ``mu``), a market
+    order that empties its level exciting limit orders at the touch (first kernel) and market
+    orders (second) by ``excitation``; every mark one value, a book of 3 lots a side one tick
+    from the mid."""
+    if mu is None:
+        mu = np.zeros((N_EVENT_KINDS, 8))
+        mu[[0, 1, 3, 5]] = [[0.5], [0.3], [0.4], [0.2]]
+    alpha = np.zeros((len(decays), N_EVENT_KINDS, 2 * N_EXCITERS))
+    if excitation:
+        alpha[0, 0, Exciter.MARKET_EMPTIED] = alpha[1, 5, Exciter.MARKET_EMPTIED] = excitation
+    one = (np.ones(1), np.ones(1))
+    return EventModel(
+        spread_edges=np.array([3.0]),
+        queue_edges=np.array([4.0]),
+        mu=mu,
+        alpha=alpha,
+        gain=np.ones((N_EVENT_KINDS, 2)),
+        decays=np.array(decays),
+        profile=np.array(profile),
+        start=OPEN,
+        bin_seconds=bin_seconds,
+        marks=Marks(
+            sizes=tuple(one for _ in range(N_EVENT_KINDS - 1)),
+            taken=(one, one),
+            inside=(one, (np.array([0.5]), np.ones(1))),
+            limit_behind=one,
+            cancel_behind=one,
+            gap=(one, one),
+            queue=((np.array([3.0]), np.ones(1)),) * 2,
+        ),
         depth=2,
         book=np.array([[1.0, 3.0, -1.0, 3.0]]),
         tick_size=0.01,

@@ -17,7 +17,7 @@ from tradearena.envs.simulator.book import OrderBook, top_levels
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.traders import rmsc04
 
-__all__ = ["book_snapshots", "synthetic_tape"]
+__all__ = ["book_snapshots", "recorded_tape", "synthetic_tape"]
 
 
 def book_snapshots(messages: np.ndarray, levels: int) -> np.ndarray:
@@ -67,12 +67,14 @@ def synthetic_tape(
     market.reset(seed)
     while not market.done:
         market.step()
+    return recorded_tape(market, levels, f"synthetic_tape(seed={seed})")
+
+
+def recorded_tape(market: Market, levels: int, source: str = "memory") -> Tape:
+    """The tape of what ``market`` (``record=True``) has done so far: its book's log as
+    LOBSTER messages and its top ``levels`` after each, named ``source``."""
     log = market.book.log
     messages = np.fromiter(log, dtype=MESSAGE_DTYPE, count=len(log))
     return Tape(
-        messages,
-        top_levels(messages, levels),
-        market.tick_size,
-        complete=True,
-        source=f"synthetic_tape(seed={seed})",
+        messages, top_levels(messages, levels), market.tick_size, complete=True, source=source
     )

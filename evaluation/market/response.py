@@ -25,11 +25,11 @@ import numpy as np
 import pandas as pd
 
 from tradearena.envs.data.load import load_tape
-from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, MESSAGE_DTYPE, Tape
+from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Tape
 from tradearena.envs.errors import UserError, into, replacing, together
-from tradearena.envs.simulator.book import top_levels
 from tradearena.envs.simulator.learned_flow.events import EventKind, Events, events
 from tradearena.envs.simulator.orders import Kind
+from tradearena.envs.simulator.recording import recorded_tape
 from tradearena.envs.spec import SYNTHETIC_DAY_STEPS, MarketSpec
 from tradearena.evaluation.market.sources import clipped, clock, read_market, session_of
 
@@ -123,25 +123,22 @@ def seat_responses(
     midnight; None: its open, close): one every `EVERY` seconds, on a side and of a size
     (lots) drawn at random (``sizes``: the sizes drawn from, with replacement)."""
     steps = max(spec.day_steps or SYNTHETIC_DAY_STEPS, spec.n_steps or 0)
+    day = replace(spec, n_steps=steps, day_steps=None, window_steps=None, tape=None).market(0)
+    first, last = clipped(day.open_time, day.close_time, start, end, f"{spec.task} market")
+    seated = replace(
+        spec,
+        step_seconds=EVERY,
+        n_steps=max(int((last - first) // EVERY), 1),
+        day_steps=None,
+        window_steps=None,
+        tape=None,
+        open_time=first,
+        position_limit=_NO_LIMIT,
+        record=True,
+    )
+    market = seated.market(1)
     frames = []
     for seed in range(first_seed, first_seed + days):
-        template = replace(spec, n_steps=steps, day_steps=None, window_steps=None, tape=None)
-        template = template.market(0)
-        first, last = clipped(
-            template.open_time, template.close_time, start, end, f"{spec.task} market"
-        )
-        seated = replace(
-            spec,
-            step_seconds=EVERY,
-            n_steps=max(int((last - first) // EVERY), 1),
-            day_steps=None,
-            window_steps=None,
-            tape=None,
-            open_time=first,
-            position_limit=_NO_LIMIT,
-            record=True,
-        )
-        market = seated.market(1)
         market.reset(seed)
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
         times = []
@@ -149,9 +146,7 @@ def seat_responses(
             side = 1 if rng.random() < 0.5 else -1
             times.append(market.t)
             market.step([[(int(Kind.MARKET), side, 0, int(rng.choice(sizes)))]])
-        log = market.book.log
-        messages = np.fromiter(log, dtype=MESSAGE_DTYPE, count=len(log))
-        tape = Tape(messages, top_levels(messages, 1), market.tick_size, complete=True)
+        tape = recorded_tape(market, 1)
         ev = _market_orders(tape, first, last + EVERY)
         frames.append(order_responses(tape, ev.take(np.isin(ev.time, times))))
     return pd.concat(frames, ignore_index=True)

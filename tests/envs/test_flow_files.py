@@ -13,17 +13,17 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+from reference_flow import OPEN, small_model  # tests/reference_flow.py
 
-from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS, N_EXCITERS, Exciter
-from tradearena.envs.simulator.learned_flow.marks import Marks
+from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS
 from tradearena.envs.simulator.learned_flow.model import EventModel
 from tradearena.envs.simulator.learned_flow.neural import INPUTS, NeuralModel
 
-OPEN = 34_200.0
 MEMORY = 3 << 30
 """The child's address-space limit, bytes."""
 SECONDS = 30
@@ -32,36 +32,8 @@ SECONDS = 30
 
 def good_model() -> EventModel:
     """Two spread buckets, two queue buckets, a little excitation."""
-    mu = np.zeros((N_EVENT_KINDS, 8))
-    mu[[0, 1, 3, 5]] = [[0.5], [0.3], [0.4], [0.2]]
-    alpha = np.zeros((2, N_EVENT_KINDS, 2 * N_EXCITERS))
-    alpha[0, 0, Exciter.MARKET_EMPTIED] = alpha[1, 5, Exciter.MARKET_EMPTIED] = 0.3
-    one = (np.ones(1), np.ones(1))
-    return EventModel(
-        spread_edges=np.array([3.0]),
-        queue_edges=np.array([4.0]),
-        mu=mu,
-        alpha=alpha,
-        gain=np.ones((N_EVENT_KINDS, 2)),
-        decays=np.array([50.0, 1.0]),
-        profile=np.ones(2),
-        start=OPEN,
-        bin_seconds=3600.0,
-        marks=Marks(
-            sizes=tuple(one for _ in range(N_EVENT_KINDS - 1)),
-            taken=(one, one),
-            inside=(one, (np.array([0.5]), np.ones(1))),
-            limit_behind=one,
-            cancel_behind=one,
-            gap=(one, one),
-            queue=((np.array([3.0]), np.ones(1)),) * 2,
-        ),
-        depth=2,
-        book=np.array([[1.0, 3.0, -1.0, 3.0]]),
-        tick_size=0.01,
-        lot_size=1.0,
-        meta={"pool": list(range(8))},
-    )
+    model = small_model(excitation=0.3, profile=(1.0, 1.0), bin_seconds=3600.0)
+    return replace(model, meta={"pool": list(range(8))})
 
 
 def good_network(base: EventModel, hidden: int = 3) -> NeuralModel:

@@ -10,13 +10,12 @@ import pickle
 import numpy as np
 import pytest
 import torch
-from reference_flow import reference_events  # tests/reference_flow.py
+from reference_flow import OPEN, reference_events, small_model  # tests/reference_flow.py
 
 from tradearena.envs.errors import UserError
 from tradearena.envs.simulator.book import OrderBook
 from tradearena.envs.simulator.learned_flow.estimate import log_likelihood as event_log_likelihood
-from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS, N_EXCITERS, Exciter
-from tradearena.envs.simulator.learned_flow.marks import Marks
+from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS
 from tradearena.envs.simulator.learned_flow.model import EventModel
 from tradearena.envs.simulator.learned_flow.neural import INPUTS, NeuralModel, inputs
 from tradearena.envs.simulator.learned_flow.neural_fit import (
@@ -27,42 +26,10 @@ from tradearena.envs.simulator.learned_flow.neural_fit import (
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.traders.learned import LearnedFlow, open_book
 
-OPEN = 34_200.0
-
 
 def base_model(excited: bool) -> EventModel:
     """Two spread buckets, two queue buckets, the excitation on or off."""
-    mu = np.full((N_EVENT_KINDS, 8), 0.0)
-    mu[[0, 1, 3, 5]] = [[0.5], [0.3], [0.4], [0.2]]
-    alpha = np.zeros((2, N_EVENT_KINDS, 2 * N_EXCITERS))
-    if excited:
-        alpha[0, 0, Exciter.MARKET_EMPTIED] = alpha[1, 5, Exciter.MARKET_EMPTIED] = 0.4
-    one = (np.ones(1), np.ones(1))
-
-    return EventModel(
-        spread_edges=np.array([3.0]),
-        queue_edges=np.array([4.0]),
-        mu=mu,
-        alpha=alpha,
-        gain=np.ones((N_EVENT_KINDS, 2)),
-        decays=np.array([50.0, 1.0]),
-        profile=np.ones(1),
-        start=OPEN,
-        bin_seconds=7200.0,
-        marks=Marks(
-            sizes=tuple(one for _ in range(N_EVENT_KINDS - 1)),
-            taken=(one, one),
-            inside=(one, (np.array([0.5]), np.ones(1))),
-            limit_behind=one,
-            cancel_behind=one,
-            gap=(one, one),
-            queue=((np.array([3.0]), np.ones(1)),) * 2,
-        ),
-        depth=2,
-        book=np.array([[1.0, 3.0, -1.0, 3.0]]),
-        tick_size=0.01,
-        lot_size=1.0,
-    )
+    return small_model(excitation=0.4 if excited else 0.0)
 
 
 def quiet_network(base: EventModel, hidden: int = 4) -> NeuralModel:

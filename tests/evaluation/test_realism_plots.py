@@ -9,6 +9,16 @@ from matplotlib.figure import Figure
 from tradearena.evaluation.analysis.realism_plots import profile_lines
 
 
+def assert_legend_covers_no_point(figure: Figure, ax) -> None:
+    """No point of any line of ``ax`` lies under its legend, ``figure`` drawn."""
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw(renderer)
+    legend = ax.get_legend().get_window_extent(renderer)
+    for line in ax.get_lines():
+        points = ax.transData.transform(line.get_xydata())
+        assert not any(legend.contains(x, y) for x, y in points), line.get_label()
+
+
 def test_a_profile_legend_covers_no_point():
     """Volatility profiles as a real day and the simulated markets draw them (the day's
     highest in the first hour, top left, where a fixed upper-left legend sat on it)."""
@@ -21,12 +31,7 @@ def test_a_profile_legend_covers_no_point():
     }
     figure = Figure(figsize=(6.4, 4.0), layout="constrained")
     ax = profile_lines(profiles, "rms 1-min return, bp", "Volatility", figure.add_subplot())
-    renderer = FigureCanvasAgg(figure).get_renderer()
-    figure.draw(renderer)
-    legend = ax.get_legend().get_window_extent(renderer)
-    for line in ax.get_lines():
-        points = ax.transData.transform(line.get_xydata())
-        assert not any(legend.contains(x, y) for x, y in points), line.get_label()
+    assert_legend_covers_no_point(figure, ax)
 
 
 def test_a_source_with_no_whole_bucket_is_named_so_in_the_legend():
@@ -86,11 +91,6 @@ def test_an_acf_legend_covers_no_point_and_lags_are_whole_minutes():
     }
     figure = Figure(figsize=(6.4, 4.0), layout="constrained")
     ax = acf_lines(acfs, "1-min returns", figure.add_subplot())
-    renderer = FigureCanvasAgg(figure).get_renderer()
-    figure.draw(renderer)
-    legend = ax.get_legend().get_window_extent(renderer)
-    for line in ax.get_lines():
-        points = ax.transData.transform(line.get_xydata())
-        assert not any(legend.contains(x, y) for x, y in points), line.get_label()
+    assert_legend_covers_no_point(figure, ax)
     ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
     assert ticks == [1, 2, 3, 4, 5]

@@ -14,11 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from reference_flow import small_model  # tests/reference_flow.py
 
 from tradearena.envs.errors import ParameterError
 from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS as KINDS
-from tradearena.envs.simulator.learned_flow.events import N_EXCITERS
-from tradearena.envs.simulator.learned_flow.marks import Marks
 from tradearena.envs.simulator.learned_flow.model import EventModel
 from tradearena.envs.simulator.traders import TRADERS, Noise
 from tradearena.evaluation.cli.main import main
@@ -60,31 +59,7 @@ def saved(path: Path, rate: float = 0.2) -> Path:
 def flow(rate: float = 0.2) -> EventModel:
     """A learned flow of ``rate`` events per second of every kind in every state, without
     excitation, on a book of 3 lots a side one tick from the mid."""
-    one = (np.ones(1), np.ones(1))
-    return EventModel(
-        spread_edges=np.array([3.0]),
-        queue_edges=np.array([4.0]),
-        mu=np.full((KINDS, 8), rate),
-        alpha=np.zeros((1, KINDS, 2 * N_EXCITERS)),
-        gain=np.ones((KINDS, 2)),
-        decays=np.array([1.0]),
-        profile=np.ones(1),
-        start=34_200.0,
-        bin_seconds=7200.0,
-        marks=Marks(
-            sizes=tuple(one for _ in range(KINDS - 1)),
-            taken=(one, one),
-            inside=(one, (np.array([0.5]), np.ones(1))),
-            limit_behind=one,
-            cancel_behind=one,
-            gap=(one, one),
-            queue=((np.array([3.0]), np.ones(1)),) * 2,
-        ),
-        depth=2,
-        book=np.array([[1.0, 3.0, -1.0, 3.0]]),
-        tick_size=0.01,
-        lot_size=1.0,
-    )
+    return small_model(mu=np.full((KINDS, 8), rate), decays=(1.0,))
 
 
 def experiment(folder: Path, model: str, name: str = "learned.toml") -> Path:

@@ -424,15 +424,16 @@ def estimate(
         """The likelihood per event of the decays ``chosen``, fitted once, from ``start``'s
         rates, profile and excitation (None: flat ones)."""
         if chosen not in fits:
-            guess = replace(
-                model,
-                mu=start_mu,
-                alpha=np.full(
-                    (len(chosen), N_EVENT_KINDS, 2 * N_EXCITERS),
-                    0.5 * min(radius, 0.5) / (2 * len(chosen) * N_EXCITERS),
-                ),
-            )
-            guess = replace(start or guess, decays=np.array(chosen, np.float64))
+            if start is None:
+                start = replace(
+                    model,
+                    mu=start_mu,
+                    alpha=np.full(
+                        (len(chosen), N_EVENT_KINDS, 2 * N_EXCITERS),
+                        0.5 * min(radius, 0.5) / (2 * len(chosen) * N_EXCITERS),
+                    ),
+                )
+            guess = replace(start, decays=np.array(chosen, np.float64))
             sums = np.hstack([sums_of[d] for d in chosen])
             masses = np.hstack([masses_of[d] for d in chosen])
             fitted = _em(guess, data, sums, masses, pool, radius, gain)
