@@ -53,6 +53,7 @@ extensions = [
     compiled("tradearena.envs.simulator.book"),
     compiled("tradearena.envs.simulator.flow"),
     compiled("tradearena.envs.simulator.observation"),
+    compiled("tradearena.envs.simulator.seat_response"),
     compiled("tradearena.envs.simulator.replayer"),
     compiled("tradearena.envs.simulator.learned_flow.state"),
     compiled("tradearena.envs.simulator.learned_flow.kernels"),

@@ -31,6 +31,8 @@ from tradearena.envs.simulator.latency import MAX_LATENCY_SECONDS, order_latency
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.replayer import QUEUE_MODELS
+from tradearena.envs.simulator.response_estimate import responsive_model
+from tradearena.envs.simulator.responsive import ResponseModel
 from tradearena.envs.simulator.traders import (
     MAX_MEMBERS,
     TRADERS,
@@ -129,6 +131,20 @@ class MarketSpec:
     queue_power: float = 2.0
     """Exponent of the "power" queue model: a cancel's share from ahead of a seat's order is
     f(ahead) / (f(ahead) + f(behind)), f(x) = x ** queue_power, x in lots."""
+    responsive: bool = False
+    """Whether the replayed tape answers the seats' trades (the responsive replay,
+    `envs.simulator.responsive`): its messages go on as recorded, and what a seat takes is
+    carried forward as a shift of the tape's later prices (a propagator estimated from the
+    tape) and volume held out of the levels until they refill; false: the plain replay, which
+    puts back at the next message whatever a seat took. Needs a tape with orderbook rows."""
+    response_hours: tuple[float, float] | None = None
+    """[first, last] seconds after midnight: the tape's hours the responsive replay's answer
+    is estimated from (None: the whole tape); they must hold enough market orders
+    (`envs.simulator.responsive.MIN_ORDERS`)."""
+    response_concavity: float = 0.5
+    """How a seat's trades add up in the responsive replay: the ``1 / response_concavity``
+    powers of their impacts are summed (0.5: in squares, the square-root law of
+    metaorders; 1: linearly, the plain propagator)."""
     extra_zi: int = 0
     """Zero-intelligence traders added to the background (the ZI perturbation), reverting to
     the initial price."""
@@ -203,8 +219,9 @@ class MarketSpec:
         set_ = object.__setattr__  # normalising a frozen dataclass's own fields
         set_(self, "traders", tuple(self.traders))
         set_(self, "windows", tuple(int(w) for w in self.windows))
-        if isinstance(self.window_steps, list):
-            set_(self, "window_steps", tuple(self.window_steps))
+        for name in ("window_steps", "response_hours"):
+            if isinstance(getattr(self, name), list):
+                set_(self, name, tuple(getattr(self, name)))
         if self.tape == "":
             set_(self, "tape", None)
         if isinstance(self.tape, Path):
@@ -241,7 +258,9 @@ class MarketSpec:
         clock["initial_price"] = 10_000
         tape = self.replayed_tape()
         if tape is not None:
-            replay = MarketReplay(tape, queue=self.queue, queue_power=self.queue_power)
+            replay = MarketReplay(
+                tape, queue=self.queue, queue_power=self.queue_power, response=self.response()
+            )
             background = [replay] + (background if self.tape != SYNTHETIC else [])
             clock |= _tape_clock(tape, self.n_steps, self.step_seconds)
             _check_tick(self.tick_size, tape)
@@ -287,6 +306,19 @@ class MarketSpec:
             return _recorded_day(self._population_key(), self.tape_seed, steps, self.step_seconds)
         return _file_tape(str(self.tape), self.tape_format, self.tick_size)
 
+    def response(self) -> ResponseModel | None:
+        """How the replayed tape answers the seats (`responsive`; estimated once per process
+        and tape), or None for the plain replay; `SpecError` naming ``response_hours`` when
+        they hold too few market orders to estimate it from."""
+        if not self.responsive:
+            return None
+        try:
+            return responsive_model(
+                self.replayed_tape(), self.response_hours, self.response_concavity
+            )
+        except UserError as error:
+            raise SpecError("response_hours", str(error)) from None
+
     def _population_key(self) -> str:
         if any(isinstance(t, Trader) for t in self.traders):
             raise SpecError("traders", 'tape = "synthetic" needs traders given as tables')
@@ -327,8 +359,9 @@ class MarketSpec:
         del table["discretizer"]
         table["traders"] = [dict(t) for t in self.traders]
         table["windows"] = list(self.windows)
-        if self.window_steps is not None:
-            table["window_steps"] = list(self.window_steps)
+        for name in ("window_steps", "response_hours"):
+            if getattr(self, name) is not None:
+                table[name] = list(getattr(self, name))
         return table
 
 
@@ -456,6 +489,20 @@ def _check(spec: MarketSpec) -> None:
             raise SpecError(("traders", i, "type"), not_one_of(kind, sorted(TRADERS)))
         _check_trader(trader, ("traders", i))
     need(spec.tape_format in TAPE_FORMATS, "tape_format", f"one of {list(TAPE_FORMATS)}")
+    need(not spec.responsive or spec.tape is not None, "responsive", "false without a tape")
+    hours = spec.response_hours
+    ok = hours is None or (
+        isinstance(hours, tuple)
+        and len(hours) == 2
+        and all(isinstance(h, numbers.Real) and not isinstance(h, bool) for h in hours)
+        and 0 <= hours[0] < hours[1] <= MAX_SESSION_SECONDS
+    )
+    need(ok, "response_hours", "[first, last] seconds after midnight with first < last")
+    need(
+        _positive(spec.response_concavity) and spec.response_concavity <= 1,
+        "response_concavity",
+        "in (0, 1]",
+    )
     need(spec.tape_seed >= 0, "tape_seed", ">= 0")
     need(spec.queue in QUEUE_MODELS, "queue", f"one of {list(QUEUE_MODELS)}")
     need(_positive(spec.queue_power), "queue_power", "> 0")

@@ -156,6 +156,16 @@ class Tape:
         per tape and shared by every replay of it."""
         return None if self.book is None else np.ascontiguousarray(self.book, dtype=np.int64)
 
+    @cached_property
+    def mids(self) -> np.ndarray:
+        """The mid after each message, ticks, float64 (n,): half the best bid and ask of its
+        row, NaN while a side is empty; a `TapeError` without orderbook rows."""
+        if self.book is None:
+            raise TapeError(f"{self.source}: the mid needs the tape's orderbook rows")
+        ask, ask_size, bid, bid_size = self.book_rows[:, :4].T
+        quoted = (ask_size > 0) & (bid_size > 0) & (ask != EMPTY_ASK) & (bid != EMPTY_BID)
+        return np.where(quoted, (ask + bid) / 2.0, np.nan)
+
     def initial_book(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """(bids, asks) as lists of (price ticks, shares), best first: the book before the first
         message, at most ``levels`` per side; empty without a book.

@@ -135,6 +135,7 @@ cdef class OrderBook:
     @cython.final
     cdef i64 _cancel_owner(self, i64 owner) except -1
     cdef list _side_depth(self, int side, i64 levels)
+    cdef list _resting(self)
 
 
 cdef inline int check_side(i64 side) except -1:

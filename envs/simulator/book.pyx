@@ -664,16 +664,22 @@ cdef class OrderBook:
         """Number of resting orders."""
         return self._live
 
-    def copy(self):
+    def copy(self, record=None):
         """An independent book in the same state: the same orders in the same queues under the
-        same ids, the same accounts, counters and slots (a recording book's log too)."""
-        cdef OrderBook new = type(self).__new__(type(self), self._record, self._recycle)
+        same ids, the same accounts, counters and slots (a recording book's log too). With
+        ``record`` True, a book that records its changes from now on (and reuses no slot):
+        its log opens with its resting orders as new orders at ``now``, level by level in
+        queue order, so that the log alone rebuilds it; with False, one that does not
+        record."""
+        cdef bint recording = self._record if record is None else bool(record)
+        cdef bint recycle = self._recycle and not recording
+        cdef OrderBook new = type(self).__new__(type(self), recording, recycle)
         new._orders, new._free = self._orders, self._free
         new._bids, new._asks = self._bids, self._asks
         new._owned, new._owned_negative = self._owned, self._owned_negative
         new._accounts = self._accounts
         new.volume, new.trades, new._live, new.now = self.volume, self.trades, self._live, self.now
-        new.log = None if self.log is None else list(self.log)
+        new.log = None if not recording else list(self.log) if self._record else self._resting()
         cdef Half* half
         cdef LevelIter it
         cdef i64 slot
@@ -688,6 +694,26 @@ cdef class OrderBook:
                     slot = new._orders[slot].next
                 inc(it)
         return new
+
+    cdef list _resting(self):
+        """The resting orders as LOBSTER new-order messages at ``now``: bids then asks, best
+        level first, each level in queue order."""
+        cdef list out = []
+        cdef Half* half
+        cdef LevelIter it
+        cdef i64 slot
+        cdef int side
+        for side in (1, -1):
+            half = self._half(side)
+            it = half.end()
+            while it != half.begin():
+                dec(it)
+                slot = deref(it).second.head
+                while slot:
+                    out.append((self.now, M_NEW, self._id(slot), self._orders[slot].qty,
+                                self._orders[slot].price, side))
+                    slot = self._orders[slot].next
+        return out
 
     def __reduce__(self):
         if self._record:

@@ -392,6 +392,8 @@ cdef class Flow:
                 sampler.actor.keep_depth(book, -1, scratch)
                 sampler._count(book)
                 continue
+            if pop.rule == REPLAY:  # what the seats took from it, heard at the start
+                (<Replayer>pop.replayer)._observe(book)
             while pop.cursor < pop.n and pop.time[pop.cursor] < t0:  # never in an interval
                 pop.cursor += 1
             pop.stop = pop.cursor

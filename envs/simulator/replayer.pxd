@@ -5,6 +5,7 @@ replay's messages without going through Python."""
 from libcpp.unordered_map cimport unordered_map
 
 from tradearena.envs.simulator.book cimport OrderBook, i64
+from tradearena.envs.simulator.seat_response cimport SeatResponse
 
 
 cdef class Replayer:
@@ -15,9 +16,13 @@ cdef class Replayer:
     cdef public i64 owner, added, removed, skipped
     cdef int _queue  # index into QUEUE_MODELS
     cdef double _queue_power
+    cdef SeatResponse _response  # None: the replay does not answer the seats
 
+    cdef int _observe(self, OrderBook book) except -1
     cdef int _handle(self, OrderBook book, Py_ssize_t ref, list fills) except -1
     cdef i64 _cancel_unnamed(self, OrderBook book, int side, i64 price, i64 qty) except -1
     cdef double _weight(self, i64 lots) noexcept
-    cdef int _match_row(self, OrderBook book, const i64* row, list fills) except -1
-    cdef int _trim(self, OrderBook book, int side, const i64* target) except -1
+    cdef int _match_row(
+        self, OrderBook book, const i64* row, const i64* target, list fills
+    ) except -1
+    cdef int _trim(self, OrderBook book, int side, const i64* row, const i64* target) except -1

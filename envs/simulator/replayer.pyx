@@ -16,6 +16,7 @@ from tradearena.envs.simulator.book cimport (
     M_DELETE, M_EXECUTE, M_NEW, M_PARTIAL_CANCEL, Half, LevelIter, Order, OrderBook, check_qty,
     check_side, i64, level_volume,
 )
+from tradearena.envs.simulator.seat_response cimport SeatResponse
 
 __all__ = ["QUEUE_MODELS", "Replayer"]
 
@@ -50,11 +51,16 @@ cdef class Replayer:
     carries out one message. ``added`` / ``removed``: shares reconciliation put in or took
     out; ``skipped``: shares of cancels that found nothing to remove. ``queue`` (one of
     `QUEUE_MODELS`, with ``queue_power`` for "power") shares out the cancels that name no
-    order of the replay's at a level where another owner's order rests."""
+    order of the replay's at a level where another owner's order rests. With ``response`` (a
+    `envs.simulator.seat_response.SeatResponse` of the same tape) the replay answers the seats:
+    what they took is carried forward as a shift of the tape's prices and volume held out of
+    the levels it reconciles to (that module's docstring says how); an execution then takes
+    the order it names where it rests (a shift may have moved it), else the tape's price
+    shifted. Without it, or until a seat trades, the replay is the tape's."""
 
     def __init__(
         self, kind, order_id, size, price, direction, rows=None, str queue="risk_averse",
-        double queue_power=2.0,
+        double queue_power=2.0, SeatResponse response=None,
     ):
         if queue not in QUEUE_MODELS:
             raise ValueError(f"queue must be one of {list(QUEUE_MODELS)}, got {queue!r}")
@@ -78,9 +84,15 @@ cdef class Replayer:
                 if len(repeated):
                     side = "ask" if col == 0 else "bid"
                     raise ValueError(f"row {repeated[0]} shows one {side} price at two levels")
+        if response is not None and len(response) != columns[0].shape[0]:
+            raise ValueError(
+                f"the response answers for {len(response)} messages, the tape has "
+                f"{columns[0].shape[0]}"
+            )
         self._rows = rows  # a view, or None
         self._kind, self._order_id, self._size, self._price, self._direction = columns
         self._arrays = (*columns, rows)
+        self._response = response
         self.restart(0)
 
     @property
@@ -94,10 +106,18 @@ cdef class Replayer:
         deleted or filled in full by an execution (the tape names them no more)."""
         return {entry.first: entry.second for entry in self._ids}
 
-    def restart(self, i64 owner) -> None:
-        """Begin a session whose replayed orders are ``owner``'s."""
+    @property
+    def response(self) -> SeatResponse | None:
+        """How the replay answers the seats (None: it does not)."""
+        return self._response
+
+    def restart(self, i64 owner, rng=None) -> None:
+        """Begin a session whose replayed orders are ``owner``'s; ``rng`` (a numpy Generator)
+        draws what the response draws."""
         self._ids.clear()
         self.owner, self.added, self.removed, self.skipped = owner, 0, 0, 0
+        if self._response is not None:
+            self._response.restart(rng)
 
     def copy(self) -> Replayer:
         """A replayer of the same tape (its arrays shared) in the same session state."""
@@ -109,6 +129,7 @@ cdef class Replayer:
         new.owner, new.added, new.removed, new.skipped = (
             self.owner, self.added, self.removed, self.skipped
         )
+        new._response = None if self._response is None else self._response.copy()
         return new
 
     def load(self, Replayer other not None) -> None:
@@ -116,10 +137,14 @@ cdef class Replayer:
         tape."""
         if not all(a is b for a, b in zip(self._arrays, other._arrays)):
             raise ValueError("load takes the state of a replayer of the same tape")
+        if (self._response is None) != (other._response is None):
+            raise ValueError("load takes the state of a replayer that answers the seats alike")
         self._ids = other._ids
         self.owner, self.added, self.removed, self.skipped = (
             other.owner, other.added, other.removed, other.skipped
         )
+        if self._response is not None:
+            self._response.load(other._response)
 
     @property
     def queue(self) -> tuple[str, float]:
@@ -138,15 +163,32 @@ cdef class Replayer:
         self._handle(book, ref, fills)
         return fills
 
+    def observe(self, OrderBook book not None) -> None:
+        """Hear what the seats took from the replay's orders since its last message, now
+        (``book.now``), as the replay does at each message and at the start of each interval
+        (nothing when it does not answer the seats)."""
+        self._observe(book)
+
     def __reduce__(self):
         state = (self.owner, self.added, self.removed, self.skipped, self.ids)
-        return _restore, (self._arrays, self.queue, state)
+        return _restore, (self._arrays, self.queue, state, self._response)
+
+    cdef int _observe(self, OrderBook book) except -1:
+        """Hear what the seats took since the last message (at the start of an interval)."""
+        if self._response is not None:
+            self._response._observe(book, self.owner)
+        return 0
 
     cdef int _handle(self, OrderBook book, Py_ssize_t ref, list fills) except -1:
         cdef i64 kind = self._kind[ref], tape_id = self._order_id[ref], size = self._size[ref]
-        cdef i64 price = self._price[ref], side = self._direction[ref], done = 0, left
+        cdef i64 price = self._price[ref], side = self._direction[ref], done = 0, left, at
         cdef unordered_map[i64, i64].iterator found
         cdef Order* order
+        cdef SeatResponse response = self._response
+        cdef const i64* row
+        if response is not None:  # what the seats took, and the shift it makes now
+            response._observe(book, self.owner)
+            price += response._shift(response._counts[ref - 1] if ref > 0 else 0)
         if kind == M_NEW:
             check_side(side)
             check_qty(size)
@@ -164,14 +206,27 @@ cdef class Replayer:
         elif kind == M_EXECUTE:  # the other side takes the resting volume in time priority
             check_side(side)
             check_qty(size)
-            book._match(<int>-side, side * price, size, self.owner, fills)
+            at = price
             found = self._ids.find(tape_id)
+            if response is not None and found != self._ids.end():  # where the order rests
+                order = book._find(deref(found).second)
+                if order != NULL and order.qty > 0:
+                    at = order.price
+            book._match(<int>-side, side * at, size, self.owner, fills)
             if found != self._ids.end():  # an order filled in full hears no more of the tape
                 order = book._find(deref(found).second)
                 if order == NULL or order.qty == 0:
                     self._ids.erase(found)
         if self._rows is not None:
-            self._match_row(book, &self._rows[ref, 0], fills)
+            row = &self._rows[ref, 0]
+            if response is None:
+                self._match_row(book, row, row, fills)
+            else:
+                self._match_row(
+                    book, row, response._targeted(row, self._rows.shape[1] // 4, book.now), fills
+                )
+        if response is not None:
+            response._settled(book, self.owner, ref)
         return 0
 
     cdef i64 _cancel_unnamed(self, OrderBook book, int side, i64 price, i64 qty) except -1:
@@ -215,40 +270,44 @@ cdef class Replayer:
             return pow(<double>lots, self._queue_power)
         return log1p(<double>lots)
 
-    cdef int _match_row(self, OrderBook book, const i64* row, list fills) except -1:
-        """Adjust the replay's own volume so that the book's top levels equal ``row`` (ask
-        price, ask size, bid price, bid size per level): first take out, on both sides, what
-        should not be there, then add what is missing, so that added volume never crosses
-        stale volume of the replay's own."""
+    cdef int _match_row(
+        self, OrderBook book, const i64* row, const i64* target, list fills
+    ) except -1:
+        """Adjust the replay's own volume so that the book's top levels equal ``target``
+        (ask price, ask size, bid price, bid size per level): first take out, on both sides,
+        what should not be there, then add what is missing, so that added volume never
+        crosses stale volume of the replay's own. ``target`` is the tape's ``row``, or that
+        row as the seats' response shifts it and holds volume out of it (a level held empty
+        still bounds the levels known, as the row's does)."""
         cdef Py_ssize_t levels = self._rows.shape[1] // 4, i
         cdef i64 missing
-        cdef const i64* target
+        cdef const i64* want
         cdef int side
-        if _shows(book, -1, row, levels) and _shows(book, 1, row + 2, levels):
+        if _shows(book, -1, target, levels) and _shows(book, 1, target + 2, levels):
             return 0  # the common case
-        self._trim(book, -1, row)
-        self._trim(book, 1, row + 2)
+        self._trim(book, -1, row, target)
+        self._trim(book, 1, row + 2, target + 2)
         for side in (-1, 1):
-            target = row if side < 0 else row + 2
+            want = target if side < 0 else target + 2
             for i in range(levels):
-                if target[4 * i + 1] > 0:
-                    missing = target[4 * i + 1] - level_volume(book, side, target[4 * i])
+                if want[4 * i + 1] > 0:
+                    missing = want[4 * i + 1] - level_volume(book, side, want[4 * i])
                     if missing > 0:
                         check_qty(missing)
-                        book._limit(side, target[4 * i], missing, self.owner, fills)
+                        book._limit(side, want[4 * i], missing, self.owner, fills)
                         self.added += missing
         return 0
 
-    cdef int _trim(self, OrderBook book, int side, const i64* target) except -1:
+    cdef int _trim(self, OrderBook book, int side, const i64* row, const i64* target) except -1:
         """Take the replay's excess volume out of ``side``'s levels against ``target`` (price,
-        size pairs 4 apart, one per level): every level the row does not show with as much, from
-        the best down to the row's deepest level when it shows all of them (deeper levels are
-        unknown then), else all the way."""
+        size pairs 4 apart, one per level): every level it does not show with as much, from
+        the best down to the deepest level the ``row`` shows when it shows all of them (deeper
+        levels are unknown then), else all the way."""
         cdef Py_ssize_t levels = self._rows.shape[1] // 4, i, j
         cdef Py_ssize_t shown = 0
         cdef i64 worst = 0, price, excess
         for i in range(levels):
-            if target[4 * i + 1] > 0:
+            if row[4 * i + 1] > 0:
                 if shown == 0 or side * target[4 * i] < side * worst:
                     worst = target[4 * i]
                 shown += 1
@@ -303,11 +362,12 @@ cdef bint _shows(OrderBook book, int side, const i64* target, Py_ssize_t levels)
     return True
 
 
-def _restore(tuple arrays, tuple queue, tuple state):
+def _restore(tuple arrays, tuple queue, tuple state, SeatResponse response):
     """Unpickle: a replayer of ``arrays`` (the five columns and the rows or None) with the
     ``queue`` model (name, power) in the session ``state`` (owner, added, removed, skipped,
-    ids)."""
+    ids), answering the seats by ``response`` (None: not)."""
     cdef Replayer replayer = Replayer(*arrays, *queue)
+    replayer._response = response  # in its own session state (a new replayer restarts one)
     replayer.owner, replayer.added, replayer.removed, replayer.skipped = state[:4]
     for tape_id, oid in state[4].items():
         replayer._ids[tape_id] = oid

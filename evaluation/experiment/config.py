@@ -100,6 +100,12 @@ _MARKET_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
         'how seats move up a replayed queue: "risk_averse", "power", "log" or "optimistic"',
     ),
     "queue_power": ((int, float), 'the exponent of the "power" queue model'),
+    "responsive": (bool, "the replayed tape answers the seats' trades (the responsive replay)"),
+    "response_hours": (
+        list,
+        "[first, last] seconds after midnight its answer is estimated from (None: the tape's)",
+    ),
+    "response_concavity": ((int, float), "how a seat's trades add up (0.5: the square root)"),
     "extra_zi": (int, "zero-intelligence traders added to the background"),
     "n_steps": (int, "decisions per episode (None: the task's; with a tape, its whole day)"),
     "day_steps": (int, "steps of the longer day each session is a window of (None: none)"),

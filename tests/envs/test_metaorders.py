@@ -9,10 +9,11 @@ import pytest
 from tradearena.envs.simulator.impact import metaorder_moves, parent_moves
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.orders import Kind
+from tradearena.envs.simulator.response_estimate import sign_autocorrelation
 from tradearena.envs.simulator.traders import TRADERS, Metaorder, light
 from tradearena.envs.simulator.traders.metaorder import Parents
 from tradearena.envs.spec import MarketSpec, SpecError
-from tradearena.evaluation.analysis.impact import impact_exponent, sign_autocorrelation
+from tradearena.evaluation.analysis.impact import impact_exponent
 
 
 def one_day(trader: Metaorder, seed: int = 0, **market: object) -> Market:

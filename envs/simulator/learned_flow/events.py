@@ -41,6 +41,7 @@ __all__ = [
     "events",
     "exciters",
     "joined",
+    "market_order_starts",
     "revealed",
     "state_path",
     "window",
@@ -193,6 +194,18 @@ def _before(column: np.ndarray, first: int) -> np.ndarray:
     return np.concatenate(([first], column[:-1]))
 
 
+def market_order_starts(messages: np.ndarray) -> np.ndarray:
+    """Which of ``messages`` (a tape's, MESSAGE_DTYPE (n,)) start a market order, bool (n,):
+    visible executions, those after the first of a sweep (executions at one time stamp on
+    one side, one after another) left out."""
+    execute = messages["type"] == Event.EXECUTE
+    time, side = messages["time"], messages["direction"]
+    joins = execute & np.concatenate(
+        ([False], execute[:-1] & (time[1:] == time[:-1]) & (side[1:] == side[:-1]))
+    )
+    return execute & ~joins
+
+
 def events(tape: Tape) -> Events:
     """The tape's visible messages as `Events` (see the module docstring)."""
     after_ask, _, after_bid, _ = _touch(tape)
@@ -211,11 +224,7 @@ def events(tape: Tape) -> Events:
     limit = (kind == Event.NEW) & has_own & (side * (opposite - price) > 0)
     cancel = ((kind == Event.CANCEL) | (kind == Event.DELETE)) & has_own & (offset >= 0)
     execute = kind == Event.EXECUTE
-    # a sweep: executions at one time stamp on one side, after the first, join it
-    joins = execute & np.concatenate(
-        ([False], execute[:-1] & (time[1:] == time[:-1]) & (side[1:] == side[:-1]))
-    )
-    lead = execute & ~joins
+    lead = market_order_starts(m)
     sweep = np.cumsum(lead) - 1  # each execution's market order
     swept = np.bincount(sweep[execute], weights=size[execute], minlength=int(lead.sum()))
     # the book after a message, or after a sweep's last execution for its lead

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from tradearena.envs.data.tapes import Tape
     from tradearena.envs.simulator.book import Fill
     from tradearena.envs.simulator.market import Market
+    from tradearena.envs.simulator.responsive import ResponseModel
 
 
 class MarketReplay(Trader):
@@ -60,6 +61,7 @@ class MarketReplay(Trader):
         reconcile: bool | None = None,
         queue: str = "risk_averse",
         queue_power: float = 2.0,
+        response: ResponseModel | None = None,
     ) -> None:
         if reconcile and tape.book is None:
             raise ValueError(f"reconcile=True needs a tape with orderbook rows ({tape.source})")
@@ -68,28 +70,33 @@ class MarketReplay(Trader):
             reconcile = tape.book is not None and not tape.complete
         self.time = tape.messages["time"]
         rows = tape.book_rows if reconcile else None
-        self.replayer = Replayer(*tape.columns, rows, queue, queue_power)
+        answer = None if response is None else response.seat_response(tape)
+        self.replayer = Replayer(*tape.columns, rows, queue, queue_power, answer)
+        self.response = response
 
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
-        self.start(market.book, owners.start)
+        self.start(market.book, owners.start, rng)
 
-    def start(self, book: OrderBook, owner: int) -> None:
-        """Place the tape's initial book into ``book`` as ``owner``'s orders."""
+    def start(self, book: OrderBook, owner: int, rng: np.random.Generator | None = None) -> None:
+        """Place the tape's initial book into ``book`` as ``owner``'s orders; ``rng`` draws
+        what the response to the seats draws (the rounding of its shift, refill times)."""
         self.owner = owner
-        self.replayer.restart(owner)
+        self.replayer.restart(owner, rng)
         bids, asks = self.tape.initial_book()
         for side, levels in ((1, bids), (-1, asks)):
             for price, qty in levels:
                 book.limit(side, price, qty, owner)
 
-    def program(self) -> Program:
+    def program(self) -> Program | None:
         """One row per message (`message_rows`), carried out by the replayer in C; through
-        `handle` where a subclass overrides it."""
+        `handle` where a subclass overrides it, unless the replay answers the seats: then
+        None, and the market asks `orders`, which hears the seats' trades at the start of each
+        interval as the compiled replay does."""
         rows = message_rows(self.tape, self.owner)
         if self._compiled_handle:
             return Program(rows, Rule.REPLAY, replayer=self.replayer)
-        return Program(rows)
+        return Program(rows) if self.response is None else None
 
     @property
     def _compiled_handle(self) -> bool:
@@ -102,20 +109,19 @@ class MarketReplay(Trader):
         by the first warm-up to ``t1``: a replay's flow draws nothing, so each warm-up to
         ``t1`` ends in the same state (book, replayer, flow, counts). One snapshot per window
         start (the book's resting orders and the replay's live ids: tens of kB on the real
-        AMZN day). Not for recording or other books, nor a subclass's own `handle`."""
+        AMZN day). A recording market's book records from ``t1`` on, its log opening with the
+        book's resting orders. Not for other books, nor a subclass's own `handle`."""
         flow = market._compiled
-        plain = type(market.book) is OrderBook and not market.record
-        if flow is None or not plain or not self._compiled_handle:
+        if flow is None or type(market.book) is not OrderBook or not self._compiled_handle:
             return False
         snapshots = _WARM_UPS.setdefault(self.tape, {})
-        key = (self.reconcile, self.replayer.queue, self.owner, t0, t1)
+        key = (self.reconcile, self.replayer.queue, self.response, self.owner, t0, t1)
         if key not in snapshots:
             market._flow(t0, t1)
             state = (market.n_orders, market.n_cancels, flow.cursors())
-            snapshots[key] = (market.book.copy(), self.replayer.copy(), state)
-            return True
+            snapshots[key] = (market.book.copy(record=False), self.replayer.copy(), state)
         book, replayer, (market.n_orders, market.n_cancels, cursors) = snapshots[key]
-        market.book = book.copy()
+        market.book = book.copy(record=market.record)
         self.replayer.load(replayer)
         flow.seek(cursors)
         return True
@@ -124,6 +130,7 @@ class MarketReplay(Trader):
         """The reference of the compiled ``Rule.REPLAY`` in envs/simulator/flow.pyx (`Flow`,
         which stands in for it once `program` is given); tests/envs/test_flow.py
         (``test_compiled_flow_equals_orders_on_a_replay``) holds the two equal to the bit."""
+        self.replayer.observe(market.book)  # what the seats took, heard at the start
         w = window(self.time, t0, t1)
         refs = np.arange(w.start, w.stop, dtype=np.int64)
         return Orders.build(self.time[w], Kind.HANDLE, 0, 0, 0, self.owner, refs)
