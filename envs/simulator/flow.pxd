@@ -35,6 +35,7 @@ cdef class Flow:
     cdef vector[Population] populations
     cdef list arrays  # keeps the rows' arrays alive
     cdef dict handlers
+    cdef double end  # the interval's end (seconds): a replay's refills before it fire
     cdef list programs
 
     @cython.final

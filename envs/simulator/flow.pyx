@@ -283,6 +283,7 @@ cdef class Flow:
 
     def __init__(self, list programs, dict handlers):
         self.arrays, self.handlers, self.programs = [], handlers, programs
+        self.end = -INFINITY
         self.populations.resize(len(programs))
         for p, program in enumerate(programs):
             self._keep(p, program)
@@ -394,6 +395,7 @@ cdef class Flow:
                 continue
             if pop.rule == REPLAY:  # what the seats took from it, heard at the start
                 (<Replayer>pop.replayer)._observe(book)
+                self.end = t1
             while pop.cursor < pop.n and pop.time[pop.cursor] < t0:  # never in an interval
                 pop.cursor += 1
             pop.stop = pop.cursor
@@ -407,7 +409,7 @@ cdef class Flow:
         cancelled."""
         cdef Py_ssize_t p, best, n_pops = self.populations.size()
         cdef Population* pop
-        cdef double t, when
+        cdef double t, when, refill
         cdef Sampler sampler
         while True:  # merge the populations' rows by time, ties in population order
             best = -1
@@ -418,16 +420,23 @@ cdef class Flow:
                     when = sampler.next_time
                     if when < sampler.end and (best < 0 or when < t):
                         best, t = p, when
-                elif pop.cursor < pop.stop and (
-                    best < 0 or pop.time[pop.cursor] < t
-                ):
-                    best, t = p, pop.time[pop.cursor]
+                    continue
+                when = pop.time[pop.cursor] if pop.cursor < pop.stop else INFINITY
+                if pop.rule == REPLAY:  # a level the seats took refills before the message
+                    refill = (<Replayer>pop.replayer)._next_release()
+                    if refill < self.end and refill < when:
+                        when = refill
+                if when < INFINITY and (best < 0 or when < t):
+                    best, t = p, when
             if best < 0 or not t < limit:
                 break
             pop = &self.populations[best]
             book.now = t
             if pop.rule == LEARNED:
                 (<Sampler>pop.sampler)._fire(book, counts)
+                continue
+            if pop.rule == REPLAY and (pop.cursor == pop.stop or t < pop.time[pop.cursor]):
+                (<Replayer>pop.replayer)._release(book)
                 continue
             if pop.rule == MAKER:
                 _ladder(book, pop, pop.owner[pop.cursor], counts)

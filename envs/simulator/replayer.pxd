@@ -19,6 +19,8 @@ cdef class Replayer:
     cdef SeatResponse _response  # None: the replay does not answer the seats
 
     cdef int _observe(self, OrderBook book) except -1
+    cdef int _release(self, OrderBook book) except -1
+    cdef double _next_release(self) noexcept
     cdef int _handle(self, OrderBook book, Py_ssize_t ref, list fills) except -1
     cdef i64 _cancel_unnamed(self, OrderBook book, int side, i64 price, i64 qty) except -1
     cdef double _weight(self, i64 lots) noexcept

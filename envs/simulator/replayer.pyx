@@ -8,7 +8,7 @@ flow (`envs.simulator.flow.Flow`)."""
 import numpy as np
 
 from cython.operator cimport dereference as deref, predecrement as dec
-from libc.math cimport floor, log1p, pow
+from libc.math cimport INFINITY, floor, log1p, pow
 from libcpp.pair cimport pair
 from libcpp.vector cimport vector
 
@@ -163,6 +163,20 @@ cdef class Replayer:
         self._handle(book, ref, fills)
         return fills
 
+    @property
+    def next_release(self) -> float:
+        """When (seconds after midnight) a level the seats took from refills next (inf:
+        none is held, or the replay does not answer the seats)."""
+        return self._next_release()
+
+    cdef double _next_release(self) noexcept:
+        return INFINITY if self._response is None else self._response._next_release()
+
+    def release(self, OrderBook book not None) -> None:
+        """Reconcile ``book`` now (``book.now``) to the tape's last row again, the levels
+        held until now back in it (`next_release`'s event)."""
+        self._release(book)
+
     def observe(self, OrderBook book not None) -> None:
         """Hear what the seats took from the replay's orders since its last message, now
         (``book.now``), as the replay does at each message and at the start of each interval
@@ -177,6 +191,17 @@ cdef class Replayer:
         """Hear what the seats took since the last message (at the start of an interval)."""
         if self._response is not None:
             self._response._observe(book, self.owner)
+        return 0
+
+    cdef int _release(self, OrderBook book) except -1:
+        """`release`."""
+        cdef SeatResponse response = self._response
+        if response is None or self._rows is None or response._last < 0:
+            return 0
+        cdef const i64* row = &self._rows[response._last, 0]
+        self._match_row(
+            book, row, response._targeted(row, self._rows.shape[1] // 4, book.now), None
+        )
         return 0
 
     cdef int _handle(self, OrderBook book, Py_ssize_t ref, list fills) except -1:

@@ -32,11 +32,13 @@ __all__ = [
     "MIN_ORDERS",
     "PROBE_EVERY",
     "MarketOrders",
+    "Probed",
     "bare_propagator",
     "estimate_response",
     "fit_kernel",
     "market_orders",
     "mechanical_response",
+    "probe",
     "refill_times",
     "response_function",
     "responsive_model",
@@ -55,7 +57,10 @@ HORIZON = 300.0
 """Seconds after a market order within which a refill is looked for; a level not refilled by
 then counts as refilled then."""
 PROBE_EVERY = 30.0
-"""Seconds between the probe's market orders (`mechanical_response`)."""
+"""Seconds between the probe's market orders (`probe`)."""
+PASSES = 4
+"""Probes of the hours the mechanical response is read from, each its orders
+`PROBE_EVERY` / PASSES seconds after the last's."""
 
 
 # ---------------------------------------------------------------------------- the tape's
@@ -222,55 +227,89 @@ def _quantiles(times: np.ndarray) -> np.ndarray:
     return np.quantile(times, np.linspace(0, 1, QUANTILES))
 
 
-def mechanical_response(
-    tape: Tape, model: ResponseModel, hours: tuple[float, float], sizes: np.ndarray, seed: int = 0
-) -> np.ndarray:
-    """The mid's move (ticks, (buckets, lags)) in the direction of a seat's market order, ``l``
-    of the tape's market orders after it, that the replay's own mechanics make under
-    ``model`` with its kernel set to 0: the volume the order took from the book and held out
-    of the levels. A seat sends a market order every `PROBE_EVERY` seconds over ``hours``, on
-    a random side, of a size drawn from ``sizes`` (lots); its move is read against the tape's
-    own mid at the same moments, so the tape's own moves cancel out."""
-    still = replace(model, kernel=np.zeros_like(model.kernel))
-    replay = MarketReplay(tape, response=still)
+@dataclass(frozen=True)
+class Probed:
+    """What a seat's probe orders met (`probe`), one row each: its ``sign`` (+1 a buy),
+    size ``bucket`` and ``moves`` (n, lags): the mid's move in its direction ``l`` of the
+    tape's market orders after it against the tape's own mid then (ticks; NaN where
+    unread)."""
+
+    sign: np.ndarray
+    bucket: np.ndarray
+    moves: np.ndarray
+
+
+def probe(
+    tape: Tape,
+    model: ResponseModel,
+    hours: tuple[float, float],
+    sizes: np.ndarray,
+    *,
+    every: float = PROBE_EVERY,
+    offset: float = 0.0,
+    seed: int = 0,
+) -> Probed:
+    """A seat's market orders in the replay of ``tape`` answering by ``model``: one every
+    ``every`` seconds over ``hours`` from ``offset`` on, on a random side, of a size drawn from
+    ``sizes`` (lots); what each met (`Probed`), the levels it took refilling at their times.
+    The moves are read against the tape's own mid
+    at the same moments, so that the tape's own moves cancel out."""
+    replay = MarketReplay(tape, response=model)
     book, seat = OrderBook(recycle=True), 0
     rng = np.random.default_rng(seed)
     replay.start(book, 1, rng)
+    replayer = replay.replayer
     lags = model.kernel.shape[1]
-    buckets = len(model.edges) + 1
     time, starts, tape_mid = tape.messages["time"], market_order_starts(tape.messages), tape.mids
-    probes = np.arange(hours[0], hours[1], PROBE_EVERY)
-    signs = np.where(rng.random(len(probes)) < 0.5, 1, -1)
-    lots = rng.choice(sizes, len(probes))
-    bucket = np.searchsorted(model.edges, lots, side="left")
-    total, count = np.zeros((buckets, lags)), np.zeros((buckets, lags))
-    start_gap, live = np.zeros(len(probes)), []  # probes still within the lags: [index, lag]
+    times = np.arange(hours[0] + offset, hours[1], every)
+    signs = np.where(rng.random(len(times)) < 0.5, 1, -1)
+    lots = rng.choice(sizes, len(times))
+    moves = np.full((len(times), lags), np.nan)
+    start_gap, live = np.zeros(len(times)), []  # live: [probe, lag]
+
     k = 0
     for ref in range(len(time)):
-        while k < len(probes) and probes[k] <= time[ref]:
-            book.now = probes[k]
+        while replayer.next_release <= time[ref]:  # levels refilling before the message
+            book.now = replayer.next_release
+            replayer.release(book)
+        while k < len(times) and times[k] <= time[ref]:
+            book.now = times[k]
             gap = _mid_gap(book, tape_mid, ref)
             book.market(int(signs[k]), int(lots[k]), seat)
-            replay.replayer.observe(book)
+            replayer.observe(book)
             if not math.isnan(gap):
                 start_gap[k] = gap
                 live.append([k, 0])
             k += 1
         if starts[ref] and live:
             gap = _mid_gap(book, tape_mid, ref)
-            if not math.isnan(gap):
-                for probe in live:
-                    p, lag = probe
-                    total[bucket[p], lag] += signs[p] * (gap - start_gap[p])
-                    count[bucket[p], lag] += 1
-            for probe in live:
-                probe[1] += 1
-            live = [probe for probe in live if probe[1] < lags]
-        if k == len(probes) and not live:
+            for p, lag in live:
+                moves[p, lag] = signs[p] * (gap - start_gap[p])
+            for entry in live:
+                entry[1] += 1
+            live = [entry for entry in live if entry[1] < lags]
+        if k == len(times) and not live:
             break
         book.now = time[ref]
-        replay.replayer.handle(book, ref)
-    return np.divide(total, count, out=np.zeros_like(total), where=count > 0)
+        replayer.handle(book, ref)
+    bucket = np.searchsorted(model.edges, lots, side="left")
+    return Probed(signs, bucket, moves)
+
+
+def mechanical_response(probed: Probed, buckets: int) -> np.ndarray:
+    """The mid's move (ticks, (buckets, lags)) in the direction of the probe's orders, by
+    size bucket and lag, each lag's mean taken over the lags within half of it either side
+    (the response is smooth in the lag, its noise is not): what the replay's own mechanics
+    make when its kernel is 0."""
+    lags = probed.moves.shape[1]
+    out = np.zeros((buckets, lags))
+    for b in range(buckets):
+        rows = probed.moves[probed.bucket == b]
+        for lag in range(lags):
+            window = rows[:, lag - lag // 2 : lag + lag // 2 + 1]
+            if np.isfinite(window).any():
+                out[b, lag] = np.nanmean(window)
+    return out
 
 
 def _mid_gap(book: OrderBook, tape_mid: np.ndarray, ref: int) -> float:
@@ -326,7 +365,14 @@ def estimate_response(
         mechanical=np.zeros((len(sizes), lags)),
         orders=len(orders),
     )
-    mechanical = mechanical_response(tape, model, (first, last), orders.size, seed)
+    passes = [
+        probe(tape, model, (first, last), orders.size, offset=o, seed=seed + j)
+        for j, o in enumerate(np.arange(PASSES) * PROBE_EVERY / PASSES)
+    ]
+    probed = Probed(
+        *(np.concatenate([getattr(p, f) for p in passes]) for f in ("sign", "bucket", "moves"))
+    )
+    mechanical = mechanical_response(probed, len(sizes))
     kernel = np.maximum(sizes[:, None] * propagator[None, :] - mechanical, 0.0)
     return replace(model, kernel=kernel, mechanical=mechanical)
 

@@ -15,16 +15,14 @@ cdef struct Trade:
 
 
 cdef struct Deficit:
-    # volume the seats took from a shown level, held out of it until the level has refilled
+    # volume the seats took from a side's shown levels, held out of it until it has refilled
     int side  # +1 bid, -1 ask
-    i64 price  # the tape's price (ticks, before the shift)
     i64 qty  # lots
     double until  # seconds after midnight
 
 
 cdef class SeatResponse:
     cdef const double[:, ::1] _kernel  # (buckets, lags): ticks
-    cdef const double[:, ::1] _fresh  # (buckets, lags): the kernel's transient share, 1 to 0
     cdef const i64[::1] _edges  # (buckets - 1,): size buckets' upper edges, lots
     cdef const i64[::1] _counts  # (messages,): the tape's market orders up to each message
     cdef const double[::1] _scale  # (messages,): the tape's spread then over the model's
@@ -35,13 +33,12 @@ cdef class SeatResponse:
     cdef vector[Trade] _trades  # within the kernel's lags
     cdef vector[Deficit] _deficits
     cdef vector[i64] _target  # the last row reconciled to (shifted, less deficits)
-    cdef i64 _target_shift  # the shift of ``_target``
     cdef double _permanent  # ticks: the trades past the kernel's lags, at their last lag
     cdef double _moved  # ticks: every trade's shift as of the last one computed
     cdef double _dither  # the session's rounding offset in [0, 1)
     cdef i64 _counted  # the market orders when ``shift`` was last computed (-1: afresh)
     cdef i64 _position  # the replay's position after its last message (lots)
-    cdef Py_ssize_t _last  # the last message carried out
+    cdef Py_ssize_t _last  # the last message carried out (-1: none yet)
     cdef object _rng  # the session's generator (None: refill at the median)
     cdef public i64 shift  # ticks added to the tape's prices now
     cdef public i64 taken  # lots the seats took from the tape's liquidity this session
@@ -50,6 +47,7 @@ cdef class SeatResponse:
 
     cdef int _observe(self, OrderBook book, i64 owner) except -1
     cdef double _amplitude(self, int side) noexcept
+    cdef double _next_release(self) noexcept
     cdef int _hold(self, int side, i64 lots, double now) except -1
     cdef double _refill(self, bint emptied) except? -1
     cdef i64 _shift(self, i64 count) except? -1

@@ -16,23 +16,24 @@ order, a limit order that crosses). What they took, net, is *observed* at the ne
   [0, 1), so that the shift is ``D`` on average over sessions. A trade's amplitude is the
   tape's spread then over the model's (the trailing spread, ``scale``: the impact of a market
   order goes with the spread) times how far the market anticipates it: a trade that goes on
-  the seats' run of trades in one direction (``run``, the run's earlier trades weighted by
-  the kernel's transient share at their lag, ``fresh``) moves the price by
+  the seats' run of trades in one direction (``run``: their trades in it within the kernel's
+  lags, less those against it) moves the price by
   ``(run + 1) ** concavity - run ** concavity`` of a fresh one, so that ``n`` trades in a row
   move it ``n ** concavity`` times one (the square-root law at 0.5); a trade against the run
   or with none is fresh.
 - The queues: on a tape whose rows the replay reconciles to, the volume a trade took from the
-  levels the book showed is held out of those levels (keyed by the tape's price, so that it
-  moves with the shift) until they have refilled: a time drawn from the tape's own refill
-  times after its market orders, those that emptied the level (``emptied``) or only thinned it
-  (``thinned``).
-
+  levels the book showed is held out of that side (its levels thinner from the best down,
+  whatever the tape's prices do meanwhile) until it has refilled: a time drawn from the tape's
+  own refill times after its market orders, those that emptied the best level (``emptied``)
+  or only thinned it (``thinned``); at that time (``next_release``, which the replay's flow
+  keeps like a message of the tape's) the book is reconciled again to the tape's last row,
+  the volume back in it.
 With no trade by a seat, the shift is 0 and nothing is held: the replay is the tape's.
 """
 
 import numpy as np
 
-from libc.math cimport floor, pow
+from libc.math cimport INFINITY, floor, pow
 from libcpp.vector cimport vector
 
 from tradearena.envs.simulator.book cimport OrderBook, i64, position
@@ -80,7 +81,7 @@ cdef class SeatResponse:
         if not 0 < concavity <= 1:
             raise ValueError(f"concavity must be in (0, 1], got {concavity}")
         self._arrays = (kernel, edges, counts, scale, emptied, thinned, concavity)
-        self._kernel, self._fresh = kernel, _transient_share(kernel)
+        self._kernel = kernel
         self._edges, self._counts, self._scale = edges, counts, scale
         self._emptied, self._thinned, self._concavity = emptied, thinned, concavity
         self.restart()
@@ -95,7 +96,8 @@ cdef class SeatResponse:
         self._trades.clear()
         self._deficits.clear()
         self._target.clear()
-        self._target_shift = self._counted = self._position = self._last = 0
+        self._counted = self._position = 0
+        self._last = -1
         self._permanent = self._moved = 0.0
         self.shift = self.taken = self.counted = self.orders = 0
         self._rng = rng
@@ -104,7 +106,7 @@ cdef class SeatResponse:
     def copy(self) -> SeatResponse:
         """A response of the same tape and model in the same session state."""
         cdef SeatResponse new = SeatResponse.__new__(SeatResponse)
-        new._arrays, new._kernel, new._fresh = self._arrays, self._kernel, self._fresh
+        new._arrays, new._kernel = self._arrays, self._kernel
         new._edges, new._counts, new._scale = self._edges, self._counts, self._scale
         new._emptied, new._thinned, new._concavity = self._emptied, self._thinned, self._concavity
         new._rng, new._dither = self._rng, self._dither
@@ -118,7 +120,7 @@ cdef class SeatResponse:
         if not same or self._concavity != other._concavity:
             raise ValueError("load takes the state of a response of the same tape and model")
         self._trades, self._deficits, self._target = other._trades, other._deficits, other._target
-        self._target_shift, self._counted = other._target_shift, other._counted
+        self._counted = other._counted
         self._position, self._permanent, self._moved = other._position, other._permanent, other._moved
         self._last = other._last
         self.shift, self.taken, self.counted = other.shift, other.taken, other.counted
@@ -136,17 +138,21 @@ cdef class SeatResponse:
         return self._moved
 
     @property
+    def next_release(self) -> float:
+        """The first time (seconds after midnight) a level held refills (inf: none held)."""
+        return self._next_release()
+
+    @property
     def held(self) -> list[tuple[int, int, int, float]]:
-        """The volume held out of the levels: (side, the tape's price in ticks, lots, until
-        seconds after midnight)."""
-        return [(d.side, d.price, d.qty, d.until) for d in self._deficits]
+        """The volume held out of the levels: (side, lots, until seconds after midnight)."""
+        return [(d.side, d.qty, d.until) for d in self._deficits]
 
     def __reduce__(self):
         state = (
             [(t.weight, t.bucket, t.first) for t in self._trades],
-            [(d.side, d.price, d.qty, d.until) for d in self._deficits],
+            [(d.side, d.qty, d.until) for d in self._deficits],
             list(self._target),
-            (self._target_shift, self._counted, self._position, self._permanent, self._moved),
+            (self._counted, self._position, self._permanent, self._moved),
             self._last,
             self._dither,
             (self.shift, self.taken, self.counted, self.orders),
@@ -170,7 +176,7 @@ cdef class SeatResponse:
             bucket += 1
         cdef Trade trade
         self.orders += 1
-        trade.weight = -side * self._amplitude(-side) * self._scale[self._last]
+        trade.weight = -side * self._amplitude(-side) * self._scale[max(self._last, 0)]
         trade.bucket, trade.first = bucket, self.counted + self.orders
         self._trades.push_back(trade)
         self._counted = -1  # the shift is computed afresh
@@ -181,37 +187,39 @@ cdef class SeatResponse:
     cdef double _amplitude(self, int side) noexcept:
         """How far a trade of the seats on ``side`` (+1 buying) moves the price next to a
         fresh one: (run + 1) ** concavity - run ** concavity, ``run`` the seats' trades in
-        its direction so far, each weighted by its kernel's transient share now (those
-        against it counting against the run)."""
+        its direction within the kernel's lags less those against it."""
         cdef double run = 0.0
         cdef Trade trade
-        cdef i64 lag, lags = self._kernel.shape[1], count = self.counted + self.orders - 1
         for trade in self._trades:
-            lag = count - trade.first
-            if lag < lags:
-                run += (1.0 if trade.weight * side > 0 else -1.0) * self._fresh[trade.bucket, lag]
+            run += 1.0 if trade.weight * side > 0 else -1.0
         if run <= 0:
             return 1.0
         return pow(run + 1.0, self._concavity) - pow(run, self._concavity)
 
+    cdef double _next_release(self) noexcept:
+        """The first time (seconds after midnight) a level held refills (inf: none held)."""
+        cdef double first = INFINITY
+        cdef Deficit deficit
+        for deficit in self._deficits:
+            if deficit.until < first:
+                first = deficit.until
+        return first
+
     cdef int _hold(self, int side, i64 lots, double now) except -1:
-        """Hold ``lots`` taken from ``side`` out of the last row's levels, best first."""
+        """Hold ``lots`` taken from ``side`` out of its shown levels (at most what the last row
+        showed there), refilling after a time drawn as for an emptied best level when they
+        were at least the best level's, else as for a thinned one."""
         cdef Py_ssize_t levels = self._target.size() // 4, i
         cdef Py_ssize_t column = 2 if side > 0 else 0
-        cdef i64 shown, took
-        cdef Deficit deficit
+        cdef i64 shown = 0
         for i in range(levels):
-            if lots <= 0:
-                break
-            shown = self._target[4 * i + column + 1]
-            if shown <= 0:
-                continue
-            took = lots if lots < shown else shown
-            deficit.side, deficit.qty = side, took
-            deficit.price = self._target[4 * i + column] - self._target_shift
-            deficit.until = now + self._refill(took == shown)
-            self._deficits.push_back(deficit)
-            lots -= took
+            shown += self._target[4 * i + column + 1]
+        if not levels or shown <= 0:
+            return 0
+        cdef Deficit deficit
+        deficit.side, deficit.qty = side, lots if lots < shown else shown
+        deficit.until = now + self._refill(lots >= self._target[column + 1])
+        self._deficits.push_back(deficit)
         return 0
 
     cdef double _refill(self, bint emptied) except? -1:
@@ -250,29 +258,28 @@ cdef class SeatResponse:
         return self.shift
 
     cdef const i64* _targeted(self, const i64* row, Py_ssize_t levels, double now) except NULL:
-        """The row to reconcile to: ``row`` (the tape's, 4 x ``levels``) shifted, each level
-        less the volume held out of it; the deficits that have refilled by ``now`` dropped."""
+        """The row to reconcile to: ``row`` (the tape's, 4 x ``levels``) shifted, each side
+        thinner by the volume held out of it, from its best level down; the deficits that
+        have refilled by ``now`` dropped."""
         cdef Py_ssize_t i, j, k, kept = 0, column
-        cdef Deficit deficit
+        cdef i64 held[2]  # lots held out of the asks, the bids
+        held[0] = held[1] = 0
         for j in range(<Py_ssize_t>self._deficits.size()):
             if self._deficits[j].until > now:
+                held[self._deficits[j].side > 0] += self._deficits[j].qty
                 self._deficits[kept] = self._deficits[j]
                 kept += 1
         self._deficits.resize(kept)
         self._target.resize(4 * levels)
-        self._target_shift = self.shift
-        cdef i64 size, price
+        cdef i64 size, price, took
         for i in range(levels):
             for k in range(2):
                 column = 2 * k
                 price, size = row[4 * i + column], row[4 * i + column + 1]
                 if size > 0:
-                    for j in range(kept):
-                        deficit = self._deficits[j]
-                        if deficit.price == price and deficit.side == (1 if column else -1):
-                            size -= deficit.qty
+                    took = size if held[k] > size else held[k]
+                    size, held[k] = size - took, held[k] - took
                     price += self.shift
-                    size = size if size > 0 else 0
                 self._target[4 * i + column], self._target[4 * i + column + 1] = price, size
         return self._target.data()
 
@@ -282,18 +289,6 @@ cdef class SeatResponse:
         self._position = position(book, owner)
         self.counted = self._counts[ref]
         self._last = ref
-
-
-def _transient_share(kernel: np.ndarray) -> np.ndarray:
-    """Each lag's share of a kernel's transient part (float64 (buckets, lags), 1 at lag 1,
-    0 at its permanent part, the last lag): (kernel - last) / (first - last), within [0, 1];
-    a row that does not decay remembers its trades for all its lags."""
-    first, last = kernel[:, :1], kernel[:, -1:]
-    decays = (first > last)[:, 0]
-    share = np.ones_like(kernel)
-    share[decays] = np.clip((kernel[decays] - last[decays]) / (first - last)[decays], 0.0, 1.0)
-    share[:, -1] = 0.0
-    return np.ascontiguousarray(share)
 
 
 def _restore(tuple arrays, object rng, tuple state):
@@ -306,12 +301,11 @@ def _restore(tuple arrays, object rng, tuple state):
     cdef Deficit deficit
     for trade.weight, trade.bucket, trade.first in trades:
         response._trades.push_back(trade)
-    for deficit.side, deficit.price, deficit.qty, deficit.until in deficits:
+    for deficit.side, deficit.qty, deficit.until in deficits:
         response._deficits.push_back(deficit)
     for value in target:
         response._target.push_back(value)
-    (response._target_shift, response._counted, response._position, response._permanent,
-     response._moved) = numbers
+    response._counted, response._position, response._permanent, response._moved = numbers
     response._last, response._dither = last, dither
     response.shift, response.taken, response.counted, response.orders = public
     response._rng = rng

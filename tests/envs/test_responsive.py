@@ -54,8 +54,9 @@ class Replay(MarketReplay):
     market's flow does."""
 
     def handle(self, book, ref):
-        book.now = float(self.time[ref])
-        return self.replayer.handle(book, ref)
+        if ref >= 0:
+            book.now = float(self.time[ref])
+        return super().handle(book, ref)
 
 
 def start(tape, model, seed=0):
@@ -138,7 +139,7 @@ def test_volume_taken_is_held_out_until_it_refills():
     book.market(1, DEPTH, 0)  # the whole best ask (the row before showed 1000)
     replay.replayer.observe(book)
     held = replay.replayer.response.held
-    assert held == [(-1, PRICE + 1, DEPTH, pytest.approx(taken_at + 5.0))]
+    assert held == [(-1, DEPTH, pytest.approx(taken_at + 5.0))]
     for ref in range(1, len(tape)):
         replay.handle(book, ref)
         ask = book.best_ask()

@@ -132,11 +132,29 @@ class MarketReplay(Trader):
         (``test_compiled_flow_equals_orders_on_a_replay``) holds the two equal to the bit."""
         self.replayer.observe(market.book)  # what the seats took, heard at the start
         w = window(self.time, t0, t1)
+        times = self.time[w]
         refs = np.arange(w.start, w.stop, dtype=np.int64)
-        return Orders.build(self.time[w], Kind.HANDLE, 0, 0, 0, self.owner, refs)
+        refills = self._refills(t1)  # levels the seats took refilling before t1: ref -1
+        if len(refills):
+            order = np.argsort(np.concatenate([times, refills]), kind="stable")
+            times = np.concatenate([times, refills])[order]
+            refs = np.concatenate([refs, np.full(len(refills), -1)])[order]
+        return Orders.build(times, Kind.HANDLE, 0, 0, 0, self.owner, refs)
+
+    def _refills(self, t1: float) -> np.ndarray:
+        """The times before ``t1`` at which levels the seats took refill (they are known at
+        the interval's start: the seats trade then)."""
+        response = self.replayer.response
+        if response is None:
+            return np.empty(0)
+        return np.array(sorted({until for *_, until in response.held if until < t1}))
 
     def handle(self, book: OrderBook, ref: int) -> list[Fill]:
-        """Carry out tape message ``ref`` (then reconcile); return the fills it caused."""
+        """Carry out tape message ``ref`` (then reconcile); return the fills it caused. A
+        negative ``ref`` is a refill of the levels the seats took (`Replayer.release`)."""
+        if ref < 0:
+            self.replayer.release(book)
+            return []
         return self.replayer.handle(book, ref)
 
     @property
