@@ -160,7 +160,7 @@ def square_root_law(
     best = fit(np.arange(len(x)))
     rng = np.random.default_rng(seed)
     draws = np.array([fit(rng.integers(0, len(x), len(x))) for _ in range(resamples)])
-    low, high = np.nanquantile(draws, [0.025, 0.975], axis=0)
+    low, high = _percentiles(draws)
     return SquareRootFit(
         ConfidenceInterval(float(low[2]), float(high[2]), float(best[2])),
         ConfidenceInterval(float(low[1]), float(high[1]), float(best[1])),
@@ -239,8 +239,21 @@ def decay_exponent(
     best = fit(np.arange(len(impacts)))
     rng = np.random.default_rng(seed)
     draws = [fit(rng.integers(0, len(impacts), len(impacts))) for _ in range(resamples)]
-    low, high = np.nanquantile(draws, [0.025, 0.975])
+    low, high = _percentiles(np.array(draws))
     return ConfidenceInterval(float(low), float(high), best)
+
+
+def _percentiles(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The 2.5% and 97.5% points of bootstrap ``draws`` (along the first axis), NaN ones left
+    out (a resample the fit could not use); NaN where every draw is."""
+    finite = np.isfinite(draws)
+    if not finite.any():
+        nan = np.full(draws.shape[1:], np.nan)
+        return nan, nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column of NaN draws: NaN
+        low, high = np.nanquantile(draws, [0.025, 0.975], axis=0)
+    return low, high
 
 
 def ratio_of_means(

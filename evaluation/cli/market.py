@@ -1,5 +1,5 @@
 """The commands of the market: a synthetic ``session``, the market judged (``realism``,
-``transfer``), fitted (``fit``) and learned (``learn``)."""
+``response``, ``impact``, ``transfer``), fitted (``fit``) and learned (``learn``)."""
 
 from __future__ import annotations
 
@@ -230,6 +230,30 @@ def _realism(args: argparse.Namespace) -> int:
         )
     if args.out is not None:
         print(f"\nwrote {Path(args.out) / 'scorecard.csv'} (every fact and AUC) and realism_*.png")
+    return 0
+
+
+def impact_command(args: argparse.Namespace) -> int:
+    """``tradearena impact``: print the verdict (and with --verbose every check), and where it
+    was written."""
+    from tradearena.envs.data.load import without_orderbooks
+    from tradearena.evaluation.market.impact import format_impact, impact, impact_job
+
+    (tape,) = without_orderbooks([args.tape])
+    with executor_from(args, job=impact_job) as executor:
+        found = impact(
+            tape,
+            args.markets,
+            executor=executor,
+            start=args.start,
+            end=args.end,
+            metaorders=args.metaorders,
+            seed=args.seed,
+            out=args.out,
+        )
+    print(format_impact(found, verbose=args.verbose))
+    if args.out is not None:
+        print(f"\nwrote {Path(args.out) / 'impact.csv'} and impact.png")
     return 0
 
 

@@ -25,6 +25,7 @@ from tradearena.evaluation.cli.games import games_command
 from tradearena.evaluation.cli.market import (
     MAX_SESSION_STEPS,
     fit_command,
+    impact_command,
     learn_command,
     realism_command,
     response_command,
@@ -446,6 +447,45 @@ def add_response_command(commands: argparse._SubParsersAction) -> None:
     response.set_defaults(func=response_command)
 
 
+def add_impact_command(commands: argparse._SubParsersAction) -> None:
+    """`tradearena impact`: the impact scorecard."""
+    from tradearena.evaluation.market.impact import MAX_METAORDERS, MIN_METAORDERS, REPLAYS
+
+    impact = commands.add_parser(
+        "impact",
+        help="how a market answers a seat's own trading: the impact scorecard",
+        description="Trade in each MARKET over the TAPE's hours and hold what the market "
+        "answers to the literature and to the tape itself: metaorders of child market orders "
+        "(TWAP and participation-rate, 0.1-10% of the volume, 5 to 30 minutes; the "
+        "square-root law, the relaxation after them), single market orders (their response "
+        "against the tape's bare propagator, the spread's refill), a quoting seat's passive "
+        "fills (their mark-outs against the tape's own), a seat that never trades (nothing may "
+        "change), round trips and pump-and-dumps (none may earn). A MARKET is "
+        f"{' or '.join(repr(r) for r in REPLAYS)} (the tape's plain replay, and its "
+        "responsive replay, its answer estimated from the hours before --from, else from the "
+        "whole tape), an experiment file's [market] table or a Gymnasium id. The verdict "
+        "comes first; --verbose adds every check's value, interval and target.",
+    )
+    impact.add_argument("tape", metavar="TAPE", help="the real day (a tape)")
+    impact.add_argument(
+        "markets", nargs="+", metavar="MARKET", help="replay, responsive, a .toml or an id"
+    )
+    add_window_arguments(impact, "trade over")
+    impact.add_argument(
+        "--metaorders",
+        type=integer_at_least(MIN_METAORDERS, MAX_METAORDERS),
+        default=1000,
+        help=f"metaorders a market (default 1,000; {MIN_METAORDERS} to {MAX_METAORDERS:,})",
+    )
+    impact.add_argument("--seed", type=integer_at_least(0, 2**32 - 1), default=0, help="seed")
+    impact.add_argument("--out", help="write DIR/impact.csv and impact.png there")
+    impact.add_argument(
+        "--verbose", action="store_true", help="print every check, not the verdict alone"
+    )
+    add_executor_arguments(impact)
+    impact.set_defaults(func=impact_command)
+
+
 def step_window(text: str) -> tuple[int, int]:
     """An argparse type: FIRST,LAST, the decision steps of a day at which sessions open."""
     parts = text.split(",")
@@ -674,6 +714,7 @@ COMMANDS = (
     add_session_command,
     add_realism_command,
     add_response_command,
+    add_impact_command,
     add_transfer_command,
     add_fit_command,
     add_learn_command,

@@ -682,13 +682,15 @@ def impact(
     start: float | None = None,
     end: float | None = None,
     metaorders: int = 1000,
+    singles: int = SINGLES,
+    trips: int = TRIPS,
     seed: int = 0,
     out: str | None = None,
 ) -> Impact:
-    """The scorecard of each of ``markets`` (an experiment file, a Gymnasium id, or a market
-    replaying ``tape_name``) on the tape ``tape_name``'s hours ``start`` to ``end`` (seconds
-    after midnight; None: its open, close) with ``metaorders`` metaorders, on ``executor``.
-    With ``out``, also ``out``/impact.csv and impact.png."""
+    """The scorecard of each of ``markets`` (`market_on`) on the tape ``tape_name``'s hours
+    ``start`` to ``end`` (seconds after midnight; None: its open, close) with ``metaorders``
+    metaorders, ``singles`` single orders and ``trips`` round trips and pump-and-dumps each,
+    on ``executor``. With ``out``, also ``out``/impact.csv and impact.png."""
     if not MIN_METAORDERS <= metaorders <= MAX_METAORDERS:
         raise UserError(
             f"--metaorders {metaorders}: give {MIN_METAORDERS:,} to {MAX_METAORDERS:,} (the "
@@ -702,14 +704,14 @@ def impact(
     learned = (session_of(tape)[0], first) if first - session_of(tape)[0] >= GRID else None
     specs = {name: market_on(name, tape_name, learned) for name in markets}
     orders = metaorder_scripts(facts, metaorders, seed)
-    trips = {pump: trip_scripts(facts, TRIPS, pump=pump, seed=seed + 1) for pump in (False, True)}
-    singles = single_scripts(facts, SINGLES, seed + 2)
+    round_trips = {pump: trip_scripts(facts, trips, pump=pump, seed=seed + 1) for pump in (0, 1)}
+    single_orders = single_scripts(facts, singles, seed + 2)
     jobs = []
     for name, (spec, _) in specs.items():
         jobs += _chunks(name, "metaorders", spec, facts, orders, seed)
-        for pump in (False, True):
-            jobs += _chunks(name, "pump" if pump else "trips", spec, facts, trips[pump], seed)
-        jobs += _chunks(name, "singles", spec, facts, singles, seed)
+        for pump in (0, 1):
+            jobs += _chunks(name, "pump" if pump else "trips", spec, facts, round_trips[pump], seed)
+        jobs += _chunks(name, "singles", spec, facts, single_orders, seed)
         jobs += [
             Job(f"{name}|quotes|{s}", s, (), Work("quotes", spec, facts, (), (seed + s,)))
             for s in range(QUOTE_SESSIONS)

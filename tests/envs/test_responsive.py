@@ -128,6 +128,24 @@ def test_a_trades_impact_decays_along_its_kernel_to_its_permanent_part():
     assert shifts == expected and min(before) == 0 and max(before) > 5
 
 
+def test_a_metaorder_relaxes_to_its_permanent_part_only():
+    """On a tape whose own market orders move nothing, four buys in a row (a run: sqrt(4) = 2
+    times one's impact, amplitudes 1, sqrt(2) - 1, ...: all within the kernel's lags) with a
+    kernel of 5, 4, 3 then 2 ticks for good: once its lags have passed, the price stays
+    shifted by its permanent part alone, 2 x 2 = 4 ticks."""
+    tape = quiet_tape(60.0, trades_every=2)
+    replay, book = start(tape, hand_model([5.0, 4.0, 3.0] + [2.0] * 5, concavity=0.5))
+    for ref in range(4):
+        book.market(1, 10, 0)
+        replay.replayer.observe(book)
+        replay.handle(book, ref)
+    for ref in range(4, len(tape)):
+        replay.handle(book, ref)
+    response = replay.replayer.response
+    assert response.moved == pytest.approx(4.0) and response.shift == 4
+    assert book.best_bid()[0] == PRICE + 4
+
+
 def test_volume_taken_is_held_out_until_it_refills():
     """With no shift, a seat's buy of the whole best ask empties it until the refill time
     (5 s) has passed, although the tape's rows show it; then the row's volume is back."""
