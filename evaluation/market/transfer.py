@@ -377,6 +377,7 @@ def transfer(
     require_book(probe.replayed_tape(), "the transfer judge's sessions")
     steps = window_of(probe, start, window)
     replay = baseline_of(market, probe, baseline, needed=start is not None)
+    _no_leak(market, spec, against, start)
     sides = {"market": _same_window(spec, steps)}
     if isinstance(replay, Baseline):
         sides |= {f"baseline/{q}": tape_market(spec, against, replay.steps, q) for q in queues}
@@ -429,6 +430,23 @@ def transfer(
         _opening(probe, steps),
         () if isinstance(replay, Baseline) else (f"no baseline: {replay}",),
     )
+
+
+def _no_leak(name: str, spec: MarketSpec, against: str, start: float | None) -> None:
+    """A `UserError` when ``spec`` is a responsive replay of the tape ``against`` whose
+    answer is estimated from hours at or after ``start`` (seconds after midnight; None: the
+    whole day is judged): it would have learned from the hours it is judged on."""
+    if not spec.responsive or Path(str(spec.tape)).resolve() != Path(against).resolve():
+        return
+    hours = spec.response_hours
+    if hours is None or start is None or hours[1] > start:
+        learned = "the whole tape" if hours is None else "-".join(clock(h) for h in hours)
+        judged = f"from {clock(start)}" if start is not None else "the whole day"
+        raise UserError(
+            f"{name}: its responsive replay learns how the tape answers a trade from {learned}, "
+            f"and the tape is judged {judged}: give [market] response_hours before the hours "
+            "judged (and --from)"
+        )
 
 
 def _opening(tape: MarketSpec, steps: tuple[int, int] | None) -> str:

@@ -342,3 +342,37 @@ def test_queue_models_that_agree_are_one_line_and_one_column():
     assert agreeing({"a": np.array([1.0, np.nan]), "b": np.array([1.0, np.nan])}) == {
         "a": ["a", "b"]
     }
+
+
+def test_a_responsive_replay_is_judged_beside_its_plain_replay_and_may_not_learn_the_hours_judged(
+    tmp_path, capsys
+):
+    """The responsive replay of the morning, its answer estimated from the morning (09:25-
+    11:00), runs the zoo on the morning beside the plain replay of the same hours; one whose
+    answer comes from hours reaching into those judged is refused in one line before any
+    work."""
+    messages, _ = lobster_day(tmp_path, "light_34200000_48600000", 240)
+    config = tmp_path / "responsive.toml"
+    hours = f"{OPEN - 300:.0f}, {OPEN + 5400:.0f}"  # the recorded day opens at 09:25
+    config.write_text(
+        f'[market]\ntask = "making"\nn_steps = 20\ntape = "{messages}"\nwindow_steps = [5, 70]\n'
+        f"responsive = true\nresponse_hours = [{hours}]\n"
+    )
+    result = transfer(
+        str(config),
+        str(messages),
+        executor=LocalExecutor(progress=False, job=transfer_job),
+        start=OPEN + 5400,
+        seeds=2,
+        sessions=2,
+        queues=("risk_averse",),
+    )
+    assert str(result.hours) == "09:30-10:55" and "baseline/risk_averse" in set(result.table.side)
+    argv = ["transfer", str(config), "--against", str(messages), "--executor", "local"]
+    argv += ["--seeds", "2", "--sessions", "1", "--from", "10:30"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"tradearena: error: {config}: its responsive replay learns how the tape answers a trade "
+        "from 09:25-11:00, and the tape is judged from 10:30: give [market] response_hours "
+        "before the hours judged (and --from)\n"
+    )
