@@ -32,7 +32,6 @@ __all__ = [
     "MIN_ORDERS",
     "PROBE_EVERY",
     "MarketOrders",
-    "Probed",
     "bare_propagator",
     "estimate_response",
     "fit_kernel",
@@ -227,18 +226,6 @@ def _quantiles(times: np.ndarray) -> np.ndarray:
     return np.quantile(times, np.linspace(0, 1, QUANTILES))
 
 
-@dataclass(frozen=True)
-class Probed:
-    """What a seat's probe orders met (`probe`), one row each: its ``sign`` (+1 a buy),
-    size ``bucket`` and ``moves`` (n, lags): the mid's move in its direction ``l`` of the
-    tape's market orders after it against the tape's own mid then (ticks; NaN where
-    unread)."""
-
-    sign: np.ndarray
-    bucket: np.ndarray
-    moves: np.ndarray
-
-
 def probe(
     tape: Tape,
     model: ResponseModel,
@@ -248,18 +235,19 @@ def probe(
     every: float = PROBE_EVERY,
     offset: float = 0.0,
     seed: int = 0,
-) -> Probed:
+) -> np.ndarray:
     """A seat's market orders in the replay of ``tape`` answering by ``model``: one every
     ``every`` seconds over ``hours`` from ``offset`` on, on a random side, of a size drawn from
-    ``sizes`` (lots); what each met (`Probed`), the levels it took refilling at their times.
-    The moves are read against the tape's own mid
-    at the same moments, so that the tape's own moves cancel out."""
+    ``sizes`` (lots), the levels they took refilling at their times: the mid's move in each's
+    direction ``l`` of the tape's market orders after it (ticks, (orders, lags); NaN where
+    unread), read against the tape's own mid at the same moments, so that the tape's own
+    moves cancel out."""
     replay = MarketReplay(tape, response=model)
     book, seat = OrderBook(recycle=True), 0
     rng = np.random.default_rng(seed)
     replay.start(book, 1, rng)
     replayer = replay.replayer
-    lags = model.kernel.shape[1]
+    lags = len(model.kernel)
     time, starts, tape_mid = tape.messages["time"], market_order_starts(tape.messages), tape.mids
     times = np.arange(hours[0] + offset, hours[1], every)
     signs = np.where(rng.random(len(times)) < 0.5, 1, -1)
@@ -292,23 +280,20 @@ def probe(
             break
         book.now = time[ref]
         replayer.handle(book, ref)
-    bucket = np.searchsorted(model.edges, lots, side="left")
-    return Probed(signs, bucket, moves)
+    return moves
 
 
-def mechanical_response(probed: Probed, buckets: int) -> np.ndarray:
-    """The mid's move (ticks, (buckets, lags)) in the direction of the probe's orders, by
-    size bucket and lag, each lag's mean taken over the lags within half of it either side
+def mechanical_response(moves: np.ndarray) -> np.ndarray:
+    """The mid's move (ticks, (lags,)) in the direction of a probe's orders (`probe`'s
+    ``moves``, (n, lags)), each lag's mean taken over the lags within half of it either side
     (the response is smooth in the lag, its noise is not): what the replay's own mechanics
     make when its kernel is 0."""
-    lags = probed.moves.shape[1]
-    out = np.zeros((buckets, lags))
-    for b in range(buckets):
-        rows = probed.moves[probed.bucket == b]
-        for lag in range(lags):
-            window = rows[:, lag - lag // 2 : lag + lag // 2 + 1]
-            if np.isfinite(window).any():
-                out[b, lag] = np.nanmean(window)
+    lags = moves.shape[1]
+    out = np.zeros(lags)
+    for lag in range(lags):
+        window = moves[:, lag - lag // 2 : lag + lag // 2 + 1]
+        if np.isfinite(window).any():
+            out[lag] = np.nanmean(window)
     return out
 
 
@@ -331,9 +316,9 @@ def estimate_response(
 ) -> ResponseModel:
     """The `ResponseModel` of ``tape`` estimated from its hours ``first`` to ``last``
     (seconds after midnight; None: the tape's first, last message): the bare propagator
-    (`bare_propagator`, fitted by `fit_kernel`) of its market orders, by size bucket (each
-    bucket's response at lag 1 over all orders'), less the replay's own mechanics
-    (`mechanical_response`); the refill times (`refill_times`). A `UserError` when the hours
+    (`bare_propagator`, fitted by `fit_kernel`) of its market orders less the replay's own
+    mechanics (`mechanical_response`), the size whose impact is their average one, the
+    refill times (`refill_times`). A `UserError` when the hours
     hold fewer than `MIN_ORDERS` market orders."""
     if tape.book is None:
         raise UserError(f"{tape.source}: a responsive replay needs the tape's orderbook rows")
@@ -349,32 +334,27 @@ def estimate_response(
             f"trade: the responsive replay needs at least {MIN_ORDERS}"
         )
     propagator = fit_kernel(bare_propagator(orders.sign, orders.mid, lags))
-    edges = size_edges(orders.size)
-    sizes = size_scale(orders, edges)
     emptied, thinned = refill_times(tape, orders)
     model = ResponseModel(
-        kernel=np.zeros((len(sizes), lags)),
+        kernel=np.zeros(lags),
+        reference=float(np.mean(orders.size.astype(float) ** concavity) ** (1 / concavity)),
         spread=mean_spread(tape, first, last),
-        edges=edges,
         emptied=_quantiles(emptied),
         thinned=_quantiles(thinned),
         concavity=concavity,
         hours=(first, last),
         propagator=propagator,
-        sizes=sizes,
-        mechanical=np.zeros((len(sizes), lags)),
+        mechanical=np.zeros(lags),
         orders=len(orders),
     )
-    passes = [
-        probe(tape, model, (first, last), orders.size, offset=o, seed=seed + j)
-        for j, o in enumerate(np.arange(PASSES) * PROBE_EVERY / PASSES)
-    ]
-    probed = Probed(
-        *(np.concatenate([getattr(p, f) for p in passes]) for f in ("sign", "bucket", "moves"))
+    moves = np.concatenate(
+        [
+            probe(tape, model, (first, last), orders.size, offset=o, seed=seed + j)
+            for j, o in enumerate(np.arange(PASSES) * PROBE_EVERY / PASSES)
+        ]
     )
-    mechanical = mechanical_response(probed, len(sizes))
-    kernel = np.maximum(sizes[:, None] * propagator[None, :] - mechanical, 0.0)
-    return replace(model, kernel=kernel, mechanical=mechanical)
+    mechanical = mechanical_response(moves)
+    return replace(model, kernel=np.maximum(propagator - mechanical, 0.0), mechanical=mechanical)
 
 
 def size_scale(orders: MarketOrders, edges: np.ndarray) -> np.ndarray:

@@ -5,22 +5,24 @@ The tape's messages go on as recorded; what the seats take from its liquidity is
 forward (`envs.simulator.seat_response` carries it out):
 
 - the price: the tape's later prices are shifted by the seats' trades through a propagator.
-  One trade alone moves the mid, ``l`` market orders later, as the tape's own market orders
-  of its size move it once the sign autocorrelation of the tape's order flow is taken out (the
-  bare propagator of Bouchaud, Gefen, Potters and Wyart, "Fluctuations and response in
-  financial markets", Quantitative Finance 2004: a seat's order at a random moment carries
-  none of the information the tape's orders carry), less what the replay's own mechanics
-  already move it (the volume it took, held out of the levels), in proportion to the tape's
-  spread then (the impact of a market order goes with the spread: Wyart, Bouchaud,
+  A trade of the tape's typical size alone moves the mid, ``l`` market orders later, as the
+  tape's own market orders move it once the sign autocorrelation of the tape's order flow is
+  taken out (the bare propagator of Bouchaud, Gefen, Potters and Wyart, "Fluctuations and
+  response in financial markets", Quantitative Finance 2004: a seat's order at a random moment
+  carries none of the information the tape's orders carry), less what the replay's own
+  mechanics already move it (the volume it took, held out of the levels), in proportion to the
+  tape's spread then (the impact of a market order goes with the spread: Wyart, Bouchaud,
   Kockelkoren, Potters and Vettorazzo, "Relation between bid-ask spread, impact and
   volatility in order-driven markets", Quantitative Finance 2008), with its permanent part.
-  The moves of the seats' trades add up, but a trade that goes on their run in one direction
-  is anticipated: the ``n``-th of a run moves the price ``n ** concavity - (n - 1) **
-  concavity`` of a fresh one, so that ``n`` trades in a row move it ``n ** concavity`` times
-  one, the square-root law of metaorders at 0.5 (Toth et al., PRX 2011), as the market's
-  reading of a persistent trader gives it (Lillo, Mike and Farmer, PRE 2005; a trade against
-  the run is fresh). One day of a tape cannot tell that exponent apart from others (its own
-  aggregate impact is too noisy), so it is the model's, stated; everything else is the tape's.
+  The seats' trades in one direction add up concavely in their volume, as a latent order book
+  gives it (Donier, Bonart, Mastromatteo and Bouchaud, "A fully consistent, minimal model for
+  non-linear market impact", Quantitative Finance 2015): ``Q`` lots in a row, however split,
+  move the price ``(Q / reference) ** concavity`` times the kernel, the square-root law of
+  metaorders at 0.5 (Toth et al., PRX 2011); ``reference`` is the size whose impact is the
+  tape's average one (the tape's sizes' mean of ``v ** concavity``, to the ``1 /
+  concavity``). A trade against the run is fresh. One day of a tape cannot tell that exponent
+  apart from others (its own aggregate impact is too noisy), so it is the model's, stated;
+  everything else is the tape's.
 - the queues: the volume a trade took from the levels shown is held out of them for a time
   drawn from the tape's own refill times: after its market orders that emptied the best
   level, until the spread had closed again (back to at most its width before the order); after
@@ -56,8 +58,8 @@ __all__ = [
 ]
 
 CONCAVITY = 0.5
-"""How a run of a seat's trades in one direction adds up: ``n`` of them move the price
-``n ** CONCAVITY`` times one (see the module docstring)."""
+"""How a run of a seat's lots in one direction adds up: ``Q`` lots move the price as
+``Q ** CONCAVITY`` (see the module docstring)."""
 SPREAD_WINDOW = 1800.0
 """Seconds of the tape before a trade whose mean spread scales its impact."""
 QUANTILES = 101
@@ -118,27 +120,24 @@ _SCALES: weakref.WeakKeyDictionary[Tape, dict[float, np.ndarray]] = weakref.Weak
 class ResponseModel:
     """What the responsive replay of a tape answers the seats with (the module docstring
     says how), estimated from the tape's ``hours`` (first, last: seconds after midnight) by
-    `estimate_response`.
+    `envs.simulator.response_estimate.estimate_response`.
 
-    kernel: float64 (buckets, lags), ticks >= 0: the shift one fresh trade of bucket b makes
-    ``l`` market orders after it, ``kernel[b, l - 1]``, constant past the last lag, when the
-    tape's spread is ``spread`` (ticks: its mean over the hours);
-    edges: int64 (buckets - 1,), lots: the size buckets' upper edges; emptied, thinned:
+    kernel: float64 (lags,), ticks >= 0: the shift one fresh trade of ``reference`` lots
+    makes ``l`` market orders after it, ``kernel[l - 1]``, constant past the last lag, when
+    the tape's spread is ``spread`` (ticks: its mean over the hours); emptied, thinned:
     float64 (`QUANTILES`,), seconds: quantiles of the refill times; concavity: how a run of
-    trades adds up. For the record: propagator (lags,), the tape's bare propagator (ticks, fitted);
-    sizes (buckets,), each bucket's response at lag 1 over all orders'; mechanical (buckets,
-    lags), the replay's own mechanics' part (ticks); orders: the market orders estimated
-    from."""
+    lots adds up. For the record: propagator (lags,), the tape's bare propagator (ticks,
+    fitted); mechanical (lags,), the replay's own mechanics' part of it (ticks); orders: the
+    market orders estimated from."""
 
     kernel: np.ndarray
+    reference: float
     spread: float
-    edges: np.ndarray
     emptied: np.ndarray
     thinned: np.ndarray
     concavity: float
     hours: tuple[float, float]
     propagator: np.ndarray
-    sizes: np.ndarray
     mechanical: np.ndarray
     orders: int
 
@@ -147,25 +146,25 @@ class ResponseModel:
         scales = _SCALES.setdefault(tape, {})
         if self.spread not in scales:  # made once per tape and spread, shared by its replays
             scales[self.spread] = np.clip(trailing_spread(tape) / self.spread, 0.1, 10.0)
-        scale = scales[self.spread]
         return SeatResponse(
             self.kernel,
-            self.edges,
             market_order_counts(tape),
-            scale,
+            scales[self.spread],
             self.emptied,
             self.thinned,
+            self.reference,
             self.concavity,
         )
 
     def summary(self) -> dict[str, float]:
-        """The model in a few numbers: the shift of a middle-sized order 1, 10 and 100 orders
-        on and its permanent part (ticks), the median refill times (seconds)."""
-        middle = self.kernel[len(self.kernel) // 2]
-        at = {f"kernel_{lag}": float(middle[min(lag, len(middle)) - 1]) for lag in (1, 10, 100)}
+        """The model in a few numbers: a fresh trade's shift 1, 10 and 100 market orders on
+        and its permanent part (ticks), the reference size (lots), the median refill times
+        (seconds)."""
+        lags = len(self.kernel)
         return {
-            **at,
-            "kernel_permanent": float(middle[-1]),
+            **{f"kernel_{lag}": float(self.kernel[min(lag, lags) - 1]) for lag in (1, 10, 100)},
+            "kernel_permanent": float(self.kernel[-1]),
+            "reference_lots": self.reference,
             "refill_emptied_median_s": float(np.median(self.emptied)),
             "refill_thinned_median_s": float(np.median(self.thinned)),
             "orders": float(self.orders),

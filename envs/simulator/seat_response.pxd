@@ -10,7 +10,7 @@ from tradearena.envs.simulator.book cimport OrderBook, i64
 cdef struct Trade:
     # what the seats took from the tape's liquidity between two of its messages
     double weight  # its side (+1 the seats bought) x its amplitude x the spread's scale
-    Py_ssize_t bucket  # its size bucket (a row of the kernel)
+    i64 lots  # lots, signed: + the seats bought
     i64 first  # the market orders up to it, the tape's and the seats', itself included
 
 
@@ -22,12 +22,12 @@ cdef struct Deficit:
 
 
 cdef class SeatResponse:
-    cdef const double[:, ::1] _kernel  # (buckets, lags): ticks
-    cdef const i64[::1] _edges  # (buckets - 1,): size buckets' upper edges, lots
+    cdef const double[::1] _kernel  # (lags,): ticks, a fresh trade of the reference size
     cdef const i64[::1] _counts  # (messages,): the tape's market orders up to each message
     cdef const double[::1] _scale  # (messages,): the tape's spread then over the model's
     cdef const double[::1] _emptied  # refill-time quantiles, seconds, a level emptied
     cdef const double[::1] _thinned  # the same, a level thinned
+    cdef double _reference  # lots
     cdef double _concavity
     cdef tuple _arrays  # what the views above show, for pickling
     cdef vector[Trade] _trades  # within the kernel's lags
@@ -46,7 +46,7 @@ cdef class SeatResponse:
     cdef public i64 orders  # the seats' trades this session (market orders of theirs)
 
     cdef int _observe(self, OrderBook book, i64 owner) except -1
-    cdef double _amplitude(self, int side) noexcept
+    cdef double _amplitude(self, int side, i64 lots) noexcept
     cdef double _next_release(self) noexcept
     cdef int _hold(self, int side, i64 lots, double now) except -1
     cdef double _refill(self, bint emptied) except? -1

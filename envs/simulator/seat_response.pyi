@@ -16,11 +16,11 @@ class SeatResponse:
     def __init__(
         self,
         kernel: np.ndarray,
-        edges: np.ndarray,
         counts: np.ndarray,
         scale: np.ndarray,
         emptied: np.ndarray,
         thinned: np.ndarray,
+        reference: float,
         concavity: float = 0.5,
     ) -> None: ...
     def __len__(self) -> int: ...

@@ -8,19 +8,19 @@ Between two of the tape's messages the seats may trade with the replay's orders 
 order, a limit order that crosses). What they took, net, is *observed* at the next message
 (or at the start of the next interval): the replay's own position changed by it.
 
-- The price: each such trade moves the mid by its amplitude times ``kernel[b, l - 1]`` ticks
-  in the seats' direction, where ``b`` is its size bucket and ``l`` counts the market orders
-  since it, the tape's and the seats' (1 until the next one, the kernel's last lag for any
-  later one: its permanent part); the moves add up, and the tape's prices are shifted by
-  ``floor(D + dither)`` ticks, their sum ``D`` rounded with the session's ``dither`` uniform in
-  [0, 1), so that the shift is ``D`` on average over sessions. A trade's amplitude is the
-  tape's spread then over the model's (the trailing spread, ``scale``: the impact of a market
-  order goes with the spread) times how far the market anticipates it: a trade that goes on
-  the seats' run of trades in one direction (``run``: their trades in it within the kernel's
-  lags, less those against it) moves the price by
-  ``(run + 1) ** concavity - run ** concavity`` of a fresh one, so that ``n`` trades in a row
-  move it ``n ** concavity`` times one (the square-root law at 0.5); a trade against the run
-  or with none is fresh.
+- The price: each such trade moves the mid by its amplitude times ``kernel[l - 1]`` ticks in
+  the seats' direction, where ``l`` counts the market orders since it, the tape's and the
+  seats' (1 until the next one, the kernel's last lag for any later one: its permanent part);
+  the moves add up, and the tape's prices are shifted by ``floor(D + dither)`` ticks, their
+  sum ``D`` rounded with the session's ``dither`` uniform in [0, 1), so that the shift is
+  ``D`` on average over sessions. A trade's amplitude is the tape's spread then over the
+  model's (the trailing spread, ``scale``: the impact of a market order goes with the spread)
+  times what its lots add to a concave function of the seats' run of lots in its direction
+  (``run``: their lots in it within the kernel's lags, less those against it, at least 0):
+  ``((run + lots) / reference) ** concavity - (run / reference) ** concavity``. A fresh trade
+  of ``reference`` lots moves the price the kernel; ``Q`` lots in a row move it ``(Q /
+  reference) ** concavity`` times that however they are split (the square-root law at 0.5);
+  a trade against the run, or with none, is fresh.
 - The queues: on a tape whose rows the replay reconciles to, the volume a trade took from the
   levels the book showed is held out of that side (its levels thinner from the best down,
   whatever the tape's prices do meanwhile) until it has refilled: a time drawn from the tape's
@@ -44,31 +44,26 @@ __all__ = ["SeatResponse"]
 cdef class SeatResponse:
     """The seats' difference to a replayed tape of ``counts.shape[0]`` messages.
 
-    ``kernel`` (float64, (buckets, lags), ticks >= 0): the shift one fresh trade of bucket b
-    makes ``l`` market orders after it, ``kernel[b, l - 1]``, constant past the last lag;
-    ``edges`` (int64, (buckets - 1,), lots, increasing): the buckets' upper edges (a trade of
-    ``edges[b - 1] < lots <= edges[b]`` is in bucket b); ``counts`` (int64, (messages,)): the
-    tape's market orders up to and including each message; ``scale`` (float64, (messages,),
-    > 0): the tape's spread after each message over the model's; ``emptied``, ``thinned``
-    (float64, (q,) with q >= 2, seconds, increasing): quantiles at 0, 1 / (q - 1), ..., 1 of
-    the time a level takes to refill after a market order that emptied, thinned it;
-    ``concavity`` in (0, 1]."""
+    ``kernel`` (float64, (lags,), ticks >= 0): the shift one fresh trade of ``reference``
+    lots makes ``l`` market orders after it, ``kernel[l - 1]``, constant past the last lag;
+    ``counts`` (int64, (messages,)): the tape's market orders up to and including each
+    message; ``scale`` (float64, (messages,), > 0): the tape's spread after each message over
+    the model's; ``emptied``, ``thinned`` (float64, (q,) with q >= 2, seconds, increasing):
+    quantiles at 0, 1 / (q - 1), ..., 1 of the time a level takes to refill after a market
+    order that emptied, thinned it; ``reference`` (lots, > 0) and ``concavity`` in (0, 1]."""
 
-    def __init__(self, kernel, edges, counts, scale, emptied, thinned, double concavity=0.5):
+    def __init__(
+        self, kernel, counts, scale, emptied, thinned, double reference, double concavity=0.5
+    ):
         kernel = np.ascontiguousarray(kernel, dtype=np.float64)
-        edges = np.ascontiguousarray(edges, dtype=np.int64)
         counts = np.ascontiguousarray(counts, dtype=np.int64)
         scale = np.ascontiguousarray(scale, dtype=np.float64)
         emptied = np.ascontiguousarray(emptied, dtype=np.float64)
         thinned = np.ascontiguousarray(thinned, dtype=np.float64)
-        if kernel.ndim != 2 or not kernel.shape[0] or not kernel.shape[1]:
-            raise ValueError(f"kernel must be (buckets, lags), got shape {kernel.shape}")
+        if kernel.ndim != 1 or not kernel.shape[0]:
+            raise ValueError(f"kernel must be (lags,), got shape {kernel.shape}")
         if not (np.all(np.isfinite(kernel)) and np.all(kernel >= 0)):
             raise ValueError("kernel must be finite ticks >= 0")
-        if edges.shape != (kernel.shape[0] - 1,) or np.any(np.diff(edges) <= 0):
-            raise ValueError(
-                f"edges must be {kernel.shape[0] - 1} increasing lots, got {edges.tolist()}"
-            )
         if counts.ndim != 1 or np.any(np.diff(counts) < 0):
             raise ValueError("counts must be (messages,) and never decrease")
         if scale.shape != counts.shape or not np.all(np.isfinite(scale) & (scale > 0)):
@@ -78,12 +73,14 @@ cdef class SeatResponse:
                 raise ValueError(f"{name} must be at least 2 finite quantiles, seconds")
             if times[0] < 0 or np.any(np.diff(times) < 0):
                 raise ValueError(f"{name} must be quantiles: increasing seconds >= 0")
+        if not 0 < reference < INFINITY:
+            raise ValueError(f"reference must be lots > 0, got {reference}")
         if not 0 < concavity <= 1:
             raise ValueError(f"concavity must be in (0, 1], got {concavity}")
-        self._arrays = (kernel, edges, counts, scale, emptied, thinned, concavity)
-        self._kernel = kernel
-        self._edges, self._counts, self._scale = edges, counts, scale
-        self._emptied, self._thinned, self._concavity = emptied, thinned, concavity
+        self._arrays = (kernel, counts, scale, emptied, thinned, reference, concavity)
+        self._kernel, self._counts, self._scale = kernel, counts, scale
+        self._emptied, self._thinned = emptied, thinned
+        self._reference, self._concavity = reference, concavity
         self.restart()
 
     def __len__(self) -> int:
@@ -107,8 +104,9 @@ cdef class SeatResponse:
         """A response of the same tape and model in the same session state."""
         cdef SeatResponse new = SeatResponse.__new__(SeatResponse)
         new._arrays, new._kernel = self._arrays, self._kernel
-        new._edges, new._counts, new._scale = self._edges, self._counts, self._scale
-        new._emptied, new._thinned, new._concavity = self._emptied, self._thinned, self._concavity
+        new._counts, new._scale = self._counts, self._scale
+        new._emptied, new._thinned = self._emptied, self._thinned
+        new._reference, new._concavity = self._reference, self._concavity
         new._rng, new._dither = self._rng, self._dither
         new.load(self)
         return new
@@ -116,8 +114,8 @@ cdef class SeatResponse:
     def load(self, SeatResponse other not None) -> None:
         """Take ``other``'s session state (trades, held volume, the last row, counts), not its
         generator nor its dither; ``other`` answers for the same tape and model."""
-        same = all(a is b for a, b in zip(self._arrays[:6], other._arrays[:6]))
-        if not same or self._concavity != other._concavity:
+        same = all(a is b for a, b in zip(self._arrays[:5], other._arrays[:5]))
+        if not same or self._arrays[5:] != other._arrays[5:]:
             raise ValueError("load takes the state of a response of the same tape and model")
         self._trades, self._deficits, self._target = other._trades, other._deficits, other._target
         self._counted = other._counted
@@ -149,7 +147,7 @@ cdef class SeatResponse:
 
     def __reduce__(self):
         state = (
-            [(t.weight, t.bucket, t.first) for t in self._trades],
+            [(t.weight, t.lots, t.first) for t in self._trades],
             [(d.side, d.qty, d.until) for d in self._deficits],
             list(self._target),
             (self._counted, self._position, self._permanent, self._moved),
@@ -171,30 +169,26 @@ cdef class SeatResponse:
         self._position = now_position
         cdef int side = 1 if change > 0 else -1  # the side taken: +1 bids (the seats sold)
         cdef i64 lots = change if change > 0 else -change
-        cdef Py_ssize_t bucket = 0
-        while bucket < self._edges.shape[0] and lots > self._edges[bucket]:
-            bucket += 1
         cdef Trade trade
         self.orders += 1
-        trade.weight = -side * self._amplitude(-side) * self._scale[max(self._last, 0)]
-        trade.bucket, trade.first = bucket, self.counted + self.orders
+        trade.weight = -side * self._amplitude(-side, lots) * self._scale[max(self._last, 0)]
+        trade.lots, trade.first = -side * lots, self.counted + self.orders
         self._trades.push_back(trade)
         self._counted = -1  # the shift is computed afresh
         self.taken += lots
         self._hold(side, lots, book.now)
         return 0
 
-    cdef double _amplitude(self, int side) noexcept:
-        """How far a trade of the seats on ``side`` (+1 buying) moves the price next to a
-        fresh one: (run + 1) ** concavity - run ** concavity, ``run`` the seats' trades in
-        its direction within the kernel's lags less those against it."""
-        cdef double run = 0.0
+    cdef double _amplitude(self, int side, i64 lots) noexcept:
+        """What ``lots`` traded on ``side`` (+1 buying) add, in units of a fresh trade of the
+        reference size, to the concave function of the seats' run in that direction: their
+        lots in it within the kernel's lags less those against it, at least 0."""
+        cdef double run = 0.0, r = self._reference
         cdef Trade trade
         for trade in self._trades:
-            run += 1.0 if trade.weight * side > 0 else -1.0
-        if run <= 0:
-            return 1.0
-        return pow(run + 1.0, self._concavity) - pow(run, self._concavity)
+            run += side * trade.lots
+        run = run if run > 0 else 0.0
+        return pow((run + lots) / r, self._concavity) - pow(run / r, self._concavity)
 
     cdef double _next_release(self) noexcept:
         """The first time (seconds after midnight) a level held refills (inf: none held)."""
@@ -238,7 +232,7 @@ cdef class SeatResponse:
         count += self.orders
         if count == self._counted:
             return self.shift
-        cdef Py_ssize_t lags = self._kernel.shape[1], j, kept = 0
+        cdef Py_ssize_t lags = self._kernel.shape[0], j, kept = 0
         cdef i64 lag
         cdef double moved = 0.0
         cdef Trade trade
@@ -246,9 +240,9 @@ cdef class SeatResponse:
             trade = self._trades[j]
             lag = count - trade.first  # 0: before the next market order
             if lag >= lags - 1:  # past the kernel's lags: its permanent part
-                self._permanent += trade.weight * self._kernel[trade.bucket, lags - 1]
+                self._permanent += trade.weight * self._kernel[lags - 1]
                 continue
-            moved += trade.weight * self._kernel[trade.bucket, lag]
+            moved += trade.weight * self._kernel[lag]
             self._trades[kept] = trade
             kept += 1
         self._trades.resize(kept)
@@ -292,14 +286,13 @@ cdef class SeatResponse:
 
 
 def _restore(tuple arrays, object rng, tuple state):
-    """Unpickle: a response of ``arrays`` (kernel, edges, counts, scale, emptied, thinned,
-    concavity)
-    with the generator ``rng`` in the session ``state``."""
+    """Unpickle: a response of ``arrays`` (kernel, counts, scale, emptied, thinned,
+    reference, concavity) with the generator ``rng`` in the session ``state``."""
     cdef SeatResponse response = SeatResponse(*arrays)
     trades, deficits, target, numbers, last, dither, public = state
     cdef Trade trade
     cdef Deficit deficit
-    for trade.weight, trade.bucket, trade.first in trades:
+    for trade.weight, trade.lots, trade.first in trades:
         response._trades.push_back(trade)
     for deficit.side, deficit.qty, deficit.until in deficits:
         response._deficits.push_back(deficit)

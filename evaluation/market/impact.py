@@ -9,8 +9,7 @@ front from the tape (the same scripts in every market):
   (TWAP), half following the tape's volume (participation rate), at random starts; each
   session is run twice, with the seat and without (the same seed), and the impact is the
   difference of the two mids in the metaorder's direction, so that the tape's own moves
-  cancel out (the square-root law is fitted over those split into two child orders or more:
-  one child is a single order, which ``response_1`` judges);
+  cancel out;
 - single market orders (`single_scripts`), one a session, of the tape's sizes, at random
   times, recorded with and without them: the mid's move after each against the same session
   without it, and the time the spread took to close again after those that emptied the best;
@@ -787,8 +786,7 @@ def _score(
     impacts = measured["metaorders"]  # (m, marks)
     end = int(np.flatnonzero(MARKS == 1.0)[0])
     share = np.array([o.lots for o in orders], float) / facts.volume
-    split = np.array([len(o.script.at) >= 2 for o in orders])  # one child: a single order
-    law = square_root_law(share[split], impacts[split, end] / facts.sigma)
+    law = square_root_law(share, impacts[:, end] / facts.sigma)
     values["sqrt_exponent"] = _triple(law.exponent)
     values["sqrt_prefactor"] = _triple(law.prefactor)
     later = int(np.flatnonzero(MARKS == 3.0)[0])

@@ -29,21 +29,22 @@ from tradearena.envs.simulator.traders import MarketReplay
 from tradearena.envs.spec import MarketSpec, SpecError
 
 
-def hand_model(kernel, *, refill: float = 0.0, concavity: float = 1.0) -> ResponseModel:
-    """A response of one size bucket with the given ``kernel`` (ticks by lag) and every level
-    refilling after ``refill`` seconds."""
-    kernel = np.atleast_2d(np.asarray(kernel, dtype=float))
+def hand_model(
+    kernel, *, refill: float = 0.0, concavity: float = 1.0, reference: float = 10.0
+) -> ResponseModel:
+    """A response with the given ``kernel`` (ticks by lag, a fresh trade of ``reference``
+    lots) and every level refilling after ``refill`` seconds."""
+    kernel = np.asarray(kernel, dtype=float)
     times = np.full(QUANTILES, refill)
     return ResponseModel(
         kernel=kernel,
+        reference=reference,
         spread=1.0,
-        edges=np.zeros(0, np.int64),
         emptied=times,
         thinned=times,
         concavity=concavity,
         hours=(0.0, 86_400.0),
-        propagator=kernel[0],
-        sizes=np.ones(1),
+        propagator=kernel,
         mechanical=np.zeros_like(kernel),
         orders=0,
     )
@@ -79,7 +80,7 @@ def test_a_trade_shifts_the_tapes_later_prices_by_its_kernel():
     tape's book is its rows moved 3 ticks in the order's direction (the dither, under 1, does
     not change a whole number), and it refills the volume taken at once."""
     tape = quiet_tape(10.0)
-    replay, book = start(tape, hand_model([3.0] * 5))
+    replay, book = start(tape, hand_model([3.0] * 5, reference=50))
     for ref in range(4):
         replay.handle(book, ref)
     book.market(1, 50, 0)  # the seat buys 50 of the ask's 1000
@@ -94,11 +95,11 @@ def test_a_trade_shifts_the_tapes_later_prices_by_its_kernel():
 
 @pytest.mark.parametrize(("concavity", "moved"), [(1.0, 6.0), (0.5, 3 * np.sqrt(2.0))])
 def test_trades_add_up_concavely(concavity, moved):
-    """Two buys with a flat kernel of 3 ticks move the price 6 ticks when they add linearly
-    and 3 sqrt(2) at the square root (the second is anticipated: sqrt(2) - 1 of a fresh one),
-    rounded down after the session's dither."""
+    """Two buys of the reference size with a flat kernel of 3 ticks move the price 6 ticks
+    when they add linearly and 3 sqrt(2) at the square root (the second adds sqrt(2) - 1 of a
+    fresh one), rounded down after the session's dither."""
     tape = quiet_tape(10.0)
-    replay, book = start(tape, hand_model([3.0] * 5, concavity=concavity), seed=4)
+    replay, book = start(tape, hand_model([3.0] * 5, concavity=concavity, reference=20), seed=4)
     for ref in range(2):
         book.market(1, 20, 0)
         replay.replayer.observe(book)
@@ -117,7 +118,7 @@ def test_a_trades_impact_decays_along_its_kernel_to_its_permanent_part():
     kernel = [9.0, 7.0, 5.0, 4.0]
     tape = quiet_tape(30.0, trades_every=3)
     before = np.concatenate(([0], market_order_counts(tape)[:-1]))
-    replay, book = start(tape, hand_model(kernel))
+    replay, book = start(tape, hand_model(kernel, reference=30))
     book.market(-1, 30, 0)  # a sell: the shift is negative
     replay.replayer.observe(book)
     shifts = []
@@ -129,10 +130,10 @@ def test_a_trades_impact_decays_along_its_kernel_to_its_permanent_part():
 
 
 def test_a_metaorder_relaxes_to_its_permanent_part_only():
-    """On a tape whose own market orders move nothing, four buys in a row (a run: sqrt(4) = 2
-    times one's impact, amplitudes 1, sqrt(2) - 1, ...: all within the kernel's lags) with a
-    kernel of 5, 4, 3 then 2 ticks for good: once its lags have passed, the price stays
-    shifted by its permanent part alone, 2 x 2 = 4 ticks."""
+    """On a tape whose own market orders move nothing, four buys of the reference size in a
+    row (a run of 4 references: sqrt(4) = 2 times one's impact, all within the kernel's
+    lags) with a kernel of 5, 4, 3 then 2 ticks for good: once its lags have passed, the
+    price stays shifted by its permanent part alone, 2 x 2 = 4 ticks."""
     tape = quiet_tape(60.0, trades_every=2)
     replay, book = start(tape, hand_model([5.0, 4.0, 3.0] + [2.0] * 5, concavity=0.5))
     for ref in range(4):
@@ -277,7 +278,7 @@ def test_the_estimate_gives_back_a_known_propagator():
     decay exponent."""
     lags = np.arange(1, 41)
     kernel = 200.0 + 300.0 * (1 + (lags - 1) / 4.0) ** -1.0  # ticks; the book's tick is 1
-    model = hand_model(kernel, refill=0.0, concavity=1.0)
+    model = hand_model(kernel, refill=0.0, concavity=1.0, reference=5)
     tape = quiet_tape(4_200.0, every=0.05)
     market = Market(
         [MarketReplay(tape, response=model)],
@@ -326,12 +327,34 @@ def test_the_compiled_response_checks_its_model():
     counts, scale = np.zeros(3, np.int64), np.ones(3)
     times = np.zeros(2)
     with pytest.raises(ValueError, match="kernel must be finite ticks >= 0"):
-        SeatResponse([[-1.0]], [], counts, scale, times, times)
-    with pytest.raises(ValueError, match="edges must be 1 increasing lots"):
-        SeatResponse([[1.0], [2.0]], [], counts, scale, times, times)
+        SeatResponse([-1.0], counts, scale, times, times, 10.0)
+    with pytest.raises(ValueError, match="kernel must be \\(lags,\\)"):
+        SeatResponse([[1.0]], counts, scale, times, times, 10.0)
     with pytest.raises(ValueError, match="scale must be 3 finite factors > 0"):
-        SeatResponse([[1.0]], [], counts, -scale, times, times)
+        SeatResponse([1.0], counts, -scale, times, times, 10.0)
+    with pytest.raises(ValueError, match="reference must be lots > 0"):
+        SeatResponse([1.0], counts, scale, times, times, 0.0)
     with pytest.raises(ValueError, match="concavity must be in"):
-        SeatResponse([[1.0]], [], counts, scale, times, times, 0.0)
+        SeatResponse([1.0], counts, scale, times, times, 10.0, 0.0)
     with pytest.raises(ValueError, match="quantiles"):
-        SeatResponse([[1.0]], [], counts, scale, [3.0, 1.0], times)
+        SeatResponse([1.0], counts, scale, [3.0, 1.0], times, 10.0)
+
+
+def test_a_run_adds_up_in_volume_however_it_is_split():
+    """At the square root, 100 lots bought as one trade or as four of 25 move the price
+    alike: sqrt(100 / 25) = 2 kernels with a reference of 25 lots; a sale after them is
+    fresh (its amplitude does not shrink with the run against it)."""
+    tape = quiet_tape(10.0)
+    moved = []
+    for pieces in (1, 4):
+        replay, book = start(tape, hand_model([3.0] * 20, concavity=0.5, reference=25))
+        for ref in range(pieces):
+            book.market(1, 100 // pieces, 0)
+            replay.replayer.observe(book)
+            replay.handle(book, ref)
+        moved.append(replay.replayer.response.moved)
+    assert moved == pytest.approx([6.0, 6.0])
+    book.market(-1, 25, 0)
+    replay.replayer.observe(book)
+    replay.handle(book, 4)
+    assert replay.replayer.response.moved == pytest.approx(6.0 - 3.0)
