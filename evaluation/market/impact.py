@@ -13,8 +13,8 @@ front from the tape (the same scripts in every market):
 - single market orders (`single_scripts`), one a session, of the tape's sizes, at random
   times, recorded with and without them: the mid's move after each against the same session
   without it, and the time the spread took to close again after those that emptied the best;
-- a seat quoting at the best bid and ask, re-quoted every `QUOTE_EVERY` seconds, recorded:
-  its passive fills and the mid's move after them;
+- a seat quoting a small order at the best bid and ask, re-quoted every `QUOTE_EVERY`
+  seconds, recorded: its passive fills and the mid's move after them;
 - a seat that never trades (it holds, then it quotes far from the touch);
 - round trips (buy Q over T, sell it over T) and pump-and-dumps (buy Q over T / 5, sell it
   over T).
@@ -139,17 +139,20 @@ class TapeFacts:
     """The judged hours ``first`` to ``last`` (seconds after midnight) of a tape, as the
     scorecard reads them: ``sigma`` (the day's volatility of the mid, ticks, from its
     5-minute returns over the hours), ``volume`` (the day's traded lots, from the hours'),
-    ``child`` (the median market order, lots: a metaorder's child), ``sizes`` (its market
-    orders' sizes, lots), ``clock`` (times and cumulative lots traded: every execution),
-    ``edges`` (size buckets, `size_edges`), ``propagator`` (its bare propagator by bucket,
-    ticks, (buckets, `LAGS`)), ``refill`` (seconds its flow took to close the spread after
-    its market orders that emptied the best level) and ``passive`` (its passive fills)."""
+    ``child`` (the median market order, lots: a metaorder's child), ``quote`` (the lower
+    decile of its market orders, lots: the quoting seat's order, small, so that its own order
+    barely changes the queue it joins), ``sizes`` (its market orders' sizes, lots),
+    ``clock`` (times and cumulative lots traded: every execution), ``edges`` (size buckets,
+    `size_edges`), ``propagator`` (its bare propagator by bucket, ticks, (buckets, `LAGS`)),
+    ``refill`` (seconds its flow took to close the spread after its market orders that
+    emptied the best level) and ``passive`` (its passive fills)."""
 
     first: float
     last: float
     sigma: float
     volume: float
     child: int
+    quote: int
     sizes: np.ndarray
     clock: tuple[np.ndarray, np.ndarray]
     edges: np.ndarray
@@ -256,6 +259,7 @@ def tape_facts(tape: Tape, first: float, last: float) -> TapeFacts:
         sigma=sigma,
         volume=volume,
         child=max(int(np.median(orders.size)), 1),
+        quote=max(int(np.quantile(orders.size, 0.1)), 1),
         sizes=orders.size,
         clock=(clock_times, cumulative),
         edges=edges,
@@ -309,15 +313,13 @@ def metaorder_scripts(facts: TapeFacts, n: int, seed: int = 0) -> list[Metaorder
     for i in range(n):
         duration = float(np.round(np.exp(rng.uniform(*np.log(DURATIONS)))))
         duration = min(duration, math.floor((hours - GRID) / 3))
-        room = hours - 3 * duration - 2 * STEP
-        start = facts.first + GRID * math.floor(rng.uniform(0, room) / GRID)
+        start = _start(facts, 3 * duration, rng, "three times a metaorder")
         participation = float(np.exp(rng.uniform(*np.log(PARTICIPATION))))
         side = 1 if rng.random() < 0.5 else -1
         traded = facts.traded(start, start + duration)
         lots = max(int(round(participation * traded)), 1)
-        children = math.ceil(lots / facts.child)
-        sizes = np.full(children, facts.child, np.int64)
-        sizes[-1] = lots - facts.child * (children - 1)
+        sizes = _split(lots, facts.child)
+        children = len(sizes)
         kind = "twap" if i % 2 == 0 else "pov"
         if kind == "twap":
             at = (np.arange(children) + 0.5) * duration / children
@@ -340,19 +342,12 @@ def trip_scripts(facts: TapeFacts, n: int, *, pump: bool, seed: int = 0) -> list
     rng = np.random.default_rng(seed)
     buy = TRIP_SECONDS / 5 if pump else TRIP_SECONDS
     sell = TRIP_SECONDS
-    room = facts.last - facts.first - buy - sell - 2 * STEP
-    if room < 0:
-        raise UserError(
-            f"the hours {clock(facts.first)}-{clock(facts.last)} are shorter than a round "
-            f"trip ({(buy + sell) / 60:g} minutes)"
-        )
     out = []
     for _ in range(n):
-        start = facts.first + GRID * math.floor(rng.uniform(0, room) / GRID)
+        start = _start(facts, buy + sell, rng, "a round trip")
         lots = max(int(round(TRIP_PARTICIPATION * facts.traded(start, start + TRIP_SECONDS))), 1)
-        children = math.ceil(lots / facts.child)
-        sizes = np.full(children, facts.child, np.int64)
-        sizes[-1] = lots - facts.child * (children - 1)
+        sizes = _split(lots, facts.child)
+        children = len(sizes)
         buys = np.floor((np.arange(children) + 0.5) * buy / children / STEP)
         sells = np.floor((buy + (np.arange(children) + 0.5) * sell / children) / STEP)
         out.append(
@@ -372,20 +367,33 @@ def single_scripts(facts: TapeFacts, n: int, seed: int = 0) -> list[Script]:
     orders, on a random side, at a random second of a random minute of ``facts``' hours; each
     session runs `SINGLE_SECONDS` after it."""
     rng = np.random.default_rng(seed)
-    room = facts.last - facts.first - GRID - SINGLE_SECONDS - 2 * STEP
-    if room < 0:
-        raise UserError(
-            f"the hours {clock(facts.first)}-{clock(facts.last)} are shorter than a single "
-            f"order's session ({(GRID + SINGLE_SECONDS) / 60:g} minutes)"
-        )
     out = []
     for _ in range(n):
-        start = facts.first + GRID * math.floor(rng.uniform(0, room) / GRID)
+        start = _start(facts, GRID + SINGLE_SECONDS, rng, "a single order's session")
         at = int(rng.integers(0, int(GRID / STEP)))
         side, lots = (1 if rng.random() < 0.5 else -1), int(rng.choice(facts.sizes))
         steps = at + int(SINGLE_SECONDS / STEP) + 1
         out.append(Script(start, steps, np.array([at]), np.array([side]), np.array([lots])))
     return out
+
+
+def _start(facts: TapeFacts, seconds: float, rng: np.random.Generator, what: str) -> float:
+    """A random start on the `GRID` of a session of ``seconds`` that fits in ``facts``'
+    hours; a `UserError` naming ``what`` when none does."""
+    room = facts.last - facts.first - seconds - 2 * STEP
+    if room < 0:
+        raise UserError(
+            f"the hours {clock(facts.first)}-{clock(facts.last)} are shorter than {what} "
+            f"({seconds / 60:g} minutes)"
+        )
+    return facts.first + GRID * math.floor(rng.uniform(0, room) / GRID)
+
+
+def _split(lots: int, child: int) -> np.ndarray:
+    """``lots`` as child orders of ``child`` lots, the last one what is left (int64)."""
+    sizes = np.full(math.ceil(lots / child), child, np.int64)
+    sizes[-1] = lots - child * (len(sizes) - 1)
+    return sizes
 
 
 # ---------------------------------------------------------------------------- the sessions
