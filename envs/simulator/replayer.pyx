@@ -54,7 +54,8 @@ cdef class Replayer:
     order of the replay's at a level where another owner's order rests. With ``response`` (a
     `envs.simulator.seat_response.SeatResponse` of the same tape) the replay answers the seats:
     what they took is carried forward as a shift of the tape's prices and volume held out of
-    the levels it reconciles to (that module's docstring says how); an execution then takes
+    the levels it reconciles to (that module's docstring says how), the book reconciled again
+    as soon as it is heard; an execution then takes
     the order it names where it rests (a shift may have moved it), else the tape's price
     shifted. Without it, or until a seat trades, the replay is the tape's."""
 
@@ -188,9 +189,13 @@ cdef class Replayer:
         return _restore, (self._arrays, self.queue, state, self._response)
 
     cdef int _observe(self, OrderBook book) except -1:
-        """Hear what the seats took since the last message (at the start of an interval)."""
-        if self._response is not None:
-            self._response._observe(book, self.owner)
+        """Hear what the seats took since the last message (at the start of an interval, and
+        at each message) and answer at once: the book reconciled again to the tape's last
+        row, shifted and with the volume taken held out of it."""
+        cdef SeatResponse response = self._response
+        if response is not None and response._observe(book, self.owner):
+            response._shift(response.counted)
+            self._release(book)
         return 0
 
     cdef int _release(self, OrderBook book) except -1:
@@ -212,7 +217,7 @@ cdef class Replayer:
         cdef SeatResponse response = self._response
         cdef const i64* row
         if response is not None:  # what the seats took, and the shift it makes now
-            response._observe(book, self.owner)
+            self._observe(book)
             price += response._shift(response._counts[ref - 1] if ref > 0 else 0)
         if kind == M_NEW:
             check_side(side)

@@ -161,7 +161,7 @@ cdef class SeatResponse:
     cdef int _observe(self, OrderBook book, i64 owner) except -1:
         """What the seats took from ``owner``'s (the replay's) orders since its last message,
         net, as a trade now (``book.now``): its shift, and the volume held out of the levels
-        of the last row it took it from."""
+        of the last row it took it from; 1 when they took anything, else 0."""
         cdef i64 now_position = position(book, owner)
         cdef i64 change = now_position - self._position
         if change == 0:
@@ -177,7 +177,7 @@ cdef class SeatResponse:
         self._counted = -1  # the shift is computed afresh
         self.taken += lots
         self._hold(side, lots, book.now)
-        return 0
+        return 1
 
     cdef double _amplitude(self, int side, i64 lots) noexcept:
         """What ``lots`` traded on ``side`` (+1 buying) add, in units of a fresh trade of the

@@ -651,9 +651,16 @@ def _null_pair(spec: MarketSpec) -> list[tuple[MarketSpec, int]]:
 
 def _differences(with_seat: list, reference: list) -> int:
     """Book changes of ``with_seat`` that are not ``reference``'s, position by position, and
-    the length either has over the other."""
-    same = sum(a == b for a, b in zip(with_seat, reference))
+    the length either has over the other; orders named by the order they first appear in
+    (a seat's own orders, left out, still took ids from the book)."""
+    same = sum(a == b for a, b in zip(_renamed(with_seat), _renamed(reference)))
     return max(len(with_seat), len(reference)) - same
+
+
+def _renamed(log: list) -> list[tuple]:
+    """``log``'s messages with each order id replaced by its order of first appearance."""
+    names: dict[int, int] = {}
+    return [(t, kind, names.setdefault(oid, len(names)), *rest) for t, kind, oid, *rest in log]
 
 
 _MEASURES = {

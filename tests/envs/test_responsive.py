@@ -316,11 +316,16 @@ def test_the_estimate_holds_no_responsive_replay_to_too_few_orders():
         spec.market(1)
 
 
-def test_responsive_needs_a_tape():
+def test_responsive_needs_a_tape_hours_in_order_and_a_concavity_in_range():
     with pytest.raises(SpecError, match="responsive: must be false without a tape"):
         MarketSpec(task="taker", responsive=True)
     with pytest.raises(SpecError, match="response_hours"):
         MarketSpec(task="taker", tape="synthetic", responsive=True, response_hours=(5.0, 1.0))
+    for bad in (0.0, 1.5, float("nan")):
+        with pytest.raises(SpecError, match="response_concavity: must be in \\(0, 1\\]"):
+            MarketSpec(task="taker", tape="synthetic", responsive=True, response_concavity=bad)
+    spec = MarketSpec(task="taker", tape="synthetic", responsive=True, response_hours=[1.0, 2.0])
+    assert spec.response_hours == (1.0, 2.0) and spec.to_table()["response_hours"] == [1.0, 2.0]
 
 
 def test_the_compiled_response_checks_its_model():
