@@ -150,7 +150,7 @@ def square_root_law(
     x, y = np.asarray(participation, float), np.asarray(impact, float)
     keep = np.isfinite(x) & np.isfinite(y) & (x > 0)
     x, y = x[keep], y[keep]
-    if len(x) < 3:
+    if len(x) < 3 or np.ptp(y) == 0:  # too few, or no impact to fit
         nan = ConfidenceInterval(np.nan, np.nan, np.nan)
         return SquareRootFit(nan, nan, np.nan)
 

@@ -55,6 +55,8 @@ def test_the_square_root_law_is_fitted_back():
     assert law.prefactor.estimate == pytest.approx(0.5, rel=0.1)
     assert law.exponent.low <= 0.5 <= law.exponent.high
     assert law.intercept == pytest.approx(0.002, abs=0.001)
+    flat = square_root_law(share, np.zeros_like(share))  # a market that never moved: no law
+    assert math.isnan(flat.exponent.estimate) and math.isnan(flat.prefactor.estimate)
 
 
 def test_relaxation_is_the_ratio_of_the_mean_impacts():
@@ -253,3 +255,43 @@ def test_the_command_prints_the_verdict_and_refuses_bad_input(facts_and_tape, tm
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "response_hours" in err
     assert "needs at least 300" in err and not out.exists()
+
+
+def test_the_figure_panels_draw_each_market_beside_the_references():
+    """Each panel draws a line per market on the axes it is given, beside its reference (the
+    square-root law, 2/3 of the peak, the tape's propagator); a market whose bins all fall
+    below zero draws nothing on the log axes."""
+    from matplotlib.figure import Figure
+
+    from tradearena.evaluation.analysis.impact_plots import (
+        relaxation_curves,
+        response_by_lag,
+        square_root_points,
+    )
+
+    share = np.geomspace(1e-5, 1e-2, 50)
+    curves = {
+        "a": {
+            "share": share,
+            "impact": 0.5 * np.sqrt(share),
+            "relaxation": np.ones(3),
+            "response": np.ones(4),
+        },
+        "b": {
+            "share": share,
+            "impact": -np.ones(50),
+            "relaxation": np.zeros(3),
+            "response": np.zeros(4),
+        },
+    }
+    axes = Figure().subplots(1, 3)
+    square_root_points(curves, axes[0])
+    labels = [line.get_label() for line in axes[0].get_lines()]
+    assert labels == ["a", "b", "square root, Y = 0.5"]
+    assert len(axes[0].get_lines()[1].get_xdata()) == 0 and axes[0].get_xscale() == "log"
+    relaxation_curves(curves, np.array([0.5, 1.0, 3.0]), axes[1])
+    assert [line.get_label() for line in axes[1].get_lines()][:2] == ["a", "b"]
+    assert axes[1].get_lines()[0].get_xdata().tolist() == [0.0, 0.5, 1.0, 3.0]
+    response_by_lag(curves, np.full(4, 1.3), axes[2])
+    tape = [line for line in axes[2].get_lines() if line.get_label().startswith("the tape")]
+    assert tape[0].get_ydata().tolist() == [1.3] * 4
