@@ -598,8 +598,8 @@ def _quotes(work: Work) -> np.ndarray:
             []
             if bid is None or ask is None
             else [
-                (int(Kind.QUOTE), 1, bid[0], work.facts.child),
-                (int(Kind.QUOTE), -1, ask[0], work.facts.child),
+                (int(Kind.QUOTE), 1, bid[0], work.facts.quote),
+                (int(Kind.QUOTE), -1, ask[0], work.facts.quote),
             ]
         )
         market.step([orders])
