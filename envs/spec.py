@@ -140,7 +140,7 @@ class MarketSpec:
     response_hours: tuple[float, float] | None = None
     """[first, last] seconds after midnight: the tape's hours the responsive replay's answer
     is estimated from (None: the whole tape); they must hold enough market orders
-    (`envs.simulator.responsive.MIN_ORDERS`)."""
+    (`envs.simulator.response_estimate.MIN_ORDERS`)."""
     response_concavity: float = 0.5
     """How a seat's trades add up in the responsive replay: the ``1 / response_concavity``
     powers of their impacts are summed (0.5: in squares, the square-root law of

@@ -52,6 +52,10 @@ class MarketReplay(Trader):
     `envs.simulator.replayer.QUEUE_MODELS`, with ``queue_power`` for "power"): "risk_averse" (the
     default) takes it from behind that order first, so only trades advance it. Orders the
     tape names (L3 and LOBSTER) keep their exact queue.
+
+    With ``response`` (a `envs.simulator.responsive.ResponseModel` of the tape) the replay
+    answers the seats' trades (the responsive replay, that module's docstring says how); its
+    ``response`` is that model (None: the plain replay).
     """
 
     def __init__(
