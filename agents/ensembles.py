@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -40,18 +40,12 @@ Model = Callable[[int, int, np.random.Generator], tuple[float, int]]
 """A generative model: (state, action, rng) -> (reward, next_state), reward in agent units."""
 
 
-class Transition(NamedTuple):
-    """One step as a TD rule reads it: state ``s`` and action ``a`` (indices), reward ``r``
-    (agent units), next state ``s2``, whether the session ``terminated`` there, and ``g``, the
-    discount of the next state's value (gamma; 0 where it terminated: a truncated step still
-    bootstraps)."""
-
-    s: int
-    a: int
-    r: float
-    s2: int
-    terminated: bool
-    g: float
+Transition = tuple[int, int, float, int, bool, float]
+"""One step as a TD rule reads it, ``(s, a, r, s2, terminated, g)``: the state and action
+(indices), the reward (agent units), the next state, whether the session terminated there,
+and the discount of the next state's value (gamma; 0 where it terminated: a truncated step
+still bootstraps). A plain tuple, unpacked where it is read: the tabular learners' update
+runs in Python, once per step."""
 
 
 def poisson_masks(
@@ -126,13 +120,13 @@ class TransitionMemory:
         self.added = np.zeros((n_states, n_actions), dtype=np.int64)
 
     def add(self, t: Transition) -> None:
-        """Store ``t``'s reward, next state and whether it terminated, replacing the oldest
-        of (t.s, t.a)'s."""
-        s, a = t.s, t.a
+        """Store the reward, next state and whether it terminated of transition ``t`` from
+        (s, a), in place of the oldest one from there."""
+        s, a, r, s2, terminated, _ = t
         i = self.added[s, a] % self.size
-        self.reward[s, a, i] = t.r
-        self.next_state[s, a, i] = t.s2
-        self.live[s, a, i] = 0.0 if t.terminated else 1.0
+        self.reward[s, a, i] = r
+        self.next_state[s, a, i] = s2
+        self.live[s, a, i] = 0.0 if terminated else 1.0
         self.added[s, a] += 1
         self.count[s, a] = min(self.count[s, a] + 1, self.size)
 
@@ -266,15 +260,9 @@ class AdversarialPair:
         return self.mode == "takeover" and self.p_adv > 0.0 and rng.random() < self.p_adv
 
 
-class Step(NamedTuple):
-    """One transition as `Agent.update` takes it (reward in the market's units)."""
-
-    obs: Any
-    action: int
-    reward: float
-    next_obs: Any
-    terminated: bool
-    truncated: bool
+Step = tuple[Any, int, float, Any, bool, bool]
+"""One transition as `Agent.update` takes it, ``(obs, action, reward, next_obs, terminated,
+truncated)`` (reward in the market's units)."""
 
 
 class AdversarialLearner(Agent):
@@ -323,11 +311,11 @@ class AdversarialLearner(Agent):
         """Train the learner that acted on the protagonist's seat: the adversary on
         -``reward`` when it took over, else (or also, with ``protagonist_learns_all``) the
         protagonist."""
-        step = Step(obs, action, reward, next_obs, terminated, truncated)
         if self.adversary_acted:
-            self.learn_adversary(step._replace(reward=-reward), takeover=True)
+            step = (obs, action, -reward, next_obs, terminated, truncated)
+            self.learn_adversary(step, takeover=True)
         if not self.adversary_acted or self.protagonist_learns_all:
-            self.learn_protagonist(step)
+            self.learn_protagonist((obs, action, reward, next_obs, terminated, truncated))
         self.adversary_acted = False
 
     def update_adversary(
@@ -341,8 +329,7 @@ class AdversarialLearner(Agent):
     ) -> None:
         """Train the adversary on its own seat's step (``"trader"`` mode; ``reward`` is the
         adversary seat's, e.g. minus the protagonist's)."""
-        step = Step(obs, action, reward, next_obs, terminated, truncated)
-        self.learn_adversary(step, takeover=False)
+        self.learn_adversary((obs, action, reward, next_obs, terminated, truncated), False)
 
     def trader_adversary(self, seed: int | None = None) -> Agent | None:
         """The adversary to seat opposite the protagonist in training, learning as it trades,
@@ -360,7 +347,7 @@ class AdversarialLearner(Agent):
 
     @abstractmethod
     def learn_adversary(self, step: Step, takeover: bool) -> None:
-        """The adversary's learning step (``step.reward`` its own): on the protagonist's seat
+        """The adversary's learning step (the reward its own): on the protagonist's seat
         after a ``takeover``, else on a seat of its own."""
 
     @abstractmethod

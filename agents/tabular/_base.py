@@ -12,7 +12,7 @@ from gymnasium import spaces
 
 from tradearena.agents._kernels import epsilon_greedy
 from tradearena.agents.base import Agent, make_rng
-from tradearena.agents.ensembles import Step, Transition
+from tradearena.agents.ensembles import Transition
 from tradearena.agents.schedules import EpsilonGreedy, StepSize
 
 __all__ = ["TabularAgent", "discrete_sizes"]
@@ -97,13 +97,21 @@ class TabularAgent(Agent):
             raise ValueError(f"observation must be a state in range({self.n_states}), got {obs!r}")
         return s
 
-    def transition(self, step: Step) -> Transition:
-        """A step as the TD rules read it: the states' indices, the reward in agent units and
-        the discount (0 where it terminated; a truncated step still bootstraps); ValueError
-        for a state outside range(n_states)."""
-        s, a, s2 = self.index(step.obs), int(step.action), self.index(step.next_obs)
-        g = 0.0 if step.terminated else self.gamma
-        return Transition(s, a, step.reward * self.reward_scale, s2, bool(step.terminated), g)
+    def transition(
+        self,
+        obs: Any,
+        action: int,
+        reward: float,
+        next_obs: Any,
+        terminated: bool,
+        truncated: bool = False,
+    ) -> Transition:
+        """A step, given as `update` takes it, as the TD rules read it (`Transition`): the
+        states' indices, the reward in agent units and the discount (0 where it terminated;
+        a truncated step still bootstraps); ValueError for a state outside range(n_states)."""
+        s, a, s2 = self.index(obs), int(action), self.index(next_obs)
+        g = 0.0 if terminated else self.gamma
+        return s, a, reward * self.reward_scale, s2, bool(terminated), g
 
     def update(
         self,
@@ -115,7 +123,7 @@ class TabularAgent(Agent):
         truncated: bool,
     ) -> None:
         """`learn` from the step's `transition`."""
-        self.learn(self.transition(Step(obs, action, reward, next_obs, terminated, truncated)))
+        self.learn(self.transition(obs, action, reward, next_obs, terminated))
 
     @abstractmethod
     def learn(self, t: Transition) -> None:

@@ -68,11 +68,12 @@ class AveragedQ(TabularAgent):
         return self.averaged(state)
 
     def learn(self, t: Transition) -> None:
+        s, a, r, s2, _, g = t
         q = self.q
-        d = t.r + t.g * max(self.averaged(t.s2).tolist()) - q.item(t.s, t.a)
-        n = self.visits.item(t.s, t.a) + 1
-        self.visits[t.s, t.a] = n
-        q[t.s, t.a] = q.item(t.s, t.a) + self.step_size(n) * d
+        d = r + g * max(self.averaged(s2).tolist()) - q.item(s, a)
+        n = self.visits.item(s, a) + 1
+        self.visits[s, a] = n
+        q[s, a] = q.item(s, a) + self.step_size(n) * d
         self.updates += 1
         if self.updates % self.snapshot_period == 0:
             self.average.add(q)

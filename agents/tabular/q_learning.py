@@ -40,11 +40,12 @@ class QLearning(TabularAgent):
         return self.q[states]
 
     def learn(self, t: Transition) -> None:
+        s, a, r, s2, _, g = t
         q = self.q
-        d = t.r + t.g * max(q[t.s2].tolist()) - q.item(t.s, t.a)
-        n = self.visits.item(t.s, t.a) + 1
-        self.visits[t.s, t.a] = n
-        q[t.s, t.a] = q.item(t.s, t.a) + self.step_size(n) * d
+        d = r + g * max(q[s2].tolist()) - q.item(s, a)
+        n = self.visits.item(s, a) + 1
+        self.visits[s, a] = n
+        q[s, a] = q.item(s, a) + self.step_size(n) * d
 
     def apply_batch(
         self, s: np.ndarray, a: np.ndarray, r: np.ndarray, s2: np.ndarray, g: np.ndarray

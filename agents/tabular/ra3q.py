@@ -160,29 +160,25 @@ class RA3Q(AdversarialLearner, TabularAgent):
     def learn(self, t: Transition) -> None:
         """RA2-Q's rule on the protagonist's tables; with robust targets, bootstrapping from
         its max w.p. 1 - p_adv and from the adversary's greedy action at s' w.p. p_adv."""
-        mix = None
-        if self.robust(t):
-            a_adversary = risk_argmax(self.adversary.q, t.s2, self.adversary_lam, True)
-            mix = (a_adversary, 1.0 - self.target_p_adv, self.target_p_adv)
+        _, _, _, s2, terminated, _ = t
+        p, mix = self.target_p_adv, None
+        if p > 0.0 and not terminated:
+            mix = (risk_argmax(self.adversary.q, s2, self.adversary_lam, True), 1.0 - p, p)
         self.tables.update(t, poisson_masks(self.rng, self.k, self.masks), mix=mix)
 
     def learn_protagonist(self, step: Step) -> None:
-        self.learn(self.transition(step))
+        self.learn(self.transition(*step))
 
     def learn_adversary(self, step: Step, takeover: bool) -> None:
         """RA2-Q's rule on the adversary's tables; after a take-over with robust targets,
         bootstrapping from the protagonist's greedy action at s' w.p. 1 - p_adv and from
         its max w.p. p_adv."""
-        t, mix = self.transition(step), None
-        if takeover and self.robust(t):
-            a_protagonist = risk_argmax(self.tables.q, t.s2, self.lam)
-            mix = (a_protagonist, self.target_p_adv, 1.0 - self.target_p_adv)
+        t = self.transition(*step)
+        _, _, _, s2, terminated, _ = t
+        p, mix = self.target_p_adv, None
+        if takeover and p > 0.0 and not terminated:
+            mix = (risk_argmax(self.tables.q, s2, self.lam), p, 1.0 - p)
         self.adversary.update(t, poisson_masks(self.rng, self.k, self.masks), mix=mix)
-
-    def robust(self, t: Transition) -> bool:
-        """Whether ``t``'s targets are the action-robust ones (robust targets, ``t`` not
-        terminated)."""
-        return self.target_p_adv > 0.0 and not t.terminated
 
     def adversary_policy(self, seed: int | None = None) -> AdversaryPolicy:
         """The adversary as an agent sharing its tables (e.g. ``act(obs, explore=False)`` in an

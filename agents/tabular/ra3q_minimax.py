@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linprog
 
-from tradearena.agents.ensembles import RiskTables, Step, Transition, mean_var, poisson_masks
+from tradearena.agents.ensembles import RiskTables, Transition, mean_var, poisson_masks
 from tradearena.agents.tabular._base import TabularAgent
 from tradearena.agents.utility import RISK_AVERSE, make_utility
 
@@ -130,8 +130,8 @@ class RA3QMinimax(TabularAgent):
         return a_a if taken_over else a_p
 
     def learn(self, t: Transition) -> None:
-        """Learn from the joint action (a_P, a_A) the last `act` drew (``t.a``, the action
-        executed, is one of them)."""
+        """Learn from the joint action (a_P, a_A) the last `act` drew (the action executed
+        is one of them)."""
         if self.joint_action[0] < 0:
             raise ValueError("update() needs a preceding act(); use update_joint() otherwise")
         self.learn_joint(t, *self.joint_action)
@@ -146,21 +146,22 @@ class RA3QMinimax(TabularAgent):
         terminated: bool,
     ) -> None:
         """Learn from a joint transition (s, a_P, a_A, r, s'); ``reward`` is the protagonist's."""
-        t = self.transition(Step(obs, action, reward, next_obs, terminated, False))
-        self.learn_joint(t, t.a, int(adversary_action))
+        t = self.transition(obs, action, reward, next_obs, terminated)
+        self.learn_joint(t, int(action), int(adversary_action))
 
     def learn_joint(self, t: Transition, action: int, adversary_action: int) -> None:
         """The rule (see the class docstring) for the joint action (``action``,
-        ``adversary_action``) at ``t.s``."""
+        ``adversary_action``) at the transition's state."""
+        s, _, r, s2, terminated, g = t
         joint = action * self.n_actions + adversary_action
         counts = poisson_masks(self.rng, self.k, self.masks)
         tables, q, u = self.tables, self.q, self.tables.utility
         for round_ in range(int(counts.max())):
             for i in np.flatnonzero(counts > round_).tolist():
-                v_next = 0.0 if t.terminated else maximin(q[i, t.s2])[1]
-                d = t.r + t.g * v_next - tables.q.item(i, t.s, joint)
-                n = tables.visits.item(i, t.s, joint) + 1
-                tables.visits[i, t.s, joint] = n
-                tables.q[i, t.s, joint] = tables.q.item(i, t.s, joint) + self.step_size(n) * (
+                v_next = 0.0 if terminated else maximin(q[i, s2])[1]
+                d = r + g * v_next - tables.q.item(i, s, joint)
+                n = tables.visits.item(i, s, joint) + 1
+                tables.visits[i, s, joint] = n
+                tables.q[i, s, joint] = tables.q.item(i, s, joint) + self.step_size(n) * (
                     u(d) - u.x0
                 )

@@ -107,10 +107,11 @@ class VQL(TabularAgent):
         if self.updates % self.epoch_length == 0:
             self.start_epoch()
         self.updates += 1
-        q, s, a = self.q, t.s, t.a
-        target = t.r + t.g * max(q[t.s2].tolist())
+        s, a, r, s2, _, g = t
+        q = self.q
+        target = r + g * max(q[s2].tolist())
         if self.filled[s, a]:
-            target += self.ttilde.item(s, a) - (t.r + t.g * max(self.q_ref[t.s2].tolist()))
+            target += self.ttilde.item(s, a) - (r + g * max(self.q_ref[s2].tolist()))
         n = self.epoch_visits.item(s, a) + 1
         self.epoch_visits[s, a] = n
         alpha = self.step_size(n if self.step_count == "state_action" else self._epoch_n())

@@ -201,7 +201,8 @@ class RelearnedQ(agents.resolve("q_learning")):
     """Changes Q-learning's TD rule but keeps its batch form."""
 
     def learn(self, t):
-        super().learn(t._replace(r=2 * t.r))
+        s, a, r, s2, terminated, g = t
+        super().learn((s, a, 2 * r, s2, terminated, g))
 
 
 def test_check_agent_names_a_learner_that_would_not_learn_in_batched_markets():
