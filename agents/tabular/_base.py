@@ -98,13 +98,7 @@ class TabularAgent(Agent):
         return s
 
     def transition(
-        self,
-        obs: Any,
-        action: int,
-        reward: float,
-        next_obs: Any,
-        terminated: bool,
-        truncated: bool = False,
+        self, obs: Any, action: int, reward: float, next_obs: Any, terminated: bool
     ) -> Transition:
         """A step, given as `update` takes it, as the TD rules read it (`Transition`): the
         states' indices, the reward in agent units and the discount (0 where it terminated;

@@ -167,13 +167,13 @@ class RA3Q(AdversarialLearner, TabularAgent):
         self.tables.update(t, poisson_masks(self.rng, self.k, self.masks), mix=mix)
 
     def learn_protagonist(self, step: Step) -> None:
-        self.learn(self.transition(*step))
+        self.learn(self.transition(*step[:5]))
 
     def learn_adversary(self, step: Step, takeover: bool) -> None:
         """RA2-Q's rule on the adversary's tables; after a take-over with robust targets,
         bootstrapping from the protagonist's greedy action at s' w.p. 1 - p_adv and from
         its max w.p. p_adv."""
-        t = self.transition(*step)
+        t = self.transition(*step[:5])
         _, _, _, s2, terminated, _ = t
         p, mix = self.target_p_adv, None
         if takeover and p > 0.0 and not terminated:
