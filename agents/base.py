@@ -17,7 +17,7 @@ The learner's contract (docs/learner.md has it with an example):
 - `Agent.update` learns from one transition (reward in the market's units); `Agent.update_batch`
   from N at once, by default `update` on each in order. A tabular learner that declares
   ``batched_update`` does them in one call (``apply_batch``), so a subclass that changes
-  `update` declares it False.
+  `update` (or a tabular learner's TD rule, ``learn``) declares it False.
 
 ``tradearena agents --check`` (`agents.check_agent`) holds an agent to it.
 """

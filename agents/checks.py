@@ -95,27 +95,31 @@ def _describe(env: gym.Env) -> str:
     return type(env.unwrapped).__name__ + (f" (task {task!r})" if task else "")
 
 
-def _defines(cls: type, attribute: str) -> type | None:
-    """The class of ``cls``'s MRO, below `Agent`, whose body defines ``attribute``, or None."""
-    return next((c for c in cls.__mro__[: cls.__mro__.index(Agent)] if attribute in vars(c)), None)
+def _defines(cls: type, *attributes: str) -> type | None:
+    """The class of ``cls``'s MRO, below `Agent`, whose body defines one of ``attributes``
+    first, or None."""
+    below = cls.__mro__[: cls.__mro__.index(Agent)]
+    return next((c for c in below if any(a in vars(c) for a in attributes)), None)
 
 
 def check_declarations(cls: type[Agent]) -> None:
     """Raise `AgentContractError` where what ``cls`` declares contradicts what it writes: an
     `Agent.update` with ``learning`` left False (the batched driver would skip it: sessions > 1
     would not train), or a tabular ``batched_update`` whose batch form (``apply_batch``) comes
-    from another class than its `update` (the batched driver would not run the new `update`)."""
+    from another class than its `update` or its TD rule, ``learn`` (the batched driver would
+    not run the new one)."""
     name = cls.__name__
-    updater = _defines(cls, "update")
-    if updater is not None and not cls.learning:
+    if _defines(cls, "update") is not None and not cls.learning:
         raise AgentContractError(
             f"{name} defines update but leaves learning = False: set the class attribute "
             "learning = True, or the markets of several sessions ([training] sessions > 1) "
             "never call update and it trains silently not at all"
         )
+    updater = _defines(cls, "update", "learn")
     if getattr(cls, "batched_update", False) and _defines(cls, "apply_batch") is not updater:
+        changed = "update" if "update" in vars(updater) else "learn"
         raise AgentContractError(
-            f"{name} changes update but keeps batched_update = True from "
+            f"{name} changes {changed} but keeps batched_update = True from "
             f"{_defines(cls, 'apply_batch').__name__}: set batched_update = False (or write "
             "apply_batch to match), or the markets of several sessions run the old update"
         )

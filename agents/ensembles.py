@@ -1,14 +1,16 @@
 """Tabular ensembles, snapshot averaging, recentering and the adversarial pairing.
 
 Building blocks 2-4 of docs/algorithms.md (`#building-block-2-ensembles` to
-`#building-block-4-an-adversary`) as small pure functions and small classes. An ensemble
-of k Q tables is one float64 array of shape (k, S, A); statistics are over axis 0. The
-pairing: `AdversarialPair` (who executes the protagonist's action) and `AdversarySeat` (the
-adversary as a learning agent of its own seat).
+`#building-block-4-an-adversary`) as small pure functions and small classes. A TD step reads
+one `Transition`. An ensemble of k Q tables is one float64 array of shape (k, S, A);
+statistics are over axis 0. The pairing: `AdversarialPair` (who executes the protagonist's
+action), `AdversarialLearner` (a protagonist and an adversary in one agent: RA3-Q's tabular
+and deep forms) and `AdversarySeat` (the adversary as a learning agent of its own seat).
 """
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable
 from typing import Any
 
@@ -20,10 +22,13 @@ from tradearena.agents.schedules import StepSize
 from tradearena.agents.utility import Utility
 
 __all__ = [
+    "AdversarialLearner",
     "AdversarialPair",
     "AdversarySeat",
     "RiskTables",
     "SnapshotAverage",
+    "Step",
+    "Transition",
     "TransitionMemory",
     "generative_estimate",
     "mean_var",
@@ -33,6 +38,14 @@ __all__ = [
 
 Model = Callable[[int, int, np.random.Generator], tuple[float, int]]
 """A generative model: (state, action, rng) -> (reward, next_state), reward in agent units."""
+
+
+Transition = tuple[int, int, float, int, bool, float]
+"""One step as a TD rule reads it, ``(s, a, r, s2, terminated, g)``: the state and action
+(indices), the reward (agent units), the next state, whether the session terminated there,
+and the discount of the next state's value (gamma; 0 where it terminated: a truncated step
+still bootstraps). A plain tuple, unpacked where it is read: the tabular learners' update
+runs in Python, once per step."""
 
 
 def poisson_masks(
@@ -106,7 +119,10 @@ class TransitionMemory:
         self.count = np.zeros((n_states, n_actions), dtype=np.int64)
         self.added = np.zeros((n_states, n_actions), dtype=np.int64)
 
-    def add(self, s: int, a: int, r: float, s2: int, terminated: bool) -> None:
+    def add(self, t: Transition) -> None:
+        """Store the reward, next state and whether it terminated of transition ``t`` from
+        (s, a), in place of the oldest one from there."""
+        s, a, r, s2, terminated, _ = t
         i = self.added[s, a] % self.size
         self.reward[s, a, i] = r
         self.next_state[s, a, i] = s2
@@ -162,20 +178,13 @@ class RiskTables:
     """
 
     def __init__(
-        self,
-        k: int,
-        n_states: int,
-        n_actions: int,
-        gamma: float,
-        utility: Utility,
-        step_size: StepSize,
+        self, k: int, n_states: int, n_actions: int, utility: Utility, step_size: StepSize
     ) -> None:
         if k < 1:
             raise ValueError(f"k (number of tables) must be >= 1, got {k}")
         check_memory("k", k, 8 * k * n_states * n_actions, "the Q tables")
         self.q = np.zeros((k, n_states, n_actions))
         self.visits = np.zeros((k, n_states, n_actions), dtype=np.int64)
-        self.gamma = gamma
         self.utility = utility
         self.step_size = step_size
         ukind, up, clip = utility.kernel_args()
@@ -186,18 +195,15 @@ class RiskTables:
 
     def update(
         self,
-        s: int,
-        a: int,
-        r: float,
-        s2: int,
-        terminated: bool,
+        t: Transition,
         counts: np.ndarray,
         recenter: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
         mix: tuple[int, float, float] | None = None,
     ) -> None:
-        """Apply the rule ``counts[i]`` times to table i (compiled: `risk_update`)."""
+        """Apply the rule for transition ``t`` ``counts[i]`` times to table i (compiled:
+        `risk_update`)."""
         ukind, up, clip, skind, sp = self._rule
-        g = 0.0 if terminated else self.gamma
+        s, a, r, s2, _, g = t
         if recenter is None and mix is None:
             clipped = risk_update(
                 self.q, self.visits, s, a, r, s2, g, counts, ukind, up, clip, skind, sp
@@ -252,6 +258,101 @@ class AdversarialPair:
     def adversary_acts(self, rng: np.random.Generator) -> bool:
         """Whether the adversary executes this step's action on the protagonist's seat."""
         return self.mode == "takeover" and self.p_adv > 0.0 and rng.random() < self.p_adv
+
+
+Step = tuple[Any, int, float, Any, bool, bool]
+"""One transition as `Agent.update` takes it, ``(obs, action, reward, next_obs, terminated,
+truncated)`` (reward in the market's units)."""
+
+
+class AdversarialLearner(Agent):
+    """A protagonist and an adversary learning at the same time, in one agent (building
+    block 4): the pairing of RA3-Q, the same for its tabular and deep forms.
+
+    `executed` says whose action the protagonist's seat executes (``"takeover"``: in
+    training, with probability p_adv, the adversary's); `update` trains the learner that
+    acted, the adversary on minus the reward (and the protagonist as well when it learns
+    from all steps); `update_adversary` trains the adversary on its own seat's steps
+    (``"trader"``: the seat `trader_adversary` gives). A form calls `pair` when it is built
+    and writes the two learners' parts: `adversary_action`, `learn_protagonist`,
+    `learn_adversary` and `adversary_policy`.
+    """
+
+    stochastic = True
+    learning = True
+    trains_adversary = True
+
+    def pair(self, mode: str | None, p_adv: float, protagonist_learns_all: bool) -> None:
+        """The pairing: ``mode`` ``"takeover"``, ``"trader"`` or None (no adversary: the
+        protagonist alone), the take-over probability ``p_adv``, and whether the protagonist
+        also learns (off-policy) from the steps the adversary executed."""
+        self.pairing = None if mode is None else AdversarialPair(mode, p_adv)
+        self.protagonist_learns_all = bool(protagonist_learns_all)
+        self.adversary_acted = False
+
+    def executed(self, obs: Any, action: int, explore: bool) -> int:
+        """The action the protagonist's seat executes at ``obs``, ``action`` being the
+        protagonist's: the adversary's (`adversary_action`) when it takes over, which it
+        does only in training (the coin from ``self.rng``)."""
+        self.adversary_acted = bool(
+            explore and self.pairing is not None and self.pairing.adversary_acts(self.rng)
+        )
+        return self.adversary_action(obs) if self.adversary_acted else action
+
+    def update(
+        self,
+        obs: Any,
+        action: int,
+        reward: float,
+        next_obs: Any,
+        terminated: bool,
+        truncated: bool,
+    ) -> None:
+        """Train the learner that acted on the protagonist's seat: the adversary on
+        -``reward`` when it took over, else (or also, with ``protagonist_learns_all``) the
+        protagonist."""
+        if self.adversary_acted:
+            step = (obs, action, -reward, next_obs, terminated, truncated)
+            self.learn_adversary(step, takeover=True)
+        if not self.adversary_acted or self.protagonist_learns_all:
+            self.learn_protagonist((obs, action, reward, next_obs, terminated, truncated))
+        self.adversary_acted = False
+
+    def update_adversary(
+        self,
+        obs: Any,
+        action: int,
+        reward: float,
+        next_obs: Any,
+        terminated: bool,
+        truncated: bool,
+    ) -> None:
+        """Train the adversary on its own seat's step (``"trader"`` mode; ``reward`` is the
+        adversary seat's, e.g. minus the protagonist's)."""
+        self.learn_adversary((obs, action, reward, next_obs, terminated, truncated), False)
+
+    def trader_adversary(self, seed: int | None = None) -> Agent | None:
+        """The adversary to seat opposite the protagonist in training, learning as it trades,
+        if the mode is ``"trader"``; else None."""
+        trader = self.pairing is not None and self.pairing.mode == "trader"
+        return self.adversary_policy(seed) if trader else None
+
+    @abstractmethod
+    def adversary_action(self, obs: Any) -> int:
+        """The adversary's action at ``obs`` when it takes over (exploring as in training)."""
+
+    @abstractmethod
+    def learn_protagonist(self, step: Step) -> None:
+        """The protagonist's learning step."""
+
+    @abstractmethod
+    def learn_adversary(self, step: Step, takeover: bool) -> None:
+        """The adversary's learning step (the reward its own): on the protagonist's seat
+        after a ``takeover``, else on a seat of its own."""
+
+    @abstractmethod
+    def adversary_policy(self, seed: int | None = None) -> Agent:
+        """The adversary as an agent of its own, sharing its learned state."""
 
 
 class AdversarySeat(Agent):

@@ -20,7 +20,7 @@ from tradearena.envs.simulator.learned_flow.events import (
     StatePath,
 )
 from tradearena.envs.simulator.learned_flow.kernels import jumps
-from tradearena.envs.simulator.learned_flow.marks import Marks
+from tradearena.envs.simulator.learned_flow.marks import FAMILIES, By, Marks
 from tradearena.envs.simulator.learned_flow.model import EventModel
 from tradearena.envs.simulator.learned_flow.sampler import baseline_bound
 
@@ -56,8 +56,8 @@ def known_model(alpha_scale: float = 1.0) -> EventModel:
         sizes=tuple(halves for _ in range(N_EVENT_KINDS - 1)),
         taken=((np.array([0.5, 1.0]), np.array([0.5, 0.5])),) * 2,
         inside=(one, (np.array([0.25, 0.5]), np.array([0.7, 0.3]))),
-        limit_behind=one,
-        cancel_behind=one,
+        limit_behind=(one,),
+        cancel_behind=(one,),
         gap=(one, one),
         queue=((np.array([2.0, 3.0]), np.array([0.5, 0.5])),) * 2,
     )
@@ -114,8 +114,8 @@ def small_model(
             sizes=tuple(one for _ in range(N_EVENT_KINDS - 1)),
             taken=(one, one),
             inside=(one, (np.array([0.5]), np.ones(1))),
-            limit_behind=one,
-            cancel_behind=one,
+            limit_behind=(one,),
+            cancel_behind=(one,),
             gap=(one, one),
             queue=((np.array([3.0]), np.ones(1)),) * 2,
         ),
@@ -147,8 +147,7 @@ class Reference:
         self.jump = jumps(model.alpha, model.decays).tolist()
         self.marks, self.first = model.marks.flat()
         self.cdfs = [(np.cumsum(p) / np.cumsum(p)[-1]).tolist() for _, p in self.marks]
-        n_spread, n_queue = len(model.spread_edges) + 1, len(model.queue_edges) + 1
-        self.base_bound = baseline_bound(model.mu, n_spread, n_queue)
+        self.base_bound = baseline_bound(model.mu, *model.shape[:2])
         self.mu, self.profile = model.mu.tolist(), model.profile.tolist()
         self.gain = model.gain.tolist()
         self.last = t0
@@ -166,6 +165,33 @@ class Reference:
             else:
                 lo = mid + 1
         return float(self.marks[d][0][lo])
+
+    def mark(
+        self,
+        book: OrderBook,
+        family: str,
+        side: int,
+        kind: int,
+        lots: float | None = None,
+        spread: float | None = None,
+    ) -> float:
+        """A value of ``family``'s marks, from the distribution what it is indexed by
+        (`FAMILIES`) picks: the event's kind, the bucket of the lots at ``side``'s best as
+        seen (None: read from the book), of the spread (None: read), or its one."""
+        by = FAMILIES[family].by
+        index = 0
+        if by == By.KIND:
+            index = kind
+        elif by == By.QUEUE:
+            if lots is None:
+                lots = self.touch(book, side)[1] if self.touch(book, side) else 0.0
+            index = int(self.m.grid.queue_buckets(lots))
+        elif by == By.SPREAD:
+            if spread is None:
+                spread, _, _ = self.state(book, 1)
+                spread = spread if spread >= 0 else np.inf
+            index = int(self.m.grid.spread_buckets(spread))
+        return self.draw(self.first[family] + index)
 
     def reader(self, side: int) -> int:
         """Whose orders on ``side`` the flow sees: its own (causal) or anyone's (-1)."""
@@ -278,27 +304,27 @@ class Reference:
         if own is not None:
             best = own[0]
             if kind == EventKind.MARKET:
-                bucket = int(self.m.grid.queue_buckets(own[1]))
-                fraction = self.draw(self.first["taken"] + bucket)
+                fraction = self.mark(book, "taken", side, kind, own[1])
                 book.market(-side, _lots(_met(book, side, owner, fraction, self.causal)), taker)
             else:
-                qty = _lots(self.draw(self.first["sizes"] + kind))
+                qty = _lots(self.mark(book, "sizes", side, kind, own[1]))
                 price = best
                 if kind in (EventKind.LIMIT_TOUCH, EventKind.LIMIT_INSIDE, EventKind.LIMIT_BEHIND):
                     if kind == EventKind.LIMIT_INSIDE:
                         spread = side * (other[0] - best) if other is not None else 0
                         if other is not None and spread > 1:
-                            bucket = int(self.m.grid.spread_buckets(spread))
-                            inside = self.draw(self.first["inside"] + bucket)
+                            inside = self.mark(book, "inside", side, kind, own[1], spread)
                             ticks = int(round(inside * float(spread)))
                             price = best + side * max(1, min(ticks, spread - 1))
                     elif kind == EventKind.LIMIT_BEHIND:
-                        price = best - side * int(round(self.draw(self.first["limit_behind"])))
+                        ticks = int(round(self.mark(book, "limit_behind", side, kind, own[1])))
+                        price = best - side * ticks
                     if price > 0:
                         book.limit(side, price, qty, owner)
                 else:
                     if kind == EventKind.CANCEL_BEHIND:
-                        price = best - side * int(round(self.draw(self.first["cancel_behind"])))
+                        ticks = int(round(self.mark(book, "cancel_behind", side, kind, own[1])))
+                        price = best - side * ticks
                     mine = [oid for oid, _, who in book.orders_at(side, price) if who == owner]
                     if mine:
                         book.cancel(mine[-1])
@@ -332,11 +358,11 @@ class Reference:
                 else:
                     deepest = other[0][0]
             spread, _, _ = self.state(book, 1)
-            bucket = int(self.m.grid.spread_buckets(spread if spread >= 0 else np.inf))
-            price = deepest - side * int(round(self.draw(self.first["gap"] + bucket)))
+            spread = spread if spread >= 0 else np.inf
+            price = deepest - side * int(round(self.mark(book, "gap", side, -1, spread=spread)))
             if price <= 0:
                 return
-            qty = _lots(self.draw(self.first["queue"] + bucket))
+            qty = _lots(self.mark(book, "queue", side, -1, spread=spread))
             book.limit(side, price, qty, owner)
             deepest, n = price, n + 1
         if n:

@@ -2,8 +2,9 @@
 
 Module names are those installed: the folders ``envs/``, ``agents/`` and ``evaluation/`` are
 ``tradearena.envs``, ``tradearena.agents`` and ``tradearena.evaluation``. The rooms, from the
-bottom: ``envs.data`` (tape formats) < ``envs.simulator.learned_flow`` (order flow learned
-from a tape) < ``envs.simulator`` (the market) < ``envs`` (its faces)
+bottom: ``envs.data`` (tape formats) < ``envs.simulator.book`` (the compiled order book) <
+``envs.simulator.learned_flow`` (order flow learned from a tape, drawn against the book) <
+``envs.simulator`` (the market) < ``envs`` (its faces)
 < ``agents`` < ``evaluation.analysis`` (numbers and figures) < ``evaluation.experiment`` (the
 experiment machinery) < ``evaluation.kinds`` (the experiment kinds) and ``evaluation.market``
 (the market's judges and fit), side by side < ``evaluation.reports`` < ``evaluation.cli`` (the
@@ -12,7 +13,10 @@ a higher room, nor from one of two side-by-side rooms to the other.
 
 Every import statement counts, wherever it stands: at the top, inside a function, or in an
 ``if TYPE_CHECKING:`` block (a circle of type hints is a circle of design even when Python
-never runs it).
+never runs it). A module is all its files: its ``.py``, or a compiled module's ``.pyx``, its
+``.pxd`` (the C declarations other compiled modules ``cimport``) and its ``.pyi`` (the
+stub); a ``cimport`` is an import like any other, and a compiled module's imports all count
+as top-level ones.
 ``from a.b import c`` is an edge to ``a.b`` (and to ``a.b.c`` when that is a module), ``import
 a.b`` one to ``a.b``; as in pylint's cyclic-import check, the parent packages that Python runs
 on the way are not edges (a package's ``__init__`` re-exporting its own modules is no circle).
@@ -22,9 +26,12 @@ A circle is a strongly connected component of that module graph with more than o
 from __future__ import annotations
 
 import ast
+import io
 import re
 import subprocess
 import sys
+import tokenize
+from collections.abc import Iterator
 from pathlib import Path
 
 from tradearena.evaluation.experiment.kinds import KINDS
@@ -35,6 +42,7 @@ FOLDERS = ("envs", "agents", "evaluation")
 LEAF = "tradearena.envs.errors"
 FLOORS = (
     ("tradearena.envs.data",),
+    ("tradearena.envs.simulator.book",),
     ("tradearena.envs.simulator.learned_flow",),
     ("tradearena.envs.simulator",),
     ("tradearena.envs",),
@@ -57,25 +65,45 @@ LAZY = {
 """The one import inside a function that closes a circle by design, and why."""
 
 
-def modules() -> dict[str, Path]:
-    """Installed module name -> file, for every module of the three folders."""
-    out = {}
+SOURCES = ("*.py", "*.pyi", "*.pyx", "*.pxd")
+"""A module's files: its Python source, or a compiled module's stub, code and C
+declarations."""
+
+
+def modules() -> dict[str, list[Path]]:
+    """Installed module name -> its files, for every module of the three folders."""
+    out: dict[str, list[Path]] = {}
     for folder in FOLDERS:
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            parts = path.relative_to(ROOT).with_suffix("").parts
-            name = ".".join([NAMESPACE, *(parts[:-1] if parts[-1] == "__init__" else parts)])
-            out[name] = path
+        for pattern in SOURCES:
+            for path in sorted((ROOT / folder).rglob(pattern)):
+                parts = path.relative_to(ROOT).with_suffix("").parts
+                name = ".".join([NAMESPACE, *(parts[:-1] if parts[-1] == "__init__" else parts)])
+                out.setdefault(name, []).append(path)
     return out
 
 
-def room(module: str) -> str:
-    """The room holding ``module``: the longest of `ROOMS` its name starts with."""
-    return max((r for r in ROOMS if module == r or module.startswith(f"{r}.")), key=len)
+def room(module: str, floors: tuple[tuple[str, ...], ...] = FLOORS) -> str:
+    """The room holding ``module``: the longest room of ``floors`` its name starts with."""
+    rooms = (r for names in floors for r in names if module == r or module.startswith(f"{r}."))
+    return max(rooms, key=len)
 
 
-def floor(module: str) -> int:
-    """The index in `FLOORS` of the floor of ``module``'s room."""
-    return next(i for i, rooms in enumerate(FLOORS) if room(module) in rooms)
+def floor(module: str, floors: tuple[tuple[str, ...], ...] = FLOORS) -> int:
+    """The index in ``floors`` of the floor of ``module``'s room."""
+    return next(i for i, rooms in enumerate(floors) if room(module, floors) in rooms)
+
+
+def upward(
+    edges: dict[str, set[str]], floors: tuple[tuple[str, ...], ...] = FLOORS
+) -> list[tuple[str, str]]:
+    """The imports of ``edges`` that point to a higher floor of ``floors`` (``envs.errors``,
+    the leaf, excepted), sorted."""
+    return sorted(
+        (source, target)
+        for source, targets in edges.items()
+        for target in targets
+        if target != LEAF and floor(target, floors) > floor(source, floors)
+    )
 
 
 def _local_imports(tree: ast.Module) -> set[int]:
@@ -90,36 +118,70 @@ def _local_imports(tree: ast.Module) -> set[int]:
     }
 
 
+_PASSED_OVER = {
+    tokenize.COMMENT,
+    tokenize.NL,
+    tokenize.INDENT,
+    tokenize.DEDENT,
+    tokenize.ENCODING,
+    tokenize.STRING,
+}
+"""The tokens `_import_lines` passes over: what is not code, and the layout."""
+
+
+def _import_lines(text: str) -> Iterator[str]:
+    """The logical lines of Cython source ``text`` that import or cimport, as Python import
+    statements (``cimport`` read as ``import``); strings and comments are passed over."""
+    words: list[str] = []
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type in (tokenize.NEWLINE, tokenize.ENDMARKER) or token.string == ";":
+            if words and words[0] in ("from", "import", "cimport"):
+                yield " ".join("import" if word == "cimport" else word for word in words)
+            words = []
+        elif token.type not in _PASSED_OVER:
+            words.append(token.string)
+
+
+def syntax(path: Path) -> ast.Module:
+    """A module file's statements: all of a ``.py`` or ``.pyi``, the import lines of a
+    ``.pyx`` or ``.pxd`` (`_import_lines`)."""
+    text = path.read_text()
+    if path.suffix in (".pyx", ".pxd"):
+        return ast.parse("\n".join(_import_lines(text)))
+    return ast.parse(text)
+
+
 def graph(lazy: bool = True) -> dict[str, set[str]]:
-    """Module -> the project modules its execution imports; ``lazy=False`` leaves out the
-    function-local imports declared in `LAZY`."""
+    """Module -> the project modules its execution (or compilation) imports; ``lazy=False``
+    leaves out the function-local imports declared in `LAZY`."""
     names = modules()
     edges: dict[str, set[str]] = {name: set() for name in names}
 
-    for source, path in names.items():
-        tree = ast.parse(path.read_text())
-        local = _local_imports(tree)
+    for source, paths in names.items():
+        for path in paths:
+            tree = syntax(path)
+            local = _local_imports(tree)
 
-        def add(target: str, node: ast.AST, source: str = source, local: set = local) -> None:
-            declared = id(node) in local and (source, target) in LAZY
-            if target in names and target != source and (lazy or not declared):
-                edges[source].add(target)
+            def add(target: str, node: ast.AST, source: str = source, local: set = local) -> None:
+                declared = id(node) in local and (source, target) in LAZY
+                if target in names and target != source and (lazy or not declared):
+                    edges[source].add(target)
 
-        package = source if path.name == "__init__.py" else source.rpartition(".")[0]
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
+            package = source if path.stem == "__init__" else source.rpartition(".")[0]
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    for alias in node.names:
+                        add(alias.name, node)
+                    continue
+                if not isinstance(node, ast.ImportFrom):
+                    continue
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                add(base, node)
                 for alias in node.names:
-                    add(alias.name, node)
-                continue
-            if not isinstance(node, ast.ImportFrom):
-                continue
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            add(base, node)
-            for alias in node.names:
-                add(f"{base}.{alias.name}", node)
+                    add(f"{base}.{alias.name}", node)
     return edges
 
 
@@ -171,13 +233,7 @@ def test_rooms_stack_one_way():
     """No import points to a higher floor, nor to another room of its own floor;
     ``envs.errors`` imports no project module."""
     edges = graph()
-    upward = sorted(
-        (source, target)
-        for source, targets in edges.items()
-        for target in targets
-        if target != LEAF and floor(target) > floor(source)
-    )
-    assert upward == []
+    assert upward(edges) == []
     sideways = sorted(
         (source, target)
         for source, targets in edges.items()
@@ -186,6 +242,43 @@ def test_rooms_stack_one_way():
     )
     assert sideways == []
     assert edges[LEAF] == set()
+
+
+SIMULATOR = "tradearena.envs.simulator"
+BOOK, LEARNED = f"{SIMULATOR}.book", f"{SIMULATOR}.learned_flow"
+
+
+def test_the_compiled_modules_are_in_the_graph_with_their_cimports():
+    """Every compiled module is a module of the graph, with every ``cimport`` of the project
+    that its .pyx and .pxd hold (as a plain search of their lines finds them): the learned
+    flow's state and sampler cimport the book, and the simulator's flow the learned flow's
+    sampler."""
+    edges, names = graph(), modules()
+    compiled = {name for name, paths in names.items() if {p.suffix for p in paths} & {".pyx"}}
+    assert len(compiled) == len(list(ROOT.glob("[ae]*/**/*.pyx"))) == 11
+    for name in compiled:
+        text = "\n".join(p.read_text() for p in names[name] if p.suffix in (".pyx", ".pxd"))
+        cimported = set(re.findall(rf"^\s*from ({NAMESPACE}\.[\w.]+) cimport", text, re.M))
+        assert cimported <= edges[name], name
+    assert BOOK in edges[f"{LEARNED}.state"] & edges[f"{LEARNED}.sampler"]
+    assert f"{LEARNED}.sampler" in edges[f"{SIMULATOR}.flow"]
+
+
+def test_a_cimport_upward_fails_the_floors():
+    """`upward` names a cimport that points up. On the floors as they were drawn before the
+    compiled modules were read (the learned flow below the whole simulator, the book in it),
+    the learned flow's cimports of the book point up; on the floors of `FLOORS` (the book
+    below the learned flow) none does; and a hand-made graph in which the book cimports the
+    learned flow's sampler is named."""
+    edges = graph()
+    before = tuple(f for f in FLOORS if f != (BOOK,))
+    assert [edge for edge in upward(edges, before) if edge[1] == BOOK] == [
+        (f"{LEARNED}.sampler", BOOK),
+        (f"{LEARNED}.state", BOOK),
+    ]
+    assert upward(edges) == []
+    made = {BOOK: {f"{LEARNED}.sampler"}, f"{LEARNED}.sampler": {BOOK}}
+    assert upward(made) == [(BOOK, f"{LEARNED}.sampler")]
 
 
 def test_the_kinds_and_the_market_know_nothing_of_each_other():
@@ -230,28 +323,13 @@ LEARNED_FLOW = (
 kernels and sampler, included)."""
 
 
-def _learned_flow_imports() -> dict[str, set[str]]:
-    """Module of the learned flow -> the modules of the learned flow it imports or cimports,
-    by their short names, read from the import lines of its .py, .pyx and .pxd files
-    (`graph` sees no compiled module)."""
-    package = re.escape("tradearena.envs.simulator.learned_flow")
-    folder = ROOT / "envs" / "simulator" / "learned_flow"
-    edges: dict[str, set[str]] = {}
-    for path in folder.glob("*.p[yx]*"):
-        text = path.read_text()
-        found = re.findall(rf"^\s*from {package}\.(\w+) c?import", text, re.M)
-        found += re.findall(rf"^\s*from {package} import (\w+)", text, re.M)
-        edges.setdefault(path.stem, set()).update(set(found) - {path.stem})
-    return edges
-
-
 def test_the_learned_flows_modules_stack_one_way():
-    """Each module of the learned flow imports only modules of floors below its own in
-    `LEARNED_FLOW`, and every module of it has a floor."""
-    level = {name: i for i, names in enumerate(LEARNED_FLOW) for name in names}
-    edges = _learned_flow_imports()
-    assert set(edges) - {"__init__"} == set(level)
-    wrong = sorted((s, t) for s, targets in edges.items() for t in targets if level[t] >= level[s])
+    """Each module of the learned flow imports (or cimports) only modules of floors below its
+    own in `LEARNED_FLOW`, and every module of it has a floor."""
+    level = {f"{LEARNED}.{name}": i for i, names in enumerate(LEARNED_FLOW) for name in names}
+    edges = graph()
+    assert {m for m in edges if room(m) == LEARNED} - {LEARNED} == set(level)
+    wrong = sorted((s, t) for s in level for t in edges[s] if t in level and level[t] >= level[s])
     assert wrong == []
 
 

@@ -18,7 +18,7 @@ from tradearena.agents.base import STANDARD_KEYWORDS, make_rng
 from tradearena.agents.deep.configured import ConfiguredAgent
 from tradearena.agents.deep.ra2q import DeepRA2Q
 from tradearena.agents.deep.risk import utility_spec
-from tradearena.agents.ensembles import AdversarialPair, AdversarySeat
+from tradearena.agents.ensembles import AdversarialLearner, AdversarySeat, Step
 from tradearena.agents.utility import RISK_AVERSE, RISK_SEEKING, make_utility
 
 __all__ = ["DeepAdversaryPolicy", "DeepRA3Q"]
@@ -45,7 +45,7 @@ class DeepAdversaryPolicy(AdversarySeat):
         return self.owner.adversary.act(obs, explore=False)
 
 
-class DeepRA3Q(ConfiguredAgent):
+class DeepRA3Q(AdversarialLearner, ConfiguredAgent):
     """Deep RA3-Q: `DeepRA2Q` protagonist and adversary learning at the same time.
 
     :param k, lam, masks, utility: the protagonist's (`DeepRA2Q`; utility default exponential
@@ -69,9 +69,6 @@ class DeepRA3Q(ConfiguredAgent):
 
     name = "deep_ra3q"
     description = "Deep RA3-Q: deep RA2-Q protagonist trained against a risk-seeking adversary"
-    stochastic = True
-    learning = True
-    trains_adversary = True
     observation = "features"
     takes = STANDARD_KEYWORDS - {"market_spec"}  # ``**params`` go to both DeepRA2Q learners
 
@@ -95,7 +92,7 @@ class DeepRA3Q(ConfiguredAgent):
             raise ValueError(
                 f"adversary_exploration must be in [0, 1], got {adversary_exploration}"
             )
-        self.pairing = None if adversary_mode is None else AdversarialPair(adversary_mode, p_adv)
+        self.pair(adversary_mode, p_adv, protagonist_learns_all)
         self._config = {
             "k": k,
             "lam": lam,
@@ -129,11 +126,9 @@ class DeepRA3Q(ConfiguredAgent):
             seed=_int(seeds[1]),
             **adversary_params,
         )
-        self.protagonist_learns_all = bool(protagonist_learns_all)
         self.adversary_exploration = float(adversary_exploration)
         self.n_actions = self.protagonist.n_actions
         self.rng = make_rng(_int(seeds[2]))
-        self.adversary_acted = False
 
     def values(self, obs: Any) -> np.ndarray:
         """The protagonist's Qbar - lam var at ``obs``, (n_actions,)."""
@@ -144,53 +139,21 @@ class DeepRA3Q(ConfiguredAgent):
         return self.adversary.values(obs)
 
     def act(self, obs: Any, explore: bool = True) -> int:
-        action = self.protagonist.act(obs, explore)
-        self.adversary_acted = bool(
-            explore and self.pairing is not None and self.pairing.adversary_acts(self.rng)
-        )
-        if self.adversary_acted:
-            action = self.adversary.act(obs, explore=True)
-        return action
+        return self.executed(obs, self.protagonist.act(obs, explore), explore)
 
-    def update(
-        self,
-        obs: Any,
-        action: int,
-        reward: float,
-        next_obs: Any,
-        terminated: bool,
-        truncated: bool,
-    ) -> None:
-        """Train the learner that acted (the adversary on -reward)."""
-        if self.adversary_acted:
-            self.adversary.update(obs, action, -reward, next_obs, terminated, truncated)
-        if not self.adversary_acted or self.protagonist_learns_all:
-            self.protagonist.update(obs, action, reward, next_obs, terminated, truncated)
-        self.adversary_acted = False
+    def adversary_action(self, obs: Any) -> int:
+        return self.adversary.act(obs, explore=True)
 
-    def update_adversary(
-        self,
-        obs: Any,
-        action: int,
-        reward: float,
-        next_obs: Any,
-        terminated: bool,
-        truncated: bool,
-    ) -> None:
-        """Train the adversary on its own seat's transition (``"trader"`` mode; ``reward`` is
-        the adversary seat's, e.g. minus the protagonist's)."""
-        self.adversary.update(obs, action, reward, next_obs, terminated, truncated)
+    def learn_protagonist(self, step: Step) -> None:
+        self.protagonist.update(*step)
+
+    def learn_adversary(self, step: Step, takeover: bool) -> None:
+        self.adversary.update(*step)
 
     def adversary_policy(self, seed: int | None = None) -> DeepAdversaryPolicy:
         """The adversary as an agent sharing its network (e.g. ``act(obs, explore=False)`` in
         an evaluation); ``seed`` seeds its own Generator."""
         return DeepAdversaryPolicy(self, seed)
-
-    def trader_adversary(self, seed: int | None = None) -> DeepAdversaryPolicy | None:
-        """The adversary to seat opposite the protagonist in training, learning as it trades,
-        if ``adversary_mode`` is ``"trader"``; else None."""
-        trader = self.pairing is not None and self.pairing.mode == "trader"
-        return self.adversary_policy(seed) if trader else None
 
     @property
     def config(self) -> dict[str, Any]:

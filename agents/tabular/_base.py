@@ -1,4 +1,5 @@
-"""What every tabular learner shares: sizes from spaces, seeding, step size, epsilon-greedy."""
+"""What every tabular learner shares: sizes from spaces, seeding, step size, epsilon-greedy,
+and the step its TD rule reads (`TabularAgent.transition`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from gymnasium import spaces
 
 from tradearena.agents._kernels import epsilon_greedy
 from tradearena.agents.base import Agent, make_rng
+from tradearena.agents.ensembles import Transition
 from tradearena.agents.schedules import EpsilonGreedy, StepSize
 
 __all__ = ["TabularAgent", "discrete_sizes"]
@@ -39,7 +41,8 @@ def discrete_sizes(
 
 
 class TabularAgent(Agent):
-    """Base of the tabular learners: acts epsilon-greedily on `values`.
+    """Base of the tabular learners: acts epsilon-greedily on `values`, and learns from each
+    step by its TD rule, `learn`, on the step's `transition`.
 
     Keyword parameters shared by all tabular learners:
 
@@ -94,9 +97,36 @@ class TabularAgent(Agent):
             raise ValueError(f"observation must be a state in range({self.n_states}), got {obs!r}")
         return s
 
+    def transition(
+        self, obs: Any, action: int, reward: float, next_obs: Any, terminated: bool
+    ) -> Transition:
+        """A step, given as `update` takes it, as the TD rules read it (`Transition`): the
+        states' indices, the reward in agent units and the discount (0 where it terminated;
+        a truncated step still bootstraps); ValueError for a state outside range(n_states)."""
+        s, a, s2 = self.index(obs), int(action), self.index(next_obs)
+        g = 0.0 if terminated else self.gamma
+        return s, a, reward * self.reward_scale, s2, bool(terminated), g
+
+    def update(
+        self,
+        obs: Any,
+        action: int,
+        reward: float,
+        next_obs: Any,
+        terminated: bool,
+        truncated: bool,
+    ) -> None:
+        """`learn` from the step's `transition`."""
+        self.learn(self.transition(obs, action, reward, next_obs, terminated))
+
+    @abstractmethod
+    def learn(self, t: Transition) -> None:
+        """The learner's TD rule on one transition."""
+
     batched_update: ClassVar[bool] = False
-    """Whether `apply_batch` is this class's `update` over N transitions at once, which
-    `update_batch` then calls; a subclass that changes `update` declares False again."""
+    """Whether `apply_batch` is this class's `learn` over N transitions at once, which
+    `update_batch` then calls; a subclass that changes `update` or `learn` declares False
+    again."""
     batched_act: ClassVar[bool] = True
     """Whether `act` is `TabularAgent.act` (epsilon-greedy on `values`), which `act_batch` then
     does in one compiled call; a subclass that changes `act` declares False."""

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from tradearena.agents._kernels import UtilityKind, risk_update_batch
+from tradearena.agents.ensembles import Transition
 from tradearena.agents.tabular._base import TabularAgent
 
 __all__ = ["QLearning"]
@@ -38,19 +39,10 @@ class QLearning(TabularAgent):
     def values_batch(self, states: np.ndarray) -> np.ndarray:
         return self.q[states]
 
-    def update(
-        self,
-        obs: Any,
-        action: int,
-        reward: float,
-        next_obs: Any,
-        terminated: bool,
-        truncated: bool,
-    ) -> None:
-        s, a, s2 = self.index(obs), int(action), self.index(next_obs)
+    def learn(self, t: Transition) -> None:
+        s, a, r, s2, _, g = t
         q = self.q
-        g = 0.0 if terminated else self.gamma
-        d = reward * self.reward_scale + g * max(q[s2].tolist()) - q.item(s, a)
+        d = r + g * max(q[s2].tolist()) - q.item(s, a)
         n = self.visits.item(s, a) + 1
         self.visits[s, a] = n
         q[s, a] = q.item(s, a) + self.step_size(n) * d

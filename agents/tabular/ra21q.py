@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from tradearena.agents.ensembles import TransitionMemory, poisson_masks
+from tradearena.agents.ensembles import Transition, TransitionMemory, poisson_masks
 from tradearena.agents.tabular.ra2q import RA2Q
 
 __all__ = ["RA21Q"]
@@ -62,26 +62,15 @@ class RA21Q(RA2Q):
         self.filled = np.zeros((self.n_states, self.n_actions), dtype=bool)
         self.updates = 0
 
-    def update(
-        self,
-        obs: Any,
-        action: int,
-        reward: float,
-        next_obs: Any,
-        terminated: bool,
-        truncated: bool,
-    ) -> None:
-        s, a, s2 = self.index(obs), int(action), self.index(next_obs)
-        r = reward * self.reward_scale
+    def learn(self, t: Transition) -> None:
         counts = poisson_masks(self.rng, self.k, self.masks)
         if not self.recenter:
-            self.tables.update(s, a, r, s2, terminated, counts)
+            self.tables.update(t, counts)
             return
         if self.updates % self.epoch_length == 0:
             self.v_ref = self.tables.q.max(axis=2)
             ttilde, self.filled = self.memory.estimate(self.v_ref, self.gamma)
             self.ttilde = np.ascontiguousarray(ttilde)  # the compiled update reads it row-major
         self.updates += 1
-        recentering = (self.v_ref, self.ttilde, self.filled)
-        self.tables.update(s, a, r, s2, terminated, counts, recentering)
-        self.memory.add(s, a, r, s2, terminated)
+        self.tables.update(t, counts, (self.v_ref, self.ttilde, self.filled))
+        self.memory.add(t)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from tradearena.agents._kernels import risk_row, risk_rows
-from tradearena.agents.ensembles import RiskTables, poisson_masks
+from tradearena.agents.ensembles import RiskTables, Transition, poisson_masks
 from tradearena.agents.tabular._base import TabularAgent
 from tradearena.agents.utility import RISK_AVERSE, make_utility
 
@@ -59,9 +59,7 @@ class RA2Q(TabularAgent):
         self.k, self.lam, self.masks = k, float(lam), masks
         self.head_per_episode = head_per_episode
         utility = make_utility(RISK_AVERSE if utility is None else utility)
-        self.tables = RiskTables(
-            k, self.n_states, self.n_actions, self.gamma, utility, self.step_size
-        )
+        self.tables = RiskTables(k, self.n_states, self.n_actions, utility, self.step_size)
         self.head = int(self.rng.integers(k)) if head_per_episode else -1
 
     @property
@@ -79,18 +77,8 @@ class RA2Q(TabularAgent):
             return self.tables.q[self.head, states]
         return risk_rows(self.tables.q, states, self.lam)
 
-    def update(
-        self,
-        obs: Any,
-        action: int,
-        reward: float,
-        next_obs: Any,
-        terminated: bool,
-        truncated: bool,
-    ) -> None:
-        s, a, s2 = self.index(obs), int(action), self.index(next_obs)
-        counts = poisson_masks(self.rng, self.k, self.masks)
-        self.tables.update(s, a, reward * self.reward_scale, s2, terminated, counts)
+    def learn(self, t: Transition) -> None:
+        self.tables.update(t, poisson_masks(self.rng, self.k, self.masks))
 
     def apply_batch(
         self, s: np.ndarray, a: np.ndarray, r: np.ndarray, s2: np.ndarray, g: np.ndarray

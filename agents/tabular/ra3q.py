@@ -7,7 +7,14 @@ from typing import Any
 import numpy as np
 
 from tradearena.agents._kernels import risk_argmax, risk_row
-from tradearena.agents.ensembles import AdversarialPair, AdversarySeat, RiskTables, poisson_masks
+from tradearena.agents.ensembles import (
+    AdversarialLearner,
+    AdversarySeat,
+    RiskTables,
+    Step,
+    Transition,
+    poisson_masks,
+)
 from tradearena.agents.schedules import EpsilonGreedy
 from tradearena.agents.tabular._base import TabularAgent
 from tradearena.agents.utility import RISK_AVERSE, RISK_SEEKING, make_utility
@@ -42,7 +49,7 @@ class AdversaryPolicy(AdversarySeat):
         return action
 
 
-class RA3Q(TabularAgent):
+class RA3Q(AdversarialLearner, TabularAgent):
     """RA3-Q: an RA2-Q protagonist and an adversary learning at the same time.
 
     The protagonist is RA2-Q (``k``, ``lam``, ``masks``, ``utility``; see `RA2Q`). The
@@ -79,7 +86,6 @@ class RA3Q(TabularAgent):
 
     name = "ra3q"
     description = "RA3-Q: RA2-Q protagonist trained against a risk-seeking adversary"
-    trains_adversary = True
     batched_act = False
     _state = (
         *TabularAgent._state,
@@ -113,18 +119,16 @@ class RA3Q(TabularAgent):
             raise ValueError(f"lam and adversary_lam must be >= 0, got {lam}, {adversary_lam}")
         self.k, self.lam, self.masks = k, float(lam), masks
         self.adversary_lam = float(adversary_lam)
-        self.protagonist_learns_all = protagonist_learns_all
-        table_args = (k, self.n_states, self.n_actions, self.gamma)
+        table_args = (k, self.n_states, self.n_actions)
         utility = make_utility(RISK_AVERSE if utility is None else utility)
         self.tables = RiskTables(*table_args, utility, self.step_size)
         adversary_utility = make_utility(
             RISK_SEEKING if adversary_utility is None else adversary_utility
         )
         self.adversary = RiskTables(*table_args, adversary_utility, self.step_size)
-        self.pairing = None if adversary_mode is None else AdversarialPair(adversary_mode, p_adv)
+        self.pair(adversary_mode, p_adv, protagonist_learns_all)
         self.adversary_exploration = adversary_exploration
         self.adversary_greedy = EpsilonGreedy(self.n_actions, adversary_exploration)
-        self.adversary_acted = False
         self.robust_target = bool(robust_target)
         robust = robust_target and adversary_mode == "takeover" and p_adv > 0.0
         self.target_p_adv = float(p_adv) if robust else 0.0
@@ -144,66 +148,39 @@ class RA3Q(TabularAgent):
 
     def act(self, obs: Any, explore: bool = True) -> int:
         s = self.index(obs)
-        action = self.policy(self.values(s), self.rng, self.t, explore)
-        self.adversary_acted = bool(
-            explore and self.pairing is not None and self.pairing.adversary_acts(self.rng)
-        )
-        if self.adversary_acted:
-            action = self.adversary_greedy(self.adversary_values(s), self.rng, self.t)
+        action = self.executed(s, self.policy(self.values(s), self.rng, self.t, explore), explore)
         if explore:
             self.t += 1
         return action
 
-    def update(
-        self,
-        obs: Any,
-        action: int,
-        reward: float,
-        next_obs: Any,
-        terminated: bool,
-        truncated: bool,
-    ) -> None:
-        s, a, s2 = self.index(obs), int(action), self.index(next_obs)
-        r = reward * self.reward_scale
-        robust = self.target_p_adv > 0.0 and not terminated
-        p = self.target_p_adv
-        if self.adversary_acted:
-            counts = poisson_masks(self.rng, self.k, self.masks)
-            mix = None
-            if robust:
-                mix = (risk_argmax(self.tables.q, s2, self.lam), p, 1.0 - p)
-            self.adversary.update(s, a, -r, s2, terminated, counts, mix=mix)
-        if not self.adversary_acted or self.protagonist_learns_all:
-            counts = poisson_masks(self.rng, self.k, self.masks)
-            mix = None
-            if robust:
-                a_adv = risk_argmax(self.adversary.q, s2, self.adversary_lam, True)
-                mix = (a_adv, 1.0 - p, p)
-            self.tables.update(s, a, r, s2, terminated, counts, mix=mix)
-        self.adversary_acted = False
+    def adversary_action(self, obs: Any) -> int:
+        """Epsilon-greedy on Qbar_A + lam_A var_A (`adversary_values`) at state ``obs``."""
+        return self.adversary_greedy(self.adversary_values(obs), self.rng, self.t)
 
-    def update_adversary(
-        self,
-        obs: Any,
-        action: int,
-        reward: float,
-        next_obs: Any,
-        terminated: bool,
-        truncated: bool,
-    ) -> None:
-        """Train the adversary on its own seat's transition (``"trader"`` mode; ``reward`` is
-        the adversary seat's, e.g. minus the protagonist's)."""
-        s, s2 = self.index(obs), self.index(next_obs)
-        counts = poisson_masks(self.rng, self.k, self.masks)
-        self.adversary.update(s, int(action), reward * self.reward_scale, s2, terminated, counts)
+    def learn(self, t: Transition) -> None:
+        """RA2-Q's rule on the protagonist's tables; with robust targets, bootstrapping from
+        its max w.p. 1 - p_adv and from the adversary's greedy action at s' w.p. p_adv."""
+        _, _, _, s2, terminated, _ = t
+        p, mix = self.target_p_adv, None
+        if p > 0.0 and not terminated:
+            mix = (risk_argmax(self.adversary.q, s2, self.adversary_lam, True), 1.0 - p, p)
+        self.tables.update(t, poisson_masks(self.rng, self.k, self.masks), mix=mix)
+
+    def learn_protagonist(self, step: Step) -> None:
+        self.learn(self.transition(*step[:5]))
+
+    def learn_adversary(self, step: Step, takeover: bool) -> None:
+        """RA2-Q's rule on the adversary's tables; after a take-over with robust targets,
+        bootstrapping from the protagonist's greedy action at s' w.p. 1 - p_adv and from
+        its max w.p. p_adv."""
+        t = self.transition(*step[:5])
+        _, _, _, s2, terminated, _ = t
+        p, mix = self.target_p_adv, None
+        if takeover and p > 0.0 and not terminated:
+            mix = (risk_argmax(self.tables.q, s2, self.lam), p, 1.0 - p)
+        self.adversary.update(t, poisson_masks(self.rng, self.k, self.masks), mix=mix)
 
     def adversary_policy(self, seed: int | None = None) -> AdversaryPolicy:
         """The adversary as an agent sharing its tables (e.g. ``act(obs, explore=False)`` in an
         evaluation); ``seed`` seeds its own Generator."""
         return AdversaryPolicy(self, seed)
-
-    def trader_adversary(self, seed: int | None = None) -> AdversaryPolicy | None:
-        """The adversary to seat opposite the protagonist in training, learning as it trades,
-        if ``adversary_mode`` is ``"trader"``; else None."""
-        trader = self.pairing is not None and self.pairing.mode == "trader"
-        return self.adversary_policy(seed) if trader else None

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linprog
 
-from tradearena.agents.ensembles import RiskTables, mean_var, poisson_masks
+from tradearena.agents.ensembles import RiskTables, Transition, mean_var, poisson_masks
 from tradearena.agents.tabular._base import TabularAgent
 from tradearena.agents.utility import RISK_AVERSE, make_utility
 
@@ -92,7 +92,7 @@ class RA3QMinimax(TabularAgent):
         self.adversary_lam = float(adversary_lam)
         utility = make_utility(RISK_AVERSE if utility is None else utility)
         n_joint = self.n_actions * self.n_actions
-        self.tables = RiskTables(k, self.n_states, n_joint, self.gamma, utility, self.step_size)
+        self.tables = RiskTables(k, self.n_states, n_joint, utility, self.step_size)
         self.joint_action = (-1, -1)
 
     @property
@@ -129,19 +129,12 @@ class RA3QMinimax(TabularAgent):
             self.t += 1
         return a_a if taken_over else a_p
 
-    def update(
-        self,
-        obs: Any,
-        action: int,
-        reward: float,
-        next_obs: Any,
-        terminated: bool,
-        truncated: bool,
-    ) -> None:
-        """Learn from the joint action remembered by the last `act` (``action`` executed)."""
+    def learn(self, t: Transition) -> None:
+        """Learn from the joint action (a_P, a_A) the last `act` drew (the action executed
+        is one of them)."""
         if self.joint_action[0] < 0:
             raise ValueError("update() needs a preceding act(); use update_joint() otherwise")
-        self.update_joint(obs, *self.joint_action, reward, next_obs, terminated)
+        self.learn_joint(t, *self.joint_action)
 
     def update_joint(
         self,
@@ -153,19 +146,22 @@ class RA3QMinimax(TabularAgent):
         terminated: bool,
     ) -> None:
         """Learn from a joint transition (s, a_P, a_A, r, s'); ``reward`` is the protagonist's."""
-        s, s2 = self.index(obs), self.index(next_obs)
-        joint = int(action) * self.n_actions + int(adversary_action)
+        t = self.transition(obs, action, reward, next_obs, terminated)
+        self.learn_joint(t, int(action), int(adversary_action))
+
+    def learn_joint(self, t: Transition, action: int, adversary_action: int) -> None:
+        """The rule (see the class docstring) for the joint action (``action``,
+        ``adversary_action``) at the transition's state."""
+        s, _, r, s2, terminated, g = t
+        joint = action * self.n_actions + adversary_action
         counts = poisson_masks(self.rng, self.k, self.masks)
-        r = reward * self.reward_scale
-        tables, g = self.tables, 0.0 if terminated else self.gamma
-        q = self.q
+        tables, q, u = self.tables, self.q, self.tables.utility
         for round_ in range(int(counts.max())):
             for i in np.flatnonzero(counts > round_).tolist():
                 v_next = 0.0 if terminated else maximin(q[i, s2])[1]
                 d = r + g * v_next - tables.q.item(i, s, joint)
                 n = tables.visits.item(i, s, joint) + 1
                 tables.visits[i, s, joint] = n
-                u = tables.utility
                 tables.q[i, s, joint] = tables.q.item(i, s, joint) + self.step_size(n) * (
                     u(d) - u.x0
                 )

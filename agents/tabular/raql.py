@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tradearena.agents.ensembles import RiskTables
+from tradearena.agents.ensembles import RiskTables, Transition
 from tradearena.agents.tabular._base import TabularAgent
 from tradearena.agents.utility import RISK_AVERSE, Utility, make_utility
 
@@ -40,9 +40,7 @@ class RAQL(TabularAgent):
     def __init__(self, *, utility: Any = None, **params: Any) -> None:
         super().__init__(**params)
         utility = make_utility(RISK_AVERSE if utility is None else utility)
-        self.tables = RiskTables(
-            1, self.n_states, self.n_actions, self.gamma, utility, self.step_size
-        )
+        self.tables = RiskTables(1, self.n_states, self.n_actions, utility, self.step_size)
 
     @property
     def q(self) -> np.ndarray:
@@ -65,17 +63,8 @@ class RAQL(TabularAgent):
     def values_batch(self, states: np.ndarray) -> np.ndarray:
         return self.tables.q[0, states]
 
-    def update(
-        self,
-        obs: Any,
-        action: int,
-        reward: float,
-        next_obs: Any,
-        terminated: bool,
-        truncated: bool,
-    ) -> None:
-        s, a, s2 = self.index(obs), int(action), self.index(next_obs)
-        self.tables.update(s, a, reward * self.reward_scale, s2, terminated, _ONCE)
+    def learn(self, t: Transition) -> None:
+        self.tables.update(t, _ONCE)
 
     def apply_batch(
         self, s: np.ndarray, a: np.ndarray, r: np.ndarray, s2: np.ndarray, g: np.ndarray

@@ -7,7 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from tradearena.agents.ensembles import Model, TransitionMemory, generative_estimate
+from tradearena.agents.ensembles import (
+    Model,
+    Transition,
+    TransitionMemory,
+    generative_estimate,
+)
 from tradearena.agents.tabular._base import TabularAgent
 
 __all__ = ["VQL"]
@@ -98,21 +103,12 @@ class VQL(TabularAgent):
             self.model_samples += self.n_states * self.n_actions * self.n_recenter
         self.epoch_visits[:] = 0
 
-    def update(
-        self,
-        obs: Any,
-        action: int,
-        reward: float,
-        next_obs: Any,
-        terminated: bool,
-        truncated: bool,
-    ) -> None:
-        s, a, s2 = self.index(obs), int(action), self.index(next_obs)
+    def learn(self, t: Transition) -> None:
         if self.updates % self.epoch_length == 0:
             self.start_epoch()
         self.updates += 1
-        q, r = self.q, reward * self.reward_scale
-        g = 0.0 if terminated else self.gamma
+        s, a, r, s2, _, g = t
+        q = self.q
         target = r + g * max(q[s2].tolist())
         if self.filled[s, a]:
             target += self.ttilde.item(s, a) - (r + g * max(self.q_ref[s2].tolist()))
@@ -121,7 +117,7 @@ class VQL(TabularAgent):
         alpha = self.step_size(n if self.step_count == "state_action" else self._epoch_n())
         q[s, a] = (1.0 - alpha) * q.item(s, a) + alpha * target
         if self.model is None:
-            self.memory.add(s, a, r, s2, terminated)
+            self.memory.add(t)
 
     def _epoch_n(self) -> int:
         return (self.updates - 1) % self.epoch_length + 1

@@ -1,12 +1,13 @@
 """The market itself: one session of decision steps over a compiled order book, the background
 populations that send its flow, and a replayed tape's messages.
 
-- the book and the steps: `book` (compiled: `OrderBook`), `market` (`Market`, one session),
+- the book and the steps: `book` (compiled: `OrderBook`; a room of its own, at the bottom,
+  below `learned_flow`, whose compiled modules cimport it), `market` (`Market`, one session),
   `flow` (compiled: the steps and a session's background flow, `Flow`), `orders` (the order
   vocabulary), `latency` (orders and views in flight);
 - the populations: `traders` (one class each, and `light()`, `rmsc04()`), their mechanisms
   `arrivals`, `sizes` and `fundamental`, their draws `draws` (compiled), and `learned_flow`
-  (order flow learned from a tape, its own room below this one);
+  (order flow learned from a tape, its own room below this one and above the book);
 - replay: `replayer` (compiled: `Replayer`) and `recording` (a synthetic session as a tape);
 - what a seat sees and does: `features`, `observation` (compiled) and `actions`;
 - `impact`: a metaorder's price moves read off simulated days.

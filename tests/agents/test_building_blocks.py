@@ -137,9 +137,9 @@ def test_snapshot_average_keeps_last_k():
 
 def test_transition_memory_estimate_ring_buffer():
     memory = TransitionMemory(2, 1, size=2)
-    memory.add(0, 0, 1.0, 1, False)
-    memory.add(0, 0, 2.0, 0, True)
-    memory.add(0, 0, 4.0, 1, False)  # overwrites the first
+    memory.add((0, 0, 1.0, 1, False, 0.5))
+    memory.add((0, 0, 2.0, 0, True, 0.0))
+    memory.add((0, 0, 4.0, 1, False, 0.5))  # overwrites the first
     v_ref = np.array([10.0, 20.0])
     ttilde, filled = memory.estimate(v_ref, 0.5)
     assert filled.tolist() == [[True], [False]]

@@ -149,14 +149,16 @@ def _defined_by(cls: type, attribute: str) -> type:
 
 @pytest.mark.parametrize("name", agents.names())
 def test_declared_fast_paths_and_adversaries_match_what_the_class_writes(name):
-    """What an agent declares holds: a tabular learner with ``batched_update`` takes `update`
-    and `apply_batch` from one class, one with ``batched_act`` acts as `TabularAgent.act`; an
+    """What an agent declares holds: a tabular learner with ``batched_update`` takes its TD
+    rule, `learn`, and `apply_batch` from one class and `update` from `TabularAgent`, one with
+    ``batched_act`` acts as `TabularAgent.act`; an
     agent that ``trains_adversary`` writes `adversary_policy`, and one that does not keeps the
     base's; only learners update."""
     cls = agents.resolve(name)
     if issubclass(cls, TabularAgent):
         if cls.batched_update:
-            assert _defined_by(cls, "update") is _defined_by(cls, "apply_batch")
+            assert _defined_by(cls, "learn") is _defined_by(cls, "apply_batch")
+            assert cls.update is TabularAgent.update
         assert cls.batched_act == (cls.act is TabularAgent.act)
     assert (_defined_by(cls, "adversary_policy") is not Agent) == cls.trains_adversary
     assert cls.learning or cls.update is Agent.update
@@ -195,15 +197,26 @@ class RewrittenQ(agents.resolve("q_learning")):
         super().update(obs, action, 2 * reward, next_obs, terminated, truncated)
 
 
+class RelearnedQ(agents.resolve("q_learning")):
+    """Changes Q-learning's TD rule but keeps its batch form."""
+
+    def learn(self, t):
+        s, a, r, s2, terminated, g = t
+        super().learn((s, a, 2 * r, s2, terminated, g))
+
+
 def test_check_agent_names_a_learner_that_would_not_learn_in_batched_markets():
-    """An `update` needs ``learning = True``, and a changed tabular `update` needs
-    ``batched_update = False``: else several sessions ([training] sessions > 1) skip it."""
+    """An `update` needs ``learning = True``, and a changed tabular `update` or TD rule
+    (``learn``) needs ``batched_update = False``: else several sessions ([training] sessions
+    > 1) skip it."""
     spaces = {"observation_space": TABULAR_ENV.observation_space}
     spaces["action_space"] = TABULAR_ENV.action_space
     with pytest.raises(agents.AgentContractError, match=r"^Unflagged defines update but leaves"):
         agents.check_agent(Unflagged, TABULAR_ENV, **spaces)
     with pytest.raises(agents.AgentContractError, match=r"^RewrittenQ changes update but keeps"):
         agents.check_agent(RewrittenQ, TABULAR_ENV, **spaces, seed=0)
+    with pytest.raises(agents.AgentContractError, match=r"^RelearnedQ changes learn but keeps"):
+        agents.check_agent(RelearnedQ, TABULAR_ENV, **spaces, seed=0)
     Unflagged.learning = True
     try:
         assert agents.check_agent(Unflagged, TABULAR_ENV, steps=5, **spaces).learning

@@ -27,10 +27,12 @@ from tradearena.envs.simulator.learned_flow.events import (
     N_EXCITERS,
     EventKind,
     Exciter,
+    Revealed,
     events,
     revealed,
 )
-from tradearena.envs.simulator.learned_flow.model import EventModel
+from tradearena.envs.simulator.learned_flow.marks import FAMILIES, By, Family, count_marks
+from tradearena.envs.simulator.learned_flow.model import EventModel, check
 from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.orders import Kind as Order
@@ -163,12 +165,12 @@ def test_the_marks_are_recovered_from_a_recorded_day():
     ev = events(tape)
     counts = np.bincount(ev.kind, minlength=N_EVENT_KINDS)
     for kind in (EventKind.LIMIT_TOUCH, EventKind.LIMIT_INSIDE):
-        values, probabilities = fit.marks.sizes[kind]
+        values, probabilities = fit.marks["sizes"][kind]
         error = 4 * np.sqrt(0.25 / counts[kind])
         assert values[0] == 1.0 and abs(probabilities[0] - 0.5) < error, (kind, probabilities)
     met = fit.grid.queue_buckets(ev.own[ev.kind == EventKind.MARKET])
-    values, probabilities = fit.marks.taken[-1]  # queues of 4 lots and more, where half the
-    n = np.sum(met == len(fit.marks.taken) - 1)  # market orders take the whole queue
+    values, probabilities = fit.marks["taken"][-1]  # queues of 4 lots and more, where half the
+    n = np.sum(met == len(fit.marks["taken"]) - 1)  # market orders take the whole queue
     whole = probabilities[values >= 1.0].sum()
     assert n >= 100 and abs(whole - 0.5) < 4 * np.sqrt(0.25 / n), (values, probabilities)
 
@@ -218,13 +220,13 @@ def seated_market(model: EventModel, seats: int = 0, reaction: str = "causal", *
 
 
 def twin_logs(
-    seat: list[tuple[int, int, int]], reaction: str = "causal"
+    seat: list[tuple[int, int, int]], reaction: str = "causal", model: EventModel | None = None
 ) -> tuple[list, list, Market]:
-    """The book's log of 20 minutes of the known model's market (seed 3) with a seat's
-    orders ``seat`` (side, price, lots) resting from the open, the log of the Python
-    reference on a book with the same orders and the market's generator for the population,
-    and the market."""
-    model = known_model()
+    """The book's log of 20 minutes of ``model``'s market (the known model's by default;
+    seed 3) with a seat's orders ``seat`` (side, price, lots) resting from the open, the log
+    of the Python reference on a book with the same orders and the market's generator for
+    the population, and the market."""
+    model = known_model() if model is None else model
     market = seated_market(model, seats=1 if seat else 0, reaction=reaction, record=True)
     market.reset(3)
     for side, price, lots in seat:
@@ -265,6 +267,43 @@ def test_the_compiled_sampler_draws_what_its_python_reference_draws_beside_a_sea
     assert market.book.account(0)[3] > 0, "the seat's orders were met"
     assert sorted(compiled[:6]) == sorted(reference[:6])  # the opening book, its depth, the seat
     assert len(compiled) > 1000 and compiled[6:] == reference[6:]
+
+
+def test_a_mark_familys_definition_is_read_by_every_user(monkeypatch):
+    """`limit_behind` made to depend on the spread's bucket in `FAMILIES` alone (the known
+    model's flow given limit orders behind the best: 1 tick behind at a narrow spread, 2 or
+    3 at a wide one): the marks counted from its events hold one distribution per spread
+    bucket, each the one it was drawn from; `check` asks for as many and refuses one; the
+    marks laid out flat and the compiled tables move the families after it; and the
+    compiled sampler, drawing from the distribution of the spread's bucket, draws what the
+    Python reference draws."""
+    monkeypatch.setitem(FAMILIES, "limit_behind", Family(By.SPREAD, "ticks, by the spread"))
+    known = known_model()
+    mu = known.mu.copy()
+    mu[EventKind.LIMIT_BEHIND] = 0.4
+    one, wide = (np.ones(1), np.ones(1)), (np.array([2.0, 3.0]), np.array([0.5, 0.5]))
+    model = replace(known, mu=mu, marks=known.marks.replace(limit_behind=(one, wide)))
+    assert check(model) is model
+    with pytest.raises(LearnedFlowError, match=r"marks\.limit_behind must hold 2 .*got 1"):
+        check(replace(model, marks=model.marks.replace(limit_behind=(one,))))
+
+    _, first = model.marks.flat()
+    assert first["cancel_behind"] == first["limit_behind"] + 2
+    tables = sampler(model, range(2), np.random.default_rng(0), OPEN).actor.marks.layout()
+    grid = model.grid
+    assert tables == {n: (first[n], f.count(grid), f.by) for n, f in FAMILIES.items()}
+    assert tables["limit_behind"][1:] == (2, By.SPREAD)
+
+    book = OrderBook()
+    book.now = OPEN
+    open_book(book, model, 10_000, range(2))
+    ev, _ = reference_events(model, book, range(2), np.random.default_rng(7), OPEN, OPEN + 1800)
+    nothing = Revealed(*(np.zeros(0) for _ in range(4)))
+    narrow, wide_seen = count_marks(ev, nothing, grid)["limit_behind"]
+    assert narrow.values.tolist() == [1.0] and wide_seen.values.tolist() == [2.0, 3.0]
+
+    compiled, reference, _ = twin_logs([], model=model)
+    assert len(compiled) > 1000 and compiled == reference
 
 
 def test_a_pickled_market_goes_on_as_the_original():
@@ -394,7 +433,7 @@ def test_a_market_order_goes_through_a_seats_quote_inside_the_spread():
     mu = np.zeros_like(base.mu)
     mu[EventKind.MARKET] = 1.0
     all_of_it = ((np.ones(1), np.ones(1)),) * 2
-    model = replace(base, mu=mu, marks=replace(base.marks, taken=all_of_it))
+    model = replace(base, mu=mu, marks=base.marks.replace(taken=all_of_it))
     market = seated_market(model, seats=1, n_steps=2, step_seconds=1.0)
     market.reset(0)
     book, sampler = market.book, market.traders[0].sampler
@@ -416,7 +455,7 @@ def test_a_model_saved_and_loaded_is_the_same(tmp_path):
     again = EventModel.load(path)
     for name in ("spread_edges", "queue_edges", "mu", "alpha", "gain", "decays", "profile", "book"):
         assert np.array_equal(getattr(again, name), getattr(model, name))
-    assert again.marks.inside[1][1].tolist() == [0.7, 0.3]
+    assert again.marks["inside"][1][1].tolist() == [0.7, 0.3]
     assert (again.depth, again.start, again.tick_size) == (2, OPEN, 0.01)
 
 

@@ -4,25 +4,21 @@ is trained on, and its sampler runs in a market."""
 
 from __future__ import annotations
 
-import builtins
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 import torch
 from reference_flow import OPEN, reference_events, small_model  # tests/reference_flow.py
 
-from tradearena.envs.errors import UserError
 from tradearena.envs.simulator.book import OrderBook
 from tradearena.envs.simulator.learned_flow.estimate import log_likelihood as event_log_likelihood
 from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS
 from tradearena.envs.simulator.learned_flow.model import EventModel
 from tradearena.envs.simulator.learned_flow.neural import INPUTS, NeuralModel, inputs
-from tradearena.envs.simulator.learned_flow.neural_fit import (
-    fit_neural,
-    log_likelihood,
-    torch_or_error,
-)
+from tradearena.envs.simulator.learned_flow.neural_fit import fit_neural, log_likelihood
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.traders.learned import LearnedFlow, open_book
 
@@ -87,6 +83,20 @@ def test_a_gru_with_nothing_to_say_has_the_parametric_likelihood(flow):
     )
 
 
+@pytest.mark.parametrize("found", [torch.float32, torch.float64])
+def test_the_likelihood_leaves_torchs_default_dtype_as_it_found_it(flow, found):
+    """The likelihood is computed in double precision and the default dtype set back to the
+    one it was, whichever that was."""
+    ev, path = flow
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(found)
+    try:
+        log_likelihood(quiet_network(base_model(excited=False)), ev, path)
+        assert torch.get_default_dtype() == found
+    finally:
+        torch.set_default_dtype(before)
+
+
 def test_training_raises_the_likelihood_of_excited_flow(flow):
     """Started from the base's rates with no excitation, the GRU learns some of the flow's
     excitation in 60 epochs (a clock that cannot stop it first, so that a busy machine trains
@@ -131,14 +141,25 @@ def test_a_neural_model_saved_and_loaded_is_the_same(tmp_path):
     assert isinstance(LearnedFlow(tmp_path / "flow.json").model, NeuralModel)
 
 
-def test_without_torch_the_error_names_the_extra(monkeypatch):
-    real_import = builtins.__import__
-
-    def no_torch(name, *args, **kwargs):
-        if name == "torch":
-            raise ImportError("No module named 'torch'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_torch)
-    with pytest.raises(UserError, match=r"tradearena\[deep\]"):
-        torch_or_error()
+def test_without_torch_the_error_names_the_extra():
+    """In an interpreter where torch cannot be imported, the module imports and
+    `torch_or_error` names the extra that installs torch."""
+    code = (
+        "import builtins, sys\n"
+        "real = builtins.__import__\n"
+        "def no_torch(name, *args, **kwargs):\n"
+        "    if name == 'torch' or name.startswith('torch.'):\n"
+        "        raise ImportError(\"No module named 'torch'\")\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = no_torch\n"
+        "from tradearena.envs.simulator.learned_flow.neural_fit import torch_or_error\n"
+        "from tradearena.envs.errors import UserError\n"
+        "try:\n"
+        "    torch_or_error()\n"
+        "except UserError as error:\n"
+        "    print(error)\n"
+    )
+    said = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "tradearena[deep]" in said

@@ -23,6 +23,7 @@ Its variation points, each changed in one place:
   per kernel); the kernel's shape: `kernels` (kernels.pxd and `kernels.jumps`);
 - the state's buckets: `state.QUANTILES` (or edges given to `estimate.estimate`); what the
   state reads of the book: `state.StateGrid.read` and its tape's side in `events`;
-- a mark's distribution: its family in `marks` (`FAMILIES`, `Marks`, `count_marks`) and where
-  `sampler.BookActor` draws it.
+- a family of marks: its definition in `marks.FAMILIES` (what its distributions are indexed
+  by, and so how many it holds), read by the counting, the check and the compiled tables;
+  a new family adds its values on the tape (`marks`) and where `sampler.BookActor` draws it.
 """

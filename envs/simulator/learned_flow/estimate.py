@@ -385,92 +385,129 @@ def estimate(
     if not 0 <= radius < 1:
         raise ValueError(f"radius must be in [0, 1), got {radius}")
     ev = joined([e for e, _ in days])
-    lo = min(float(path.time[0]) for _, path in days)
-    hi = max(float(path.end) for _, path in days)
-    spread_edges, queue_edges = edges or (
-        bucket_edges(ev.spread),
-        bucket_edges(np.concatenate([np.concatenate([p.bid, p.ask]) for _, p in days])),
-    )
+    grid = _state_grid(days, ev, edges)
+    lo, hi = _window(days)
     nothing = Revealed(*(np.zeros(0) for _ in range(4)))
     model = EventModel(
-        spread_edges=spread_edges,
-        queue_edges=queue_edges,
-        mu=np.zeros((N_EVENT_KINDS, (len(spread_edges) + 1) * (len(queue_edges) + 1) ** 2)),
+        spread_edges=grid.spread_edges,
+        queue_edges=grid.queue_edges,
+        mu=np.zeros((N_EVENT_KINDS, grid.cells)),
         alpha=np.zeros((len(decays), N_EVENT_KINDS, 2 * N_EXCITERS)),
-        gain=np.ones((N_EVENT_KINDS, len(spread_edges) + 1)),
-        decays=np.array([grid[0] for grid in decays], np.float64),
+        gain=np.ones((N_EVENT_KINDS, grid.n_spread)),
+        decays=np.array([candidates[0] for candidates in decays], np.float64),
         profile=np.ones(max(1, math.ceil((hi - lo) / bin_seconds))),
         start=lo,
         bin_seconds=bin_seconds,
-        marks=count_marks(
-            ev, nothing if shown is None else shown, StateGrid(spread_edges, queue_edges)
-        ),
+        marks=count_marks(ev, nothing if shown is None else shown, grid),
         depth=depth,
         book=np.array([[0.5, 1.0, -0.5, 1.0]]) if book is None else book,
         tick_size=tick_size,
         lot_size=lot_size,
     )
-    cells = model.mu.shape[1]
-    data = _Data.of(days, model)
-    seen = np.bincount(data.cell, minlength=cells)
-    pool = _pools(seen, model.shape)
-    start_mu = _pooled_rates(data, pool, 0.5, data.exposure.sum(axis=0))
-    every = sorted(set().union(*decays))
-    sums_of = {d: _days_sums(days, np.array([d])) for d in every}
-    masses_of = {d: _excited(days, model, d) for d in every}
-    fits: dict[tuple[float, ...], tuple[float, EventModel]] = {}
+    fits = _Fits(days, model, decays, radius, gain, progress)
+    best = fits.ascend()
+    return replace(fits.fitted(best), meta=_meta(model, days, fits, best))
 
-    def fit(chosen: tuple[float, ...], start: EventModel | None = None) -> float:
+
+def _window(days: Sequence[Day]) -> tuple[float, float]:
+    """The seconds after midnight the days' windows span: (earliest start, latest end)."""
+    return min(float(path.time[0]) for _, path in days), max(float(path.end) for _, path in days)
+
+
+def _state_grid(
+    days: Sequence[Day], ev: Events, edges: tuple[np.ndarray, np.ndarray] | None
+) -> StateGrid:
+    """The state's cells: of ``edges`` (spread, queues), or of the `QUANTILES` of the
+    spreads the events ``ev`` met and of the best queues of the days' states."""
+    if edges is not None:
+        return StateGrid(*edges)
+    queues = np.concatenate([np.concatenate([p.bid, p.ask]) for _, p in days])
+    return StateGrid(bucket_edges(ev.spread), bucket_edges(queues))
+
+
+class _Fits:
+    """The fits of a model's rates, profile and excitation at each choice of decays tried
+    on the grid ``decays`` (expectation-maximisation, `_em`), each made once from the days'
+    data, kernel sums and excitation's exposure, computed once per decay."""
+
+    def __init__(
+        self,
+        days: Sequence[Day],
+        model: EventModel,
+        decays: tuple[tuple[float, ...], ...],
+        radius: float,
+        gain: bool,
+        progress: Callable[[tuple[float, ...], float], None] | None,
+    ) -> None:
+        self.model, self.decays, self.radius, self.gain = model, decays, radius, gain
+        self.progress = progress
+        self.data = _Data.of(days, model)
+        self.seen = np.bincount(self.data.cell, minlength=model.grid.cells)
+        self.pool = _pools(self.seen, model.shape)
+        self.start_mu = _pooled_rates(self.data, self.pool, 0.5, self.data.exposure.sum(axis=0))
+        every = sorted(set().union(*decays))
+        self.sums = {d: _days_sums(days, np.array([d])) for d in every}
+        self.masses = {d: _excited(days, model, d) for d in every}
+        self.by_decays: dict[tuple[float, ...], tuple[float, EventModel]] = {}
+
+    def likelihood(self, chosen: tuple[float, ...], start: EventModel | None = None) -> float:
         """The likelihood per event of the decays ``chosen``, fitted once, from ``start``'s
         rates, profile and excitation (None: flat ones)."""
-        if chosen not in fits:
+        if chosen not in self.by_decays:
             if start is None:
-                start = replace(
-                    model,
-                    mu=start_mu,
-                    alpha=np.full(
-                        (len(chosen), N_EVENT_KINDS, 2 * N_EXCITERS),
-                        0.5 * min(radius, 0.5) / (2 * len(chosen) * N_EXCITERS),
-                    ),
-                )
+                flat = 0.5 * min(self.radius, 0.5) / (2 * len(chosen) * N_EXCITERS)
+                alpha = np.full((len(chosen), N_EVENT_KINDS, 2 * N_EXCITERS), flat)
+                start = replace(self.model, mu=self.start_mu, alpha=alpha)
             guess = replace(start, decays=np.array(chosen, np.float64))
-            sums = np.hstack([sums_of[d] for d in chosen])
-            masses = np.hstack([masses_of[d] for d in chosen])
-            fitted = _em(guess, data, sums, masses, pool, radius, gain)
-            likelihood = _score(fitted, data, sums, masses)
-            fits[chosen] = (likelihood if np.isfinite(likelihood) else -np.inf), fitted
-            if progress is not None:
-                progress(chosen, fits[chosen][0])
-        return fits[chosen][0]
+            sums = np.hstack([self.sums[d] for d in chosen])
+            masses = np.hstack([self.masses[d] for d in chosen])
+            fitted = _em(guess, self.data, sums, masses, self.pool, self.radius, self.gain)
+            likelihood = _score(fitted, self.data, sums, masses)
+            self.by_decays[chosen] = (likelihood if np.isfinite(likelihood) else -np.inf), fitted
+            if self.progress is not None:
+                self.progress(chosen, self.by_decays[chosen][0])
+        return self.by_decays[chosen][0]
 
-    best = tuple(grid[len(grid) // 2] for grid in decays)
-    fit(best)
-    moved = True
-    while moved:  # coordinate ascent: each kernel's decay in turn, the others held, each
-        moved = False  # trial starting from the best fit so far
-        for k, grid in enumerate(decays):
-            for d in grid:
-                trial = best[:k] + (d,) + best[k + 1 :]
-                if fit(trial, fits[best][1]) > fits[best][0]:
-                    best, moved = trial, True
-    best_likelihood, fitted = fits[best]
-    table = {", ".join(f"{d:g}" for d in chosen): value for chosen, (value, _) in fits.items()}
+    def fitted(self, chosen: tuple[float, ...]) -> EventModel:
+        """The model fitted at the decays ``chosen``."""
+        return self.by_decays[chosen][1]
+
+    def ascend(self) -> tuple[float, ...]:
+        """The decays of the best likelihood found by coordinate ascent on the grid: from
+        each kernel's middle value, each kernel's decay in turn, the others held, each trial
+        starting from the best fit so far, until none moves."""
+        best = tuple(grid[len(grid) // 2] for grid in self.decays)
+        self.likelihood(best)
+        moved = True
+        while moved:
+            moved = False
+            for k, grid in enumerate(self.decays):
+                for d in grid:
+                    trial = best[:k] + (d,) + best[k + 1 :]
+                    if self.likelihood(trial, self.fitted(best)) > self.likelihood(best):
+                        best, moved = trial, True
+        return best
+
+
+def _meta(model: EventModel, days: Sequence[Day], fits: _Fits, best: tuple[float, ...]) -> dict:
+    """What the fit says of itself: the window, the days and events, the likelihood at the
+    decays ``best`` and at each choice tried, and the states pooled with a neighbour."""
     pooled = [
         {
             "state": model.grid.describe(c),
-            "events": int(seen[c]),
+            "events": int(fits.seen[c]),
             "pooled_with": model.grid.describe(p),
         }
-        for c, p in enumerate(pool.tolist())
+        for c, p in enumerate(fits.pool.tolist())
         if p != c
     ]
-    meta = {
-        "window": [lo, hi],
+    table = {", ".join(f"{d:g}" for d in chosen): v for chosen, (v, _) in fits.by_decays.items()}
+    return {
+        "window": list(_window(days)),
         "days": len(days),
-        "events": len(ev),
-        "log_likelihood_per_event": best_likelihood,
+        "events": sum(len(ev) for ev, _ in days),
+        "log_likelihood_per_event": fits.likelihood(best),
         "by_decays": table,
         "pooled": pooled,
-        "pool": pool.tolist(),
+        "pool": fits.pool.tolist(),
     }
-    return replace(fitted, meta=meta)

@@ -1,21 +1,24 @@
 """What a learned flow's event carries besides its time, kind and side: its marks, each drawn
 from an empirical distribution counted on the tape, defined once for the estimate, the
-parameter files and the compiled samplers.
+check, the parameter files and the compiled samplers.
 
-The marks come in families, each a tuple of distributions indexed by what it depends on
-(`FAMILIES`): an order's size by its kind, how far inside the spread a limit order goes by
-the spread's bucket, and single distributions for the offsets behind the best and for a
-level added behind the deepest. The samplers take them flat (`Marks.flat`), with where each
-family starts.
+The marks come in families (`FAMILIES`), each one distribution per value of what it depends
+on (`By`): an order's size by its kind, how far inside the spread a limit order goes by the
+spread's bucket, one distribution for the offsets behind the best, and so on. A family's
+definition says how many distributions it holds on a state grid (`Family.count`); the
+counting (`count_marks`) splits the tape's values by it, `learned_flow.model.check` asks for
+as many, and the samplers (`learned_flow.sampler`, ``BookActor.mark``) lay their tables out
+from it and pick the distribution of the event at hand by it.
 
-To change what a mark depends on, change its family here (its entry in `FAMILIES`, its
-counting in `count_marks`) and where the samplers draw it (`learned_flow.sampler`,
-``BookActor``).
+To add a family: its entry in `FAMILIES`, its values on the tape in `_samples`, and where
+the samplers draw it (``BookActor`` in `learned_flow.sampler`); to make a family depend on
+something else, change its `By` in `FAMILIES`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from collections.abc import Iterator, Mapping, Sequence
+from enum import IntEnum
 from typing import NamedTuple
 
 import numpy as np
@@ -28,7 +31,7 @@ from tradearena.envs.simulator.learned_flow.events import (
 )
 from tradearena.envs.simulator.learned_flow.state import StateGrid
 
-__all__ = ["FAMILIES", "Distribution", "Marks", "count_marks", "distribution"]
+__all__ = ["FAMILIES", "By", "Distribution", "Family", "Marks", "count_marks", "distribution"]
 
 
 class Distribution(NamedTuple):
@@ -38,61 +41,79 @@ class Distribution(NamedTuple):
     p: np.ndarray
 
 
-FAMILIES = {
-    "sizes": "per event kind but market orders: lots",
-    "taken": "per bucket of the queue a market order meets: the fraction of it taken",
-    "inside": "per spread bucket: how far inside the spread a limit order goes, as a "
-    "fraction of the spread",
-    "limit_behind": "ticks behind the best of a limit order behind it",
-    "cancel_behind": "ticks behind the best of a cancel behind it",
-    "gap": "per spread bucket: ticks behind the deepest level of a level added behind it",
-    "queue": "per spread bucket: lots of a level added behind the deepest",
+class By(IntEnum):
+    """What a family's distributions are indexed by."""
+
+    NOTHING = 0  # one distribution
+    KIND = 1  # the event's kind, market orders aside (their size is the share they take)
+    QUEUE = 2  # the bucket of the lots at the best of the event's side
+    SPREAD = 3  # the spread's bucket
+
+
+class Family(NamedTuple):
+    """A family of marks: what its distributions are indexed by, and what each holds."""
+
+    by: By
+    holds: str
+
+    def count(self, grid: StateGrid) -> int:
+        """How many distributions the family holds on the state ``grid``."""
+        return {
+            By.NOTHING: 1,
+            By.KIND: N_EVENT_KINDS - 1,
+            By.QUEUE: grid.n_queue,
+            By.SPREAD: grid.n_spread,
+        }[self.by]
+
+
+FAMILIES: dict[str, Family] = {
+    "sizes": Family(By.KIND, "lots of a limit order or a cancel"),
+    "taken": Family(By.QUEUE, "the share of the queue it meets a market order takes"),
+    "inside": Family(
+        By.SPREAD, "how far inside the spread a limit order goes, as a share of the spread"
+    ),
+    "limit_behind": Family(By.NOTHING, "ticks behind the best of a limit order behind it"),
+    "cancel_behind": Family(By.NOTHING, "ticks behind the best of a cancel behind it"),
+    "gap": Family(By.SPREAD, "ticks behind the deepest level of a level added behind it"),
+    "queue": Family(By.SPREAD, "lots of a level added behind the deepest"),
 }
-"""The families of marks, in the order the samplers take them, and what each holds."""
-if EventKind.MARKET != N_EVENT_KINDS - 1:  # sizes holds the kinds before it
+"""The families of marks, by name, in the order the samplers take them: the one definition
+of each."""
+if EventKind.MARKET != N_EVENT_KINDS - 1:  # By.KIND holds the kinds before it
     raise ImportError("the market order must be the last kind of event")
 
 
-@dataclass(frozen=True)
-class Marks:
-    """A learned flow's marks (see the module docstring): one field per `FAMILIES` entry, a
-    tuple of `Distribution`s for a family that depends on something, else one."""
+class Marks(Mapping[str, tuple[Distribution, ...]]):
+    """A learned flow's marks: per family of `FAMILIES`, in its order, the family's
+    distributions (a tuple, in the order of what the family is indexed by); built with one
+    keyword per family, each a sequence of (values, p) pairs."""
 
-    sizes: tuple[Distribution, ...]
-    taken: tuple[Distribution, ...]
-    inside: tuple[Distribution, ...]
-    limit_behind: Distribution
-    cancel_behind: Distribution
-    gap: tuple[Distribution, ...]
-    queue: tuple[Distribution, ...]
+    def __init__(self, **families: Sequence[tuple[np.ndarray, np.ndarray]]) -> None:
+        if set(families) != set(FAMILIES):
+            raise TypeError(f"Marks takes the families {list(FAMILIES)}, got {sorted(families)}")
+        self._families = {n: tuple(Distribution(*d) for d in families[n]) for n in FAMILIES}
 
-    def families(self) -> dict[str, tuple[Distribution, ...]]:
-        """Each family's distributions, in `FAMILIES`' order."""
-        return {
-            f.name: (Distribution(*value),)
-            if f.name in _SINGLE
-            else tuple(Distribution(*d) for d in value)
-            for f in fields(self)
-            for value in (getattr(self, f.name),)
-        }
+    def __getitem__(self, name: str) -> tuple[Distribution, ...]:
+        return self._families[name]
 
-    @classmethod
-    def of_families(cls, families: dict[str, tuple[Distribution, ...]]) -> Marks:
-        """The marks of `families`' form."""
-        return cls(**{n: family[0] if n in _SINGLE else family for n, family in families.items()})
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._families)
+
+    def __len__(self) -> int:
+        return len(self._families)
+
+    def replace(self, **families: Sequence[tuple[np.ndarray, np.ndarray]]) -> Marks:
+        """These marks with ``families`` (by name) in place of theirs."""
+        return Marks(**{**self, **families})
 
     def flat(self) -> tuple[list[Distribution], dict[str, int]]:
         """Every distribution in `FAMILIES`' order, and where each family starts in it."""
         out: list[Distribution] = []
         first: dict[str, int] = {}
-        for name, family in self.families().items():
+        for name, family in self.items():
             first[name] = len(out)
             out.extend(family)
         return out, first
-
-
-_SINGLE = {f.name for f in fields(Marks) if f.type == "Distribution"}
-"""The families of one distribution (that depend on nothing)."""
 
 
 def distribution(values: np.ndarray) -> Distribution:
@@ -104,33 +125,64 @@ def distribution(values: np.ndarray) -> Distribution:
     return Distribution(distinct.astype(np.float64), counts / counts.sum())
 
 
+class _Sample(NamedTuple):
+    """A family's values on the tape, and for each what the family may be indexed by (None:
+    what the values do not carry)."""
+
+    values: np.ndarray
+    keys: dict[By, np.ndarray]
+
+
+def _samples(ev: Events, shown: Revealed, grid: StateGrid) -> dict[str, _Sample]:
+    """Each family's values in events ``ev`` and the levels ``shown`` behind the best (see
+    `FAMILIES`), with the kinds and the buckets of the states they met."""
+
+    def of_events(rows: np.ndarray, values: np.ndarray) -> _Sample:
+        keys = {
+            By.NOTHING: np.zeros(len(values), np.int64),
+            By.KIND: ev.kind[rows].astype(np.int64),
+            By.QUEUE: grid.queue_buckets(ev.own[rows]),
+            By.SPREAD: grid.spread_buckets(ev.spread[rows]),
+        }
+        return _Sample(values, keys)
+
+    def of_levels(rows: np.ndarray, values: np.ndarray) -> _Sample:
+        keys = {
+            By.NOTHING: np.zeros(len(values), np.int64),
+            By.SPREAD: grid.spread_buckets(shown.spread[rows]),
+        }
+        return _Sample(values, keys)
+
+    kind = ev.kind
+    limit, market = kind != EventKind.MARKET, kind == EventKind.MARKET
+    inside = kind == EventKind.LIMIT_INSIDE
+    behind = kind == EventKind.LIMIT_BEHIND
+    cancel = kind == EventKind.CANCEL_BEHIND
+    level = shown.gap > 0
+    queued = level & (shown.size > 0)
+    return {
+        "sizes": of_events(limit, ev.size[limit]),
+        "taken": of_events(market, ev.size[market] / np.maximum(ev.own[market], 1)),
+        "inside": of_events(inside, ev.offset[inside] / ev.spread[inside]),
+        "limit_behind": of_events(behind, ev.offset[behind]),
+        "cancel_behind": of_events(cancel, ev.offset[cancel]),
+        "gap": of_levels(level, shown.gap[level]),
+        "queue": of_levels(queued, shown.size[queued]),
+    }
+
+
 def count_marks(ev: Events, shown: Revealed, grid: StateGrid) -> Marks:
     """The marks of events ``ev``, with the levels ``shown`` behind the best, the spread and
-    the queues bucketed by ``grid``."""
-    spread = grid.spread_buckets(ev.spread)
-    queue = grid.queue_buckets(ev.own)
-    shown_spread = grid.spread_buckets(shown.spread)
-    inside = ev.kind == EventKind.LIMIT_INSIDE
-    market_kind = EventKind.MARKET
-    market = ev.kind == market_kind
-    taken = ev.size / np.maximum(ev.own, 1)
-    behind = shown.gap > 0
-    return Marks(
-        sizes=tuple(
-            distribution(ev.size[ev.kind == k]) for k in EventKind if k != EventKind.MARKET
-        ),
-        taken=tuple(distribution(taken[market & (queue == b)]) for b in range(grid.n_queue)),
-        inside=tuple(
-            distribution(ev.offset[inside & (spread == b)] / ev.spread[inside & (spread == b)])
-            for b in range(grid.n_spread)
-        ),
-        limit_behind=distribution(ev.offset[ev.kind == EventKind.LIMIT_BEHIND]),
-        cancel_behind=distribution(ev.offset[ev.kind == EventKind.CANCEL_BEHIND]),
-        gap=tuple(
-            distribution(shown.gap[behind & (shown_spread == b)]) for b in range(grid.n_spread)
-        ),
-        queue=tuple(
-            distribution(shown.size[behind & (shown.size > 0) & (shown_spread == b)])
-            for b in range(grid.n_spread)
-        ),
-    )
+    the queues bucketed by ``grid``: each family's values split by what it is indexed by
+    (`FAMILIES`)."""
+    families = {}
+    for name, sample in _samples(ev, shown, grid).items():
+        family = FAMILIES[name]
+        if family.by not in sample.keys:
+            raise ValueError(
+                f"marks.{name} cannot be indexed by {family.by.name}: its values on the tape "
+                "do not carry it"
+            )
+        key = sample.keys[family.by]
+        families[name] = [distribution(sample.values[key == i]) for i in range(family.count(grid))]
+    return Marks(**families)

@@ -32,6 +32,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
@@ -136,7 +137,7 @@ class EventModel:
         ``path``'s stem + ``.npz`` beside it (the arrays), both or neither; returns the
         JSON's path."""
         arrays = {name: getattr(self, name) for name in _ARRAYS}
-        for name, family in self.marks.families().items():
+        for name, family in self.marks.items():
             for i, (values, p) in enumerate(family):
                 arrays[f"marks.{name}.{i}.values"] = values
                 arrays[f"marks.{name}.{i}.p"] = p
@@ -173,7 +174,7 @@ class EventModel:
             **{name: arrays[name] for name in _ARRAYS},
             start=float(parameters.field(path, scalars, "start", numbers)),
             bin_seconds=float(parameters.field(path, scalars, "bin_seconds", numbers)),
-            marks=Marks.of_families({name: family(name) for name in FAMILIES}),
+            marks=Marks(**{name: family(name) for name in FAMILIES}),
             depth=parameters.field(path, scalars, "depth", int),
             tick_size=float(parameters.field(path, scalars, "tick_size", numbers)),
             lot_size=float(parameters.field(path, scalars, "lot_size", numbers)),
@@ -217,101 +218,151 @@ DECAY_RANGE = (1e-6, 1e7)
 def check(model: EventModel, where: str = "model") -> EventModel:
     """``model`` when a sampler can run it: every array of its shape, finite and in range,
     the edges sorted, each mark a distribution (values and probabilities of one length,
-    probabilities >= 0 summing to 1), the excitation stable (spectral radius < 1) and some
+    probabilities >= 0 summing to 1) and each family of them as many as its definition holds
+    (`learned_flow.marks.FAMILIES`), the excitation stable (spectral radius < 1) and some
     flow at all; else a `LearnedFlowError` naming ``where`` and the field."""
+    fields = _Fields(model, where)
+    grid = _checked_grid(fields)
+    _check_excitation(fields, grid)
+    _check_scalars(fields)
+    _check_book(fields)
+    _check_peak(fields, grid)
+    _check_pool(fields, grid)
+    _check_marks(fields, grid)
+    return model
 
-    def fail(name: str, reason: str) -> None:
-        raise LearnedFlowError(f"{where}: {name} {reason}")
 
-    def array(name: str, ndim: int, low: float = 0.0, high: float = math.inf) -> np.ndarray:
-        value = getattr(model, name)
+class _Fields:
+    """A model's fields as `check` reads them, each check failing with a `LearnedFlowError`
+    that names the place (``where``) and the field."""
+
+    def __init__(self, model: EventModel, where: str) -> None:
+        self.model, self.where = model, where
+
+    def fail(self, name: str, reason: str) -> NoReturn:
+        raise LearnedFlowError(f"{self.where}: {name} {reason}")
+
+    def array(self, name: str, ndim: int, low: float = 0.0, high: float = math.inf) -> np.ndarray:
+        """The field ``name``: an array of real numbers with ``ndim`` dimensions, finite,
+        in [low, high]."""
+        value = getattr(self.model, name)
         if not isinstance(value, np.ndarray) or value.dtype.kind not in "iuf":
-            fail(name, f"must be an array of real numbers, got {type(value).__name__}")
+            self.fail(name, f"must be an array of real numbers, got {type(value).__name__}")
         if value.ndim != ndim:
-            fail(name, f"must have {ndim} dimension(s), got shape {value.shape}")
+            self.fail(name, f"must have {ndim} dimension(s), got shape {value.shape}")
         if not np.isfinite(value).all():
-            fail(name, "must be finite")
+            self.fail(name, "must be finite")
         if value.size and (value.min() < low or value.max() > high):
-            fail(name, f"must lie in [{low:g}, {high:g}], got [{value.min():g}, {value.max():g}]")
+            self.fail(
+                name, f"must lie in [{low:g}, {high:g}], got [{value.min():g}, {value.max():g}]"
+            )
         return value
 
-    def scalar(name: str, low: float, high: float = math.inf, kind: type = float) -> None:
-        value = getattr(model, name)
+    def shaped(self, name: str, shape: tuple[int, ...], what: str = "") -> None:
+        """The array field ``name`` of ``shape`` (``what``: its axes, in words)."""
+        found = getattr(self.model, name).shape
+        if found != shape:
+            self.fail(name, f"must have shape {shape}{f' ({what})' if what else ''}, got {found}")
+
+    def scalar(self, name: str, low: float, high: float = math.inf, kind: type = float) -> None:
+        """The field ``name``: a finite number (an integer when ``kind`` is int) in [low,
+        high]."""
+        value = getattr(self.model, name)
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         if kind is int and ok and value != int(value):
             ok = False
         if not ok or not math.isfinite(value) or not low <= value <= high:
-            fail(name, f"must be a finite {kind.__name__} in [{low:g}, {high:g}], got {value!r}")
+            self.fail(
+                name, f"must be a finite {kind.__name__} in [{low:g}, {high:g}], got {value!r}"
+            )
 
+
+def _checked_grid(fields: _Fields) -> StateGrid:
+    """The model's state grid, its edges increasing and its cells at most `MAX_CELLS`."""
     for name in ("spread_edges", "queue_edges"):
-        edges = array(name, 1, 1.0, 1e12)
+        edges = fields.array(name, 1, 1.0, 1e12)
         if np.any(np.diff(edges) <= 0):
-            fail(name, f"must be increasing, got {edges.tolist()}")
-    cells = (len(model.spread_edges) + 1) * (len(model.queue_edges) + 1) ** 2
-    if cells > MAX_CELLS:
-        fail("spread_edges", f"and queue_edges make {cells:,} states, more than {MAX_CELLS:,}")
-    mu = array("mu", 2)
-    if mu.shape != (N_EVENT_KINDS, cells):
-        fail("mu", f"must have shape ({N_EVENT_KINDS}, {cells}), got {mu.shape}")
-    decays = array("decays", 1, *DECAY_RANGE)
-    if not 1 <= len(decays) <= 16:
-        fail("decays", f"must give 1 to 16 kernels, got {len(decays)}")
-    alpha = array("alpha", 3)
-    if alpha.shape != (len(decays), N_EVENT_KINDS, 2 * N_EXCITERS):
-        fail(
-            "alpha",
-            f"must have shape ({len(decays)}, {N_EVENT_KINDS}, {2 * N_EXCITERS}), "
-            f"got {alpha.shape}",
+            fields.fail(name, f"must be increasing, got {edges.tolist()}")
+    grid = fields.model.grid
+    if grid.cells > MAX_CELLS:
+        fields.fail(
+            "spread_edges", f"and queue_edges make {grid.cells:,} states, more than {MAX_CELLS:,}"
         )
-    if not model.spectral_radius < 1:
-        fail("alpha", f"is explosive: spectral radius {model.spectral_radius:.3f} >= 1")
-    gain = array("gain", 2, 0.0, 1.0)
-    if gain.shape != (N_EVENT_KINDS, len(model.spread_edges) + 1):
-        shape = (N_EVENT_KINDS, len(model.spread_edges) + 1)
-        fail("gain", f"must have shape {shape} (kinds, spread buckets), got {gain.shape}")
-    profile = array("profile", 1, 0.0, 1e3)
+    return grid
+
+
+def _check_excitation(fields: _Fields, grid: StateGrid) -> None:
+    """The baseline rates, the kernels' decays, alpha (stable), the gain and the profile."""
+    fields.array("mu", 2)
+    fields.shaped("mu", (N_EVENT_KINDS, grid.cells))
+    decays = fields.array("decays", 1, *DECAY_RANGE)
+    if not 1 <= len(decays) <= 16:
+        fields.fail("decays", f"must give 1 to 16 kernels, got {len(decays)}")
+    fields.array("alpha", 3)
+    fields.shaped("alpha", (len(decays), N_EVENT_KINDS, 2 * N_EXCITERS))
+    radius = fields.model.spectral_radius
+    if not radius < 1:
+        fields.fail("alpha", f"is explosive: spectral radius {radius:.3f} >= 1")
+    fields.array("gain", 2, 0.0, 1.0)
+    fields.shaped("gain", (N_EVENT_KINDS, grid.n_spread), "kinds, spread buckets")
+    profile = fields.array("profile", 1, 0.0, 1e3)
     if not 1 <= len(profile) <= MAX_BINS:
-        fail("profile", f"must have 1 to {MAX_BINS:,} bins, got {len(profile):,}")
-    scalar("start", 0.0, 1e7)
-    scalar("bin_seconds", 1e-3, 1e7)
-    scalar("depth", 1, MAX_DEPTH, int)
-    scalar("tick_size", 1e-12, 1e9)
-    scalar("lot_size", 1e-12, 1e12)
-    book = array("book", 2, -1e9, 1e9)
+        fields.fail("profile", f"must have 1 to {MAX_BINS:,} bins, got {len(profile):,}")
+
+
+def _check_scalars(fields: _Fields) -> None:
+    """The clock, the depth, the tick and the lot."""
+    fields.scalar("start", 0.0, 1e7)
+    fields.scalar("bin_seconds", 1e-3, 1e7)
+    fields.scalar("depth", 1, MAX_DEPTH, int)
+    fields.scalar("tick_size", 1e-12, 1e9)
+    fields.scalar("lot_size", 1e-12, 1e12)
+
+
+def _check_book(fields: _Fields) -> None:
+    """The opening book: (levels, 4), lots >= 0, some on each side."""
+    book = fields.array("book", 2, -1e9, 1e9)
     if book.shape[1:] != (4,) or not 1 <= len(book) <= MAX_DEPTH:
-        fail(
+        fields.fail(
             "book", f"must have shape (levels, 4) with 1 to {MAX_DEPTH:,} levels, got {book.shape}"
         )
     if (book[:, [1, 3]] < 0).any() or not (book[:, 1] > 0).any() or not (book[:, 3] > 0).any():
-        fail("book", "must hold lots >= 0, some on each side")
-    baseline = mu.sum(axis=0).reshape(model.shape)
-    peak = float((baseline + baseline.transpose(0, 2, 1)).max() * profile.max())
+        fields.fail("book", "must hold lots >= 0, some on each side")
+
+
+def _check_peak(fields: _Fields, grid: StateGrid) -> None:
+    """Some flow at all, and at most `MAX_RATE` events a second at the busiest state and
+    time of day."""
+    model = fields.model
+    baseline = model.mu.sum(axis=0).reshape(grid.shape)
+    peak = float((baseline + baseline.transpose(0, 2, 1)).max() * model.profile.max())
     if not 0 < peak <= MAX_RATE:
-        fail(
+        fields.fail(
             "mu",
             f"and the profile give at most {peak:g} events a second; must be in (0, {MAX_RATE:g}]",
         )
-    pool = np.asarray(model.meta.get("pool", range(cells)))
+
+
+def _check_pool(fields: _Fields, grid: StateGrid) -> None:
+    """Each state's pool (``meta["pool"]``), a state."""
+    pool = np.asarray(fields.model.meta.get("pool", range(grid.cells)))
     if (
-        pool.shape != (cells,)
+        pool.shape != (grid.cells,)
         or pool.dtype.kind not in "iu"
-        or not ((pool >= 0) & (pool < cells)).all()
+        or not ((pool >= 0) & (pool < grid.cells)).all()
     ):
-        fail("meta.pool", f"must give each of the {cells} states a state")
-    n_spread, n_queue = len(model.spread_edges) + 1, len(model.queue_edges) + 1
-    counts = {
-        "sizes": N_EVENT_KINDS - 1,
-        "taken": n_queue,
-        "inside": n_spread,
-        "gap": n_spread,
-        "queue": n_spread,
-    }
-    for name, family in model.marks.families().items():
-        if name in counts and len(family) != counts[name]:
-            fail(f"marks.{name}", f"must hold {counts[name]} distributions, got {len(family)}")
+        fields.fail("meta.pool", f"must give each of the {grid.cells} states a state")
+
+
+def _check_marks(fields: _Fields, grid: StateGrid) -> None:
+    """Each family of marks as many distributions as its definition holds on ``grid``, each
+    a distribution (`_distribution_check`)."""
+    for name, family in fields.model.marks.items():
+        count = FAMILIES[name].count(grid)
+        if len(family) != count:
+            fields.fail(f"marks.{name}", f"must hold {count} distributions, got {len(family)}")
         for i, (values, p) in enumerate(family):
-            _distribution_check(f"marks.{name}.{i}", values, p, fail)
-    return model
+            _distribution_check(f"marks.{name}.{i}", values, p, fields.fail)
 
 
 def _distribution_check(name: str, values: np.ndarray, p: np.ndarray, fail) -> None:

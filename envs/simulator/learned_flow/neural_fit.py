@@ -13,9 +13,16 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
+
+try:
+    import torch
+except ImportError:  # the extra that brings it is not installed: `torch_or_error` says so
+    torch = None
 
 from tradearena.envs.errors import UserError
 from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS, Events, StatePath
@@ -38,14 +45,23 @@ its cap."""
 
 def torch_or_error():
     """torch, or a `UserError` naming the extra that installs it."""
-    try:
-        import torch
-    except ImportError:
+    if torch is None:
         raise UserError(
             "--model neural trains with torch, which is not installed: pip install "
             "'tradearena[deep]' (or `pip install torch`)"
-        ) from None
+        )
     return torch
+
+
+@contextmanager
+def _default_dtype(dtype) -> Iterator[None]:
+    """torch's default dtype set to ``dtype`` inside, and back to the one it was after."""
+    found = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(found)
 
 
 @dataclass
@@ -67,7 +83,7 @@ class _Window:
     until: object
 
 
-def _window(ev: Events, path: StatePath, base: EventModel, torch) -> _Window:
+def _window(ev: Events, path: StatePath, base: EventModel) -> _Window:
     side = (ev.side < 0).astype(np.int64)
     event = side * N_EVENT_KINDS + ev.kind.astype(np.int64)
     gap = np.diff(ev.time, prepend=path.time[0])
@@ -94,7 +110,7 @@ def _window(ev: Events, path: StatePath, base: EventModel, torch) -> _Window:
     )
 
 
-def _network(base: EventModel, hidden: int, torch):
+def _network(base: EventModel, hidden: int):
     """The GRU and its heads, the table's bias set to the parametric model's log-rates."""
     nn = torch.nn
     cells = base.mu.shape[1]
@@ -115,7 +131,7 @@ def _network(base: EventModel, hidden: int, torch):
     return net
 
 
-def _hidden_before(net, w: _Window, chunks: int, torch):
+def _hidden_before(net, w: _Window, chunks: int):
     """The GRU's state before each event and after the last ((n + 1, H)): each of
     ``chunks`` stretches of consecutive events read from a zero state."""
     n = w.x.shape[0]
@@ -130,10 +146,10 @@ def _hidden_before(net, w: _Window, chunks: int, torch):
     return torch.where(first[:, None], torch.zeros_like(before), before)
 
 
-def _nll(net, base: EventModel, w: _Window, chunks: int, torch):
+def _nll(net, base: EventModel, w: _Window, chunks: int):
     """Minus the log-likelihood per event."""
     cells = base.mu.shape[1]
-    h = _hidden_before(net, w, chunks, torch)
+    h = _hidden_before(net, w, chunks)
     delta = torch.exp(net.log_delta)
     weight, bias = net["table"].weight, net["table"].bias
     rows = w.event * cells + w.cell
@@ -171,7 +187,7 @@ def fit_neural(
     window ``base`` was fitted on), Adam, full-window steps, stopped by the held-out last
     tenth after 10 epochs without improvement, at ``epochs`` or after ``minutes``;
     ``progress(epoch, train, held_out)`` after each epoch."""
-    torch = torch_or_error()
+    torch_or_error()
     torch.manual_seed(seed)
     cut = path.time[0] + 0.9 * (path.end - path.time[0])
     train_ev, held_ev = ev.take(ev.time < cut), ev.take(ev.time >= cut)
@@ -180,19 +196,19 @@ def fit_neural(
     held_time = path.time[first:].copy()
     held_time[0] = cut
     held_path = StatePath(held_time, *(a[first:] for a in _states(path)), path.end)
-    train = _window(train_ev, train_path, base, torch)
-    held = _window(held_ev, held_path, base, torch)
-    net = _network(base, hidden, torch)
+    train = _window(train_ev, train_path, base)
+    held = _window(held_ev, held_path, base)
+    net = _network(base, hidden)
     optimizer = torch.optim.Adam(net.parameters(), lr=1e-2)
     best, best_state, stale, began = math.inf, None, 0, time.perf_counter()
     for epoch in range(epochs):
         optimizer.zero_grad()
-        loss = _nll(net, base, train, chunks, torch)
+        loss = _nll(net, base, train, chunks)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), 10.0)
         optimizer.step()
         with torch.no_grad():
-            score = float(_nll(net, base, held, 1, torch))
+            score = float(_nll(net, base, held, 1))
         if progress is not None:
             progress(epoch, loss.item(), score)
         if score < best - 1e-4:
@@ -242,24 +258,20 @@ def _export(net, base: EventModel, meta: dict) -> NeuralModel:
 def log_likelihood(model: NeuralModel, ev: Events, path: StatePath) -> float:
     """The log-likelihood of ``ev`` over ``path`` under ``model``, nats per event, its GRU
     reading the events in one stretch (torch, double precision)."""
-    torch = torch_or_error()
-    torch.set_default_dtype(torch.float64)
-    try:
-        net = _network(model.base, model.hidden, torch)
-        with torch.no_grad():
-            gru = net["gru"]
-            for name, value in (
-                ("weight_ih_l0", model.weight_ih),
-                ("weight_hh_l0", model.weight_hh),
-                ("bias_ih_l0", model.bias_ih),
-                ("bias_hh_l0", model.bias_hh),
-            ):
-                getattr(gru, name).copy_(torch.as_tensor(value))
-            net["table"].weight.copy_(torch.as_tensor(model.table_weight))
-            net["table"].bias.copy_(torch.as_tensor(model.table_bias))
-            net["burst"].weight.copy_(torch.as_tensor(model.burst_weight))
-            net["burst"].bias.copy_(torch.as_tensor(model.burst_bias))
-            net.log_delta.copy_(torch.tensor(math.log(model.delta)))
-            return -float(_nll(net, model.base, _window(ev, path, model.base, torch), 1, torch))
-    finally:
-        torch.set_default_dtype(torch.float32)
+    torch_or_error()
+    with _default_dtype(torch.float64), torch.no_grad():
+        net = _network(model.base, model.hidden)
+        gru = net["gru"]
+        for name, value in (
+            ("weight_ih_l0", model.weight_ih),
+            ("weight_hh_l0", model.weight_hh),
+            ("bias_ih_l0", model.bias_ih),
+            ("bias_hh_l0", model.bias_hh),
+        ):
+            getattr(gru, name).copy_(torch.as_tensor(value))
+        net["table"].weight.copy_(torch.as_tensor(model.table_weight))
+        net["table"].bias.copy_(torch.as_tensor(model.table_bias))
+        net["burst"].weight.copy_(torch.as_tensor(model.burst_weight))
+        net["burst"].bias.copy_(torch.as_tensor(model.burst_bias))
+        net.log_delta.copy_(torch.tensor(math.log(model.delta)))
+        return -float(_nll(net, model.base, _window(ev, path, model.base), 1))

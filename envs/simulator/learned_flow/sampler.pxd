@@ -13,13 +13,15 @@ cdef class MarkTables:
     cdef vector[double] values, cdf  # every mark's distribution, one after another
     cdef vector[Py_ssize_t] first  # where each distribution starts in values (and its end)
     cdef vector[Py_ssize_t] guide  # per value: where a draw's search starts
-    cdef Py_ssize_t sizes, taken, inside, limit_behind, cancel_behind, gap, queue  # families
+    cdef vector[Py_ssize_t] family_first  # per family: its first distribution (and the end)
+    cdef vector[int] by  # per family: what its distributions are indexed by
+    cdef list names  # per family: its name
 
     cdef int _guide(self) except -1
 
 
 cdef class BookActor:
-    cdef MarkTables _marks
+    cdef readonly MarkTables marks
     cdef StateGrid _grid
     cdef public i64 depth, bid_owner, ask_owner
     cdef public i64 bid_deepest, ask_deepest
@@ -29,6 +31,10 @@ cdef class BookActor:
 
     cdef double uniform(self) noexcept
     cdef double draw(self, Py_ssize_t distribution) noexcept
+    cdef double mark(
+        self, OrderBook book, Py_ssize_t family, int side, Py_ssize_t kind, double lots,
+        double spread,
+    ) except? -1
     cdef i64 reader(self, int side) noexcept
     cdef void read(self, OrderBook book, Py_ssize_t* cells) noexcept
     cdef double spread(self, OrderBook book) noexcept

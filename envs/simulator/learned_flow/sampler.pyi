@@ -5,11 +5,17 @@ from typing import Any
 import numpy as np
 
 from tradearena.envs.simulator.book import OrderBook
+from tradearena.envs.simulator.learned_flow.marks import By
 from tradearena.envs.simulator.learned_flow.model import EventModel
 
 def baseline_bound(mu: np.ndarray, n_spread: int, n_queue: int) -> float: ...
 
+class MarkTables:
+    def layout(self) -> dict[str, tuple[int, int, By]]: ...
+
 class BookActor:
+    marks: MarkTables
+    """The model's marks, as the flow draws them."""
     depth: int
     """The levels a side of the flow's book is kept at (the model's depth)."""
     bid_owner: int

@@ -59,7 +59,7 @@ import numpy as np
 
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from cython.operator cimport dereference as deref, predecrement as dec
-from libc.math cimport INFINITY, exp, floor, log, rint
+from libc.math cimport INFINITY, NAN, exp, floor, isnan, log, rint
 from libc.string cimport memcpy
 
 from tradearena.envs.simulator.book cimport (
@@ -71,9 +71,12 @@ from tradearena.envs.simulator.learned_flow.state cimport StateGrid, Touch, touc
 from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS as _N_EVENT_KINDS
 from tradearena.envs.simulator.learned_flow.events import N_EXCITERS as _N_EXCITERS
 from tradearena.envs.simulator.learned_flow.kernels import jumps
+from tradearena.envs.simulator.learned_flow.marks import FAMILIES, By
 from tradearena.envs.simulator.learned_flow.model import check
 
-__all__ = ["BookActor", "EventSampler", "NeuralSampler", "Sampler", "baseline_bound"]
+__all__ = [
+    "BookActor", "EventSampler", "MarkTables", "NeuralSampler", "Sampler", "baseline_bound",
+]
 
 cdef enum:
     N_KINDS = 6  # learned_flow.events.N_EVENT_KINDS, checked below
@@ -95,6 +98,15 @@ if (_N_EVENT_KINDS, _N_EXCITERS) != (N_KINDS, N_EXC):
         f"{_N_EVENT_KINDS} and {_N_EXCITERS}"
     )
 
+_FAMILY = {name: i for i, name in enumerate(FAMILIES)}
+# the families of marks `BookActor` draws, by their place in `learned_flow.marks.FAMILIES`
+cdef Py_ssize_t F_SIZES = _FAMILY["sizes"], F_TAKEN = _FAMILY["taken"]
+cdef Py_ssize_t F_INSIDE = _FAMILY["inside"], F_LIMIT_BEHIND = _FAMILY["limit_behind"]
+cdef Py_ssize_t F_CANCEL_BEHIND = _FAMILY["cancel_behind"]
+cdef Py_ssize_t F_GAP = _FAMILY["gap"], F_QUEUE = _FAMILY["queue"]
+# what a family's distributions are indexed by (`learned_flow.marks.By`)
+cdef int BY_KIND = By.KIND, BY_QUEUE = By.QUEUE, BY_SPREAD = By.SPREAD
+
 
 def baseline_bound(mu, Py_ssize_t n_spread, Py_ssize_t n_queue) -> float:
     """The largest baseline (events per second at a profile of 1) of both sides together
@@ -107,8 +119,21 @@ def baseline_bound(mu, Py_ssize_t n_spread, Py_ssize_t n_queue) -> float:
 # ------------------------------------------------------------------ a model's fixed tables
 cdef class MarkTables:
     """A model's mark distributions as the samplers draw them (`learned_flow.marks.Marks`,
-    flat): their values and cumulative probabilities one after another, and where each
-    family starts."""
+    flat), laid out by the families' definitions (`learned_flow.marks.FAMILIES`): their
+    values and cumulative probabilities one after another, and per family where it starts
+    and what its distributions are indexed by."""
+
+    def layout(self) -> dict:
+        """Per family, in the tables' order: (its first distribution, how many it holds,
+        what they are indexed by: a `learned_flow.marks.By`)."""
+        return {
+            name: (
+                self.family_first[f],
+                self.family_first[f + 1] - self.family_first[f],
+                By(self.by[f]),
+            )
+            for f, name in enumerate(self.names)
+        }
 
     cdef int _guide(self) except -1:
         """Each distribution's guide: its n entries, the j-th the first value whose
@@ -152,11 +177,14 @@ def _shared(model) -> tuple:
     tables = _SHARED.get(model)
     if tables is None:
         check(model)
-        tables = _SHARED[model] = (_mark_tables(model.marks), _profile(model), _rate_tables(model))
+        tables = (_mark_tables(model.marks, FAMILIES), _profile(model), _rate_tables(model))
+        _SHARED[model] = tables
     return tables
 
 
-cdef MarkTables _mark_tables(marks):
+cdef MarkTables _mark_tables(marks, families):
+    """The tables of ``marks`` laid out by the families' definitions ``families`` (name ->
+    `learned_flow.marks.Family`, in the marks' order)."""
     cdef MarkTables tables = MarkTables()
     flat, first = marks.flat()
     values, cdfs, starts, total = [], [], [0], 0
@@ -171,9 +199,9 @@ cdef MarkTables _mark_tables(marks):
     _fill(tables.cdf, np.concatenate(cdfs))
     tables.first = starts
     tables._guide()
-    tables.sizes, tables.taken, tables.inside = first["sizes"], first["taken"], first["inside"]
-    tables.limit_behind, tables.cancel_behind = first["limit_behind"], first["cancel_behind"]
-    tables.gap, tables.queue = first["gap"], first["queue"]
+    tables.names = list(families)
+    tables.family_first = [first[name] for name in families] + [len(flat)]
+    tables.by = [int(family.by) for family in families.values()]
     return tables
 
 
@@ -212,7 +240,7 @@ cdef class BookActor:
     the prices it quotes from; else the whole book."""
 
     def __init__(self, model, i64 bid_owner, i64 ask_owner, object rng, bint causal=True):
-        self._marks = _shared(model)[0]
+        self.marks = _shared(model)[0]
         self._grid = model.grid
         self.depth, self.bid_owner, self.ask_owner = model.depth, bid_owner, ask_owner
         self.bid_deepest = self.ask_deepest = 0
@@ -227,17 +255,45 @@ cdef class BookActor:
         """A value of a mark's distribution: the first whose cumulative probability exceeds
         a uniform."""
         cdef double u = self.uniform()
-        cdef Py_ssize_t lo = self._marks.first[distribution]
-        cdef Py_ssize_t hi = self._marks.first[distribution + 1] - 1
+        cdef Py_ssize_t lo = self.marks.first[distribution]
+        cdef Py_ssize_t hi = self.marks.first[distribution + 1] - 1
         cdef Py_ssize_t n = hi - lo + 1, i
-        cdef const double* cdf = self._marks.cdf.data()
+        cdef const double* cdf = self.marks.cdf.data()
         i = <Py_ssize_t>(u * <double>n)
-        i = self._marks.guide[lo + (i if i < n else n - 1)]
+        i = self.marks.guide[lo + (i if i < n else n - 1)]
         while i > lo and cdf[i - 1] > u:
             i -= 1
         while i < hi and cdf[i] <= u:
             i += 1
-        return self._marks.values[i]
+        return self.marks.values[i]
+
+    cdef double mark(
+        self, OrderBook book, Py_ssize_t family, int side, Py_ssize_t kind, double lots,
+        double spread,
+    ) except? -1:
+        """A value of ``family``'s marks for the event at hand, drawn from the distribution
+        that what the family is indexed by picks (`MarkTables`): the event's ``kind`` (-1 at
+        the depth rule, where there is none), the bucket of the ``lots`` at the best of
+        ``side`` as the flow sees it, the bucket of the ``spread`` (ticks), or its only one;
+        ``lots`` or ``spread`` NAN when not at hand, read from ``book``."""
+        cdef int by = self.marks.by[family]
+        cdef Py_ssize_t first = self.marks.family_first[family], index = 0
+        cdef Touch best
+        if by == BY_KIND:
+            index = kind
+        elif by == BY_QUEUE:
+            if isnan(lots):
+                touch(book, side, self.reader(side), &best)
+                lots = best.lots
+            index = self._grid.queue_bucket(lots)
+        elif by == BY_SPREAD:
+            index = self._grid.spread_bucket(self.spread(book) if isnan(spread) else spread)
+        if not 0 <= index < self.marks.family_first[family + 1] - first:
+            raise ValueError(
+                f"marks.{self.marks.names[family]}: no distribution {index} of "
+                f"{By(by).name} where it is drawn"
+            )
+        return self.draw(first + index)
 
     cdef i64 reader(self, int side) noexcept:
         """Whose orders on ``side`` the flow sees (`touch`): its own, or anyone's (-1)."""
@@ -283,13 +339,13 @@ cdef class BookActor:
         cdef double fraction
         cdef Touch other
         if kind == MARKET:
-            fraction = self.draw(self._marks.taken + self._grid.queue_bucket(best.lots))
+            fraction = self.mark(book, F_TAKEN, side, kind, best.lots, NAN)
             book._row(
                 K_MARKET, -side, 0, _lots(_met(book, side, owner, fraction, self.causal)),
                 taker, -1, None, None, counts,
             )
             return 0
-        cdef i64 qty = _lots(self.draw(self._marks.sizes + kind))
+        cdef i64 qty = _lots(self.mark(book, F_SIZES, side, kind, best.lots, NAN))
         price = best.price
         if kind == LIMIT_TOUCH or kind == LIMIT_INSIDE or kind == LIMIT_BEHIND:
             if kind == LIMIT_INSIDE:
@@ -297,17 +353,19 @@ cdef class BookActor:
                 spread = side * (other.price - best.price)
                 if other.price and spread > 1:
                     ticks = <i64>rint(
-                        self.draw(self._marks.inside + self._grid.spread_bucket(<double>spread))
+                        self.mark(book, F_INSIDE, side, kind, best.lots, <double>spread)
                         * <double>spread
                     )
                     price = best.price + side * max(1, min(ticks, spread - 1))
             elif kind == LIMIT_BEHIND:
-                price = best.price - side * <i64>rint(self.draw(self._marks.limit_behind))
+                ticks = <i64>rint(self.mark(book, F_LIMIT_BEHIND, side, kind, best.lots, NAN))
+                price = best.price - side * ticks
             if price > 0:
                 book._row(K_LIMIT, side, price, qty, owner, -1, None, None, counts)
         else:
             if kind == CANCEL_BEHIND:
-                price = best.price - side * <i64>rint(self.draw(self._marks.cancel_behind))
+                ticks = <i64>rint(self.mark(book, F_CANCEL_BEHIND, side, kind, best.lots, NAN))
+                price = best.price - side * ticks
             counts[1] += _delete_newest(book, side, price, owner)
         return 0
 
@@ -323,7 +381,7 @@ cdef class BookActor:
         cdef i64 owner = self.bid_owner if side > 0 else self.ask_owner
         cdef LevelIter it = half.end(), deeper
         cdef i64 n = 0, deepest = 0, price, qty
-        cdef Py_ssize_t bucket
+        cdef double spread
         cdef bint last
         while n < self.depth and it != half.begin():
             dec(it)
@@ -353,11 +411,11 @@ cdef class BookActor:
                     return 0  # nothing to stand behind: the next event's side refills it
                 else:
                     deepest = -side * best_key(other)
-            bucket = self._grid.spread_bucket(self.spread(book))
-            price = deepest - side * <i64>rint(self.draw(self._marks.gap + bucket))
+            spread = self.spread(book)
+            price = deepest - side * <i64>rint(self.mark(book, F_GAP, side, -1, NAN, spread))
             if price <= 0:
                 return 0
-            qty = _lots(self.draw(self._marks.queue + bucket))
+            qty = _lots(self.mark(book, F_QUEUE, side, -1, NAN, spread))
             book._row(K_LIMIT, side, price, qty, owner, -1, None, None, counts)
             deepest = price
             n += 1
