@@ -17,8 +17,8 @@ populations that send its flow, and a replayed tape's messages.
 Two of its module names recur in other rooms, each for a reason. `impact` simulates, and
 `evaluation.analysis.impact` fits what it reads (the analysis room knows no market, so the
 days and the fit live apart); `evaluation.market.impact` is the impact scorecard's judge,
-which trades in a market rather than reading a population's metaorders. `market` is one session, while `evaluation.cli.market` holds
-the command line's handlers of the market's commands and `evaluation.market` the market's
-judges and fit (the command's room names its handler modules by area, the evaluation its
-rooms by what they judge).
+which trades in a market rather than reading a population's metaorders. `market` is one
+session, while `evaluation.cli.market` holds the command line's handlers of the market's
+commands and `evaluation.market` the market's judges and fit (the command's room names its
+handler modules by area, the evaluation its rooms by what they judge).
 """

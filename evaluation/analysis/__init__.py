@@ -13,7 +13,8 @@ market and no experiment machinery (of the project, only `envs.errors`).
 Modules of other rooms share these names because they serve them: each command of the
 market's judges has its measures here under its own name (`evaluation.market.realism` reads
 the days and calls `realism`, `evaluation.market.transfer` plays the zoo and calls
-`transfer`, `evaluation.market.impact` trades its scripts and calls `impact`); `evaluation.cli.games` prints what `games` computes; `evaluation.kinds.psro` is
-the experiment kind that runs the `psro` loop with agents and markets; and
+`transfer`, `evaluation.market.impact` trades its scripts and calls `impact`);
+`evaluation.cli.games` prints what `games` computes; `evaluation.kinds.psro` is the
+experiment kind that runs the `psro` loop with agents and markets; and
 `envs.simulator.impact` reads off simulated days the price moves `impact` fits.
 """
