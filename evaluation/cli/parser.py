@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import tomllib
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from typing import Any, NoReturn
 
 from tradearena.envs.data.convert import DEFAULT_BAND, FORMATS, MAX_BOOK_LEVELS
@@ -134,6 +135,13 @@ def hours_of_day(text: str) -> tuple[float, float]:
     return first, last
 
 
+def folder(text: str) -> str:
+    """An argparse type: an existing folder."""
+    if not Path(text).expanduser().is_dir():
+        raise argparse.ArgumentTypeError(f"no such folder: {text!r}")
+    return str(Path(text).expanduser())
+
+
 def add_window_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     """``--from`` and ``--until`` (times of day): the part of each day ``what`` uses."""
     parser.add_argument(
@@ -220,6 +228,7 @@ def add_run_command(commands: argparse._SubParsersAction) -> None:
     )
     run.add_argument("config", help="experiment file (TOML), e.g. configs/quickstart.toml")
     add_executor_arguments(run)
+    add_agents_from_argument(run)
     run.add_argument("--out", default=None, help="run directory (default: the file's output.dir)")
     run.add_argument(
         "--resume",
@@ -287,6 +296,7 @@ def add_evaluate_command(commands: argparse._SubParsersAction) -> None:
         help="test episodes per agent",
     )
     add_executor_arguments(evaluate)
+    add_agents_from_argument(evaluate)
     evaluate.add_argument(
         "--out", default=None, help="where to write (default RUN_DIR/evaluate[-FILE's name])"
     )
@@ -314,6 +324,7 @@ def add_agents_command(commands: argparse._SubParsersAction) -> None:
         help="run agents.check_agent on ID (a registry id, entry point or "
         "package.module:ClassName) in the default market; exit 2 naming the check it fails",
     )
+    add_agents_from_argument(listing)
     listing.set_defaults(func=agents_command)
 
 
@@ -704,6 +715,20 @@ streams (e.g. Binance's diff-depth, book-ticker and trade streams); recorders
 such as hftbacktest's collector save them. They replay once converted to
 LOBSTER's message format (time, type, order id, size, price x 10000,
 direction)."""
+
+
+def add_agents_from_argument(parser: argparse.ArgumentParser) -> None:
+    """--agents-from, for the commands that load agents."""
+    parser.add_argument(
+        "--agents-from",
+        metavar="DIR",
+        type=folder,
+        action="append",
+        default=[],
+        help='a folder to import "module:ClassName" agents from, besides the installed '
+        "packages and the current folder (repeatable): their code runs. A run directory or "
+        "an experiment file's folder is never searched unless named here",
+    )
 
 
 def add_executor_arguments(parser: argparse.ArgumentParser) -> None:

@@ -11,8 +11,9 @@ kinds, the command line and the reports read by attribute, and the file's text a
 ``[market]`` table holds the fields of `envs.spec.MarketSpec`, with its defaults (its task's
 market for the fields the task defaults), and is one. An agent is labelled in the tables by its
 ``label``, else by its class's ``name`` (a registry id's own). A ``"module:ClassName"`` agent is
-imported from the folder the command runs in or the file's folder (``agent_folders``, which the
-jobs carry to the workers).
+imported from the installed packages, the folder the command runs in and the folders named to
+the registry (`agents.add_folders`, the command's ``--agents-from``), never from the file's
+folder (``agent_folders``, which the jobs carry to the workers).
 
 Paths resolve against the file's folder: a tape, a saved agent (``from``), and every file a
 trader names (the parameters its class declares in ``file_parameters``, say a learned flow's
@@ -462,8 +463,8 @@ def _config(
         prepare(output)
     folders: tuple[str, ...] = ()
     if complete:
-        folders = tuple(dict.fromkeys([os.getcwd(), str(base.resolve())]))
-        agents.add_folders(*folders)
+        agents.add_folders(os.getcwd())
+        folders = agents.folders()
         if not checked["agents"]:
             raise where.error(("agents",), "an experiment needs at least one [[agents]] table")
     market = _market(checked["market"], where, base, complete)

@@ -176,13 +176,14 @@ def test_ray_equals_local(reference, ray_session, tmp_path):
     assert ray_session.is_initialized()  # the executor joined the session, did not end it
 
 
-def test_an_agent_beside_the_config_runs_locally_and_on_ray(
+def test_an_agent_of_a_named_folder_runs_locally_and_on_ray(
     ray_session, own_folders, tmp_path, monkeypatch, tiny_text
 ):
-    """A "module:Class" agent saved beside the experiment file, run from another folder,
-    loads in this process and in the Ray workers (which get the file's folder); the tables
-    label it by its ``name``, and the run directory's config.toml says so, so that the run
-    reads back alike without the module."""
+    """A "module:Class" agent saved beside the experiment file, its folder named
+    (`agents.add_folders`, the command's --agents-from), run from another folder, loads in
+    this process and in the Ray workers (which get the folder); the tables label it by its
+    ``name``, and the run directory's config.toml says so, so that the run reads back alike
+    without the module."""
     folder = tmp_path / "experiment"
     folder.mkdir()
     (folder / "contrarian.py").write_text(CONTRARIAN)
@@ -190,6 +191,7 @@ def test_an_agent_beside_the_config_runs_locally_and_on_ray(
     path = folder / "custom.toml"
     path.write_text(custom + "\n[output]\nfigures = false\n")
     monkeypatch.chdir(tmp_path)
+    agents.add_folders(folder)
     local = run_experiment(path, LocalExecutor(progress=False), out=tmp_path / "local")
     remote = run_experiment(path, RayExecutor(workers=2, progress=False), out=tmp_path / "ray")
     assert local.failed == remote.failed == {}
