@@ -43,6 +43,7 @@ from tradearena.evaluation.experiment.kinds import KINDS
 from tradearena.evaluation.experiment.rollout import build_agent
 from tradearena.evaluation.experiment.schema import (
     ANY_TABLE,
+    FILE_NAME_RULE,
     MAX_EPISODES,
     MAX_JOBS,
     MAX_PLAYERS,
@@ -64,6 +65,8 @@ from tradearena.evaluation.experiment.schema import (
     Tournament,
     Training,
     check_table,
+    file_name,
+    is_file_name,
     non_negative,
     one_of,
     positive,
@@ -142,13 +145,15 @@ MARKET = {
 """The ``[market]`` table: `MarketSpec`'s fields and defaults; values are checked by it."""
 AGENT = {
     "id": Field(str, REQUIRED, doc='a registry id (`tradearena agents`) or "module:ClassName"'),
-    "label": Field(str, "", doc="its name in the tables (default: the class's name)"),
+    "label": Field(
+        str, "", *file_name(optional=True), doc="its name in the tables (default: the class's name)"
+    ),
     "params": Field(dict, ANY_TABLE, doc="keywords of the agent's class (default: none)"),
     "from": Field(str, "", doc="a saved agent, or a run's `agents/<label>` (`seed-<n>` per seed)"),
     "train": Field(bool, True, doc="false: frozen, only tested"),
 }
 PERTURBATION = {
-    "name": Field(str, REQUIRED, doc="the test condition's name in the tables"),
+    "name": Field(str, REQUIRED, *file_name(), doc="the test condition's name in the tables"),
     "type": Field(str, REQUIRED, *one_of("adversary", "zi"), doc="an adversary, or more ZI"),
     "mode": Field(
         str, "takeover", *one_of("takeover", "trader"), doc="adversary: takes seats or trades"
@@ -198,7 +203,12 @@ PSRO = {
         dict,
         {
             "id": Field(str, "", doc="the agent id trained as each round's best response"),
-            "label": Field(str, "", doc="its label (the round is appended: <label>_r<round>)"),
+            "label": Field(
+                str,
+                "",
+                *file_name(optional=True),
+                doc="its label (the round is appended: <label>_r<round>)",
+            ),
             "params": Field(dict, ANY_TABLE, doc="its keyword arguments"),
         },
         doc="the learner that grows the strategy set",
@@ -214,7 +224,12 @@ PSRO = {
 }
 TOP = {
     "kind": Field(str, REQUIRED, *one_of(*KINDS), doc="what the experiment runs"),
-    "name": Field(str, "", doc="its name: the default run directory is `runs/<name>`"),
+    "name": Field(
+        str,
+        "",
+        *file_name(optional=True),
+        doc="its name: the default run directory is `runs/<name>`",
+    ),
     "seeds": Field(int, 3, *within(1, MAX_SEEDS), doc="repetitions, each one market randomness"),
     "root_seed": Field(int, 0, non_negative, ">= 0", doc="the seed every job's seed derives from"),
     "market": Field(dict, MARKET, doc="the market every agent plays (`envs.spec.MarketSpec`)"),
@@ -470,6 +485,8 @@ def _config(
     market = _market(checked["market"], where, base, complete)
     if complete:
         entries = _checked_agents(checked, market, where, base)
+        names = [table["name"] for table in checked["perturbations"]]
+        _check_names(names, "perturbations", "name", where)
     else:
         entries = tuple(_entry(table, base) for table in checked["agents"])
     settings = checked["tournament"]
@@ -538,13 +555,25 @@ def _checked_agents(
             except (TypeError, ValueError) as error:
                 raise where.error(("agents", i, "params"), str(error)) from None
         entries.append(entry)
-    labels = [entry.label for entry in entries]
-    for i, label in enumerate(labels):
-        if label in labels[:i]:
-            raise where.error(
-                ("agents", i, "label"), f"agent labels must be distinct, got {labels}"
-            )
+    _check_names([entry.label for entry in entries], "agents", "label", where)
     return tuple(entries)
+
+
+def _check_names(names: list[str], tables: str, key: str, where: Locator) -> None:
+    """The ``key`` of each of the ``tables`` (its ``names``, each one folder of the run
+    directory: an agent's label, a condition's name) a plain file name (`is_file_name`: a
+    label taken from a class's ``name`` too), and no two alike, case aside (as a file
+    system that ignores case would make them)."""
+    folded = [name.casefold() for name in names]
+    for i, name in enumerate(names):
+        if not is_file_name(name):
+            raise where.error(
+                (tables, i, key), f"must be {FILE_NAME_RULE}, got {name!r} (set {key} = ...)"
+            )
+        if folded[i] in folded[:i]:
+            raise where.error(
+                (tables, i, key), f"{tables}' {key}s must be distinct, case aside, got {names}"
+            )
 
 
 def _check_saved(

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANY_TABLE",
+    "FILE_NAME_RULE",
     "REQUIRED",
     "AgentEntry",
     "Config",
@@ -52,6 +53,8 @@ __all__ = [
     "TYPE_NAMES",
     "Training",
     "check_table",
+    "file_name",
+    "is_file_name",
     "non_negative",
     "one_of",
     "positive",
@@ -137,6 +140,23 @@ def within(low: int, high: int, unit: str = "") -> tuple[Callable[[Any], bool], 
 
 def one_of(*choices: str) -> tuple[Callable[[Any], bool], str]:
     return _OneOf(choices), f"one of {list(choices)}"
+
+
+_FILE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+FILE_NAME_RULE = "a plain file name (letters, digits, '_', '.', '-'; not '.' or '..')"
+"""What `is_file_name` asks, for messages."""
+
+
+def is_file_name(text: str) -> bool:
+    """Whether ``text`` can name a file or folder alone, the same on every file system
+    (what becomes one: an agent's label, a condition's or an experiment's name)."""
+    return bool(_FILE_NAME.fullmatch(text)) and text not in (".", "..")
+
+
+def file_name(optional: bool = False) -> tuple[Callable[[Any], bool], str]:
+    """A check that a value `is_file_name` (or, ``optional``, is empty: the default), and
+    its rule."""
+    return (lambda x: optional and x == "" or is_file_name(x)), FILE_NAME_RULE
 
 
 def check_table(raw: dict, schema: dict[str, Field], path: tuple, where: Locator) -> dict:

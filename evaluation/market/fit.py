@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 import traceback
 from collections.abc import Mapping, Sequence
@@ -374,10 +375,11 @@ def write_market(
 
 def experiment_table(name: str, market: Mapping[str, Any]) -> dict[str, Any]:
     """An experiment of the quickstart's agents (Q-learning, the reference, hold) on
-    ``market``: what `tradearena fit` writes around the market it fits or learns."""
+    ``market``: what `tradearena fit` writes around the market it fits or learns; ``name``
+    (the output file's stem) made a plain file name, as an experiment's must be."""
     return {
         "kind": "compare",
-        "name": name,
+        "name": re.sub(r"[^A-Za-z0-9_.-]", "_", name).strip(".") or "market",
         "seeds": 4,
         "root_seed": 0,
         "market": dict(market),

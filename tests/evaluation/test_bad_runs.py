@@ -13,7 +13,7 @@ from tradearena.agents.saving import ARRAYS, HEADER
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.cli.main import main
 from tradearena.evaluation.experiment.rollout import build_agent
-from tradearena.evaluation.experiment.schema import AgentEntry
+from tradearena.evaluation.experiment.schema import FILE_NAME_RULE, AgentEntry
 
 # The tiny experiment of conftest.py, line by line:
 #  1 kind = "compare"      5 [market]               12 [testing]      18 [[agents]]
@@ -207,6 +207,56 @@ BAD = {
         "market.traders[0]",
         r"expected a table \{type = \"...\", ...\} \(one of \[.*\]\), got 'ZeroIntelligence'$",
     ),
+    **{
+        f"the label {label!r}": (
+            [('id = "q_learning"', f'id = "q_learning"\nlabel = "{label}"')],
+            "",
+            17,
+            "agents[0].label",
+            re.escape(f"must be {FILE_NAME_RULE}, got {label!r}"),
+        )
+        for label in ("../../escaped_label", "/tmp/absolute", "./q", ".", "..", "a b", "")
+        if label  # an empty label is the class's name
+    },
+    "labels alike but for case": (
+        [
+            ('id = "q_learning"', 'id = "q_learning"\nlabel = "q"'),
+            ("params = { k = 3 }", 'params = { k = 3 }\nlabel = "Q"'),
+        ],
+        "",
+        22,
+        "agents[1].label",
+        r"agents' labels must be distinct, case aside, got \['q', 'Q'\]",
+    ),
+    "an experiment name that climbs": (
+        [('name = "tiny"', 'name = "../x"')],
+        "",
+        2,
+        "name",
+        re.escape(f"must be {FILE_NAME_RULE}, got '../x'"),
+    ),
+    "a condition's name that climbs": (
+        [('kind = "compare"', 'kind = "robustness"')],
+        '\n[[perturbations]]\nname = "../p"\ntype = "zi"\n',
+        23,
+        "perturbations[0].name",
+        re.escape(f"must be {FILE_NAME_RULE}, got '../p'"),
+    ),
+    "conditions alike but for case": (
+        [('kind = "compare"', 'kind = "robustness"')],
+        '\n[[perturbations]]\nname = "zi"\ntype = "zi"\n'
+        '\n[[perturbations]]\nname = "ZI"\ntype = "zi"\n',
+        27,
+        "perturbations[1].name",
+        r"perturbations' names must be distinct, case aside, got \['zi', 'ZI'\]",
+    ),
+    "a PSRO learner's label that climbs": (
+        [('kind = "compare"', 'kind = "psro"')],
+        '\n[psro.learner]\nid = "q_learning"\nlabel = "../r"\n',
+        24,
+        "psro.learner.label",
+        re.escape(f"must be {FILE_NAME_RULE}, got '../r'"),
+    ),
     "no agents": (
         [(AGENTS, "")],
         "",
@@ -265,11 +315,12 @@ class Seven(Agent):
 
 @pytest.mark.parametrize("sessions", [1, 2])
 def test_a_run_refuses_an_action_outside_the_space(
-    sessions, tmp_path, tiny_text, capsys, own_folders
+    sessions, tmp_path, tiny_text, capsys, own_folders, monkeypatch
 ):
     """``run`` with an agent whose action is not in its space: its jobs fail naming the agent,
     the value and the space (one session at a time or batched); none plays it as another."""
     (tmp_path / "seven_agent.py").write_text(SEVEN)
+    monkeypatch.chdir(tmp_path)
     text = tiny_text.replace('id = "q_learning"', 'id = "seven_agent:Seven"')
     text = text.replace(TRAINING, f"sessions = {sessions}\n\n{TRAINING}")
     path = tmp_path / "seven.toml"

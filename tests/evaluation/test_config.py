@@ -253,7 +253,7 @@ BAD = {
         "",
         22,
         "agents[1].label",
-        r"agent labels must be distinct, got \['twin', 'twin'\]",
+        r"agents' labels must be distinct, case aside, got \['twin', 'twin'\]",
     ),
     "perturbations in a compare experiment": (
         [],
