@@ -334,6 +334,31 @@ def test_a_run_refuses_an_action_outside_the_space(
     assert err.count(f"ActionError: Seven.{method} returned 7, not in Discrete(3)") == 2
 
 
+SPACED = """
+from tradearena.agents.baselines import Hold
+
+
+class Spaced(Hold):
+    name = "a/b"
+"""
+
+
+def test_a_label_taken_from_a_class_name_is_a_plain_file_name(
+    tmp_path, tiny_text, capsys, own_folders, monkeypatch
+):
+    """An agent table without a label, whose class's ``name`` is no file name, is refused
+    at its label, saying to set one; nothing is written."""
+    (tmp_path / "spaced_agent.py").write_text(SPACED)
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "spaced.toml"
+    path.write_text(tiny_text.replace('id = "q_learning"', 'id = "spaced_agent:Spaced"'))
+    line = refused(["run", str(path), "--out", str(tmp_path / "run")], capsys)
+    assert line == (
+        f"{path}, line 15: agents[0].label: must be {FILE_NAME_RULE}, got 'a/b' (set label = ...)"
+    )
+    assert not (tmp_path / "run").exists()
+
+
 def _header(**changes):
     """An edit of a saved agent's agent.json: ``changes`` made (None: the field removed)."""
 
