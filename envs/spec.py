@@ -70,7 +70,9 @@ week of one-second steps is 604,800. A session keeps a few numbers per step."""
 MAX_SESSION_SECONDS = 7 * 86_400.0
 """The longest a session may last, seconds: its warm-up and its day (``day_steps``, else
 ``n_steps``, times ``step_seconds``), a week. The background draws its flow over the whole
-session up front, so a longer one exhausts a worker's memory before the first step."""
+session up front, so a longer one exhausts a worker's memory before the first step. The
+latest a session may open (``open_time``, seconds after midnight) too: far later, float
+seconds are too coarse for a flow's waits between events, and its clock stops."""
 MAX_PRICE_TICKS = 10**9
 """The highest opening price (``initial_price``), ticks: $10,000,000 at $0.01, a hundred
 times the dearest share listed. Accounts count cash in ticks (int64); prices far above it
@@ -474,6 +476,12 @@ def _check(spec: MarketSpec) -> None:
     )
     need(ok, "window_steps", "[first, last] steps of the day with 0 <= first <= last")
     need(_positive(spec.step_seconds), "step_seconds", "> 0 seconds")
+    opens = spec.open_time
+    need(
+        opens is None or 0 <= opens <= MAX_SESSION_SECONDS,
+        "open_time",
+        f"in [0, {MAX_SESSION_SECONDS:,.0f}] seconds after midnight (a week)",
+    )
     need(spec.warmup_seconds is None or spec.warmup_seconds >= 0, "warmup_seconds", ">= 0 s")
     _check_session_length(spec)
     need(

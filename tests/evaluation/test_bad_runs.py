@@ -99,6 +99,13 @@ BAD = {
         "market.n_steps",
         r"the session would last 60,000,000 s \(1,000,000 steps of 60 s\)",
     ),
+    "an open time of 1e16 s": (
+        [("n_steps = 15", "n_steps = 15\nopen_time = 1e16")],
+        "",
+        8,
+        "market.open_time",
+        r"must be in \[0, 604,800\] seconds after midnight \(a week\), got 1e\+16",
+    ),
     "an opening price of 2^62 ticks": (
         [("n_steps = 15", "n_steps = 15\ninitial_price = 4611686018427387904")],
         "",
