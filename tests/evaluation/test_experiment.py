@@ -421,6 +421,36 @@ def test_existing_run_needs_resume(reference, tmp_path, capsys):
     assert snapshot(run) == before
 
 
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_folder_of_other_files_is_not_written_into(reference, tmp_path, capsys, resume):
+    """``run --out`` a folder of the user's files that holds no run (a config.toml and a
+    summary.csv of their own), with or without --resume: exit 2, one line, and not a byte or
+    timestamp of the folder changed; an empty folder, or one holding only a cut run's lock,
+    takes the run."""
+    path, _ = reference
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "config.toml").write_text("my notes\n")
+    (mine / "summary.csv").write_text("a,b\n1,2\n")
+    before = snapshot(mine)
+    argv = ["run", str(path), "--executor", "local", "--no-progress", "--out", str(mine)]
+    assert main(argv + ["--resume"] * resume) == 2
+    stdout, stderr = capsys.readouterr()
+    assert stdout == ""
+    assert stderr.splitlines() == [
+        f"tradearena: error: {mine} holds files and no run (no results.sqlite): give --out a "
+        "new or empty directory, so that none of them is overwritten"
+    ]
+    assert snapshot(mine) == before
+    empty = tmp_path / "empty"
+    (empty / ".lock").parent.mkdir()
+    (empty / ".lock").write_text("")
+    assert (
+        main(["run", str(path), "--executor", "local", "--no-progress", "--out", str(empty)]) == 0
+    )
+    assert (empty / "results.sqlite").exists()
+
+
 # ----------------------------------------------------------------------------- failures
 def test_failing_agent(flaky_module, tmp_path, tiny_text, capsys):
     """A custom "module:Class" agent that raises in act(): its jobs are recorded failed with
