@@ -611,6 +611,12 @@ def add_learn_command(commands: argparse._SubParsersAction) -> None:
         help="--model neural: stop its training after this long (default 10)",
     )
     add_window_arguments(learning, "learn from")
+    learning.add_argument(
+        "--mixed",
+        action="store_true",
+        help="pool days of different tickers, book depths or prices (more than twice apart), "
+        "refused otherwise as not one market's days",
+    )
     learning.add_argument("--out", required=True, help="the market file written (.toml)")
     learning.add_argument(
         "--verbose", action="store_true", help="list the sparse states pooled with a neighbour"

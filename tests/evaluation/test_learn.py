@@ -3,19 +3,26 @@ the market, the command and Gymnasium read."""
 
 from __future__ import annotations
 
+import shutil
 import tomllib
+from dataclasses import replace
 
 import gymnasium as gym
 import numpy as np
 import pytest
 from days import lobster_day  # tests/evaluation/days.py
 
+from tradearena.envs.data.load import load_tape
+from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, write_lobster
 from tradearena.envs.errors import UserError
 from tradearena.envs.simulator.learned_flow.model import EventModel
+from tradearena.envs.simulator.recording import synthetic_tape
+from tradearena.envs.simulator.traders import light
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.cli.main import main
 from tradearena.evaluation.experiment.config import ConfigError, load_market
 from tradearena.evaluation.market.fit import check_out
+from tradearena.evaluation.market.learn import one_market
 from tradearena.evaluation.market.sources import learned_hours
 
 
@@ -154,3 +161,102 @@ def test_several_days_are_learned_as_one_flow(learned, tmp_path, capsys):
     assert capsys.readouterr().err == (
         "tradearena: error: --model neural learns from one tape, got 2\n"
     )
+
+
+AMZN = "AMZN_2012-06-2{}_34200000_57600000"
+GOOG = "GOOG_2012-06-22_34200000_57600000"
+PART = "AMZN_2012-06-21_34200000_45000000"
+
+
+def scaled_day(folder, name: str, factor: int):
+    """A light day whose prices are ``factor`` times the usual ones, as LOBSTER files."""
+    tape = synthetic_tape(11, traders=light(), levels=1, n_steps=40, initial_price=10_000 * factor)
+    messages = folder / f"{name}_message_1.csv"
+    write_lobster(tape, messages, folder / f"{name}_orderbook_1.csv")
+    return messages
+
+
+def grid_day(folder, name: str):
+    """A light day whose every price lies on a grid of 5 ticks (its book's too)."""
+    tape = synthetic_tape(11, traders=light(), levels=1, n_steps=40)
+    m, book = tape.messages.copy(), tape.book.copy()
+    m["price"] = np.where(m["price"] > 0, m["price"] // 5 * 5, m["price"])
+    for column, empty in ((0, EMPTY_ASK), (2, EMPTY_BID)):
+        prices = book[:, column]
+        book[:, column] = np.where(prices == empty, empty, prices // 5 * 5)
+    messages = folder / f"{name}_message_1.csv"
+    write_lobster(
+        replace(tape, messages=m, book=book), messages, folder / f"{name}_orderbook_1.csv"
+    )
+    return messages
+
+
+POOLS = {
+    "one file twice": (lambda f: [f / "a_message_1.csv"] * 2, "are the same file"),
+    "a copy": (lambda f: [f / "a_message_1.csv", f / "copy_message_1.csv"], "the same messages"),
+    "two parts of one day": (
+        lambda f: [
+            f / f"{PART}_message_1.csv",
+            f / f"{AMZN}_message_1.csv".format(1),
+        ],
+        "are the same day",
+    ),
+    "levels 1 and 5 of one morning": (
+        lambda f: [f / f"{AMZN}_message_1.csv".format(1), f / f"{AMZN}_message_5.csv".format(1)],
+        "are the same day",
+    ),
+    "two tickers": (
+        lambda f: [
+            f / f"{AMZN}_message_1.csv".format(1),
+            f / f"{GOOG}_message_1.csv",
+        ],
+        "the days are of 2 tickers (AMZN, GOOG): learn from days of one market, or pass --mixed",
+    ),
+    "two depths": (
+        lambda f: [f / f"{AMZN}_message_1.csv".format(1), f / f"{AMZN}_message_5.csv".format(2)],
+        "the days hold books of 1 and 5 levels: learn from days",
+    ),
+    "another grid": (
+        lambda f: [f / "a_message_1.csv", f / "grid_message_1.csv"],
+        "the days quote on grids of 1 and 5 ticks: learn from days",
+    ),
+    "ten times the price": (
+        lambda f: [f / "a_message_1.csv", f / "dear_message_1.csv"],
+        "the days trade at prices 10.0 times apart (median",
+    ),
+}
+"""Tapes that are not distinct days of one market: which files, and the refusal."""
+
+
+@pytest.fixture(scope="module")
+def pool_days(tmp_path_factory):
+    """The days of `POOLS`, written once."""
+    folder = tmp_path_factory.mktemp("pools")
+    lobster_day(folder, "a", 40)
+    for name in ("message", "orderbook"):
+        shutil.copy(folder / f"a_{name}_1.csv", folder / f"copy_{name}_1.csv")
+    lobster_day(folder, PART, 40, seed=3)
+    for day, seed in ((1, 4), (2, 5)):
+        for levels in (1, 5):
+            lobster_day(folder, AMZN.format(day), 40, seed=seed + levels, levels=levels)
+    lobster_day(folder, GOOG, 40, seed=6)
+    scaled_day(folder, "dear", 10)
+    grid_day(folder, "grid")
+    return folder
+
+
+@pytest.mark.parametrize("case", list(POOLS))
+def test_days_that_are_not_one_markets_are_refused_before_the_fit(case, pool_days, capsys):
+    """`learn DAY1 DAY2` of a file twice, a copy, two parts or two depths of one day, two
+    tickers, two depths, another grid of prices or ten times the price: exit 2, one line
+    saying which (and, where a user could mean it, how to pool them anyway), nothing
+    written; `one_market` with ``mixed`` pools the days a user could mean."""
+    tapes, message = POOLS[case]
+    paths = [str(p) for p in tapes(pool_days)]
+    out = pool_days / "out" / "pooled.toml"
+    assert main(["learn", *paths, "--out", str(out)]) == 2
+    _, err = capsys.readouterr()
+    assert err.count("\n") == 1 and message in err, err
+    assert not out.parent.exists()
+    if "--mixed" in message:
+        one_market(paths, [load_tape(p) for p in paths], mixed=True)
