@@ -45,6 +45,7 @@ from tradearena.envs.tasks import TASKS
 
 __all__ = [
     "MAX_PRICE_TICKS",
+    "MAX_SESSIONS",
     "MAX_SESSION_SECONDS",
     "MAX_STEPS",
     "MIN_TICK_SIZE",
@@ -67,6 +68,10 @@ SYNTHETIC_DAY_STEPS = 390
 MAX_STEPS = 1_000_000
 """The most decision steps a session (``n_steps``) or its day (``day_steps``) may have: a
 week of one-second steps is 604,800. A session keeps a few numbers per step."""
+MAX_SESSIONS = 1024
+"""The most sessions played at once (a vector face's ``num_envs``, an experiment's ``[training]
+sessions``): each is a whole market held in memory (a book, its background's flow for the
+day)."""
 MAX_SESSION_SECONDS = 7 * 86_400.0
 """The longest a session may last, seconds: its warm-up and its day (``day_steps``, else
 ``n_steps``, times ``step_seconds``), a week. The background draws its flow over the whole

@@ -7,6 +7,7 @@ as the single environment seeded with seed + i.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,8 +17,9 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from tradearena.envs.batch import Restarting
+from tradearena.envs.errors import UserError
 from tradearena.envs.multi_agent import opposing_seats, seat_index, seat_names
-from tradearena.envs.spec import MarketSpec, observation_kinds
+from tradearena.envs.spec import MAX_SESSIONS, MarketSpec, observation_kinds
 from tradearena.envs.workers import Sharded
 
 __all__ = ["BatchedParallelEnv", "MarketVectorEnv", "seated_sessions", "sessions"]
@@ -32,7 +34,13 @@ def sessions(
     opposes: dict[int, int] | None = None,
 ) -> Restarting | Sharded:
     """The restarting sessions behind a face: in this process (``workers`` = 1) or shared
-    out to ``workers`` processes (this one and ``workers - 1`` more)."""
+    out to ``workers`` processes (this one and ``workers - 1`` more); `UserError` for a
+    number of sessions (``num_envs``) that is not an integer in [1, `MAX_SESSIONS`]."""
+    whole = isinstance(n_sessions, numbers.Integral) and not isinstance(n_sessions, bool)
+    if not (whole and 1 <= n_sessions <= MAX_SESSIONS):
+        raise UserError(
+            f"num_envs must be an integer in [1, {MAX_SESSIONS:,}] sessions, got {n_sessions!r}"
+        )
     if workers == 1:
         return Restarting.of(spec, n_sessions, kinds, mode, opposes)
     return Sharded(spec, n_sessions, kinds, mode, workers, opposes=opposes)

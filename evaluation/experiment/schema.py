@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tradearena.envs.errors import UserError, did_you_mean
+from tradearena.envs.spec import MAX_SESSIONS
 
 if TYPE_CHECKING:
     from tradearena.envs.spec import MarketSpec
@@ -66,9 +67,6 @@ MAX_SEEDS = 10_000
 MAX_EPISODES = 10_000_000
 """The most episodes of one phase (training per agent, testing per condition, a greedy
 check): 10^7 one-hour sessions are days of one core's time per agent already."""
-MAX_SESSIONS = 1024
-"""The most sessions played at once (``[training] sessions``): each is a whole market held in
-memory (a book, its background's flow for the day)."""
 MAX_PLAYERS = 1000
 """The most seats of a tournament's profiles (``[tournament] players``): the game's profiles
 grow as players^(strategies - 1), and `MAX_JOBS` bounds what they make."""

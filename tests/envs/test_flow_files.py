@@ -6,12 +6,14 @@ time limit per case, so that a crash or a hang fails the case that caused it."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import subprocess
 import sys
 import textwrap
+import zipfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -109,6 +111,25 @@ def write_bytes(name: str, content: bytes | None, json_name: str) -> Callable[[P
     return tamper
 
 
+def claimed(npz: str, key: str, count: int, json_name: str) -> Callable[[Path], Path]:
+    """The arrays ``npz`` with a member ``key`` (added, or in place of its own) whose header
+    claims ``count`` float64 numbers and whose data is 64 bytes."""
+
+    def tamper(folder: Path) -> Path:
+        path = folder / npz
+        with np.load(path) as stored:
+            arrays = {k: stored[k] for k in stored.files if k != key}
+        np.savez(path, **arrays)
+        header = io.BytesIO()
+        shape = {"descr": "<f8", "fortran_order": False, "shape": (count,)}
+        np.lib.format.write_array_header_1_0(header, shape)
+        with zipfile.ZipFile(path, "a") as archive:
+            archive.writestr(f"{key}.npy", header.getvalue() + bytes(64))
+        return folder / json_name
+
+    return tamper
+
+
 def fifo(folder: Path) -> Path:
     path = folder / "flow.npz"
     path.unlink()
@@ -183,6 +204,16 @@ CASES = {
     "bursts 1e6": (set_array(NET_NPZ, "burst_bias", np.full(12, 1e6), NEURAL), None),
     "fifo": (fifo, r"flow\.npz: not a regular file"),
     "/dev/zero": (device, r"flow\.npz: not a regular file"),
+    "a spare member claiming 10^12 numbers": (claimed(NPZ, "spare", 10**12, E), None),
+    "a spare neural member claiming 10^12": (claimed(NET_NPZ, "spare", 10**12, NEURAL), None),
+    "mu claiming 10^12 numbers": (
+        claimed(NPZ, "mu", 10**12, E),
+        r"flow\.npz: mu holds 1,000,000,000,000 numbers of 8 bytes, more than the 1,073,741,824",
+    ),
+    "weights claiming 2^60 numbers": (
+        claimed(NET_NPZ, "weight_hh", 2**60, NEURAL),
+        r"net\.npz: weight_hh holds [\d,]+ numbers of 8 bytes, more than the",
+    ),
     "huge profile": (set_array(NPZ, "profile", np.ones(10**7), E), r"profile must have 1 to"),
     "huge mark": (
         set_array(NPZ, "marks.gap.0.values", np.ones(3 * 10**7), E),

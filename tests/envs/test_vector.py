@@ -4,7 +4,10 @@ single environment with its seed, step by step, autoresets included."""
 from __future__ import annotations
 
 import gc
+import json
+import subprocess
 import sys
+import textwrap
 
 import gymnasium as gym
 import numpy as np
@@ -305,3 +308,47 @@ def test_a_constructor_that_raises_leaves_nothing_to_close(monkeypatch):
         MarketVectorEnv(2, bogus=1)
     gc.collect()
     assert raised == []
+
+
+NUM_ENVS = {"10^9": 10**9, "1,025": 1025, "0": 0, "-1": -1, "2.5": 2.5, "True": True}
+"""Session counts no batched face takes (at most `envs.spec.MAX_SESSIONS`)."""
+CHILD = textwrap.dedent(
+    """
+    import json, resource, sys
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+    import gymnasium as gym
+    from tradearena import envs
+    from tradearena.envs.vector import BatchedParallelEnv
+    faces = {
+        "make_vec": lambda n: gym.make_vec("tradearena/MarketMaking-v0", num_envs=n),
+        "pettingzoo": lambda n: BatchedParallelEnv(n, n_seats=2, population="light"),
+    }
+    for name, n in json.loads(sys.argv[1]).items():
+        for face, make in faces.items():
+            try:
+                make(n)
+                out = "built"
+            except ValueError as error:
+                out = f"{type(error).__name__}: {error}"
+            print(json.dumps([name, face, out]), flush=True)
+    """
+)
+
+
+def test_a_batch_of_too_many_sessions_is_refused_before_any_is_built():
+    """`gymnasium.make_vec` and `BatchedParallelEnv` with ``num_envs`` beyond 1,024 (10^9
+    sessions once built until memory ran out), not positive or not an integer: a UserError
+    naming it, at once; in a child process under a memory and a time limit."""
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(NUM_ENVS)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(lines) == 2 * len(NUM_ENVS), done.stderr
+    for name, face, out in lines:
+        shown = repr(NUM_ENVS[name])
+        assert out == (
+            f"UserError: num_envs must be an integer in [1, 1,024] sessions, got {shown}"
+        ), (face, name)

@@ -29,6 +29,7 @@ Units: seconds, ticks, lots. The estimate is `learned_flow.estimate`; the compil
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -148,7 +149,7 @@ class EventModel:
         """The model `save` wrote to ``path``, checked (`check`); a `LearnedFlowError`
         naming the file and the field when it cannot be used."""
         path = Path(path)
-        scalars, arrays = parameters.read(path, "events")
+        scalars, arrays = parameters.read(path, "events", _stored)
         npz = path.parent / scalars["arrays"]
         for name in _ARRAYS:
             if name not in arrays:
@@ -180,6 +181,16 @@ class EventModel:
             meta=parameters.field(path, scalars, "meta", dict),
         )
         return check(model, str(path))
+
+
+_MARK_ARRAY = re.compile(rf"marks\.({'|'.join(FAMILIES)})\.\d+\.(values|p)")
+"""The name of a mark's array in the parameter file."""
+
+
+def _stored(name: str) -> bool:
+    """Whether ``name`` is one of the arrays `EventModel.save` writes (the others in a
+    parameter file are never read)."""
+    return name in _ARRAYS or bool(_MARK_ARRAY.fullmatch(name))
 
 
 def spectral_radius(alpha: np.ndarray) -> float:

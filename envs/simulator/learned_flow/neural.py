@@ -135,7 +135,7 @@ class NeuralModel:
         """The model `save` wrote to ``path``, checked; a `LearnedFlowError` naming the file
         and the field when it cannot be used."""
         path = Path(path)
-        scalars, arrays = parameters.read(path, "neural")
+        scalars, arrays = parameters.read(path, "neural", _WEIGHTS.__contains__)
         base_path = parameters.beside(path, scalars, "base")
         for name in _WEIGHTS:
             if name not in arrays:
