@@ -42,6 +42,7 @@ __all__ = [
     "Event",
     "TapeError",
     "Tape",
+    "clock",
     "load_lobster",
     "write_lobster",
 ]
@@ -77,6 +78,13 @@ class Event(IntEnum):
     EXECUTE_HIDDEN = 5
     CROSS = 6
     HALT = 7
+
+
+def clock(seconds: float) -> str:
+    """Seconds after midnight as HH:MM (HH:MM:SS when not a whole minute)."""
+    hours, rest = divmod(int(round(seconds)), 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours:02d}:{minutes:02d}" + (f":{secs:02d}" if secs else "")
 
 
 class TapeError(UserError):

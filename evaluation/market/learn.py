@@ -24,7 +24,7 @@ from tradearena.envs.simulator.learned_flow.neural import NeuralModel
 from tradearena.envs.simulator.learned_flow.neural_fit import fit_neural, torch_or_error
 from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
 from tradearena.evaluation.market.fit import check_out, experiment_table
-from tradearena.evaluation.market.sources import clock, day_until, tape_day
+from tradearena.evaluation.market.sources import clipped, clock, day_until, tape_day
 
 __all__ = [
     "MAX_PRICE_RATIO",
@@ -183,7 +183,7 @@ def learn(
     tapes = [load_tape(path) for path in tape_paths]
     one_market(tape_paths, tapes, mixed)
     for path, tape in zip(tape_paths, tapes):
-        day_until(tape, Path(path).stem, end)
+        clipped(*day_until(tape, Path(path).stem, end), start, end, Path(path).stem)
     with tqdm(unit="fit", dynamic_ncols=True, desc="decays tried") as bar:
 
         def tried(decays: tuple[float, ...], likelihood: float) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from tradearena.envs.data.load import load_tape, missing_book
-from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Event, Tape
+from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Event, Tape, clock
 from tradearena.envs.errors import UserError, did_you_mean
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.spec import SYNTHETIC, SYNTHETIC_DAY_STEPS, MarketSpec
@@ -160,13 +160,6 @@ def clipped(
             f"{clock(end) if end is not None else 'its close'}"
         )
     return low, high
-
-
-def clock(seconds: float) -> str:
-    """Seconds after midnight as HH:MM (HH:MM:SS when not a whole minute)."""
-    hours, rest = divmod(int(round(seconds)), 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours:02d}:{minutes:02d}" + (f":{secs:02d}" if secs else "")
 
 
 # ----------------------------------------------------------------------------- the sources

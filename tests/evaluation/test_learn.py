@@ -15,7 +15,9 @@ from days import lobster_day  # tests/evaluation/days.py
 from tradearena.envs.data.load import load_tape
 from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, write_lobster
 from tradearena.envs.errors import UserError
+from tradearena.envs.simulator.learned_flow.estimate import fit_events
 from tradearena.envs.simulator.learned_flow.model import EventModel
+from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import light
 from tradearena.envs.spec import MarketSpec
@@ -260,3 +262,49 @@ def test_days_that_are_not_one_markets_are_refused_before_the_fit(case, pool_day
     assert not out.parent.exists()
     if "--mixed" in message:
         one_market(paths, [load_tape(p) for p in paths], mixed=True)
+
+
+WINDOWS = {
+    "after the tape": (["--from", "10:45"], "a", "has nothing between 10:45 and its close"),
+    "before the tape": (["--until", "09:00"], "a", "has nothing between its open and 09:00"),
+    "reversed": (["--from", "09:45", "--until", "09:40"], "a", "nothing between 09:45 and 09:40"),
+    "one tape empty in it": (["--from", "09:55"], "short", "nothing between 09:55 and its close"),
+}
+"""Windows a day has no messages in: the arguments, the day named, the refusal."""
+
+
+@pytest.mark.parametrize("case", list(WINDOWS))
+def test_a_window_without_messages_is_one_line_in_times_of_day(case, pool_days, capsys):
+    """`learn` with a window after the tape, before it, reversed, or empty in one of two
+    tapes: exit 2, one line naming the tape, its session and the window in HH:MM, before
+    any fit; nothing written."""
+    arguments, named, message = WINDOWS[case]
+    lobster_day(pool_days, "short", 20, seed=7)
+    days = [str(pool_days / f"{name}_message_1.csv") for name in dict.fromkeys(["a", named])]
+    out = pool_days / "windowed" / "w.toml"
+    assert main(["learn", *days, *arguments, "--out", str(out)]) == 2
+    _, err = capsys.readouterr()
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"tradearena: error: {named}_message_1: its session (09:25") and (
+        message in err
+    ), err
+    assert not out.parent.exists()
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "message"),
+    [
+        (38_700.0, None, "no messages from 10:45 until 10:09:57"),
+        (None, 32_400.0, "no messages from 09:25 until 09:00"),
+        (35_100.0, 34_800.0, "no messages from 09:45 until 09:40"),
+    ],
+)
+def test_fitting_a_window_without_messages_names_it_in_times_of_day(start, end, message):
+    """`fit_events` on a window after the tape, before it or reversed: a LearnedFlowError
+    naming the tape and the window in HH:MM (an IndexError before)."""
+    tape = synthetic_tape(11, traders=light(), levels=1, n_steps=40)
+    with pytest.raises(LearnedFlowError) as refused:
+        fit_events(tape, start=start, end=end)
+    assert str(refused.value) == (
+        f"synthetic_tape(seed=11): {message} (it runs from 09:25 to 10:09:57)"
+    )
