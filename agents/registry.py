@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from tradearena.agents.base import STANDARD_KEYWORDS, Agent
-from tradearena.envs.errors import UserError, did_you_mean, keyword_hint
+from tradearena.envs.errors import (
+    ParameterError,
+    UserError,
+    did_you_mean,
+    keyword_hint,
+    keyword_numbers,
+)
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -256,9 +262,14 @@ def make(name: str, **params: Any) -> Agent:
     """A new agent: ``resolve(name)(**params)``, with its `Recipe` as ``agent.recipe``. The
     `STANDARD_KEYWORDS` (``observation_space``, ``action_space``, ``seed``, ``market_spec``)
     are passed only to agents that take them (`Agent.takes`); ValueError for an unknown id or
-    parameter."""
+    parameter, or a number that is not finite or not of the kind the class declares
+    (`envs.errors.keyword_numbers`)."""
     cls = resolve(name)
     taken = {k: v for k, v in params.items() if k not in STANDARD_KEYWORDS or k in cls.takes}
+    try:
+        keyword_numbers(cls, taken)
+    except ParameterError as error:
+        raise UserError(f"agent {name!r}: {error}") from None
     try:
         agent = cls(**taken)
     except TypeError as error:

@@ -28,7 +28,7 @@ from tradearena.envs.errors import ParameterError, UserError, did_you_mean, not_
 from tradearena.envs.simulator.actions import ACTION_SETS, make_actions
 from tradearena.envs.simulator.features import DEFAULT_WINDOWS, Discretizer, feature_space
 from tradearena.envs.simulator.latency import MAX_LATENCY_SECONDS, order_latency
-from tradearena.envs.simulator.market import Market
+from tradearena.envs.simulator.market import Market, TraderError
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.replayer import QUEUE_MODELS
 from tradearena.envs.simulator.traders import (
@@ -48,6 +48,9 @@ __all__ = [
     "MAX_SESSIONS",
     "MAX_SESSION_SECONDS",
     "MAX_STEPS",
+    "MAX_DEPTH_LEVELS",
+    "MAX_DOLLARS",
+    "MAX_SHARES",
     "MIN_TICK_SIZE",
     "OBSERVATIONS",
     "POPULATIONS",
@@ -86,6 +89,17 @@ MIN_TICK_SIZE = 1e-12
 """The smallest tick (``tick_size``), dollars: below the finest tick of one lot listed (a
 cent on a lot of 10^-8 BTC is 10^-10); a market's PnL and rewards are counted in ticks
 times it, and smaller ones are noise of floating point."""
+MAX_DOLLARS = 1e6
+"""The most dollars a market's per-unit money field may be (``tick_size`` a tick,
+``fee_per_share`` a share, ``inventory_penalty`` a share squared) and the largest
+``reward_scale``: with at most `MAX_SHARES` shares at `MAX_PRICE_TICKS` ticks, every reward
+stays a finite float64 (1e308 of them made infinite rewards, and Q-tables of -inf)."""
+MAX_SHARES = 10**9
+"""The most shares (lots) a seat may hold either way (``position_limit``) or send at once
+(``order_size``, ``parent_order``): its cash in ticks x shares stays inside the int64 the
+book counts it in."""
+MAX_DEPTH_LEVELS = 1000
+"""The most book levels the features read (``depth_levels``)."""
 
 
 class SpecError(UserError):
@@ -276,6 +290,27 @@ class MarketSpec:
             **clock,
         )
 
+    def check_session(self) -> None:
+        """`SpecError` naming the field to blame when a session of this market cannot open
+        (what only a session shows: a learned flow's tick against the market's, the book it
+        opens): a trader of ``traders`` by its place, else the tape's replay or the
+        population; the check of an experiment file runs it before any seat is built, so
+        that a market's fault is never a seat's."""
+        market = self.market(0)
+        try:
+            market.reset(0)
+        except TraderError as failed:
+            trader = market.traders[failed.index]
+            replayed = int(isinstance(market.traders[0], MarketReplay))
+            error, place = failed.error, failed.index - replayed
+            path = getattr(error, "path", ())
+            reason = getattr(error, "reason", str(error))
+            if isinstance(trader, MarketReplay):
+                raise SpecError("tape", reason) from None
+            if place < len(self.traders):
+                raise SpecError(("traders", place, *path), reason) from None
+            raise SpecError("population", str(error)) from None
+
     def background(self) -> list[Trader]:
         """Fresh background traders: copies of ``traders`` (tables built), or the named
         population when there are none; with a tape (not "synthetic"), only ``traders``."""
@@ -465,7 +500,7 @@ def _check(spec: MarketSpec) -> None:
     need(spec.tape_format in TAPE_FORMATS, "tape_format", f"one of {list(TAPE_FORMATS)}")
     need(spec.tape_seed >= 0, "tape_seed", ">= 0")
     need(spec.queue in QUEUE_MODELS, "queue", f"one of {list(QUEUE_MODELS)}")
-    need(_positive(spec.queue_power), "queue_power", "> 0")
+    need(0 < spec.queue_power <= 100, "queue_power", "in (0, 100]")
     need(0 <= spec.extra_zi <= MAX_MEMBERS, "extra_zi", f"in [0, {MAX_MEMBERS:,}] traders")
     steps = f"in [1, {MAX_STEPS:,}] steps"
     need(spec.n_steps is None or 1 <= spec.n_steps <= MAX_STEPS, "n_steps", steps)
@@ -490,9 +525,9 @@ def _check(spec: MarketSpec) -> None:
     need(spec.warmup_seconds is None or spec.warmup_seconds >= 0, "warmup_seconds", ">= 0 s")
     _check_session_length(spec)
     need(
-        spec.tick_size is None or (_positive(spec.tick_size) and spec.tick_size >= MIN_TICK_SIZE),
+        spec.tick_size is None or MIN_TICK_SIZE <= spec.tick_size <= MAX_DOLLARS,
         "tick_size",
-        f"a finite number >= {MIN_TICK_SIZE:g} dollars",
+        f"a number in [{MIN_TICK_SIZE:g}, {MAX_DOLLARS:g}] dollars",
     )
     price = spec.initial_price
     need(
@@ -500,22 +535,26 @@ def _check(spec: MarketSpec) -> None:
         "initial_price",
         f"in [1, {MAX_PRICE_TICKS:,}] ticks",
     )
-    need(spec.position_limit > 0, "position_limit", "> 0 shares")
-    need(math.isfinite(spec.fee_per_share) and spec.fee_per_share >= 0, "fee_per_share", ">= 0")
+    shares = f"in [1, {MAX_SHARES:,}] shares"
+    need(0 < spec.position_limit <= MAX_SHARES, "position_limit", shares)
+    dollars = f"in [0, {MAX_DOLLARS:g}] dollars"
+    need(0 <= spec.fee_per_share <= MAX_DOLLARS, "fee_per_share", f"{dollars} a share")
     if spec.actions not in (None, *ACTION_SETS):
         raise SpecError("actions", not_one_of(spec.actions, sorted(ACTION_SETS)))
-    need(spec.order_size > 0, "order_size", "> 0 shares")
-    need(_positive(spec.reward_scale), "reward_scale", "a positive number")
+    need(0 < spec.order_size <= MAX_SHARES, "order_size", shares)
+    need(0 < spec.reward_scale <= MAX_DOLLARS, "reward_scale", f"in (0, {MAX_DOLLARS:g}]")
     executing = spec.action_set == "execute"
     need(not executing or spec.parent_order != 0, "parent_order", "non-zero shares to execute")
     need(abs(spec.parent_order) <= spec.position_limit, "parent_order", "within position_limit")
-    need(_positive(spec.signal_noise), "signal_noise", "> 0 ticks")
+    noise = spec.signal_noise
+    need(0 < noise <= MAX_PRICE_TICKS, "signal_noise", f"in (0, {MAX_PRICE_TICKS:,}] ticks")
     penalty = spec.inventory_penalty
-    need(math.isfinite(penalty) and penalty >= 0, "inventory_penalty", ">= 0 dollars per share^2")
-    need(spec.depth_levels >= 1, "depth_levels", ">= 1")
+    need(0 <= penalty <= MAX_DOLLARS, "inventory_penalty", f"{dollars} a share^2")
+    levels = f"in [1, {MAX_DEPTH_LEVELS:,}]"
+    need(1 <= spec.depth_levels <= MAX_DEPTH_LEVELS, "depth_levels", levels)
     windows = spec.windows
     ok = bool(windows) and len(set(windows)) == len(windows) and min(windows) >= 1
-    need(ok, "windows", "distinct positive step counts")
+    need(ok and max(windows) <= MAX_STEPS, "windows", f"distinct step counts in [1, {MAX_STEPS:,}]")
     feed = spec.feed_latency
     ok = isinstance(feed, int | float) and not isinstance(feed, bool) and math.isfinite(feed)
     need(

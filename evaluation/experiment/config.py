@@ -684,7 +684,8 @@ def _market(table: dict, where: Locator, base: Path, complete: bool) -> MarketSp
     recording's directory) resolved against ``base``, or against the current folder when an
     environment variable gave it, as ``--set`` does, and (``complete``) found and read to its
     end (a wrong file, a malformed row or a truncated recording is blamed on
-    ``market.tape``); every value is one the spec accepts."""
+    ``market.tape``); every value is one the spec accepts, and a session of it opens
+    (`envs.spec.MarketSpec.check_session`: its faults are the market's, not a seat's)."""
     traders = tuple(
         _trader(trader, ("market", "traders", i), where, base, complete)
         for i, trader in enumerate(table["traders"])
@@ -700,6 +701,8 @@ def _market(table: dict, where: Locator, base: Path, complete: bool) -> MarketSp
         spec = MarketSpec(**{**table, "traders": traders, "tape": tape})
         if complete and tape and tape != SYNTHETIC:
             spec.replayed_tape()  # read to its end once: bad content is the tape's, found here
+        if complete:
+            spec.check_session()  # what only a session shows: the market's, not a seat's
     except SpecError as error:
         raise where.error(("market", *error.path), error.reason) from None
     except UserError as error:

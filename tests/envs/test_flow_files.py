@@ -281,6 +281,31 @@ CASES = {
         r"marks\.sizes\.4 needs both|marks\.sizes must hold 5",
     ),
     "empty book": (set_array(NPZ, "book", lambda a: a * 0, E), r"book must hold lots"),
+    # numbers the compiled flow would overflow 64-bit integers with, a dead market
+    "sizes of 2^53 - 1 lots": (
+        set_array(NPZ, "marks.sizes.0.values", [2.0**53 - 1], E),
+        r"marks\.sizes\.0 values must lie in \[0, 1e\+09\], got \[9\.0072e\+15",
+    ),
+    "a gap of 1e9 ticks": (
+        set_array(NPZ, "marks.gap.0.values", [1e9], E),
+        r"marks\.gap\.0 values must lie in \[0, 1e\+06\]",
+    ),
+    "inside beyond the spread": (
+        set_array(NPZ, "marks.inside.0.values", [3.0], E),
+        r"marks\.inside\.0 values must lie in \[0, 1\]",
+    ),
+    "book offsets of 1e9 ticks": (
+        set_array(NPZ, "book", lambda a: a * [1e9, 1, 1, 1], E),
+        r"book offsets must lie within 1e\+06 ticks of the mid",
+    ),
+    "half lots in the book": (
+        set_array(NPZ, "book", lambda a: a + [0, 0.5, 0, 0], E),
+        r"book must hold whole lots",
+    ),
+    "rates of 1e-300": (
+        set_array(NPZ, "mu", lambda a: a * 1e-300, E),
+        r"mu and the profile give at most [\d.e-]+ events a second; must be in \[0\.001, 100000\]",
+    ),
 }
 """Each bad file: how it is made from the good ones (its JSON returned), and the error its
 reading must raise (None: it is accepted, and runs within the limits)."""

@@ -24,6 +24,7 @@ TOURNAMENT = ('kind = "compare"', 'kind = "tournament"')
 TRAINING = "[testing]"  # a key put before this line lands in [training], at line 12
 NOISE = '[[market.traders]]\ntype = "Noise"\nn_agents = {}\n\n[training]'
 ZI = '[[market.traders]]\ntype = "ZeroIntelligence"\n{}\n\n[training]'
+MAKER = '[[market.traders]]\ntype = "MarketMaker"\n{}\n\n[training]'
 AGENTS = '[[agents]]\nid = "q_learning"\n\n[[agents]]\nid = "ra2q"\nparams = { k = 3 }\n'
 
 # id: (edits [(old, new)], text appended, line (None: the file's), field, message regex)
@@ -264,6 +265,75 @@ BAD = {
         "psro.learner.label",
         re.escape(f"must be {FILE_NAME_RULE}, got '../r'"),
     ),
+    "a zero-intelligence drift of NaN": (
+        [("[training]", ZI.format("drift = nan"))],
+        "",
+        11,
+        "market.traders[0].drift",
+        r"must be a finite number, got nan$",
+    ),
+    "a zero-intelligence sigma given as text": (
+        [("[training]", ZI.format('sigma = "12"'))],
+        "",
+        11,
+        "market.traders[0].sigma",
+        r"must be a number, got '12'$",
+    ),
+    "a volatile sigma of inf": (
+        [("[training]", ZI.format("volatile_sigma = inf"))],
+        "",
+        11,
+        "market.traders[0].volatile_sigma",
+        r"must be a finite number, got inf$",
+    ),
+    "a Hawkes decay of NaN": (
+        [("[training]", ZI.format("hawkes = { branching = 0.5, decay = nan }"))],
+        "",
+        11,
+        "market.traders[0].hawkes.decay",
+        r"must be a finite number, got nan$",
+    ),
+    "a market maker's half spread of NaN": (
+        [("[training]", MAKER.format("half_spread = nan"))],
+        "",
+        11,
+        "market.traders[0].half_spread",
+        r"must be a finite number, got nan$",
+    ),
+    "a market maker's half spread of 1e300": (
+        [("[training]", MAKER.format("half_spread = 1e300"))],
+        "",
+        11,
+        "market.traders[0].half_spread",
+        r"must be an integer, got 1e\+300$",
+    ),
+    "a learned flow without its model": (
+        [("[training]", '[[market.traders]]\ntype = "LearnedFlow"\n\n[training]')],
+        "",
+        9,
+        "market.traders[0].model",
+        r"LearnedFlow needs it: it has no default$",
+    ),
+    **{
+        f"a reference's gamma of {shown}": (
+            [
+                ("n_steps = 15", 'n_steps = 15\ntask = "making"'),
+                (
+                    'ra2q"\nparams = { k = 3 }',
+                    f'avellaneda_stoikov"\nparams = {{ gamma = {value} }}',
+                ),
+            ],
+            "",
+            21,
+            "agents[1].params",
+            re.escape(f"agent 'avellaneda_stoikov': gamma: must be {rule}, got {shown}") + "$",
+        )
+        for value, rule, shown in (
+            ("nan", "a finite number", "nan"),
+            ("inf", "a finite number", "inf"),
+            ('"x"', "a number or none", "'x'"),
+        )
+    },
     "no agents": (
         [(AGENTS, "")],
         "",

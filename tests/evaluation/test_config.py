@@ -131,7 +131,7 @@ BAD = {
         "",
         8,
         "market.position_limit",
-        r"must be > 0 shares, got -5",
+        r"must be in \[1, 1,000,000,000\] shares, got -5",
     ),
     "zero seeds": (
         [("seeds = 2", "seeds = 0")],

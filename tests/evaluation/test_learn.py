@@ -3,6 +3,7 @@ the market, the command and Gymnasium read."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import tomllib
 from dataclasses import replace
@@ -131,6 +132,49 @@ def test_a_bad_flow_file_is_blamed_on_its_trader(tmp_path, learned):
     blamed = r"market\.traders\[0\]\.model: .*broken\.flow\.json: start"
     with pytest.raises(ConfigError, match=blamed):
         load_market(tmp_path / "m.toml")
+
+
+MARKET_FAULTS = {
+    "another tick": (
+        lambda model: model,
+        "tick_size = 0.05",
+        r"model: was learned at a tick of \$0\.01 a lot; this market's tick is \$0\.05",
+    ),
+    "half a lot in the book": (
+        lambda model: replace(model, book=model.book + [0, 0.5, 0, 0]),
+        "",
+        r"model: .*m\.flow\.json: book must hold whole lots$",
+    ),
+    "a near-zero rate": (
+        lambda model: replace(model, mu=model.mu * 1e-300),
+        "",
+        r"model: .*m\.flow\.json: mu and the profile give at most [\d.e-]+ events a second; "
+        r"must be in \[0\.001, 100000\]$",
+    ),
+}
+"""Learned markets whose faults show only when a session opens (or, where the file shows
+them, when it is read): how the model is changed, a line of the market, the refusal."""
+
+
+@pytest.mark.parametrize("case", list(MARKET_FAULTS))
+def test_a_learned_markets_fault_is_the_markets_not_a_seats(case, tmp_path, learned, capsys):
+    """A learned market at another tick than its flow's, whose opening book holds half a lot,
+    or whose rates are near zero, with the reference (calibrated in that market during the
+    check) in a seat: `run` refuses it naming the market's trader, never the seat; exit 2,
+    nothing written."""
+    _, out, model, _ = learned
+    change, line, message = MARKET_FAULTS[case]
+    change(model).save(tmp_path / "m.flow.json")
+    trader = '{type = "LearnedFlow", model = "m.flow.json"}'
+    config = tmp_path / "m.toml"
+    config.write_text(
+        f'kind = "compare"\nseeds = 1\n[market]\ntask = "making"\nn_steps = 5\n{line}\n'
+        f'traders = [{trader}]\n[[agents]]\nid = "avellaneda_stoikov"\n'
+    )
+    assert main(["run", str(config), "--dry-run"]) == 2
+    _, err = capsys.readouterr()
+    assert err.count("\n") == 1 and "agents[" not in err, err
+    assert re.search(r"market\.traders\[0\]\." + message, err), err
 
 
 def test_the_judges_read_the_hours_learned_from_in_the_flow_file(learned):

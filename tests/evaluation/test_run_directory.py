@@ -97,9 +97,10 @@ def kept(out: Path, key: str = "model") -> str:
 def test_a_run_keeps_its_own_copy_of_the_model_and_writes_nowhere_else(layout, tmp_path):
     """Wherever the model lies (above the config's folder with another model of its name
     beside the config, in a folder beside it, at an absolute path, through a link of another
-    name, beside the config when ``--out`` is the config's own folder), the run directory
-    keeps its copy of the model and of its arrays in ``models/0/``, its config.toml names that
-    copy, no file outside it is written, and the run is complete (summary.csv)."""
+    name), the run directory keeps its copy of the model and of its arrays in ``models/0/``,
+    its config.toml names that copy, no file outside it is written, and the run is complete
+    (summary.csv); ``--out`` the config's own folder, which holds files and no run, is
+    refused, and not a file is written."""
     folder = tmp_path / "exp"
     folder.mkdir()
     out = folder / "run"
@@ -126,6 +127,10 @@ def test_a_run_keeps_its_own_copy_of_the_model_and_writes_nowhere_else(layout, t
         model, out = folder / "m.flow.json", folder
     config = experiment(folder, written)
     before = files(tmp_path, outside=out / "models")
+    if out == folder:
+        assert run(config, out) == 2
+        assert files(tmp_path, outside=out / "models") == before
+        return
     assert run(config, out) == 0
     after = files(tmp_path, outside=out / "models")
     assert {k: v for k, v in after.items() if k in before} == before  # nothing overwritten

@@ -47,7 +47,17 @@ from tradearena.envs.simulator.learned_flow.marks import FAMILIES, Distribution,
 from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
 from tradearena.envs.simulator.learned_flow.state import StateGrid
 
-__all__ = ["MAX_DEPTH", "MAX_RATE", "EventModel", "check", "spectral_radius"]
+__all__ = [
+    "MARK_RANGES",
+    "MAX_DEPTH",
+    "MAX_LOTS",
+    "MAX_RATE",
+    "MAX_TICKS",
+    "MIN_RATE",
+    "EventModel",
+    "check",
+    "spectral_radius",
+]
 
 _ARRAYS = ("spread_edges", "queue_edges", "mu", "alpha", "gain", "decays", "profile", "book")
 """The model's arrays, as its parameter file's arrays hold them (besides the marks)."""
@@ -213,6 +223,9 @@ def spectral_radius(alpha: np.ndarray) -> float:
 
 MAX_RATE = 1e5
 """The most events per second a model's baseline may give, both sides together."""
+MIN_RATE = 1e-3
+"""The least events per second a model's baseline may give at its busiest, both sides
+together (one in about 17 minutes): below it the market is dead, every session empty."""
 MAX_DEPTH = 1_000
 """The most levels a side of a model's book may hold."""
 MAX_CELLS = 100_000
@@ -221,6 +234,25 @@ MAX_BINS = 1_000_000
 """The most bins a model's profile may have."""
 MAX_VALUES = 1_000_000
 """The most values a mark's distribution may have."""
+MAX_TICKS = 1e6
+"""The farthest a model places an order from a price it reads (a mark's ticks behind the best
+or the deepest level, an opening level's offset from the mid), ticks."""
+MAX_LOTS = 1e9
+"""The most lots a model's order or level holds (a mark's size, a level added, an opening
+level), and lots a market order takes per lot of the queue it meets: with prices of at most
+a billion ticks (`envs.spec.MAX_PRICE_TICKS`) and `MAX_TICKS` more, a fill's cash (lots x
+ticks) stays far inside the 64-bit integers the book counts it in."""
+MARK_RANGES = {
+    "sizes": MAX_LOTS,
+    "queue": MAX_LOTS,
+    "taken": MAX_LOTS,
+    "inside": 1.0,
+    "limit_behind": MAX_TICKS,
+    "cancel_behind": MAX_TICKS,
+    "gap": MAX_TICKS,
+}
+"""The largest value of each family of marks (`learned_flow.marks.FAMILIES`: lots, lots a
+lot, a fraction of the spread, ticks)."""
 DECAY_RANGE = (1e-6, 1e7)
 """The decays a kernel may have, per second: half-lives of about 8 days to 70 ns."""
 
@@ -288,19 +320,25 @@ def check(model: EventModel, where: str = "model") -> EventModel:
     scalar("depth", 1, MAX_DEPTH, int)
     scalar("tick_size", 1e-12, 1e9)
     scalar("lot_size", 1e-12, 1e12)
-    book = array("book", 2, -1e9, 1e9)
+    book = array("book", 2, -MAX_LOTS, MAX_LOTS)
     if book.shape[1:] != (4,) or not 1 <= len(book) <= MAX_DEPTH:
         fail(
             "book", f"must have shape (levels, 4) with 1 to {MAX_DEPTH:,} levels, got {book.shape}"
         )
-    if (book[:, [1, 3]] < 0).any() or not (book[:, 1] > 0).any() or not (book[:, 3] > 0).any():
+    lots, offsets = book[:, [1, 3]], book[:, [0, 2]]
+    if (lots < 0).any() or not (book[:, 1] > 0).any() or not (book[:, 3] > 0).any():
         fail("book", "must hold lots >= 0, some on each side")
+    if (lots != np.round(lots)).any():
+        fail("book", "must hold whole lots")
+    if np.abs(offsets).max() > MAX_TICKS:
+        fail("book", f"offsets must lie within {MAX_TICKS:g} ticks of the mid")
     baseline = mu.sum(axis=0).reshape(model.shape)
     peak = float((baseline + baseline.transpose(0, 2, 1)).max() * profile.max())
-    if not 0 < peak <= MAX_RATE:
+    if not MIN_RATE <= peak <= MAX_RATE:
         fail(
             "mu",
-            f"and the profile give at most {peak:g} events a second; must be in (0, {MAX_RATE:g}]",
+            f"and the profile give at most {peak:g} events a second; must be in "
+            f"[{MIN_RATE:g}, {MAX_RATE:g}]",
         )
     pool = np.asarray(model.meta.get("pool", range(cells)))
     if (
@@ -321,13 +359,13 @@ def check(model: EventModel, where: str = "model") -> EventModel:
         if name in counts and len(family) != counts[name]:
             fail(f"marks.{name}", f"must hold {counts[name]} distributions, got {len(family)}")
         for i, (values, p) in enumerate(family):
-            _distribution_check(f"marks.{name}.{i}", values, p, fail)
+            _distribution_check(f"marks.{name}.{i}", values, p, fail, MARK_RANGES[name])
     return model
 
 
-def _distribution_check(name: str, values: np.ndarray, p: np.ndarray, fail) -> None:
+def _distribution_check(name: str, values: np.ndarray, p: np.ndarray, fail, largest: float) -> None:
     """A mark's distribution: values and probabilities 1-D of one length (1 to `MAX_VALUES`),
-    finite, values >= 0 and below 2**53, probabilities >= 0 summing to 1."""
+    finite, values in [0, ``largest``], probabilities >= 0 summing to 1."""
     values, p = np.asarray(values), np.asarray(p)
     if values.dtype.kind not in "iuf" or p.dtype.kind not in "iuf":
         fail(name, "must hold real numbers")
@@ -339,7 +377,7 @@ def _distribution_check(name: str, values: np.ndarray, p: np.ndarray, fail) -> N
         )
     if not (np.isfinite(values).all() and np.isfinite(p).all()):
         fail(name, "must be finite")
-    if values.min() < 0 or values.max() >= 2.0**53:
-        fail(name, f"values must lie in [0, 2**53), got [{values.min():g}, {values.max():g}]")
+    if values.min() < 0 or values.max() > largest:
+        fail(name, f"values must lie in [0, {largest:g}], got [{values.min():g}, {values.max():g}]")
     if p.min() < 0 or abs(p.sum() - 1.0) > 1e-6:
         fail(name, f"probabilities must be >= 0 and sum to 1, got sum {p.sum():g}")
