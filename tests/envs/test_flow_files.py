@@ -22,9 +22,11 @@ import numpy as np
 import pytest
 from reference_flow import OPEN, small_model  # tests/reference_flow.py
 
+from tradearena.envs.simulator.learned_flow import parameters
 from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS
 from tradearena.envs.simulator.learned_flow.model import EventModel
 from tradearena.envs.simulator.learned_flow.neural import INPUTS, NeuralModel
+from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
 
 MEMORY = 3 << 30
 """The child's address-space limit, bytes."""
@@ -128,6 +130,18 @@ def claimed(npz: str, key: str, count: int, json_name: str) -> Callable[[Path], 
         return folder / json_name
 
     return tamper
+
+
+def bare_npy(folder: Path) -> Path:
+    """The JSON naming a bare ``.npy`` (one array, no archive) as its arrays."""
+    np.save(folder / "flow.npy", np.zeros(3))
+    return set_json(EVENTS, "arrays", '"flow.npy"')(folder)
+
+
+def nested(folder: Path) -> Path:
+    """The JSON a list nested 100,000 deep."""
+    (folder / EVENTS).write_text("[" * 100_000 + "]" * 100_000)
+    return folder / EVENTS
 
 
 def fifo(folder: Path) -> Path:
@@ -281,6 +295,28 @@ CASES = {
         r"marks\.sizes\.4 needs both|marks\.sizes must hold 5",
     ),
     "empty book": (set_array(NPZ, "book", lambda a: a * 0, E), r"book must hold lots"),
+    "a bare .npy": (bare_npy, r"flow\.npy: not a numpy \.npz"),
+    "JSON nested 100,000 deep": (nested, r"flow\.json: not a learned flow's parameter file"),
+    "a base that names itself": (
+        set_json(NEURAL, "base", '"net.json"'),
+        r"net\.json: a neural flow of format 2; expected events",
+    ),
+    # what the judges read of meta
+    **{
+        f"meta.{key} {raw}": (set_json(E, "meta", f'{{"{key}": {raw}}}'), f"meta\\.{key} must be")
+        for key, raw in (
+            ("window", '"09:30"'),
+            ("window", "[1]"),
+            ("window", "[NaN, 5]"),
+            ("window", "[5, 1]"),
+            ("window", "[0, 1e12]"),
+            ("window", "[[1], [2]]"),
+            ("window", "[true, 5]"),
+            ("tape", "7"),
+            ("tapes", '"day.csv"'),
+            ("tapes", "[1, 2]"),
+        )
+    },
     # numbers the compiled flow would overflow 64-bit integers with, a dead market
     "sizes of 2^53 - 1 lots": (
         set_array(NPZ, "marks.sizes.0.values", [2.0**53 - 1], E),
@@ -374,3 +410,22 @@ def test_a_bad_flow_file_is_one_clear_error(results, name):
         assert got["error"].startswith("model: "), got["error"]
         assert "\n" not in got["error"]
         assert re.search(expected, got["error"]), got["error"]
+
+
+@pytest.mark.parametrize("base", ["net.json", "other.json"])
+def test_a_neural_flows_base_that_is_no_events_file_is_refused_with_its_files(tmp_path, base):
+    """The files of a neural flow (`parameters.parts`, what an experiment's check copies)
+    whose base names the flow itself, or another neural flow naming it back: one error
+    naming the file and its base, not an endless recursion."""
+    model = good_model()
+    network = good_network(model)
+    network.save(tmp_path / NEURAL)
+    network.save(tmp_path / "other.json")
+    set_json("other.json", "base", '"net.json"')(tmp_path)
+    set_json(NEURAL, "base", json.dumps(base))(tmp_path)
+    with pytest.raises(LearnedFlowError, match=r"net\.json: 'base' must name an events flow's"):
+        parameters.parts(tmp_path / NEURAL)
+    assert parameters.parts(tmp_path / "net.base.json") == [
+        tmp_path / "net.base.json",
+        tmp_path / "net.base.npz",
+    ]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import re
+import reprlib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -253,6 +254,9 @@ MARK_RANGES = {
 }
 """The largest value of each family of marks (`learned_flow.marks.FAMILIES`: lots, lots a
 lot, a fraction of the spread, ticks)."""
+MAX_WINDOW_SECONDS = 7 * 86_400.0
+"""The latest a model's ``meta.window`` (the hours learned from) may end, seconds after
+midnight: a week, as a session's times (`envs.spec.MAX_SESSION_SECONDS`)."""
 DECAY_RANGE = (1e-6, 1e7)
 """The decays a kernel may have, per second: half-lives of about 8 days to 70 ns."""
 
@@ -347,6 +351,7 @@ def check(model: EventModel, where: str = "model") -> EventModel:
         or not ((pool >= 0) & (pool < cells)).all()
     ):
         fail("meta.pool", f"must give each of the {cells} states a state")
+    _meta_check(model.meta, fail)
     n_spread, n_queue = len(model.spread_edges) + 1, len(model.queue_edges) + 1
     counts = {
         "sizes": N_EVENT_KINDS - 1,
@@ -361,6 +366,28 @@ def check(model: EventModel, where: str = "model") -> EventModel:
         for i, (values, p) in enumerate(family):
             _distribution_check(f"marks.{name}.{i}", values, p, fail, MARK_RANGES[name])
     return model
+
+
+def _meta_check(meta: dict, fail) -> None:
+    """What the judges read of a model's ``meta`` (`tradearena learn` writes it): the
+    ``window`` learned from, [first, last] seconds after midnight with 0 <= first < last
+    <= a week, and the ``tape`` (a file name) and ``tapes`` (a list of them) it came from,
+    where given."""
+    if "window" in meta:
+        window = meta["window"]
+        ok = isinstance(window, list | tuple) and len(window) == 2
+        ok = ok and all(isinstance(x, int | float) and not isinstance(x, bool) for x in window)
+        if not (ok and 0 <= window[0] < window[1] <= MAX_WINDOW_SECONDS):
+            fail(
+                "meta.window",
+                f"must be [first, last] seconds after midnight with 0 <= first < last <= "
+                f"{MAX_WINDOW_SECONDS:,.0f}, got {reprlib.repr(window)}",
+            )
+    if "tape" in meta and not isinstance(meta["tape"], str):
+        fail("meta.tape", f"must be a file name, got {reprlib.repr(meta['tape'])}")
+    tapes = meta.get("tapes", [])
+    if not (isinstance(tapes, list) and all(isinstance(t, str) for t in tapes)):
+        fail("meta.tapes", f"must be a list of file names, got {reprlib.repr(tapes)}")
 
 
 def _distribution_check(name: str, values: np.ndarray, p: np.ndarray, fail, largest: float) -> None:

@@ -82,8 +82,14 @@ def parts(path: str | Path) -> list[Path]:
     path = Path(path)
     document = _document(path)
     out = [path, _regular(beside(path, document, "arrays"))]
-    if "base" in document:  # a neural flow's base model
-        out += parts(beside(path, document, "base"))
+    if document.get("kind") == "neural":  # its base model: an events flow's file
+        base = beside(path, document, "base")
+        if base.resolve() == path.resolve() or kind_of(base) != "events":
+            raise LearnedFlowError(
+                f"{path}: 'base' must name an events flow's file beside it, got "
+                f"{document['base']!r}"
+            )
+        out += parts(base)
     return out
 
 
@@ -156,6 +162,10 @@ def _document(path: Path) -> dict[str, Any]:
         document = json.loads(_regular(path).read_bytes())
     except (OSError, ValueError) as error:
         raise LearnedFlowError(f"{path}: not a learned flow's parameter file ({error})") from None
+    except RecursionError:
+        raise LearnedFlowError(
+            f"{path}: not a learned flow's parameter file (JSON nested too deep)"
+        ) from None
     if not isinstance(document, dict):
         raise LearnedFlowError(f"{path}: not a learned flow's parameter file (not a JSON object)")
     return document
