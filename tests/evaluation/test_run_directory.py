@@ -207,13 +207,14 @@ def test_arrays_under_another_name_are_kept_with_the_model(tmp_path):
 def test_a_neural_flows_base_and_its_arrays_are_parts_of_its_file(tmp_path):
     """A neural flow's file names its weights and its base model, which names its own arrays:
     all four are the file's parts, in that order; a base outside its folder is refused."""
-    (tmp_path / "n.json").write_text(json.dumps({"arrays": "n.npz", "base": "n.base.json"}))
-    (tmp_path / "n.base.json").write_text(json.dumps({"arrays": "n.base.npz"}))
+    neural = {"kind": "neural", "arrays": "n.npz", "base": "n.base.json"}
+    (tmp_path / "n.json").write_text(json.dumps(neural))
+    (tmp_path / "n.base.json").write_text(json.dumps({"kind": "events", "arrays": "n.base.npz"}))
     (tmp_path / "n.npz").write_bytes(b"")
     (tmp_path / "n.base.npz").write_bytes(b"")
     parts = TRADERS["LearnedFlow"].file_parts("model", tmp_path / "n.json")
     assert [p.name for p in parts] == ["n.json", "n.npz", "n.base.json", "n.base.npz"]
-    (tmp_path / "n.json").write_text(json.dumps({"arrays": "n.npz", "base": "../n.base.json"}))
+    (tmp_path / "n.json").write_text(json.dumps({**neural, "base": "../n.base.json"}))
     with pytest.raises(ParameterError, match=r"'base' must name a file beside it"):
         TRADERS["LearnedFlow"].file_parts("model", tmp_path / "n.json")
 
