@@ -36,6 +36,7 @@ from tradearena.evaluation.market.sources import (
     LearnedHours,
     RealismSource,
     clock,
+    distinct_labels,
     gym_spec,
     hours_on,
     learned_hours,
@@ -432,6 +433,7 @@ def realism(
     `learned_hours`; facts ``discriminator_auc_in_sample`` and ``..._10s_in_sample``). With
     ``out``, also ``out``/scorecard.csv and the figures."""
     span = {"start": start, "end": end}
+    distinct_labels([*([against] if against is not None else []), *names])
     tapes = [name for name in [against, *names] if name is not None and not _is_market(name)]
     if against is not None and against not in tapes:
         raise UserError(f"--against {against}: must be a tape, not a market")

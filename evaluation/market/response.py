@@ -31,7 +31,14 @@ from tradearena.envs.simulator.learned_flow.events import EventKind, Events, eve
 from tradearena.envs.simulator.orders import Kind
 from tradearena.envs.simulator.recording import recorded_tape
 from tradearena.envs.spec import SYNTHETIC_DAY_STEPS, MarketSpec
-from tradearena.evaluation.market.sources import clipped, clock, read_market, session_of
+from tradearena.evaluation.market.sources import (
+    clipped,
+    clock,
+    distinct_labels,
+    label_of,
+    read_market,
+    session_of,
+)
 
 __all__ = [
     "COLUMNS",
@@ -229,8 +236,9 @@ def response(
     experiment file or a Gymnasium id, ``days`` sessions over the same hours) to a seat's
     market orders of the tape's sizes (`seat_responses`). With ``out``, also
     ``out``/response.csv and response.png."""
+    distinct_labels([tape_name, *markets])
     tape = load_tape(tape_name)
-    label = Path(tape_name).stem
+    label = label_of(tape_name)
     first, last = clipped(*session_of(tape), start, end, label)
     responses = {label: tape_responses(tape, first, last)}
     if len(responses[label]) < MIN_ORDERS:

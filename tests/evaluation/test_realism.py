@@ -594,3 +594,25 @@ def test_a_recordings_view_prices_a_tick_of_one_lot():
     lots = Tape(tape.messages, tape.book, tick_size=0.01, lot_size=1e-6, complete=True)
     assert tape_view(lots).tick_size == pytest.approx(1e-8)  # as the replay prices it
     assert tape_view(tape).tick_size == 0.01
+
+
+@pytest.mark.parametrize("command", ["realism", "response"])
+@pytest.mark.parametrize("layout", ["one file twice", "two files of one name"])
+def test_two_sources_of_one_label_are_refused_before_any_work(command, layout, tmp_path, capsys):
+    """`realism` and `response` given one market twice, or two markets whose files share a
+    name in two folders (a table by label kept one; realism broke after its work): exit 2,
+    one line naming both, nothing written."""
+    day, _ = lobster_day(tmp_path, "day", 30)
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "m.toml").write_text('[market]\npopulation = "light"\n')
+    second = "a" if layout == "one file twice" else "b"
+    markets = [str(tmp_path / "a" / "m.toml"), str(tmp_path / second / "m.toml")]
+    out = tmp_path / "out"
+    assert main([command, str(day), *markets, "--days", "2", "--out", str(out)]) == 2
+    _, err = capsys.readouterr()
+    assert err == (
+        f"tradearena: error: {markets[0]} and {markets[1]} would both be labelled 'm': give "
+        "each source once, under a name of its own (rename or copy one)\n"
+    )
+    assert not out.exists()
