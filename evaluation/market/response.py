@@ -236,6 +236,7 @@ def response(
     experiment file or a Gymnasium id, ``days`` sessions over the same hours) to a seat's
     market orders of the tape's sizes (`seat_responses`). With ``out``, also
     ``out``/response.csv and response.png."""
+    read = [read_market(name) for name in markets]
     distinct_labels([tape_name, *markets])
     tape = load_tape(tape_name)
     label = label_of(tape_name)
@@ -247,8 +248,7 @@ def response(
             f"{clock(last)}, too few to read a response from (at least {MIN_ORDERS})"
         )
     sizes = responses[label]["size"].to_numpy()
-    for name in markets:
-        spec, market_label = read_market(name)
+    for spec, market_label in read:
         responses[market_label] = seat_responses(spec, sizes, days, start=first, end=last)
     table = response_table(responses, size_edges(sizes))
     agree = {m: _agreement(table, label, m) for m in list(responses)[1:]}
