@@ -244,7 +244,14 @@ class MarketSpec:
     ) -> MarketSpec:
         """``base`` with ``keywords`` replaced, or (no base) the spec of ``keywords``, its task
         defaulting the rest; a keyword that is not a field is a `SpecError` naming it and
-        ``owner`` (who was given it), with the nearest field name."""
+        ``owner`` (who was given it), with the nearest field name, and so is a ``base`` that
+        is no `MarketSpec` (a market file's path: its loader reads it)."""
+        if base is not None and not isinstance(base, MarketSpec):
+            raise SpecError(
+                "market_spec",
+                f"{owner} takes a MarketSpec, got {base!r}; a market file's is "
+                "tradearena.evaluation.experiment.config.load_market(path)",
+            )
         names = [f.name for f in dataclasses.fields(cls)]
         for key in keywords:
             if key not in names:

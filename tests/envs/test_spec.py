@@ -216,3 +216,22 @@ def test_spaces_come_from_the_spec():
     assert spec.observation_space("tabular") == gym.spaces.Discrete(54)
     with pytest.raises(SpecError, match="observation"):
         spec.observation_space("pixels")
+
+
+FACES = {
+    "gym.make": lambda spec: gym.make("tradearena/MarketMaking-v0", market_spec=spec),
+    "gym.make_vec": lambda spec: gym.make_vec(
+        "tradearena/MarketMaking-v0", num_envs=2, market_spec=spec
+    ),
+    "PettingZoo": lambda spec: MarketParallelEnv(n_seats=2, market_spec=spec),
+}
+
+
+@pytest.mark.parametrize("face", list(FACES))
+@pytest.mark.parametrize("given", ["configs/amzn_learned.toml", 7])
+def test_a_market_spec_that_is_no_spec_is_named(face, given):
+    """A market file's path (or anything but a MarketSpec) given as ``market_spec``: a
+    SpecError naming it and saying what reads the file (a TypeError from dataclasses
+    before)."""
+    with pytest.raises(SpecError, match=rf"^market_spec: \w+ takes a MarketSpec, got {given!r}; "):
+        FACES[face](given)
