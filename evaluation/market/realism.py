@@ -38,6 +38,7 @@ from tradearena.evaluation.market.sources import (
     clock,
     distinct_labels,
     gym_spec,
+    held_out,
     hours_on,
     learned_hours,
     read_source,
@@ -443,6 +444,12 @@ def realism(
     if learned is not None:
         given = LearnedHours(*learned, (), f"--learned {clock(learned[0])},{clock(learned[1])}")
         given = hours_on(given, tapes[0], given=True)
+    if start is not None:  # the hours judged held out of those each market learned from
+        for name in filter(_is_market, names):
+            named = given or learned_hours(name)
+            hours = named and (given or hours_on(named, tapes[0], given=False))
+            if isinstance(hours, LearnedHours):
+                held_out(hours, start, end)
     read = {name: read_source(name, days, **span, levels=MAX_LEVELS) for name in tapes}
     reference = read[tapes[0]]
     levels = reference.days[0].levels

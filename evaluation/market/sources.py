@@ -35,6 +35,7 @@ __all__ = [
     "day_until",
     "distinct_labels",
     "gym_spec",
+    "held_out",
     "hours_on",
     "label_of",
     "learned_hours",
@@ -314,6 +315,18 @@ class LearnedHours:
 
     def __str__(self) -> str:
         return f"{clock(self.first)}-{clock(self.last)}"
+
+
+def held_out(hours: LearnedHours, start: float, end: float | None = None) -> None:
+    """`UserError` when the hours judged, from ``start`` (``--from``) to ``end``
+    (``--until``; None: the close), overlap ``hours``, those a market learned from (or its
+    baseline replays): what a market is judged on must be held out of what it learned."""
+    if start < hours.last and (end is None or hours.first < end):
+        raise UserError(
+            f"--from {clock(start)}: the hours judged overlap {hours}, learned from "
+            f"({hours.source}): judge hours held out of them (--from {clock(hours.last)} or "
+            "later)"
+        )
 
 
 def learned_hours(name: str) -> LearnedHours | None:

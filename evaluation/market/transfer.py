@@ -38,6 +38,7 @@ from tradearena.evaluation.market.sources import (
     LearnedHours,
     clock,
     gym_spec,
+    held_out,
     hours_on,
     learned_hours,
 )
@@ -377,6 +378,8 @@ def transfer(
     require_book(probe.replayed_tape(), "the transfer judge's sessions")
     steps = window_of(probe, start, window)
     replay = baseline_of(market, probe, baseline, needed=start is not None)
+    if start is not None and isinstance(replay, Baseline):
+        held_out(replay.hours, start)  # the sessions judged, from start, held out of them
     sides = {"market": _same_window(spec, steps)}
     if isinstance(replay, Baseline):
         sides |= {f"baseline/{q}": tape_market(spec, against, replay.steps, q) for q in queues}

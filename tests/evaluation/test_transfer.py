@@ -274,8 +274,8 @@ def test_a_market_that_is_the_replay_of_its_hours_meets_its_baseline_exactly(tmp
 
 def test_baseline_hours_are_given_or_named_and_else_refused(tmp_path, capsys):
     """--baseline FIRST,LAST replays those hours; with --from, a market whose file names no
-    hours, hours outside the day, or hours holding no session: one line, exit 2, nothing
-    written."""
+    hours, hours outside the day, hours holding no session, or hours that overlap those
+    judged: one line, exit 2, nothing written."""
     messages, tape = lobster_day(tmp_path, "light_34200000_41400000", 120)
     probe = MarketSpec(task="making", tape=str(messages), n_steps=20)
     assert baseline_of("m.toml", probe, (OPEN, OPEN + 1800), needed=True).steps == (5, 15)
@@ -303,6 +303,11 @@ def test_baseline_hours_are_given_or_named_and_else_refused(tmp_path, capsys):
             f"{config}: no replay to judge it beside: the hours 09:30-09:45 hold no 20-step "
             "session of the tape (--baseline FIRST,LAST, two times HH:MM, names the tape's "
             "hours to replay)",
+        ),
+        (  # the baseline's hours leak into those judged
+            ["--from", "10:00", "--baseline", "09:30,10:50"],
+            "--from 10:00: the hours judged overlap 09:30-10:50, learned from (--baseline "
+            "09:30,10:50): judge hours held out of them (--from 10:50 or later)",
         ),
     ]
     for extra, message in cases:
