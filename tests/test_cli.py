@@ -6,12 +6,14 @@ import re
 import socket
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
 
 from tradearena import agents
 from tradearena.agents.calibration import calibrate_market
+from tradearena.envs.data.load import CrossedBook, ThinTape, load_tape
 from tradearena.envs.data.tapes import Tape, write_lobster
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.recording import synthetic_tape
@@ -106,7 +108,8 @@ def test_data_check_bad_file_is_one_line_naming_file_and_line(files, capsys):
 
 def test_data_check_reports_crossed_book_rows(files, tape, capsys):
     """Rows whose best bid is at or above the best ask (lines 5 and 9 of the orderbook file):
-    a one-line warning with their count and the first, and the file is not called valid."""
+    a one-line warning with their count and the first, and the file is not called valid; a
+    command that reads the tape (`load_tape`) warns it too."""
     messages, orderbook = files
     lines = orderbook.read_text().splitlines(keepends=True)
     for line in (5, 9):
@@ -123,6 +126,11 @@ def test_data_check_reports_crossed_book_rows(files, tape, capsys):
     ) in err
     assert f"{orderbook}: {len(tape):,} rows of 1 level(s), readable" in out
     assert "level(s), valid" not in out
+    with warnings.catch_warnings(record=True) as caught:  # as every command reads a tape
+        warnings.simplefilter("always")
+        load_tape(messages, orderbook=orderbook)
+    assert [type(w.message) for w in caught] == [ThinTape, CrossedBook]
+    assert "2 of its" in str(caught[1].message)
 
 
 def test_data_check_missing_file(tmp_path, capsys):

@@ -19,8 +19,9 @@ from tradearena.envs.data.tapes import Tape
 from tradearena.envs.errors import into, replacing, together
 from tradearena.envs.simulator.learned_flow.estimate import fit_events
 from tradearena.envs.simulator.learned_flow.events import window_events
-from tradearena.envs.simulator.learned_flow.model import EventModel
+from tradearena.envs.simulator.learned_flow.model import EventModel, check
 from tradearena.envs.simulator.learned_flow.neural import NeuralModel
+from tradearena.envs.simulator.learned_flow.neural import check as check_neural
 from tradearena.envs.simulator.learned_flow.neural_fit import fit_neural, torch_or_error
 from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
 from tradearena.evaluation.market.fit import check_out, experiment_table
@@ -76,11 +77,14 @@ def learned_files(out: Path, neural: bool) -> list[Path]:
 def write_learned(path: Path, model: EventModel | NeuralModel, market: Mapping[str, Any]) -> Path:
     """``path``: an experiment file (the quickstart's agents on the learned market), its
     header saying what was learned from what; the model beside it as ``path``'s stem +
-    ``.flow.json`` (and its arrays): every file, or none."""
+    ``.flow.json`` (and its arrays): every file, or none; none when the model is one its
+    market would refuse (a `LearnedFlowError` naming the days)."""
     from tradearena.agents.saving import project_version
 
     base = model.base if isinstance(model, NeuralModel) else model
     meta = base.meta
+    runs = f"the flow learned from {_days(meta)} cannot run"  # written only if it can
+    (check_neural if base is not model else check)(model, runs)
     lo, hi = meta["window"]
     decays = ", ".join(f"{d:g}" for d in base.decays)
     kind = "neural" if base is not model else "events"

@@ -135,25 +135,21 @@ def test_a_bad_flow_file_is_blamed_on_its_trader(tmp_path, learned):
 
 
 MARKET_FAULTS = {
-    "another tick": (
-        lambda model: model,
-        "tick_size = 0.05",
-        r"model: was learned at a tick of \$0\.01 a lot; this market's tick is \$0\.05",
-    ),
+    "another tick": ({}, "tick_size = 0.05", r"model: was learned at a tick of \$0\.01 a lot; "),
     "half a lot in the book": (
-        lambda model: replace(model, book=model.book + [0, 0.5, 0, 0]),
+        {"book": lambda book: book + [0, 0.5, 0, 0]},
         "",
         r"model: .*m\.flow\.json: book must hold whole lots$",
     ),
     "a near-zero rate": (
-        lambda model: replace(model, mu=model.mu * 1e-300),
+        {"mu": lambda mu: mu * 1e-300},
         "",
         r"model: .*m\.flow\.json: mu and the profile give at most [\d.e-]+ events a second; "
         r"must be in \[0\.001, 100000\]$",
     ),
 }
 """Learned markets whose faults show only when a session opens (or, where the file shows
-them, when it is read): how the model is changed, a line of the market, the refusal."""
+them, when it is read): the arrays of its file changed, a line of the market, the refusal."""
 
 
 @pytest.mark.parametrize("case", list(MARKET_FAULTS))
@@ -163,8 +159,13 @@ def test_a_learned_markets_fault_is_the_markets_not_a_seats(case, tmp_path, lear
     check) in a seat: `run` refuses it naming the market's trader, never the seat; exit 2,
     nothing written."""
     _, out, model, _ = learned
-    change, line, message = MARKET_FAULTS[case]
-    change(model).save(tmp_path / "m.flow.json")
+    changes, line, message = MARKET_FAULTS[case]
+    model.save(tmp_path / "m.flow.json")
+    with np.load(tmp_path / "m.flow.npz") as stored:
+        arrays = {key: stored[key] for key in stored.files}
+    np.savez(
+        tmp_path / "m.flow.npz", **{k: changes.get(k, np.asarray)(v) for k, v in arrays.items()}
+    )
     trader = '{type = "LearnedFlow", model = "m.flow.json"}'
     config = tmp_path / "m.toml"
     config.write_text(
@@ -175,6 +176,16 @@ def test_a_learned_markets_fault_is_the_markets_not_a_seats(case, tmp_path, lear
     _, err = capsys.readouterr()
     assert err.count("\n") == 1 and "agents[" not in err, err
     assert re.search(r"market\.traders\[0\]\." + message, err), err
+
+
+def test_a_model_its_loader_would_refuse_is_not_written(learned, tmp_path):
+    """`EventModel.save` (and so `learn`, which writes through it) of a model `check` refuses
+    (rates of a burst tape's 4e7 events a second, say): a LearnedFlowError naming the file,
+    and no file written."""
+    _, _, model, _ = learned
+    with pytest.raises(LearnedFlowError, match=r"m\.flow\.json: mu and the profile give at most"):
+        replace(model, mu=model.mu * 1e6).save(tmp_path / "m.flow.json")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_judges_read_the_hours_learned_from_in_the_flow_file(learned):
@@ -227,9 +238,9 @@ def grid_day(folder, name: str):
     tape = synthetic_tape(11, traders=light(), levels=1, n_steps=40)
     m, book = tape.messages.copy(), tape.book.copy()
     m["price"] = np.where(m["price"] > 0, m["price"] // 5 * 5, m["price"])
-    for column, empty in ((0, EMPTY_ASK), (2, EMPTY_BID)):
+    for column, empty, side in ((0, EMPTY_ASK, -1), (2, EMPTY_BID, 1)):  # asks up, bids down
         prices = book[:, column]
-        book[:, column] = np.where(prices == empty, empty, prices // 5 * 5)
+        book[:, column] = np.where(prices == empty, empty, side * (side * prices // 5 * 5))
     messages = folder / f"{name}_message_1.csv"
     write_lobster(
         replace(tape, messages=m, book=book), messages, folder / f"{name}_orderbook_1.csv"
@@ -352,3 +363,22 @@ def test_fitting_a_window_without_messages_names_it_in_times_of_day(start, end, 
     assert str(refused.value) == (
         f"synthetic_tape(seed=11): {message} (it runs from 09:25 to 10:09:57)"
     )
+
+
+def test_learning_a_burst_tape_writes_nothing_its_market_refuses(tmp_path, capsys):
+    """A day whose messages come in bursts (every 30 s, microseconds apart) learns rates of
+    millions of events a second, which its market's loader refuses: `learn` says so in one
+    line naming the day and writes nothing (it wrote a market its own loader refused)."""
+    tape = synthetic_tape(11, traders=light(), levels=1, n_steps=90)
+    m = tape.messages.copy()
+    m["time"] = np.maximum.accumulate(m["time"] // 30 * 30 + np.arange(len(m)) % 7 * 1e-6)
+    day = tmp_path / "burst_message_1.csv"
+    write_lobster(replace(tape, messages=m), day, tmp_path / "burst_orderbook_1.csv")
+    out = tmp_path / "out" / "burst.toml"
+    assert main(["learn", str(day), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.startswith(
+        "tradearena: error: the flow learned from burst_message_1.csv cannot run: mu and the "
+        "profile give at most "
+    ), err
+    assert not out.parent.exists()

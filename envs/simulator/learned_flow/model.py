@@ -146,7 +146,9 @@ class EventModel:
     def save(self, path: str | Path) -> Path:
         """Write the model as ``path`` (JSON: scalars and where the arrays are) and
         ``path``'s stem + ``.npz`` beside it (the arrays), both or neither; returns the
-        JSON's path."""
+        JSON's path. A model `load` would refuse (`check`) is a `LearnedFlowError` naming
+        ``path``, and nothing is written."""
+        check(self, str(path))
         arrays = {name: getattr(self, name) for name in _ARRAYS}
         for name, family in self.marks.families().items():
             for i, (values, p) in enumerate(family):

@@ -123,8 +123,10 @@ class NeuralModel:
 
     def save(self, path: str | Path) -> Path:
         """Write ``path`` (JSON) with the base model and the weights beside it (``path``'s
-        stem + ``.base.json`` / ``.npz``); returns ``path``."""
+        stem + ``.base.json`` / ``.npz``); returns ``path``. A model `load` would refuse
+        (`check`) is a `LearnedFlowError` naming ``path``, and nothing is written."""
         path = Path(path)
+        check(self, str(path))
         base = self.base.save(path.with_name(f"{path.stem}.base.json"))
         arrays = {k: getattr(self, k) for k in _WEIGHTS}
         scalars = {"base": base.name, "delta": self.delta, "meta": self.meta}
