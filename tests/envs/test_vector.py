@@ -352,3 +352,35 @@ def test_a_batch_of_too_many_sessions_is_refused_before_any_is_built():
         assert out == (
             f"UserError: num_envs must be an integer in [1, 1,024] sessions, got {shown}"
         ), (face, name)
+
+
+REFUSED = {
+    "fractions": np.array([1.7, 0.2]),
+    "whole floats": [1.0, 2.0],
+    "float32": np.array([1, 2], dtype=np.float32),
+    "NaN": np.array([np.nan, 1.0]),
+    "beyond int64": np.array([2**64 - 1, 1], dtype=np.uint64),
+}
+"""Batches of actions the single environment refuses one by one (it takes integers only)."""
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_a_batch_refuses_what_the_single_environment_refuses(case):
+    """`make_vec`'s and the batched PettingZoo face's step refuse floats (whole ones too),
+    bools and values out of the space, as the single environment does (they cast them
+    silently before); integers are taken."""
+    actions = REFUSED[case]
+    single = gym.make("tradearena/MarketMaking-v0", population="light", n_steps=5)
+    single.reset(seed=0)
+    with pytest.raises(ValueError, match="is not in Discrete"):
+        single.step(np.asarray(actions)[0].item())
+    vector = gym.make_vec("tradearena/MarketMaking-v0", num_envs=2, population="light", n_steps=5)
+    vector.reset(seed=0)
+    with pytest.raises(ValueError, match=r"are not in MultiDiscrete\(\[17 17\]\)"):
+        vector.step(actions)
+    assert vector.step(np.array([1, 2]))[0].shape[0] == 2
+    paired = BatchedParallelEnv(2, n_seats=2, population="light", n_steps=5, task="making")
+    paired.reset(seed=0)
+    with pytest.raises(ValueError, match=r"actions must be \(2,\) arrays in Discrete\(17\)"):
+        paired.step({"seat_0": actions, "seat_1": np.array([1, 1])})
+    paired.close()
