@@ -851,3 +851,23 @@ def test_a_window_ending_after_the_close_is_refused(command, tmp_path, capsys):
         "whole day\n"
     )
     assert not out.parent.exists()
+
+
+def test_plotting_a_run_of_no_finished_job_says_so(tmp_path, monkeypatch, capsys, own_folders):
+    """`plot` of a run whose every job failed (its agent raises in act): exit 2, one line
+    saying no job finished and how to run them again (it drew nothing and said nothing)."""
+    (tmp_path / "broken_agents.py").write_text(BROKEN_AGENTS)
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "x.toml"
+    config.write_text(TINY_RUN.replace('"q_learning"', '"broken_agents:FailsToAct"'))
+    run = tmp_path / "run"
+    assert (
+        main(["run", str(config), "--executor", "local", "--no-progress", "--out", str(run)]) == 1
+    )
+    capsys.readouterr()
+    assert main(["plot", str(run)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == (
+        f"tradearena: error: {run}: no job of the run finished (1 failed), so there is nothing "
+        "to draw: `tradearena run CONFIG --out DIR --resume` runs them again\n"
+    )

@@ -352,7 +352,15 @@ def write_tables(directory: str | Path) -> pd.DataFrame:
 
 def write_run_figures(directory: str | Path) -> list[Path]:
     """Draw every figure the run supports into its directory (see its kind's ``figures``);
-    return the files written."""
+    return the files written. A run none of whose jobs finished is a `UserError` saying so
+    (it has nothing to draw)."""
     directory = Path(directory)
     config, records = load_run(directory)
+    if records.empty:
+        with Store(directory / "results.sqlite") as store:
+            failed = len(store.failed())
+        raise UserError(
+            f"{directory}: no job of the run finished ({failed} failed), so there is nothing "
+            "to draw: `tradearena run CONFIG --out DIR --resume` runs them again"
+        )
     return KINDS[config.kind].figures(directory, config, records)
