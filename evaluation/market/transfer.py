@@ -44,6 +44,7 @@ from tradearena.evaluation.market.sources import (
 )
 
 __all__ = [
+    "MAX_SESSIONS_A_SIDE",
     "MIN_TRADING",
     "TASKS",
     "Baseline",
@@ -67,6 +68,10 @@ TASKS = ("making", "execution")
 """The tasks a zoo is defined for."""
 MIN_TRADING = 5
 """Fewest policies of a zoo that must trade for a rank correlation to mean anything."""
+MAX_SESSIONS_A_SIDE = 10_000
+"""The most sessions (``seeds`` x ``sessions``) a policy plays on one side: the zoo's
+dozen policies on the market, the tape and the baseline under four queue models each play
+them, a tenth of a second to a few seconds each, so more is days of work."""
 AS_GRID = {"gamma": (0.01, 0.3), "sigma": (1.0, 8.0), "kappa": (0.1, 0.5, 2.0)}
 """Avellaneda-Stoikov's fixed parameters in the making zoo: risk aversion (per tick per
 lot), volatility (ticks per step) and the fill intensity's decay (per tick)."""
@@ -372,6 +377,11 @@ def transfer(
     ``queues``, and beside the market the replay of the tape's hours it learned from
     (``baseline``, [first, last] seconds after midnight, or what its file names; needed with
     ``start``) under each of ``queues`` too."""
+    if seeds * sessions > MAX_SESSIONS_A_SIDE:
+        raise UserError(
+            f"--seeds {seeds:,} x --sessions {sessions:,}: {seeds * sessions:,} sessions a policy "
+            f"and side, more than the {MAX_SESSIONS_A_SIDE:,} a judgment may play"
+        )
     spec = market_of(market, task)
     policies = zoo(spec.task) + [p for run in agents for p in saved_policies(run)]
     probe = tape_market(spec, against, None, queues[0])

@@ -347,3 +347,17 @@ def test_queue_models_that_agree_are_one_line_and_one_column():
     assert agreeing({"a": np.array([1.0, np.nan]), "b": np.array([1.0, np.nan])}) == {
         "a": ["a", "b"]
     }
+
+
+def test_a_judgment_of_months_is_refused_before_any_work(tmp_path, capsys):
+    """`transfer --seeds 10000 --sessions 1024` (10^7 sessions a policy and side, months of
+    work, accepted before): exit 2, one line naming the product and the bound."""
+    config = tmp_path / "light_making.toml"
+    config.write_text(MAKING)
+    argv = ["transfer", str(config), "--against", str(tmp_path / "day_message_1.csv")]
+    argv += ["--seeds", "10000", "--sessions", "1024", "--executor", "local"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        "tradearena: error: --seeds 10,000 x --sessions 1,024: 10,240,000 sessions a policy and "
+        "side, more than the 10,000 a judgment may play\n"
+    )
