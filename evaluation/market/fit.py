@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import time
 import traceback
@@ -28,7 +29,7 @@ import numpy as np
 import tomli_w
 from tqdm import tqdm
 
-from tradearena.envs.errors import UserError, into, not_one_of, replacing
+from tradearena.envs.errors import OutputError, UserError, into, not_one_of, replacing
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.experiment.parallel import Executor
 from tradearena.evaluation.experiment.rollout import Job
@@ -313,10 +314,15 @@ POPULATIONS = {
 
 
 def check_out(out: Path, tapes: Sequence[str], files: Sequence[Path] = ()) -> None:
-    """Refuse, before any work, an ``out`` that is not a .toml file, or whose ``files`` (it,
-    by default) would replace a file of one of the ``tapes`` or a directory."""
+    """Refuse, before any work, an ``out`` that is not a .toml file, whose ``files`` (it,
+    by default) would replace a file of one of the ``tapes`` or a directory, or whose folder
+    (or the nearest that exists above it, where it would be made) cannot be written (a
+    read-only disk, found before the fit rather than after it)."""
     if out.suffix != ".toml":
         raise UserError(f"--out {out}: the market file written must be a .toml file")
+    folder = next(p for p in out.absolute().parents if p.exists())
+    if not (folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)):
+        raise OutputError(f"cannot write {out}: {folder} is not a folder that can be written")
     taken = {p.resolve(): tape for tape in tapes for p in _tape_files(Path(tape))}
     for path in files or [out]:
         if path.resolve() in taken:

@@ -3,10 +3,12 @@ the market, the command and Gymnasium read."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tomllib
 from dataclasses import replace
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -382,3 +384,18 @@ def test_learning_a_burst_tape_writes_nothing_its_market_refuses(tmp_path, capsy
         "profile give at most "
     ), err
     assert not out.parent.exists()
+
+
+def test_a_read_only_out_is_found_before_the_fit(pool_days, monkeypatch, capsys):
+    """`learn --out` into a folder that cannot be written (a read-only disk; here `os.access`
+    says so): exit 2, one line naming it, and no fit run (it was found after the fit)."""
+    folder = pool_days / "read_only"
+    folder.mkdir(exist_ok=True)
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != folder and real(path, mode))
+    monkeypatch.setattr("tradearena.evaluation.market.learn.fit_events", pytest.fail)
+    out = folder / "sub" / "m.toml"
+    assert main(["learn", str(pool_days / "a_message_1.csv"), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"tradearena: error: cannot write {out}: {folder} is not a folder that can be written\n"
+    )
