@@ -3,6 +3,7 @@ which errors are the user's (one line, exit 2) and which are bugs (a traceback, 
 
 import errno
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import rmsc04
 from tradearena.envs.tasks import TASKS
-from tradearena.evaluation.cli.main import main
+from tradearena.evaluation.cli.main import main, terminated_as_interrupt
 from tradearena.evaluation.experiment.config import load_config
 
 
@@ -871,3 +872,40 @@ def test_plotting_a_run_of_no_finished_job_says_so(tmp_path, monkeypatch, capsys
         f"tradearena: error: {run}: no job of the run finished (1 failed), so there is nothing "
         "to draw: `tradearena run CONFIG --out DIR --resume` runs them again\n"
     )
+
+
+TERMINATED = """
+import sys, time
+from pathlib import Path
+from tradearena.envs.errors import replacing
+from tradearena.evaluation.cli.main import terminated_as_interrupt
+with terminated_as_interrupt(), replacing(Path(sys.argv[1])) as temporary:
+    temporary.write_text("half of it")
+    print("writing", flush=True)
+    time.sleep(30)
+"""
+
+
+def test_a_termination_during_a_write_leaves_no_part_of_it(tmp_path):
+    """SIGTERM (what `kill` sends) while the command writes a file under its temporary name:
+    the termination is raised as an interrupt, so the temporary file is removed (a hidden
+    ``.partial`` file was left before); the handler before is put back after."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", TERMINATED, str(tmp_path / "table.csv")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout.readline() == "writing\n"
+        assert [p.name for p in tmp_path.iterdir()] == [".table.partial.csv"]
+        child.terminate()
+        _, err = child.communicate(timeout=20)
+    finally:
+        child.kill()
+    assert err.rstrip().splitlines()[-1] == "tradearena.evaluation.cli.main.Terminated: terminated"
+    assert list(tmp_path.iterdir()) == []
+    before = signal.getsignal(signal.SIGTERM)
+    with terminated_as_interrupt():
+        assert signal.getsignal(signal.SIGTERM) is not before
+    assert signal.getsignal(signal.SIGTERM) is before
