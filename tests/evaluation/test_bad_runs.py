@@ -454,6 +454,11 @@ BAD_SAVED = {
         HEADER,
         r"not a saved agent's file: a JSON list",
     ),
+    "agent.json nested 100,000 deep": (
+        lambda path: (path / HEADER).write_text("[" * 100_000 + "]" * 100_000),
+        HEADER,
+        r"not a saved agent's file: maximum recursion depth exceeded",
+    ),
     "no id": (_header(id=None), HEADER, r"id: missing"),
     "params a list": (_header(params=[]), HEADER, r"params: must be an object of keywords"),
     "a negative seed": (_header(seed=-5), HEADER, r"seed: must be a non-negative integer"),

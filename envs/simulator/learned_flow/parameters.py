@@ -160,12 +160,8 @@ def _document(path: Path) -> dict[str, Any]:
     """The JSON object of ``path``."""
     try:
         document = json.loads(_regular(path).read_bytes())
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, RecursionError) as error:  # RecursionError: nested too deep
         raise LearnedFlowError(f"{path}: not a learned flow's parameter file ({error})") from None
-    except RecursionError:
-        raise LearnedFlowError(
-            f"{path}: not a learned flow's parameter file (JSON nested too deep)"
-        ) from None
     if not isinstance(document, dict):
         raise LearnedFlowError(f"{path}: not a learned flow's parameter file (not a JSON object)")
     return document
