@@ -39,6 +39,7 @@ __all__ = [
     "MESSAGE_DTYPE",
     "EMPTY_ASK",
     "EMPTY_BID",
+    "MAX_TIME",
     "Event",
     "TapeError",
     "Tape",
@@ -59,6 +60,10 @@ MESSAGE_DTYPE = np.dtype(
 )
 MESSAGE_COLUMNS: tuple[str, ...] = MESSAGE_DTYPE.names
 
+MAX_TIME = 7 * 86_400.0
+"""The latest a message may be, seconds after midnight of the tape's first day: a week (a
+converted recording may run past midnight). Far later, float seconds grow too coarse for the
+waits between a market's events."""
 EMPTY_ASK = 9_999_999_999  # price of an empty ask level (LOBSTER's dummy, unscaled)
 EMPTY_BID = -9_999_999_999  # price of an empty bid level (LOBSTER's dummy, unscaled)
 
@@ -417,6 +422,13 @@ def _check_messages(
 
     checks: list[_Check] = [
         (0, time < 0, lambda i: f"time {float(time[i])!r} is negative (seconds after midnight)"),
+        (
+            0,
+            time > MAX_TIME,
+            lambda i: (
+                f"time {float(time[i])!r} is more than a week ({MAX_TIME:,.0f} s) after midnight"
+            ),
+        ),
         (0, backwards, earlier),
         (1, unknown, lambda i: f"unknown event type {kind[i]} (expected 1 to 7)"),
         (3, traded & (size <= 0), lambda i: f"size {size[i]} is not a positive number of shares"),
