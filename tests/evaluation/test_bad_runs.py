@@ -27,6 +27,14 @@ ZI = '[[market.traders]]\ntype = "ZeroIntelligence"\n{}\n\n[training]'
 MAKER = '[[market.traders]]\ntype = "MarketMaker"\n{}\n\n[training]'
 AGENTS = '[[agents]]\nid = "q_learning"\n\n[[agents]]\nid = "ra2q"\nparams = { k = 3 }\n'
 
+
+def climbs(edits: list, append: str, line: int, field: str) -> tuple:
+    """A `BAD` case: a name that becomes a path ("../x", its last character the edit's) is
+    refused as no plain file name."""
+    name = re.search(r'"(\.\./\w)"', edits[0][1] + append).group(1)
+    return edits, append, line, field, re.escape(f"must be {FILE_NAME_RULE}, got {name!r}")
+
+
 # id: (edits [(old, new)], text appended, line (None: the file's), field, message regex)
 BAD = {
     "10^12 seeds": (
@@ -236,19 +244,12 @@ BAD = {
         "agents[1].label",
         r"agents' labels must be distinct, case aside, got \['q', 'Q'\]",
     ),
-    "an experiment name that climbs": (
-        [('name = "tiny"', 'name = "../x"')],
-        "",
-        2,
-        "name",
-        re.escape(f"must be {FILE_NAME_RULE}, got '../x'"),
-    ),
-    "a condition's name that climbs": (
+    "an experiment name that climbs": climbs([('name = "tiny"', 'name = "../x"')], "", 2, "name"),
+    "a condition's name that climbs": climbs(
         [('kind = "compare"', 'kind = "robustness"')],
         '\n[[perturbations]]\nname = "../p"\ntype = "zi"\n',
         23,
         "perturbations[0].name",
-        re.escape(f"must be {FILE_NAME_RULE}, got '../p'"),
     ),
     "conditions alike but for case": (
         [('kind = "compare"', 'kind = "robustness"')],
@@ -258,12 +259,11 @@ BAD = {
         "perturbations[1].name",
         r"perturbations' names must be distinct, case aside, got \['zi', 'ZI'\]",
     ),
-    "a PSRO learner's label that climbs": (
+    "a PSRO learner's label that climbs": climbs(
         [('kind = "compare"', 'kind = "psro"')],
         '\n[psro.learner]\nid = "q_learning"\nlabel = "../r"\n',
         24,
         "psro.learner.label",
-        re.escape(f"must be {FILE_NAME_RULE}, got '../r'"),
     ),
     "a zero-intelligence drift of NaN": (
         [("[training]", ZI.format("drift = nan"))],

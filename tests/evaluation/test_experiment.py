@@ -410,15 +410,23 @@ def test_existing_run_needs_resume(reference, tmp_path, capsys):
     path, local = reference
     run = tmp_path / "run"
     shutil.copytree(local, run)
-    before = snapshot(run)
-    assert main(["run", str(path), "--executor", "local", "--out", str(run), "--no-progress"]) == 2
+    refused_untouched(
+        ["run", str(path), "--executor", "local", "--out", str(run), "--no-progress"],
+        run,
+        f"{run} already holds a run: pass --resume to continue it, or --out a new directory",
+        capsys,
+    )
+
+
+def refused_untouched(argv: list[str], folder: Path, message: str, capsys) -> None:
+    """``argv`` is refused with the one line ``message`` (exit 2, nothing on stdout), and not
+    a byte or timestamp of ``folder`` changed."""
+    before = snapshot(folder)
+    assert main(argv) == 2
     stdout, stderr = capsys.readouterr()
     assert stdout == ""
-    assert stderr.splitlines() == [
-        f"tradearena: error: {run} already holds a run: pass --resume to continue it, or --out "
-        "a new directory"
-    ]
-    assert snapshot(run) == before
+    assert stderr.splitlines() == [f"tradearena: error: {message}"]
+    assert snapshot(folder) == before
 
 
 @pytest.mark.parametrize("resume", [False, True])
@@ -432,16 +440,14 @@ def test_a_folder_of_other_files_is_not_written_into(reference, tmp_path, capsys
     mine.mkdir()
     (mine / "config.toml").write_text("my notes\n")
     (mine / "summary.csv").write_text("a,b\n1,2\n")
-    before = snapshot(mine)
     argv = ["run", str(path), "--executor", "local", "--no-progress", "--out", str(mine)]
-    assert main(argv + ["--resume"] * resume) == 2
-    stdout, stderr = capsys.readouterr()
-    assert stdout == ""
-    assert stderr.splitlines() == [
-        f"tradearena: error: {mine} holds files and no run (no results.sqlite): give --out a "
-        "new or empty directory, so that none of them is overwritten"
-    ]
-    assert snapshot(mine) == before
+    refused_untouched(
+        argv + ["--resume"] * resume,
+        mine,
+        f"{mine} holds files and no run (no results.sqlite): give --out a new or empty "
+        "directory, so that none of them is overwritten",
+        capsys,
+    )
     empty = tmp_path / "empty"
     (empty / ".lock").parent.mkdir()
     (empty / ".lock").write_text("")
