@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import inspect
 import math
+import numbers
 import os
 import re
 import sqlite3
@@ -111,11 +112,11 @@ def keyword_numbers(target: type, given: Mapping[str, Any]) -> None:
             where, bad = found
             raise ParameterError((key, *where), f"must be a finite number, got {bad!r}")
         members = _members(hints.get(key))
-        kinds = (int, float) if float in members else (int,) if int in members else ()
-        if not kinds or value is None and type(None) in members:
+        kinds = numbers.Real if float in members else numbers.Integral if int in members else None
+        if kinds is None or value is None and type(None) in members:
             continue
         if isinstance(value, bool) or not isinstance(value, kinds):
-            rule = "a number" if float in kinds else "an integer"
+            rule = "a number" if kinds is numbers.Real else "an integer"
             rule += " or none" if type(None) in members else ""
             raise ParameterError(key, f"must be {rule}, got {value!r}")
 
@@ -130,7 +131,7 @@ def _members(hint: object) -> tuple[object, ...]:
 def _not_finite(value: object) -> tuple[tuple[str, ...], float] | None:
     """The path (keys, indices; () for ``value`` itself) to the first float inside ``value``
     that is NaN or an infinity, and that float; None when there is none."""
-    if isinstance(value, float):
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
         return None if math.isfinite(value) else ((), value)
     items = value.items() if isinstance(value, Mapping) else None
     if items is None and isinstance(value, list | tuple):

@@ -268,7 +268,10 @@ def test_a_run_keeps_its_calibration_and_resumes_without_recalibrating(
     monkeypatch.setattr(calibration, "_DONE", {})  # a new process
     monkeypatch.setattr(calibration, "_PORTABLE", set())
     monkeypatch.setattr(calibration, "calibration_seeds", lambda n: pytest.fail("calibrated"))
-    (tmp_path / "run" / "results.sqlite").unlink()  # every job again, from the kept values
+    with sqlite3.connect(tmp_path / "run" / "results.sqlite") as db:  # every job again,
+        db.execute("DELETE FROM episodes")  # from the kept values
+        db.execute("DELETE FROM jobs")
+    db.close()
     again = run_experiment(path, LocalExecutor(progress=False), out=tmp_path / "run", resume=True)
     pd.testing.assert_frame_equal(again.summary, first.summary)
 
