@@ -4,7 +4,8 @@
 ``agents.names()`` lists the ids, ``agents.describe()`` gives one line each, and
 ``agents.check_agent(cls_or_instance, env)`` checks the contract and returns its report;
 ``agent.save(path)`` writes an agent and ``agents.load(path)`` reads it back (`agents.saving`);
-``agents.add_folders(path)`` lets ``"module:ClassName"`` ids import from a folder of one's own.
+``agents.add_folders(path)`` lets ``"module:ClassName"`` ids import from a folder of one's own
+(``agents.folders()`` lists those added).
 
 The names are imported on first use (PEP 562), so that ``from tradearena.agents import Agent``
 loads neither the market nor pandas.
@@ -26,6 +27,7 @@ if TYPE_CHECKING:  # the names for type checkers, which do not run __getattr__
     from tradearena.agents.checks import check_agent as check_agent
     from tradearena.agents.registry import add_folders as add_folders
     from tradearena.agents.registry import describe as describe
+    from tradearena.agents.registry import folders as folders
     from tradearena.agents.registry import make as make
     from tradearena.agents.registry import names as names
     from tradearena.agents.registry import resolve as resolve
@@ -41,6 +43,7 @@ _WHERE = {
     "check_agent": "checks",
     "add_folders": "registry",
     "describe": "registry",
+    "folders": "registry",
     "make": "registry",
     "names": "registry",
     "resolve": "registry",

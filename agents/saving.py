@@ -140,7 +140,7 @@ def _read_json(path: Path) -> dict:
         data = json.loads(path.read_text(), object_hook=_decode)
     except FileNotFoundError:
         raise SavedAgentError(f"{path.parent}: no saved agent here ({path.name} missing)") from None
-    except (ValueError, KeyError, TypeError) as error:
+    except (ValueError, KeyError, TypeError, RecursionError) as error:  # or nested too deep
         raise SavedAgentError(f"{path}: not a saved agent's file: {error}") from None
     if not isinstance(data, dict):
         raise SavedAgentError(f"{path}: not a saved agent's file: a JSON {type(data).__name__}")

@@ -25,17 +25,18 @@ computes anything (the test suite pins first thing, too), so a process and the p
 starts (Ray's workers) compute alike; a process that ran torch's kernels before it imported
 tradearena keeps the ones it chose. ``TRADEARENA_CPU=native`` leaves the three choices to the
 libraries (the machine's fastest kernels; a deep learner's numbers then differ by
-processor). On a processor without AVX2, or not x86-64, nothing is pinned: there they are the
-machine's own.
+processor); any other value is warned of, and pins. On a processor without AVX2, or not
+x86-64, nothing is pinned: there they are the machine's own.
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import warnings
 from collections.abc import Mapping, MutableMapping
 
-__all__ = ["OPT_OUT", "PINNED", "has_avx2", "pin_cpu_arithmetic"]
+__all__ = ["OPT_OUT", "PINNED", "CpuSettingWarning", "has_avx2", "pin_cpu_arithmetic"]
 
 PINNED: Mapping[str, str] = {
     "ATEN_CPU_CAPABILITY": "avx2",
@@ -59,12 +60,26 @@ def has_avx2() -> bool:
     return bool(features.get("AVX2")) and bool(features.get("FMA3"))
 
 
+class CpuSettingWarning(UserWarning):
+    """``TRADEARENA_CPU`` set to something other than ``native``: the kernels stay pinned."""
+
+
 def pin_cpu_arithmetic(environ: MutableMapping[str, str] | None = None) -> dict[str, str]:
     """Set `PINNED` in ``environ`` (default ``os.environ``), over any values they had, on an
     x86-64 processor with AVX2 unless ``TRADEARENA_CPU=native``; return what was set (empty
-    when nothing was). Call it before torch computes anything in the process."""
+    when nothing was). Another value of ``TRADEARENA_CPU`` is a `CpuSettingWarning` naming it
+    (the kernels pinned, as unset). Call it before torch computes anything in the process."""
     environ = os.environ if environ is None else environ
-    if environ.get(OPT_OUT, "").lower() == "native" or not has_avx2():
+    setting = environ.get(OPT_OUT, "")
+    if setting.lower() not in ("", "native"):
+        warnings.warn(
+            CpuSettingWarning(
+                f"{OPT_OUT}={setting!r} is not 'native': the kernels stay pinned (set it to "
+                "native for the libraries' own, or unset it)"
+            ),
+            stacklevel=2,
+        )
+    if setting.lower() == "native" or not has_avx2():
         return {}
     environ.update(PINNED)
     return dict(PINNED)

@@ -5,7 +5,8 @@ one line (exit 2) and let anything else surface with its traceback. It is a `Val
 code that catches ``ValueError`` keeps working. `did_you_mean` and `not_one_of` word a value
 that is not one of a closed set of choices, with the nearest choice when one is close;
 `ParameterError` names a parameter of a table (a trader's ``hawkes = {...}``) by its path, and
-`known_keys` and `number` check such a table's keys and values; `keyword_hint` words a
+`known_keys` and `number` check such a table's keys and values, and `keyword_numbers` the
+numbers of a class's keywords (finite, and of the kind it declares); `keyword_hint` words a
 misspelt keyword argument. `OutputError` is a file that cannot be written (a read-only or
 full disk, a file where a directory should be): `writing` turns such an error into one naming
 the path, `replacing` writes a file under a temporary name and renames it when complete, so
@@ -18,14 +19,18 @@ from __future__ import annotations
 import errno
 import inspect
 import math
+import numbers
 import os
 import re
 import sqlite3
+import types
+import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from difflib import get_close_matches
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "OutputError",
@@ -33,6 +38,7 @@ __all__ = [
     "UserError",
     "did_you_mean",
     "keyword_hint",
+    "keyword_numbers",
     "known_keys",
     "not_one_of",
     "number",
@@ -88,6 +94,53 @@ def keyword_hint(error: TypeError, target: Callable) -> str:
             continue
         names |= {p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
     return did_you_mean(found.group(1), sorted(names - {"self"}))
+
+
+def keyword_numbers(target: type, given: Mapping[str, Any]) -> None:
+    """`ParameterError` naming the first keyword of ``given`` (for the class ``target``) that
+    holds a number that is not finite (NaN, an infinity, in a list or table too), or that
+    ``target`` declares a number (annotated ``int`` or ``float``, alone or with ``None``)
+    and is not one of that kind (a string, a bool, a float where an integer is declared).
+    What range each number must lie in is the class's own check."""
+    try:
+        hints = typing.get_type_hints(target.__init__)
+    except (NameError, TypeError, AttributeError):  # annotations it cannot resolve: none
+        hints = {}
+    for key, value in given.items():
+        found = _not_finite(value)
+        if found is not None:
+            where, bad = found
+            raise ParameterError((key, *where), f"must be a finite number, got {bad!r}")
+        members = _members(hints.get(key))
+        kinds = numbers.Real if float in members else numbers.Integral if int in members else None
+        if kinds is None or value is None and type(None) in members:
+            continue
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            rule = "a number" if kinds is numbers.Real else "an integer"
+            rule += " or none" if type(None) in members else ""
+            raise ParameterError(key, f"must be {rule}, got {value!r}")
+
+
+def _members(hint: object) -> tuple[object, ...]:
+    """The types a union annotation ``hint`` allows, or ``hint`` alone."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return typing.get_args(hint)
+    return (hint,)
+
+
+def _not_finite(value: object) -> tuple[tuple[str, ...], float] | None:
+    """The path (keys, indices; () for ``value`` itself) to the first float inside ``value``
+    that is NaN or an infinity, and that float; None when there is none."""
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+        return None if math.isfinite(value) else ((), value)
+    items = value.items() if isinstance(value, Mapping) else None
+    if items is None and isinstance(value, list | tuple):
+        items = enumerate(value)
+    for key, item in items or ():
+        inner = _not_finite(item)
+        if inner is not None:
+            return (str(key), *inner[0]), inner[1]
+    return None
 
 
 def not_one_of(given: object, choices: Iterable[object]) -> str:

@@ -82,6 +82,7 @@ class AlmgrenChrissMarket(gym.Env):
         self.k = self.left = 0
         self.held: list[int] = []
         self.shortfall = 0.0
+        self.over = True  # no episode until reset
 
     def state(self) -> int:
         return self.k * (self.shares + 1) + self.left
@@ -90,9 +91,14 @@ class AlmgrenChrissMarket(gym.Env):
         super().reset(seed=seed)
         self.k, self.left, self.shortfall = 0, self.shares, 0.0
         self.held = [self.shares]  # lots held after each step, from the start
+        self.over = False
         return self.state(), {}
 
     def step(self, action: Any) -> tuple[int, float, bool, bool, dict]:
+        """One step; a RuntimeError when no episode is on (before `reset`, once it ended, or
+        after `close`): a step then would leave the observation space."""
+        if self.over:
+            raise RuntimeError("no episode to step: call reset() (after its last step, or close)")
         if not in_space(self.action_space, action):
             raise ValueError(f"action {action!r} is not in {self.action_space}")
         last = self.k == self.n_steps - 1
@@ -103,9 +109,14 @@ class AlmgrenChrissMarket(gym.Env):
         reward += self.sigma * self.left * float(self.np_random.standard_normal())
         self.shortfall -= reward
         self.k += 1
-        done = self.k == self.n_steps
+        done = self.over = self.k == self.n_steps
         info = {"sold": sold, "left": self.left, "shortfall": self.shortfall}
         return (0 if done else self.state()), reward, done, False, info
+
+    def close(self) -> None:
+        """End the episode: `step` refuses until the next `reset`."""
+        self.over = True
+        super().close()
 
     def render(self) -> np.ndarray | None:
         if self.render_mode is None:

@@ -27,6 +27,7 @@ __all__ = [
     "SeatedMarket",
     "checked_actions",
     "in_space",
+    "integer_actions",
     "observation_kind",
     "seat_rewards",
 ]
@@ -62,6 +63,18 @@ def in_space(space: Any, action: Any) -> bool:
         return bool(space.contains(action))
     except OverflowError:
         return False
+
+
+def integer_actions(actions: Any, shape: tuple[int, ...], n: int) -> np.ndarray | None:
+    """``actions`` (a batch of them, as a batched face is given) as an int64 array when they
+    are integers of ``shape``, each in [0, ``n``), else None: floats, even whole ones, are
+    refused, as the single environment's ``Discrete`` refuses them (and bools)."""
+    given = np.asarray(actions)
+    if given.dtype.kind not in "iu" or given.shape != shape:
+        return None
+    if given.size and not 0 <= given.min() <= given.max() < n:
+        return None
+    return given.astype(np.int64)
 
 
 def _refused(policy: Policy, method: str, action: Any, space: Any) -> ActionError:

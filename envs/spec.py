@@ -28,7 +28,7 @@ from tradearena.envs.errors import ParameterError, UserError, did_you_mean, not_
 from tradearena.envs.simulator.actions import ACTION_SETS, make_actions
 from tradearena.envs.simulator.features import DEFAULT_WINDOWS, Discretizer, feature_space
 from tradearena.envs.simulator.latency import MAX_LATENCY_SECONDS, order_latency
-from tradearena.envs.simulator.market import Market
+from tradearena.envs.simulator.market import Market, TraderError
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.replayer import QUEUE_MODELS
 from tradearena.envs.simulator.response_estimate import responsive_model
@@ -47,8 +47,12 @@ from tradearena.envs.tasks import TASKS
 
 __all__ = [
     "MAX_PRICE_TICKS",
+    "MAX_SESSIONS",
     "MAX_SESSION_SECONDS",
     "MAX_STEPS",
+    "MAX_DEPTH_LEVELS",
+    "MAX_DOLLARS",
+    "MAX_SHARES",
     "MIN_TICK_SIZE",
     "OBSERVATIONS",
     "POPULATIONS",
@@ -69,10 +73,16 @@ SYNTHETIC_DAY_STEPS = 390
 MAX_STEPS = 1_000_000
 """The most decision steps a session (``n_steps``) or its day (``day_steps``) may have: a
 week of one-second steps is 604,800. A session keeps a few numbers per step."""
+MAX_SESSIONS = 1024
+"""The most sessions played at once (a vector face's ``num_envs``, an experiment's ``[training]
+sessions``): each is a whole market held in memory (a book, its background's flow for the
+day)."""
 MAX_SESSION_SECONDS = 7 * 86_400.0
 """The longest a session may last, seconds: its warm-up and its day (``day_steps``, else
 ``n_steps``, times ``step_seconds``), a week. The background draws its flow over the whole
-session up front, so a longer one exhausts a worker's memory before the first step."""
+session up front, so a longer one exhausts a worker's memory before the first step. The
+latest a session may open (``open_time``, seconds after midnight) too: far later, float
+seconds are too coarse for a flow's waits between events, and its clock stops."""
 MAX_PRICE_TICKS = 10**9
 """The highest opening price (``initial_price``), ticks: $10,000,000 at $0.01, a hundred
 times the dearest share listed. Accounts count cash in ticks (int64); prices far above it
@@ -81,6 +91,17 @@ MIN_TICK_SIZE = 1e-12
 """The smallest tick (``tick_size``), dollars: below the finest tick of one lot listed (a
 cent on a lot of 10^-8 BTC is 10^-10); a market's PnL and rewards are counted in ticks
 times it, and smaller ones are noise of floating point."""
+MAX_DOLLARS = 1e6
+"""The most dollars a market's per-unit money field may be (``tick_size`` a tick,
+``fee_per_share`` a share, ``inventory_penalty`` a share squared) and the largest
+``reward_scale``: with at most `MAX_SHARES` shares at `MAX_PRICE_TICKS` ticks, every reward
+stays a finite float64 (1e308 of them made infinite rewards, and Q-tables of -inf)."""
+MAX_SHARES = 10**9
+"""The most shares (lots) a seat may hold either way (``position_limit``) or send at once
+(``order_size``, ``parent_order``): its cash in ticks x shares stays inside the int64 the
+book counts it in."""
+MAX_DEPTH_LEVELS = 1000
+"""The most book levels the features read (``depth_levels``)."""
 
 
 class SpecError(UserError):
@@ -240,7 +261,14 @@ class MarketSpec:
     ) -> MarketSpec:
         """``base`` with ``keywords`` replaced, or (no base) the spec of ``keywords``, its task
         defaulting the rest; a keyword that is not a field is a `SpecError` naming it and
-        ``owner`` (who was given it), with the nearest field name."""
+        ``owner`` (who was given it), with the nearest field name, and so is a ``base`` that
+        is no `MarketSpec` (a market file's path: its loader reads it)."""
+        if base is not None and not isinstance(base, MarketSpec):
+            raise SpecError(
+                "market_spec",
+                f"{owner} takes a MarketSpec, got {base!r}; a market file's is "
+                "tradearena.evaluation.experiment.config.load_market(path)",
+            )
         names = [f.name for f in dataclasses.fields(cls)]
         for key in keywords:
             if key not in names:
@@ -287,6 +315,27 @@ class MarketSpec:
             depth_levels=self.depth_levels,
             **clock,
         )
+
+    def check_session(self) -> None:
+        """`SpecError` naming the field to blame when a session of this market cannot open
+        (what only a session shows: a learned flow's tick against the market's, the book it
+        opens): a trader of ``traders`` by its place, else the tape's replay or the
+        population; the check of an experiment file runs it before any seat is built, so
+        that a market's fault is never a seat's."""
+        market = self.market(0)
+        try:
+            market.reset(0)
+        except TraderError as failed:
+            trader = market.traders[failed.index]
+            replayed = int(isinstance(market.traders[0], MarketReplay))
+            error, place = failed.error, failed.index - replayed
+            path = getattr(error, "path", ())
+            reason = getattr(error, "reason", str(error))
+            if isinstance(trader, MarketReplay):
+                raise SpecError("tape", reason) from None
+            if place < len(self.traders):
+                raise SpecError(("traders", place, *path), reason) from None
+            raise SpecError("population", str(error)) from None
 
     def background(self) -> list[Trader]:
         """Fresh background traders: copies of ``traders`` (tables built), or the named
@@ -505,7 +554,7 @@ def _check(spec: MarketSpec) -> None:
     )
     need(spec.tape_seed >= 0, "tape_seed", ">= 0")
     need(spec.queue in QUEUE_MODELS, "queue", f"one of {list(QUEUE_MODELS)}")
-    need(_positive(spec.queue_power), "queue_power", "> 0")
+    need(0 < spec.queue_power <= 100, "queue_power", "in (0, 100]")
     need(0 <= spec.extra_zi <= MAX_MEMBERS, "extra_zi", f"in [0, {MAX_MEMBERS:,}] traders")
     steps = f"in [1, {MAX_STEPS:,}] steps"
     need(spec.n_steps is None or 1 <= spec.n_steps <= MAX_STEPS, "n_steps", steps)
@@ -521,12 +570,18 @@ def _check(spec: MarketSpec) -> None:
     )
     need(ok, "window_steps", "[first, last] steps of the day with 0 <= first <= last")
     need(_positive(spec.step_seconds), "step_seconds", "> 0 seconds")
+    opens = spec.open_time
+    need(
+        opens is None or 0 <= opens <= MAX_SESSION_SECONDS,
+        "open_time",
+        f"in [0, {MAX_SESSION_SECONDS:,.0f}] seconds after midnight (a week)",
+    )
     need(spec.warmup_seconds is None or spec.warmup_seconds >= 0, "warmup_seconds", ">= 0 s")
     _check_session_length(spec)
     need(
-        spec.tick_size is None or (_positive(spec.tick_size) and spec.tick_size >= MIN_TICK_SIZE),
+        spec.tick_size is None or MIN_TICK_SIZE <= spec.tick_size <= MAX_DOLLARS,
         "tick_size",
-        f"a finite number >= {MIN_TICK_SIZE:g} dollars",
+        f"a number in [{MIN_TICK_SIZE:g}, {MAX_DOLLARS:g}] dollars",
     )
     price = spec.initial_price
     need(
@@ -534,22 +589,26 @@ def _check(spec: MarketSpec) -> None:
         "initial_price",
         f"in [1, {MAX_PRICE_TICKS:,}] ticks",
     )
-    need(spec.position_limit > 0, "position_limit", "> 0 shares")
-    need(math.isfinite(spec.fee_per_share) and spec.fee_per_share >= 0, "fee_per_share", ">= 0")
+    shares = f"in [1, {MAX_SHARES:,}] shares"
+    need(0 < spec.position_limit <= MAX_SHARES, "position_limit", shares)
+    dollars = f"in [0, {MAX_DOLLARS:g}] dollars"
+    need(0 <= spec.fee_per_share <= MAX_DOLLARS, "fee_per_share", f"{dollars} a share")
     if spec.actions not in (None, *ACTION_SETS):
         raise SpecError("actions", not_one_of(spec.actions, sorted(ACTION_SETS)))
-    need(spec.order_size > 0, "order_size", "> 0 shares")
-    need(_positive(spec.reward_scale), "reward_scale", "a positive number")
+    need(0 < spec.order_size <= MAX_SHARES, "order_size", shares)
+    need(0 < spec.reward_scale <= MAX_DOLLARS, "reward_scale", f"in (0, {MAX_DOLLARS:g}]")
     executing = spec.action_set == "execute"
     need(not executing or spec.parent_order != 0, "parent_order", "non-zero shares to execute")
     need(abs(spec.parent_order) <= spec.position_limit, "parent_order", "within position_limit")
-    need(_positive(spec.signal_noise), "signal_noise", "> 0 ticks")
+    noise = spec.signal_noise
+    need(0 < noise <= MAX_PRICE_TICKS, "signal_noise", f"in (0, {MAX_PRICE_TICKS:,}] ticks")
     penalty = spec.inventory_penalty
-    need(math.isfinite(penalty) and penalty >= 0, "inventory_penalty", ">= 0 dollars per share^2")
-    need(spec.depth_levels >= 1, "depth_levels", ">= 1")
+    need(0 <= penalty <= MAX_DOLLARS, "inventory_penalty", f"{dollars} a share^2")
+    levels = f"in [1, {MAX_DEPTH_LEVELS:,}]"
+    need(1 <= spec.depth_levels <= MAX_DEPTH_LEVELS, "depth_levels", levels)
     windows = spec.windows
     ok = bool(windows) and len(set(windows)) == len(windows) and min(windows) >= 1
-    need(ok, "windows", "distinct positive step counts")
+    need(ok and max(windows) <= MAX_STEPS, "windows", f"distinct step counts in [1, {MAX_STEPS:,}]")
     feed = spec.feed_latency
     ok = isinstance(feed, int | float) and not isinstance(feed, bool) and math.isfinite(feed)
     need(

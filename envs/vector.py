@@ -7,6 +7,7 @@ as the single environment seeded with seed + i.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,8 +17,10 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from tradearena.envs.batch import Restarting
+from tradearena.envs.errors import UserError
 from tradearena.envs.multi_agent import opposing_seats, seat_index, seat_names
-from tradearena.envs.spec import MarketSpec, observation_kinds
+from tradearena.envs.seats import integer_actions
+from tradearena.envs.spec import MAX_SESSIONS, MarketSpec, observation_kinds
 from tradearena.envs.workers import Sharded
 
 __all__ = ["BatchedParallelEnv", "MarketVectorEnv", "seated_sessions", "sessions"]
@@ -32,7 +35,13 @@ def sessions(
     opposes: dict[int, int] | None = None,
 ) -> Restarting | Sharded:
     """The restarting sessions behind a face: in this process (``workers`` = 1) or shared
-    out to ``workers`` processes (this one and ``workers - 1`` more)."""
+    out to ``workers`` processes (this one and ``workers - 1`` more); `UserError` for a
+    number of sessions (``num_envs``) that is not an integer in [1, `MAX_SESSIONS`]."""
+    whole = isinstance(n_sessions, numbers.Integral) and not isinstance(n_sessions, bool)
+    if not (whole and 1 <= n_sessions <= MAX_SESSIONS):
+        raise UserError(
+            f"num_envs must be an integer in [1, {MAX_SESSIONS:,}] sessions, got {n_sessions!r}"
+        )
     if workers == 1:
         return Restarting.of(spec, n_sessions, kinds, mode, opposes)
     return Sharded(spec, n_sessions, kinds, mode, workers, opposes=opposes)
@@ -109,16 +118,8 @@ class MarketVectorEnv(VectorEnv):
     def step(
         self, actions: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        n = self.single_action_space.n
-        try:
-            chosen = np.asarray(actions).astype(self.action_space.dtype)
-        except (OverflowError, TypeError, ValueError):  # an integer beyond int64, a non-number
-            chosen = None
-        if (
-            chosen is None
-            or chosen.shape != (self.num_envs,)
-            or not 0 <= chosen.min() <= chosen.max() < n
-        ):
+        chosen = integer_actions(actions, (self.num_envs,), self.single_action_space.n)
+        if chosen is None:
             raise ValueError(f"actions {actions!r} are not in {self.action_space}")
         (obs,), rewards, terminated, final = self.sessions.step(chosen.reshape(-1, 1))
         infos = {} if final is None else {"final_obs": final[0], "_final_obs": terminated}
@@ -191,13 +192,15 @@ class BatchedParallelEnv:
         missing = [agent for agent in self.agents if agent not in actions]
         if missing:
             raise ValueError(f"no actions for agents {missing}")
-        joint = np.stack([np.asarray(actions[agent]) for agent in self.agents], axis=1)
-        if joint.shape != (self.num_envs, len(self.agents)) or not np.all(
-            (joint >= 0) & (joint < self.spec.action_space.n)
-        ):
+        per_agent = [
+            integer_actions(actions[agent], (self.num_envs,), self.spec.action_space.n)
+            for agent in self.agents
+        ]
+        if any(chosen is None for chosen in per_agent):
             raise ValueError(
                 f"actions must be ({self.num_envs},) arrays in {self.spec.action_space} per agent"
             )
+        joint = np.stack(per_agent, axis=1)
         obs, rewards, terminated, _ = self.sessions.step(joint)
         truncated = np.zeros(self.num_envs, dtype=bool)
         return (

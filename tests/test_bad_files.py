@@ -65,7 +65,7 @@ def experiment(folder: Path, data: bytes, *extra: str) -> list[str]:
     return [str(path), "--executor", "local", *extra]
 
 
-TINY = 'kind = "compare"\nname = "café"\n[market]\npopulation = "light"\n'
+TINY = 'kind = "compare"\nname = "cafe"  # café\n[market]\npopulation = "light"\n'
 TINY += 'n_steps = 15\n[[agents]]\nid = "hold"\n'
 
 CASES = {

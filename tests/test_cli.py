@@ -3,21 +3,24 @@ which errors are the user's (one line, exit 2) and which are bugs (a traceback, 
 
 import errno
 import re
+import signal
 import socket
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
 
 from tradearena import agents
 from tradearena.agents.calibration import calibrate_market
+from tradearena.envs.data.load import CrossedBook, ThinTape, load_tape
 from tradearena.envs.data.tapes import Tape, write_lobster
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import rmsc04
 from tradearena.envs.tasks import TASKS
-from tradearena.evaluation.cli.main import main
+from tradearena.evaluation.cli.main import main, terminated_as_interrupt
 from tradearena.evaluation.experiment.config import load_config
 
 
@@ -106,7 +109,8 @@ def test_data_check_bad_file_is_one_line_naming_file_and_line(files, capsys):
 
 def test_data_check_reports_crossed_book_rows(files, tape, capsys):
     """Rows whose best bid is at or above the best ask (lines 5 and 9 of the orderbook file):
-    a one-line warning with their count and the first, and the file is not called valid."""
+    a one-line warning with their count and the first, and the file is not called valid; a
+    command that reads the tape (`load_tape`) warns it too."""
     messages, orderbook = files
     lines = orderbook.read_text().splitlines(keepends=True)
     for line in (5, 9):
@@ -123,6 +127,11 @@ def test_data_check_reports_crossed_book_rows(files, tape, capsys):
     ) in err
     assert f"{orderbook}: {len(tape):,} rows of 1 level(s), readable" in out
     assert "level(s), valid" not in out
+    with warnings.catch_warnings(record=True) as caught:  # as every command reads a tape
+        warnings.simplefilter("always")
+        load_tape(messages, orderbook=orderbook)
+    assert [type(w.message) for w in caught] == [ThinTape, CrossedBook]
+    assert "2 of its" in str(caught[1].message)
 
 
 def test_data_check_missing_file(tmp_path, capsys):
@@ -843,3 +852,60 @@ def test_a_window_ending_after_the_close_is_refused(command, tmp_path, capsys):
         "whole day\n"
     )
     assert not out.parent.exists()
+
+
+def test_plotting_a_run_of_no_finished_job_says_so(tmp_path, monkeypatch, capsys, own_folders):
+    """`plot` of a run whose every job failed (its agent raises in act): exit 2, one line
+    saying no job finished and how to run them again (it drew nothing and said nothing)."""
+    (tmp_path / "broken_agents.py").write_text(BROKEN_AGENTS)
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "x.toml"
+    config.write_text(TINY_RUN.replace('"q_learning"', '"broken_agents:FailsToAct"'))
+    run = tmp_path / "run"
+    assert (
+        main(["run", str(config), "--executor", "local", "--no-progress", "--out", str(run)]) == 1
+    )
+    capsys.readouterr()
+    assert main(["plot", str(run)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == (
+        f"tradearena: error: {run}: no job of the run finished (1 failed), so there is nothing "
+        "to draw: `tradearena run CONFIG --out DIR --resume` runs them again\n"
+    )
+
+
+TERMINATED = """
+import sys, time
+from pathlib import Path
+from tradearena.envs.errors import replacing
+from tradearena.evaluation.cli.main import terminated_as_interrupt
+with terminated_as_interrupt(), replacing(Path(sys.argv[1])) as temporary:
+    temporary.write_text("half of it")
+    print("writing", flush=True)
+    time.sleep(30)
+"""
+
+
+def test_a_termination_during_a_write_leaves_no_part_of_it(tmp_path):
+    """SIGTERM (what `kill` sends) while the command writes a file under its temporary name:
+    the termination is raised as an interrupt, so the temporary file is removed (a hidden
+    ``.partial`` file was left before); the handler before is put back after."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", TERMINATED, str(tmp_path / "table.csv")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout.readline() == "writing\n"
+        assert [p.name for p in tmp_path.iterdir()] == [".table.partial.csv"]
+        child.terminate()
+        _, err = child.communicate(timeout=20)
+    finally:
+        child.kill()
+    assert err.rstrip().splitlines()[-1] == "tradearena.evaluation.cli.main.Terminated: terminated"
+    assert list(tmp_path.iterdir()) == []
+    before = signal.getsignal(signal.SIGTERM)
+    with terminated_as_interrupt():
+        assert signal.getsignal(signal.SIGTERM) is not before
+    assert signal.getsignal(signal.SIGTERM) is before

@@ -44,6 +44,7 @@ Rules, each counted:
 import numpy as np
 
 from cython.operator cimport dereference as deref, postincrement as inc, predecrement as dec
+from cpython.exc cimport PyErr_CheckSignals
 from libc.string cimport memcpy
 from libcpp.list cimport list as clist
 from libcpp.map cimport map as cmap
@@ -476,6 +477,8 @@ def build(
     cdef int k
     cdef Levels* pending
     for i in range(n):
+        if i % 65536 == 65535:
+            PyErr_CheckSignals()  # an interrupt (Ctrl-C) raises here
         k = kind[i]
         book.now = time[i]
         if k == E_LEVEL:

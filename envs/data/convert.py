@@ -160,7 +160,7 @@ def read_meta(path: str | os.PathLike) -> dict[str, Any]:
         meta = json.loads(Path(path).read_text())
     except OSError as exc:
         raise TapeError(f"{os.fspath(path)}: cannot read the file ({exc.strerror})") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:  # or too deep
         raise TapeError(f"{os.fspath(path)}: not JSON ({exc})") from exc
     for key in ("tick_size", "lot_size"):
         value = meta.get(key) if isinstance(meta, Mapping) else None

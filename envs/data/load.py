@@ -118,7 +118,8 @@ def load_tape(
 ) -> Tape:
     """``tape`` as is when a `Tape`; else the tape of the path ``tape`` (a `ThinTape` warning
     when it is too short to stand for a day, `thin`; a `PartialTape` warning for a message
-    file without its orderbook file, `partial`):
+    file without its orderbook file, `partial`; a `CrossedBook` warning for a book crossed
+    or locked, `crossed`, whose rows what reads the book leaves out):
 
     - ``format`` "lobster": a converted directory (``message.csv``, ``orderbook.csv``,
       ``meta.json``), or a message file with a ``meta.json`` beside it (prices in ticks, sizes
@@ -135,6 +136,8 @@ def load_tape(
         warnings.warn(ThinTape(reason), stacklevel=2)
     if (reason := partial(loaded)) is not None:
         warnings.warn(PartialTape(reason), stacklevel=2)
+    if (reason := crossed(loaded)) is not None:
+        warnings.warn(CrossedBook(reason), stacklevel=2)
     return loaded
 
 

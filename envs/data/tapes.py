@@ -39,9 +39,11 @@ __all__ = [
     "MESSAGE_DTYPE",
     "EMPTY_ASK",
     "EMPTY_BID",
+    "MAX_TIME",
     "Event",
     "TapeError",
     "Tape",
+    "clock",
     "load_lobster",
     "write_lobster",
 ]
@@ -58,6 +60,10 @@ MESSAGE_DTYPE = np.dtype(
 )
 MESSAGE_COLUMNS: tuple[str, ...] = MESSAGE_DTYPE.names
 
+MAX_TIME = 7 * 86_400.0
+"""The latest a message may be, seconds after midnight of the tape's first day: a week (a
+converted recording may run past midnight). Far later, float seconds grow too coarse for the
+waits between a market's events."""
 EMPTY_ASK = 9_999_999_999  # price of an empty ask level (LOBSTER's dummy, unscaled)
 EMPTY_BID = -9_999_999_999  # price of an empty bid level (LOBSTER's dummy, unscaled)
 
@@ -77,6 +83,13 @@ class Event(IntEnum):
     EXECUTE_HIDDEN = 5
     CROSS = 6
     HALT = 7
+
+
+def clock(seconds: float) -> str:
+    """Seconds after midnight as HH:MM (HH:MM:SS when not a whole minute)."""
+    hours, rest = divmod(int(round(seconds)), 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours:02d}:{minutes:02d}" + (f":{secs:02d}" if secs else "")
 
 
 class TapeError(UserError):
@@ -419,6 +432,13 @@ def _check_messages(
 
     checks: list[_Check] = [
         (0, time < 0, lambda i: f"time {float(time[i])!r} is negative (seconds after midnight)"),
+        (
+            0,
+            time > MAX_TIME,
+            lambda i: (
+                f"time {float(time[i])!r} is more than a week ({MAX_TIME:,.0f} s) after midnight"
+            ),
+        ),
         (0, backwards, earlier),
         (1, unknown, lambda i: f"unknown event type {kind[i]} (expected 1 to 7)"),
         (3, traded & (size <= 0), lambda i: f"size {size[i]} is not a positive number of shares"),

@@ -11,6 +11,7 @@ readers turn that into the file and line.
 
 import numpy as np
 
+from cpython.exc cimport PyErr_CheckSignals
 from libc.string cimport memcmp, memset, strlen
 from libc.stdio cimport snprintf
 from libcpp.string cimport string
@@ -42,6 +43,7 @@ __all__ = [
 cdef i64 I64_MAX = 9223372036854775807
 cdef int MAX_DECIMALS = 18
 cdef int MAX_DEPTH = 64  # nesting of JSON values skipped
+cdef Py_ssize_t SIGNAL_EVERY = 65536  # lines read between two looks for an interrupt (Ctrl-C)
 
 cdef enum:
     # message kinds of a Binance recording
@@ -641,6 +643,8 @@ def scan_binance(bytes text not None):
         stops.push_back(levels.side.size())
         at = stop + 1
         row += 1
+        if row % SIGNAL_EVERY == 0:
+            PyErr_CheckSignals()  # an interrupt raises here
     return {
         "kind": i8_array(kind),
         "row": i64_array(rows),
@@ -740,6 +744,8 @@ def scan_csv(bytes text not None, Py_ssize_t start, list kinds, list enums):
             raise ScanError(row, -1, f"more than {ncols} fields")
         at = stop + 1
         row += 1
+        if row % SIGNAL_EVERY == 0:
+            PyErr_CheckSignals()  # an interrupt raises here
     out = []
     for col in range(ncols):
         if kind[col] == CSV_INT:

@@ -15,6 +15,7 @@ ctypedef int i32
 cdef enum:
     I32_MAX = 2147483647  # the largest order slot a book holds, and owners' bound below
     OWNERS = 1 << 20  # owners are below this (accounts and order lists are vectors by owner)
+    SIGNAL_EVERY = 4096  # rows a compiled loop carries out between two looks for an interrupt
 
 cdef extern from *:
     """

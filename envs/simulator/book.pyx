@@ -33,6 +33,7 @@ import numpy as np
 
 cimport numpy as cnp
 cimport cython
+from cpython.exc cimport PyErr_CheckSignals
 from cython.operator cimport dereference as deref, predecrement as dec, preincrement as inc
 from libcpp.unordered_map cimport unordered_map
 from libcpp.utility cimport pair
@@ -315,6 +316,8 @@ cdef class OrderBook:
         cdef i64 counts[2]
         counts[0] = counts[1] = 0
         for i in range(n):
+            if i & (SIGNAL_EVERY - 1) == SIGNAL_EVERY - 1:  # a power of 2
+                PyErr_CheckSignals()  # an interrupt raises here
             self.now = time[i]
             self._row(kind[i], side[i], price[i], qty[i], owner[i], ref[i], handlers, fills, counts)
         return fills if collect else [], counts[0], counts[1]

@@ -1,10 +1,17 @@
 # The names, parameters and types of flow.pyx, for type checkers and the API reference; the
 # docstrings are the compiled module's (docs/compiled_docstrings.py).
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
 from tradearena.envs.simulator.book import OrderBook
+
+MAX_AT_ONE_TIME: Final = 1000000
+"""The most rows `Flow` carries out at one time before it counts its clock as stopped (a
+tape's rows at one time stamp are some thousands at most; a learned flow's draws at times so
+large that their waits are below the spacing of floating-point seconds would repeat
+forever): a RuntimeError then, as an interrupt (Ctrl-C), looked for every few thousand rows,
+stops it."""
 
 class MarketState:
     t: float

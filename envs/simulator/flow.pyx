@@ -18,13 +18,14 @@ price, carry out), with the same arithmetic, so both give the same session to th
 import numpy as np
 
 cimport numpy as cnp
+from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport INFINITY, NAN, ceil, floor, rint
 from cython.operator cimport dereference as deref, predecrement as dec
 from libcpp.vector cimport vector
 
 from tradearena.envs.simulator.book cimport (
-    K_CANCEL_ALL, K_LIMIT, K_MARKET, K_QUOTE, K_REPLACE, Account, Half, LevelIter, Order,
-    OrderBook, Owned, best_key, i32, i64, mid_ticks, position, quoted, spread_ticks,
+    K_CANCEL_ALL, K_LIMIT, K_MARKET, K_QUOTE, K_REPLACE, SIGNAL_EVERY, Account, Half, LevelIter,
+    Order, OrderBook, Owned, best_key, i32, i64, mid_ticks, position, quoted, spread_ticks,
 )
 from tradearena.envs.simulator.learned_flow.sampler cimport Sampler
 from tradearena.envs.simulator.replayer cimport Replayer
@@ -32,9 +33,11 @@ from tradearena.envs.simulator.replayer cimport Replayer
 cnp.import_array()
 
 __all__ = [
-    "Flow", "MarketState", "advance", "linear_recursion", "make_orders", "periodic_times",
-    "submit",
+    "Flow", "MAX_AT_ONE_TIME", "MarketState", "advance", "linear_recursion", "make_orders",
+    "periodic_times", "submit",
 ]
+
+MAX_AT_ONE_TIME = 1_000_000  # the most rows the flow carries out at one time (see the stub)
 
 cdef enum:
     # tradearena.envs.simulator.orders.Rule
@@ -407,9 +410,9 @@ cdef class Flow:
     cdef int _until(self, OrderBook book, double limit, i64* counts) except -1:
         """`until`, adding to counts[0] the orders submitted and to counts[1] those
         cancelled."""
-        cdef Py_ssize_t p, best, n_pops = self.populations.size()
+        cdef Py_ssize_t p, best, n_pops = self.populations.size(), rows = 0, same = 0
         cdef Population* pop
-        cdef double t, when, refill
+        cdef double t, when, refill, last = -INFINITY
         cdef Sampler sampler
         while True:  # merge the populations' rows by time, ties in population order
             best = -1
@@ -430,6 +433,17 @@ cdef class Flow:
                     best, t = p, when
             if best < 0 or not t < limit:
                 break
+            rows += 1
+            if rows & (SIGNAL_EVERY - 1) == 0:  # a power of 2
+                PyErr_CheckSignals()  # an interrupt raises here
+            same = same + 1 if t == last else 0
+            if same > MAX_AT_ONE_TIME:
+                raise RuntimeError(
+                    f"the background flow's clock stopped at {t:g} s: more than "
+                    f"{MAX_AT_ONE_TIME:,} rows at that time (times this large leave no room "
+                    "between its events; a session's times lie within a week)"
+                )
+            last = t
             pop = &self.populations[best]
             book.now = t
             if pop.rule == LEARNED:

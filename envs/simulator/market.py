@@ -7,12 +7,13 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
+from tradearena.envs.errors import UserError
 from tradearena.envs.simulator.book import OrderBook
 from tradearena.envs.simulator.flow import Flow, MarketState, advance
 from tradearena.envs.simulator.latency import Latency, OrderLatency
 from tradearena.envs.simulator.orders import Orders, Program, SeatOrder
 
-__all__ = ["Account", "Background", "Market"]
+__all__ = ["Account", "Background", "Market", "TraderError"]
 
 
 class Account(NamedTuple):
@@ -45,6 +46,16 @@ class Background(Protocol):
     def program(self) -> Program | None: ...
 
     def handle(self, book: OrderBook, ref: int) -> list: ...
+
+
+class TraderError(UserError):
+    """A background trader that cannot open a session (a value only the market shows wrong:
+    a learned flow's tick against the market's, its opening book): ``index``, its place in
+    the market's traders, and ``error``, what it raised; the message is the error's."""
+
+    def __init__(self, index: int, error: ValueError) -> None:
+        self.index, self.error = index, error
+        super().__init__(str(error))
 
 
 class Market(MarketState):
@@ -157,8 +168,11 @@ class Market(MarketState):
         self.t = self.start_time
         self.book.now = self.t
         self._opened = False
-        for trader, owners, rng in zip(self.traders, self.trader_owners, self.trader_rngs):
-            trader.reset(self, owners, rng)
+        for i, (trader, owners) in enumerate(zip(self.traders, self.trader_owners)):
+            try:
+                trader.reset(self, owners, self.trader_rngs[i])
+            except ValueError as error:  # a UserError too: the trader's, named by its place
+                raise TraderError(i, error) from None
         programs = [trader.program() for trader in self.traders]
         compiled = self.traders and None not in programs
         self._compiled = Flow(programs, self._handlers) if compiled else None

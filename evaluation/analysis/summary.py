@@ -208,14 +208,21 @@ def plateau(
 
 
 def _agreement(last: np.ndarray, earlier: np.ndarray, *, paired: bool, z: float) -> tuple:
-    """(change of the mean from ``earlier`` to ``last``, its width z x s.e., within it)."""
+    """(change of the mean from ``earlier`` to ``last``, its width z x s.e., within it); the
+    width NaN, and so not within, where a side has one value (one seed of one session a
+    checkpoint): no standard error to give (numpy warned of its degrees of freedom)."""
     if paired:
         diff = last - earlier
-        change, se = diff.mean(), diff.std(ddof=1) / math.sqrt(diff.size)
+        change, se = diff.mean(), math.sqrt(_variance(diff) / diff.size)
     else:
         change = last.mean() - earlier.mean()
-        se = math.sqrt(earlier.var(ddof=1) / earlier.size + last.var(ddof=1) / last.size)
+        se = math.sqrt(_variance(earlier) / earlier.size + _variance(last) / last.size)
     return change, z * se, bool(abs(change) <= z * se)
+
+
+def _variance(values: np.ndarray) -> float:
+    """The sample variance (ddof 1) of ``values``; NaN for fewer than two."""
+    return float(values.var(ddof=1)) if values.size > 1 else math.nan
 
 
 def run_summary(

@@ -38,9 +38,11 @@ def executor_from(args: argparse.Namespace, **job: Any) -> Iterator:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from tradearena import agents
     from tradearena.evaluation.experiment.config import load_config, merge
     from tradearena.evaluation.experiment.runner import plan, run_experiment
 
+    agents.add_folders(*args.agents_from)
     overrides = functools.reduce(merge, args.set, {})
     if args.dry_run:
         from tradearena.agents.calibration import untuned
@@ -65,8 +67,10 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
+    from tradearena import agents
     from tradearena.evaluation.experiment.evaluate import evaluate_run
 
+    agents.add_folders(*args.agents_from)
     with executor_from(args) as executor:
         outcome = evaluate_run(
             args.run_dir,
@@ -123,7 +127,7 @@ def agents_command(args: argparse.Namespace) -> int:
     from tradearena.envs.trading_env import TradingEnv
 
     if args.check:
-        agents.add_folders(os.getcwd())
+        agents.add_folders(os.getcwd(), *args.agents_from)
         cls = agents.resolve(args.check)
         env = TradingEnv(observation=cls.observation, **TASKS[cls.task].gym_keywords())
         standard = {"observation_space": env.observation_space, "action_space": env.action_space}

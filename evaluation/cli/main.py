@@ -4,7 +4,9 @@ A mistake the user can fix (a `envs.errors.UserError`: a bad experiment file, da
 argument; a file named on the command line that does not exist; an output that cannot be
 written, `envs.errors.output_error`) is reported in one line, ``tradearena: error: ...``, with
 exit status 2. An interrupt (Ctrl-C) is one line too (for a run: what it stored), exit status
-130. Anything else is a bug: it propagates with its traceback (exit status 1).
+130, and so is a termination (SIGTERM, as ``kill`` sends), which is raised as an interrupt so
+that a file being written is removed rather than left half written. Anything else is a bug: it
+propagates with its traceback (exit status 1).
 """
 
 from __future__ import annotations
@@ -12,10 +14,13 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import signal
 import sqlite3
 import sys
+import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from tradearena.envs.errors import UserError, output_error
@@ -29,9 +34,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (2 for a user error, named in one line)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), terminated_as_interrupt():
         warnings.showwarning = functools.partial(one_line_warning, warnings.showwarning)
         return run_command_line(args)
+
+
+class Terminated(KeyboardInterrupt):
+    """A SIGTERM, raised where the command is, as Ctrl-C's interrupt is."""
+
+
+@contextmanager
+def terminated_as_interrupt() -> Iterator[None]:
+    """Inside the block, a SIGTERM raises `Terminated` (an interrupt), so that what cleans up
+    after an interrupt (a file written under a temporary name removed, a run's store
+    closed) runs on it too; the handler before is put back after. In another thread than
+    the main one, where no handler can be set, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        raise Terminated("terminated")
+
+    before = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def run_command_line(args: argparse.Namespace) -> int:

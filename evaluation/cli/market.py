@@ -94,6 +94,7 @@ def learn_command(args: argparse.Namespace) -> int:
         end=args.end,
         neural=neural,
         minutes=10.0 if args.minutes is None else args.minutes,
+        mixed=args.mixed,
     )
     if neural:
         held = model.meta["held_out_log_likelihood_per_event"]

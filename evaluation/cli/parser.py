@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import tomllib
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from typing import Any, NoReturn
 
 from tradearena.envs.data.convert import DEFAULT_BAND, FORMATS, MAX_BOOK_LEVELS
@@ -135,6 +136,13 @@ def hours_of_day(text: str) -> tuple[float, float]:
     return first, last
 
 
+def folder(text: str) -> str:
+    """An argparse type: an existing folder."""
+    if not Path(text).expanduser().is_dir():
+        raise argparse.ArgumentTypeError(f"no such folder: {text!r}")
+    return str(Path(text).expanduser())
+
+
 def add_window_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     """``--from`` and ``--until`` (times of day): the part of each day ``what`` uses."""
     parser.add_argument(
@@ -221,6 +229,7 @@ def add_run_command(commands: argparse._SubParsersAction) -> None:
     )
     run.add_argument("config", help="experiment file (TOML), e.g. configs/quickstart.toml")
     add_executor_arguments(run)
+    add_agents_from_argument(run)
     run.add_argument("--out", default=None, help="run directory (default: the file's output.dir)")
     run.add_argument(
         "--resume",
@@ -288,6 +297,7 @@ def add_evaluate_command(commands: argparse._SubParsersAction) -> None:
         help="test episodes per agent",
     )
     add_executor_arguments(evaluate)
+    add_agents_from_argument(evaluate)
     evaluate.add_argument(
         "--out", default=None, help="where to write (default RUN_DIR/evaluate[-FILE's name])"
     )
@@ -315,6 +325,7 @@ def add_agents_command(commands: argparse._SubParsersAction) -> None:
         help="run agents.check_agent on ID (a registry id, entry point or "
         "package.module:ClassName) in the default market; exit 2 naming the check it fails",
     )
+    add_agents_from_argument(listing)
     listing.set_defaults(func=agents_command)
 
 
@@ -640,6 +651,12 @@ def add_learn_command(commands: argparse._SubParsersAction) -> None:
         help="--model neural: stop its training after this long (default 10)",
     )
     add_window_arguments(learning, "learn from")
+    learning.add_argument(
+        "--mixed",
+        action="store_true",
+        help="pool days of different tickers, book depths or prices (more than twice apart), "
+        "refused otherwise as not one market's days",
+    )
     learning.add_argument("--out", required=True, help="the market file written (.toml)")
     learning.add_argument(
         "--verbose", action="store_true", help="list the sparse states pooled with a neighbour"
@@ -745,6 +762,20 @@ streams (e.g. Binance's diff-depth, book-ticker and trade streams); recorders
 such as hftbacktest's collector save them. They replay once converted to
 LOBSTER's message format (time, type, order id, size, price x 10000,
 direction)."""
+
+
+def add_agents_from_argument(parser: argparse.ArgumentParser) -> None:
+    """--agents-from, for the commands that load agents."""
+    parser.add_argument(
+        "--agents-from",
+        metavar="DIR",
+        type=folder,
+        action="append",
+        default=[],
+        help='a folder to import "module:ClassName" agents from, besides the installed '
+        "packages and the current folder (repeatable): their code runs. A run directory or "
+        "an experiment file's folder is never searched unless named here",
+    )
 
 
 def add_executor_arguments(parser: argparse.ArgumentParser) -> None:

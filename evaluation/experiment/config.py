@@ -11,8 +11,9 @@ kinds, the command line and the reports read by attribute, and the file's text a
 ``[market]`` table holds the fields of `envs.spec.MarketSpec`, with its defaults (its task's
 market for the fields the task defaults), and is one. An agent is labelled in the tables by its
 ``label``, else by its class's ``name`` (a registry id's own). A ``"module:ClassName"`` agent is
-imported from the folder the command runs in or the file's folder (``agent_folders``, which the
-jobs carry to the workers).
+imported from the installed packages, the folder the command runs in and the folders named to
+the registry (`agents.add_folders`, the command's ``--agents-from``), never from the file's
+folder (``agent_folders``, which the jobs carry to the workers).
 
 Paths resolve against the file's folder: a tape, a saved agent (``from``), and every file a
 trader names (the parameters its class declares in ``file_parameters``, say a learned flow's
@@ -42,6 +43,7 @@ from tradearena.evaluation.experiment.kinds import KINDS
 from tradearena.evaluation.experiment.rollout import build_agent
 from tradearena.evaluation.experiment.schema import (
     ANY_TABLE,
+    FILE_NAME_RULE,
     MAX_EPISODES,
     MAX_JOBS,
     MAX_PLAYERS,
@@ -63,6 +65,8 @@ from tradearena.evaluation.experiment.schema import (
     Tournament,
     Training,
     check_table,
+    file_name,
+    is_file_name,
     non_negative,
     one_of,
     positive,
@@ -147,13 +151,15 @@ MARKET = {
 """The ``[market]`` table: `MarketSpec`'s fields and defaults; values are checked by it."""
 AGENT = {
     "id": Field(str, REQUIRED, doc='a registry id (`tradearena agents`) or "module:ClassName"'),
-    "label": Field(str, "", doc="its name in the tables (default: the class's name)"),
+    "label": Field(
+        str, "", *file_name(optional=True), doc="its name in the tables (default: the class's name)"
+    ),
     "params": Field(dict, ANY_TABLE, doc="keywords of the agent's class (default: none)"),
     "from": Field(str, "", doc="a saved agent, or a run's `agents/<label>` (`seed-<n>` per seed)"),
     "train": Field(bool, True, doc="false: frozen, only tested"),
 }
 PERTURBATION = {
-    "name": Field(str, REQUIRED, doc="the test condition's name in the tables"),
+    "name": Field(str, REQUIRED, *file_name(), doc="the test condition's name in the tables"),
     "type": Field(str, REQUIRED, *one_of("adversary", "zi"), doc="an adversary, or more ZI"),
     "mode": Field(
         str, "takeover", *one_of("takeover", "trader"), doc="adversary: takes seats or trades"
@@ -203,7 +209,12 @@ PSRO = {
         dict,
         {
             "id": Field(str, "", doc="the agent id trained as each round's best response"),
-            "label": Field(str, "", doc="its label (the round is appended: <label>_r<round>)"),
+            "label": Field(
+                str,
+                "",
+                *file_name(optional=True),
+                doc="its label (the round is appended: <label>_r<round>)",
+            ),
             "params": Field(dict, ANY_TABLE, doc="its keyword arguments"),
         },
         doc="the learner that grows the strategy set",
@@ -219,7 +230,12 @@ PSRO = {
 }
 TOP = {
     "kind": Field(str, REQUIRED, *one_of(*KINDS), doc="what the experiment runs"),
-    "name": Field(str, "", doc="its name: the default run directory is `runs/<name>`"),
+    "name": Field(
+        str,
+        "",
+        *file_name(optional=True),
+        doc="its name: the default run directory is `runs/<name>`",
+    ),
     "seeds": Field(int, 3, *within(1, MAX_SEEDS), doc="repetitions, each one market randomness"),
     "root_seed": Field(int, 0, non_negative, ">= 0", doc="the seed every job's seed derives from"),
     "market": Field(dict, MARKET, doc="the market every agent plays (`envs.spec.MarketSpec`)"),
@@ -468,13 +484,15 @@ def _config(
         prepare(output)
     folders: tuple[str, ...] = ()
     if complete:
-        folders = tuple(dict.fromkeys([os.getcwd(), str(base.resolve())]))
-        agents.add_folders(*folders)
+        agents.add_folders(os.getcwd())
+        folders = agents.folders()
         if not checked["agents"]:
             raise where.error(("agents",), "an experiment needs at least one [[agents]] table")
     market = _market(checked["market"], where, base, complete)
     if complete:
         entries = _checked_agents(checked, market, where, base)
+        names = [table["name"] for table in checked["perturbations"]]
+        _check_names(names, "perturbations", "name", where)
     else:
         entries = tuple(_entry(table, base) for table in checked["agents"])
     settings = checked["tournament"]
@@ -543,13 +561,25 @@ def _checked_agents(
             except (TypeError, ValueError) as error:
                 raise where.error(("agents", i, "params"), str(error)) from None
         entries.append(entry)
-    labels = [entry.label for entry in entries]
-    for i, label in enumerate(labels):
-        if label in labels[:i]:
-            raise where.error(
-                ("agents", i, "label"), f"agent labels must be distinct, got {labels}"
-            )
+    _check_names([entry.label for entry in entries], "agents", "label", where)
     return tuple(entries)
+
+
+def _check_names(names: list[str], tables: str, key: str, where: Locator) -> None:
+    """The ``key`` of each of the ``tables`` (its ``names``, each one folder of the run
+    directory: an agent's label, a condition's name) a plain file name (`is_file_name`: a
+    label taken from a class's ``name`` too), and no two alike, case aside (as a file
+    system that ignores case would make them)."""
+    folded = [name.casefold() for name in names]
+    for i, name in enumerate(names):
+        if not is_file_name(name):
+            raise where.error(
+                (tables, i, key), f"must be {FILE_NAME_RULE}, got {name!r} (set {key} = ...)"
+            )
+        if folded[i] in folded[:i]:
+            raise where.error(
+                (tables, i, key), f"{tables}' {key}s must be distinct, case aside, got {names}"
+            )
 
 
 def _check_saved(
@@ -660,7 +690,8 @@ def _market(table: dict, where: Locator, base: Path, complete: bool) -> MarketSp
     recording's directory) resolved against ``base``, or against the current folder when an
     environment variable gave it, as ``--set`` does, and (``complete``) found and read to its
     end (a wrong file, a malformed row or a truncated recording is blamed on
-    ``market.tape``); every value is one the spec accepts."""
+    ``market.tape``); every value is one the spec accepts, and a session of it opens
+    (`envs.spec.MarketSpec.check_session`: its faults are the market's, not a seat's)."""
     traders = tuple(
         _trader(trader, ("market", "traders", i), where, base, complete)
         for i, trader in enumerate(table["traders"])
@@ -676,6 +707,8 @@ def _market(table: dict, where: Locator, base: Path, complete: bool) -> MarketSp
         spec = MarketSpec(**{**table, "traders": traders, "tape": tape})
         if complete and tape and tape != SYNTHETIC:
             spec.replayed_tape()  # read to its end once: bad content is the tape's, found here
+        if complete:
+            spec.check_session()  # what only a session shows: the market's, not a seat's
     except SpecError as error:
         raise where.error(("market", *error.path), error.reason) from None
     except UserError as error:

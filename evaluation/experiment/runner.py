@@ -244,16 +244,31 @@ def run_config(
     ``drive(config, execute, records)``
     function plans its own jobs step by step through the `Execution` it is given (and its
     ``records``); the others' jobs are their ``plan``'s."""
-    database = directory / "results.sqlite"
-    if database.exists() and not resume:
-        raise UserError(
-            f"{directory} already holds a run: pass --resume to continue it, or --out a new "
-            "directory"
-        )
+    _check_run_directory(directory, resume)
     with writing(directory):
         directory.mkdir(parents=True, exist_ok=True)
         with locked(directory):
             return _run_locked(config, executor, directory, resume, figures)
+
+
+def _check_run_directory(directory: Path, resume: bool) -> None:
+    """`UserError` unless a run may write ``directory``: a new or empty one (but for the lock
+    of a run cut before it stored anything), or one holding a run, which only ``resume``
+    continues; a folder of other files is refused, so that none of them is overwritten."""
+    if (directory / "results.sqlite").exists():
+        if not resume:
+            raise UserError(
+                f"{directory} already holds a run: pass --resume to continue it, or --out a "
+                "new directory"
+            )
+        return
+    with writing(directory):
+        others = directory.is_dir() and any(p.name != LOCK for p in directory.iterdir())
+    if others:
+        raise UserError(
+            f"{directory} holds files and no run (no results.sqlite): give --out a new or "
+            "empty directory, so that none of them is overwritten"
+        )
 
 
 def _run_locked(
@@ -337,7 +352,15 @@ def write_tables(directory: str | Path) -> pd.DataFrame:
 
 def write_run_figures(directory: str | Path) -> list[Path]:
     """Draw every figure the run supports into its directory (see its kind's ``figures``);
-    return the files written."""
+    return the files written. A run none of whose jobs finished is a `UserError` saying so
+    (it has nothing to draw)."""
     directory = Path(directory)
     config, records = load_run(directory)
+    if records.empty:
+        with Store(directory / "results.sqlite") as store:
+            failed = len(store.failed())
+        raise UserError(
+            f"{directory}: no job of the run finished ({failed} failed), so there is nothing "
+            "to draw: `tradearena run CONFIG --out DIR --resume` runs them again"
+        )
     return KINDS[config.kind].figures(directory, config, records)

@@ -20,12 +20,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tradearena.envs.errors import UserError, did_you_mean
+from tradearena.envs.spec import MAX_SESSIONS
 
 if TYPE_CHECKING:
     from tradearena.envs.spec import MarketSpec
 
 __all__ = [
     "ANY_TABLE",
+    "FILE_NAME_RULE",
     "REQUIRED",
     "AgentEntry",
     "Config",
@@ -52,6 +54,8 @@ __all__ = [
     "TYPE_NAMES",
     "Training",
     "check_table",
+    "file_name",
+    "is_file_name",
     "non_negative",
     "one_of",
     "positive",
@@ -63,9 +67,6 @@ MAX_SEEDS = 10_000
 MAX_EPISODES = 10_000_000
 """The most episodes of one phase (training per agent, testing per condition, a greedy
 check): 10^7 one-hour sessions are days of one core's time per agent already."""
-MAX_SESSIONS = 1024
-"""The most sessions played at once (``[training] sessions``): each is a whole market held in
-memory (a book, its background's flow for the day)."""
 MAX_PLAYERS = 1000
 """The most seats of a tournament's profiles (``[tournament] players``): the game's profiles
 grow as players^(strategies - 1), and `MAX_JOBS` bounds what they make."""
@@ -137,6 +138,23 @@ def within(low: int, high: int, unit: str = "") -> tuple[Callable[[Any], bool], 
 
 def one_of(*choices: str) -> tuple[Callable[[Any], bool], str]:
     return _OneOf(choices), f"one of {list(choices)}"
+
+
+_FILE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+FILE_NAME_RULE = "a plain file name (letters, digits, '_', '.', '-'; not '.' or '..')"
+"""What `is_file_name` asks, for messages."""
+
+
+def is_file_name(text: str) -> bool:
+    """Whether ``text`` can name a file or folder alone, the same on every file system
+    (what becomes one: an agent's label, a condition's or an experiment's name)."""
+    return bool(_FILE_NAME.fullmatch(text)) and text not in (".", "..")
+
+
+def file_name(optional: bool = False) -> tuple[Callable[[Any], bool], str]:
+    """A check that a value `is_file_name` (or, ``optional``, is empty: the default), and
+    its rule."""
+    return (lambda x: optional and x == "" or is_file_name(x)), FILE_NAME_RULE
 
 
 def check_table(raw: dict, schema: dict[str, Field], path: tuple, where: Locator) -> dict:

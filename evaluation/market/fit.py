@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
 import time
 import traceback
 from collections.abc import Mapping, Sequence
@@ -27,7 +29,7 @@ import numpy as np
 import tomli_w
 from tqdm import tqdm
 
-from tradearena.envs.errors import UserError, into, not_one_of, replacing
+from tradearena.envs.errors import OutputError, UserError, into, not_one_of, replacing
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.experiment.parallel import Executor
 from tradearena.evaluation.experiment.rollout import Job
@@ -312,10 +314,15 @@ POPULATIONS = {
 
 
 def check_out(out: Path, tapes: Sequence[str], files: Sequence[Path] = ()) -> None:
-    """Refuse, before any work, an ``out`` that is not a .toml file, or whose ``files`` (it,
-    by default) would replace a file of one of the ``tapes`` or a directory."""
+    """Refuse, before any work, an ``out`` that is not a .toml file, whose ``files`` (it,
+    by default) would replace a file of one of the ``tapes`` or a directory, or whose folder
+    (or the nearest that exists above it, where it would be made) cannot be written (a
+    read-only disk, found before the fit rather than after it)."""
     if out.suffix != ".toml":
         raise UserError(f"--out {out}: the market file written must be a .toml file")
+    folder = next(p for p in out.absolute().parents if p.exists())
+    if not (folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)):
+        raise OutputError(f"cannot write {out}: {folder} is not a folder that can be written")
     taken = {p.resolve(): tape for tape in tapes for p in _tape_files(Path(tape))}
     for path in files or [out]:
         if path.resolve() in taken:
@@ -374,10 +381,11 @@ def write_market(
 
 def experiment_table(name: str, market: Mapping[str, Any]) -> dict[str, Any]:
     """An experiment of the quickstart's agents (Q-learning, the reference, hold) on
-    ``market``: what `tradearena fit` writes around the market it fits or learns."""
+    ``market``: what `tradearena fit` writes around the market it fits or learns; ``name``
+    (the output file's stem) made a plain file name, as an experiment's must be."""
     return {
         "kind": "compare",
-        "name": name,
+        "name": re.sub(r"[^A-Za-z0-9_.-]", "_", name).strip(".") or "market",
         "seeds": 4,
         "root_seed": 0,
         "market": dict(market),

@@ -4,6 +4,8 @@ beside it (`envs.simulator.learned_flow.parameters`): all three files, or none."
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,13 +19,28 @@ from tradearena.envs.data.tapes import Tape
 from tradearena.envs.errors import into, replacing, together
 from tradearena.envs.simulator.learned_flow.estimate import fit_events
 from tradearena.envs.simulator.learned_flow.events import window_events
-from tradearena.envs.simulator.learned_flow.model import EventModel
+from tradearena.envs.simulator.learned_flow.model import EventModel, check
 from tradearena.envs.simulator.learned_flow.neural import NeuralModel
+from tradearena.envs.simulator.learned_flow.neural import check as check_neural
 from tradearena.envs.simulator.learned_flow.neural_fit import fit_neural, torch_or_error
+from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
 from tradearena.evaluation.market.fit import check_out, experiment_table
-from tradearena.evaluation.market.sources import clock, day_until, tape_day
+from tradearena.evaluation.market.sources import clipped, clock, day_until, tape_day
 
-__all__ = ["learn", "learned_files", "learned_market", "write_learned"]
+__all__ = [
+    "MAX_PRICE_RATIO",
+    "learn",
+    "learned_files",
+    "learned_market",
+    "one_market",
+    "write_learned",
+]
+
+MAX_PRICE_RATIO = 2.0
+"""The most the days' median prices may differ by, as a factor, to be pooled as one market's
+days without ``mixed`` (a split, or another instrument, moves them further)."""
+_LOBSTER_DAY = re.compile(r"(?P<ticker>.+?)_(?P<date>\d{4}-\d{2}-\d{2})_\d+_\d+_message_\d+\.csv")
+"""A LOBSTER message file's name: its ticker and date (then its session and levels)."""
 
 
 def learned_market(model_file: str, tape: Tape) -> dict[str, Any]:
@@ -60,11 +77,14 @@ def learned_files(out: Path, neural: bool) -> list[Path]:
 def write_learned(path: Path, model: EventModel | NeuralModel, market: Mapping[str, Any]) -> Path:
     """``path``: an experiment file (the quickstart's agents on the learned market), its
     header saying what was learned from what; the model beside it as ``path``'s stem +
-    ``.flow.json`` (and its arrays): every file, or none."""
+    ``.flow.json`` (and its arrays): every file, or none; none when the model is one its
+    market would refuse (a `LearnedFlowError` naming the days)."""
     from tradearena.agents.saving import project_version
 
     base = model.base if isinstance(model, NeuralModel) else model
     meta = base.meta
+    runs = f"the flow learned from {_days(meta)} cannot run"  # written only if it can
+    (check_neural if base is not model else check)(model, runs)
     lo, hi = meta["window"]
     decays = ", ".join(f"{d:g}" for d in base.decays)
     kind = "neural" if base is not model else "events"
@@ -98,6 +118,52 @@ def _days(meta: Mapping[str, Any]) -> str:
     return names[0] if len(names) == 1 else f"{len(names)} days ({', '.join(names)})"
 
 
+def one_market(paths: Sequence[str], tapes: Sequence[Tape], mixed: bool = False) -> None:
+    """`LearnedFlowError` unless the ``tapes`` (read from ``paths``) are distinct days of one
+    market: no file twice, no two of the same messages (a copy), no two LOBSTER files of one
+    ticker and date (parts of one day, or its level-1 and level-5 files); and, unless
+    ``mixed`` (a user pooling them on purpose), one ticker by the LOBSTER names, one depth of
+    book, one grid of prices (the greatest common divisor of a day's prices, in ticks: a
+    $0.05 instrument's is 5 at $0.01) and median prices within `MAX_PRICE_RATIO` of each
+    other. The tick the days are read at is `fit_events`'s check."""
+    seen: dict[object, str] = {}
+    for path, tape in zip(paths, tapes):
+        named = _LOBSTER_DAY.fullmatch(Path(path).name)
+        keys = {
+            "the same file": Path(path).resolve(),
+            "the same messages": hashlib.sha256(tape.messages.tobytes()).digest(),
+            "the same day": named and (named["ticker"], named["date"]),
+        }
+        for what, key in keys.items():
+            if key and (what, key) in seen:
+                raise LearnedFlowError(
+                    f"{seen[what, key]} and {path} are {what}: learn from distinct days"
+                )
+            seen[what, key] = path
+    if mixed or len(tapes) < 2:
+        return
+    tickers = sorted({m["ticker"] for p in paths if (m := _LOBSTER_DAY.fullmatch(Path(p).name))})
+    levels = sorted({tape.levels for tape in tapes})
+    quoted = [t.messages["price"][t.messages["price"] > 0] for t in tapes]
+    prices = [float(np.median(q)) for q in quoted]
+    grids = sorted({int(np.gcd.reduce(q)) for q in quoted})
+    differ = [
+        (len(tickers) > 1, f"are of {len(tickers)} tickers ({', '.join(tickers)})"),
+        (len(levels) > 1, f"hold books of {' and '.join(map(str, levels))} levels"),
+        (len(grids) > 1, f"quote on grids of {' and '.join(map(str, grids))} ticks"),
+        (
+            max(prices) > MAX_PRICE_RATIO * min(prices),
+            f"trade at prices {max(prices) / min(prices):.1f} times apart (median "
+            f"{min(prices):,.0f} and {max(prices):,.0f} ticks)",
+        ),
+    ]
+    for bad, why in differ:
+        if bad:
+            raise LearnedFlowError(
+                f"the days {why}: learn from days of one market, or pass --mixed to pool them"
+            )
+
+
 def learn(
     tape_paths: Sequence[str],
     out: Path,
@@ -106,19 +172,22 @@ def learn(
     end: float | None,
     neural: bool = False,
     minutes: float = 10.0,
+    mixed: bool = False,
 ) -> EventModel | NeuralModel:
     """Learn the flow of the days in ``tape_paths`` (one or more tapes of one market; their
     rates and profile pooled) between ``start`` and ``end`` (seconds after midnight; None:
     each tape's first and last message), with ``neural`` (one tape) its neural variant too
     (trained for at most ``minutes``), and write ``out`` (see `write_learned`; the market on
     the first day's clock and price); ``out`` is checked first
-    (`evaluation.market.fit.check_out`)."""
+    (`evaluation.market.fit.check_out`), and the days are distinct days of one market
+    (`one_market`; ``mixed``: of several, on purpose)."""
     check_out(out, list(tape_paths), learned_files(out, neural))
     if neural:
         torch_or_error()
     tapes = [load_tape(path) for path in tape_paths]
+    one_market(tape_paths, tapes, mixed)
     for path, tape in zip(tape_paths, tapes):
-        day_until(tape, Path(path).stem, end)
+        clipped(*day_until(tape, Path(path).stem, end), start, end, Path(path).stem)
     with tqdm(unit="fit", dynamic_ncols=True, desc="decays tried") as bar:
 
         def tried(decays: tuple[float, ...], likelihood: float) -> None:

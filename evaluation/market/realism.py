@@ -36,7 +36,9 @@ from tradearena.evaluation.market.sources import (
     LearnedHours,
     RealismSource,
     clock,
+    distinct_labels,
     gym_spec,
+    held_out,
     hours_on,
     learned_hours,
     read_source,
@@ -432,6 +434,7 @@ def realism(
     `learned_hours`; facts ``discriminator_auc_in_sample`` and ``..._10s_in_sample``). With
     ``out``, also ``out``/scorecard.csv and the figures."""
     span = {"start": start, "end": end}
+    distinct_labels([*([against] if against is not None else []), *names])
     tapes = [name for name in [against, *names] if name is not None and not _is_market(name)]
     if against is not None and against not in tapes:
         raise UserError(f"--against {against}: must be a tape, not a market")
@@ -441,6 +444,12 @@ def realism(
     if learned is not None:
         given = LearnedHours(*learned, (), f"--learned {clock(learned[0])},{clock(learned[1])}")
         given = hours_on(given, tapes[0], given=True)
+    if start is not None:  # the hours judged held out of those each market learned from
+        for name in filter(_is_market, names):
+            named = given or learned_hours(name)
+            hours = named and (given or hours_on(named, tapes[0], given=False))
+            if isinstance(hours, LearnedHours):
+                held_out(hours, start, end)
     read = {name: read_source(name, days, **span, levels=MAX_LEVELS) for name in tapes}
     reference = read[tapes[0]]
     levels = reference.days[0].levels

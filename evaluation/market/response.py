@@ -31,7 +31,14 @@ from tradearena.envs.simulator.learned_flow.events import EventKind, Events, eve
 from tradearena.envs.simulator.orders import Kind
 from tradearena.envs.simulator.recording import recorded_tape
 from tradearena.envs.spec import SYNTHETIC_DAY_STEPS, MarketSpec
-from tradearena.evaluation.market.sources import clipped, clock, read_market, session_of
+from tradearena.evaluation.market.sources import (
+    clipped,
+    clock,
+    distinct_labels,
+    label_of,
+    read_market,
+    session_of,
+)
 
 __all__ = [
     "COLUMNS",
@@ -229,19 +236,17 @@ def response(
     experiment file or a Gymnasium id, ``days`` sessions over the same hours) to a seat's
     market orders of the tape's sizes (`seat_responses`). With ``out``, also
     ``out``/response.csv and response.png."""
+    read = [read_market(name) for name in markets]
+    distinct_labels([tape_name, *markets])
     tape = load_tape(tape_name)
-    label = Path(tape_name).stem
+    label = label_of(tape_name)
     first, last = clipped(*session_of(tape), start, end, label)
     responses = {label: tape_responses(tape, first, last)}
-    if len(responses[label]) < MIN_ORDERS:
-        raise UserError(
-            f"{tape_name}: {len(responses[label])} market orders from {clock(first)} to "
-            f"{clock(last)}, too few to read a response from (at least {MIN_ORDERS})"
-        )
+    _enough(tape_name, "market orders", responses[label], first, last)
     sizes = responses[label]["size"].to_numpy()
-    for name in markets:
-        spec, market_label = read_market(name)
+    for (spec, market_label), name in zip(read, markets):
         responses[market_label] = seat_responses(spec, sizes, days, start=first, end=last)
+        _enough(name, "market orders of a seat traded", responses[market_label], first, last)
     table = response_table(responses, size_edges(sizes))
     agree = {m: _agreement(table, label, m) for m in list(responses)[1:]}
     hours = f"{clock(first)}-{clock(last)}"
@@ -271,6 +276,16 @@ def write_response_figure(table: pd.DataFrame, title: str, out: Path) -> Path:
     figure.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=8)
     figure.suptitle(f"The response to a market order: {title}", fontsize=10)
     return save_figure(figure, out / "response.png", dpi=100)
+
+
+def _enough(name: str, what: str, found: pd.DataFrame, first: float, last: float) -> None:
+    """`UserError` naming the source ``name`` when it has fewer than `MIN_ORDERS` orders
+    ``found`` (``what`` they are) from ``first`` to ``last``: no response to read from it."""
+    if len(found) < MIN_ORDERS:
+        raise UserError(
+            f"{name}: {len(found)} {what} from {clock(first)} to {clock(last)}, too few to "
+            f"read a response from (at least {MIN_ORDERS})"
+        )
 
 
 def _agreement(table: pd.DataFrame, tape: str, market: str) -> tuple[int, int]:

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from tradearena.envs.data.load import load_tape, missing_book
-from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Event, Tape
+from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Event, Tape, clock
 from tradearena.envs.errors import UserError, did_you_mean
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.spec import SYNTHETIC, SYNTHETIC_DAY_STEPS, MarketSpec
@@ -32,8 +33,11 @@ __all__ = [
     "clock",
     "day_span",
     "day_until",
+    "distinct_labels",
     "gym_spec",
+    "held_out",
     "hours_on",
+    "label_of",
     "learned_hours",
     "read_market",
     "read_source",
@@ -162,13 +166,6 @@ def clipped(
     return low, high
 
 
-def clock(seconds: float) -> str:
-    """Seconds after midnight as HH:MM (HH:MM:SS when not a whole minute)."""
-    hours, rest = divmod(int(round(seconds)), 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours:02d}:{minutes:02d}" + (f":{secs:02d}" if secs else "")
-
-
 # ----------------------------------------------------------------------------- the sources
 def read_source(
     name: str,
@@ -185,9 +182,9 @@ def read_source(
     open, close) with ``levels`` book levels (at most what a tape has)."""
     path = Path(name)
     if path.suffix == ".toml":
-        return _market_source(load_market(path), path.stem, days, start, end, levels)
+        return _market_source(load_market(path), label_of(name), days, start, end, levels)
     if path.exists():
-        return _tape_source(load_tape(path), _label(path), start, end, levels)
+        return _tape_source(load_tape(path), label_of(name), start, end, levels)
     return _market_source(gym_spec(name), name, days, start, end, levels)
 
 
@@ -196,7 +193,7 @@ def read_market(name: str) -> tuple[MarketSpec, str]:
     id) and its label; a tape, or a market that replays one, is a `UserError`."""
     path = Path(name)
     if path.suffix == ".toml":
-        spec, label = load_market(path), path.stem
+        spec, label = load_market(path), label_of(name)
     elif path.exists():
         raise UserError(f"{name}: a tape, not a market (an experiment file or a Gymnasium id)")
     else:
@@ -206,8 +203,28 @@ def read_market(name: str) -> tuple[MarketSpec, str]:
     return spec, label
 
 
-def _label(path: Path) -> str:
-    return path.name if path.is_dir() else path.stem
+def label_of(name: str) -> str:
+    """The label a source ``name`` is shown by in the tables: an experiment file's or a tape
+    file's stem, a converted directory's name, a Gymnasium id itself."""
+    path = Path(name)
+    if path.suffix == ".toml" or path.is_file():
+        return path.stem
+    return path.name if path.is_dir() else name
+
+
+def distinct_labels(names: Sequence[str]) -> None:
+    """`UserError` when two of the sources ``names`` would be shown by one label (a table by
+    label would keep only one of them), naming both: one given twice, or two files of one
+    name in two folders."""
+    seen: dict[str, str] = {}
+    for name in names:
+        label = label_of(name)
+        if label in seen:
+            raise UserError(
+                f"{seen[label]} and {name} would both be labelled {label!r}: give each source "
+                "once, under a name of its own (rename or copy one)"
+            )
+        seen[label] = name
 
 
 def tape_day(tape: Tape, start: float | None = None, end: float | None = None) -> DayView:
@@ -244,7 +261,7 @@ def day_span(
 ) -> tuple[float, float]:
     """(first, last) of the day of the tape ``name`` that the judges see from ``start`` to
     ``end`` (seconds after midnight; None: its open, its close), as `read_source` cuts it."""
-    return clipped(*session_of(load_tape(name)), start, end, _label(Path(name)))
+    return clipped(*session_of(load_tape(name)), start, end, label_of(name))
 
 
 def _tape_source(
@@ -298,6 +315,18 @@ class LearnedHours:
 
     def __str__(self) -> str:
         return f"{clock(self.first)}-{clock(self.last)}"
+
+
+def held_out(hours: LearnedHours, start: float, end: float | None = None) -> None:
+    """`UserError` when the hours judged, from ``start`` (``--from``) to ``end``
+    (``--until``; None: the close), overlap ``hours``, those a market learned from (or its
+    baseline replays): what a market is judged on must be held out of what it learned."""
+    if start < hours.last and (end is None or hours.first < end):
+        raise UserError(
+            f"--from {clock(start)}: the hours judged overlap {hours}, learned from "
+            f"({hours.source}): judge hours held out of them (--from {clock(hours.last)} or "
+            "later)"
+        )
 
 
 def learned_hours(name: str) -> LearnedHours | None:

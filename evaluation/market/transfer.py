@@ -38,11 +38,13 @@ from tradearena.evaluation.market.sources import (
     LearnedHours,
     clock,
     gym_spec,
+    held_out,
     hours_on,
     learned_hours,
 )
 
 __all__ = [
+    "MAX_SESSIONS_A_SIDE",
     "MIN_TRADING",
     "TASKS",
     "Baseline",
@@ -66,6 +68,10 @@ TASKS = ("making", "execution")
 """The tasks a zoo is defined for."""
 MIN_TRADING = 5
 """Fewest policies of a zoo that must trade for a rank correlation to mean anything."""
+MAX_SESSIONS_A_SIDE = 10_000
+"""The most sessions (``seeds`` x ``sessions``) a policy plays on one side: the zoo's
+dozen policies on the market, the tape and the baseline under four queue models each play
+them, a tenth of a second to a few seconds each, so more is days of work."""
 AS_GRID = {"gamma": (0.01, 0.3), "sigma": (1.0, 8.0), "kappa": (0.1, 0.5, 2.0)}
 """Avellaneda-Stoikov's fixed parameters in the making zoo: risk aversion (per tick per
 lot), volatility (ticks per step) and the fill intensity's decay (per tick)."""
@@ -371,12 +377,19 @@ def transfer(
     ``queues``, and beside the market the replay of the tape's hours it learned from
     (``baseline``, [first, last] seconds after midnight, or what its file names; needed with
     ``start``) under each of ``queues`` too."""
+    if seeds * sessions > MAX_SESSIONS_A_SIDE:
+        raise UserError(
+            f"--seeds {seeds:,} x --sessions {sessions:,}: {seeds * sessions:,} sessions a policy "
+            f"and side, more than the {MAX_SESSIONS_A_SIDE:,} a judgment may play"
+        )
     spec = market_of(market, task)
     policies = zoo(spec.task) + [p for run in agents for p in saved_policies(run)]
     probe = tape_market(spec, against, None, queues[0])
     require_book(probe.replayed_tape(), "the transfer judge's sessions")
     steps = window_of(probe, start, window)
     replay = baseline_of(market, probe, baseline, needed=start is not None)
+    if start is not None and isinstance(replay, Baseline):
+        held_out(replay.hours, start)  # the sessions judged, from start, held out of them
     _no_leak(market, spec, against, start)
     sides = {"market": _same_window(spec, steps)}
     if isinstance(replay, Baseline):
@@ -434,19 +447,18 @@ def transfer(
 
 def _no_leak(name: str, spec: MarketSpec, against: str, start: float | None) -> None:
     """A `UserError` when ``spec`` is a responsive replay of the tape ``against`` whose
-    answer is estimated from hours at or after ``start`` (seconds after midnight; None: the
-    whole day is judged): it would have learned from the hours it is judged on."""
+    answer is estimated from hours the tape is judged on (from ``start``, seconds after
+    midnight; None: the whole day): it would have learned from them (`held_out`)."""
     if not spec.responsive or Path(str(spec.tape)).resolve() != Path(against).resolve():
         return
-    hours = spec.response_hours
-    if hours is None or start is None or hours[1] > start:
-        learned = "the whole tape" if hours is None else "-".join(clock(h) for h in hours)
+    if spec.response_hours is None or start is None:
         judged = f"from {clock(start)}" if start is not None else "the whole day"
         raise UserError(
-            f"{name}: its responsive replay learns how the tape answers a trade from {learned}, "
-            f"and the tape is judged {judged}: give [market] response_hours before the hours "
-            "judged (and --from)"
+            f"{name}: its responsive replay learns how the tape answers a trade from the whole "
+            f"tape, and the tape is judged {judged}: give [market] response_hours before the "
+            "hours judged, and --from"
         )
+    held_out(LearnedHours(*spec.response_hours, (), f"{name}'s response_hours"), start)
 
 
 def _opening(tape: MarketSpec, steps: tuple[int, int] | None) -> str:

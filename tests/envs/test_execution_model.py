@@ -30,6 +30,7 @@ def test_the_env_keeps_the_gymnasium_api_and_sells_everything():
         rewards.append(reward)
     assert info["left"] == 0 and info["sold"] == market.shares
     assert info["shortfall"] == pytest.approx(-sum(rewards))
+    market.reset(seed=1)
     with pytest.raises(ValueError, match="not in Discrete"):
         market.step(9)
 
@@ -77,3 +78,21 @@ def test_in_fine_lots_the_schedule_is_the_closed_form():
     holdings = market.shares - np.cumsum([0, *schedule])
     assert np.abs(holdings - almgren_chriss_holdings(market, 0.25)).max() <= 0.5
     assert np.allclose(almgren_chriss_holdings(market, 0.0), [200, 150, 100, 50, 0])
+
+
+@pytest.mark.parametrize("when", ["before reset", "after its last step", "after close"])
+def test_no_step_is_taken_without_an_episode(when):
+    """A step before `reset`, after the episode's last step or after `close`: a RuntimeError
+    saying to reset (it went on stepping, its observations outside the space and
+    ``terminated`` false); a reset starts a new episode."""
+    env = AlmgrenChrissMarket(shares=4, n_steps=2, max_trade=2)
+    if when != "before reset":
+        env.reset(seed=0)
+    if when == "after its last step":
+        assert env.step(1)[2] is False and env.step(1)[2] is True
+    if when == "after close":
+        env.close()
+    with pytest.raises(RuntimeError, match=r"^no episode to step: call reset\(\)"):
+        env.step(1)
+    obs, _ = env.reset(seed=0)
+    assert env.observation_space.contains(obs) and env.step(1)[0] == 1 * 5 + 3

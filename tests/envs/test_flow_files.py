@@ -6,12 +6,14 @@ time limit per case, so that a crash or a hang fails the case that caused it."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import subprocess
 import sys
 import textwrap
+import zipfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -20,9 +22,11 @@ import numpy as np
 import pytest
 from reference_flow import OPEN, small_model  # tests/reference_flow.py
 
+from tradearena.envs.simulator.learned_flow import parameters
 from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS
 from tradearena.envs.simulator.learned_flow.model import EventModel
 from tradearena.envs.simulator.learned_flow.neural import INPUTS, NeuralModel
+from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
 
 MEMORY = 3 << 30
 """The child's address-space limit, bytes."""
@@ -109,6 +113,37 @@ def write_bytes(name: str, content: bytes | None, json_name: str) -> Callable[[P
     return tamper
 
 
+def claimed(npz: str, key: str, count: int, json_name: str) -> Callable[[Path], Path]:
+    """The arrays ``npz`` with a member ``key`` (added, or in place of its own) whose header
+    claims ``count`` float64 numbers and whose data is 64 bytes."""
+
+    def tamper(folder: Path) -> Path:
+        path = folder / npz
+        with np.load(path) as stored:
+            arrays = {k: stored[k] for k in stored.files if k != key}
+        np.savez(path, **arrays)
+        header = io.BytesIO()
+        shape = {"descr": "<f8", "fortran_order": False, "shape": (count,)}
+        np.lib.format.write_array_header_1_0(header, shape)
+        with zipfile.ZipFile(path, "a") as archive:
+            archive.writestr(f"{key}.npy", header.getvalue() + bytes(64))
+        return folder / json_name
+
+    return tamper
+
+
+def bare_npy(folder: Path) -> Path:
+    """The JSON naming a bare ``.npy`` (one array, no archive) as its arrays."""
+    np.save(folder / "flow.npy", np.zeros(3))
+    return set_json(EVENTS, "arrays", '"flow.npy"')(folder)
+
+
+def nested(folder: Path) -> Path:
+    """The JSON a list nested 100,000 deep."""
+    (folder / EVENTS).write_text("[" * 100_000 + "]" * 100_000)
+    return folder / EVENTS
+
+
 def fifo(folder: Path) -> Path:
     path = folder / "flow.npz"
     path.unlink()
@@ -183,6 +218,16 @@ CASES = {
     "bursts 1e6": (set_array(NET_NPZ, "burst_bias", np.full(12, 1e6), NEURAL), None),
     "fifo": (fifo, r"flow\.npz: not a regular file"),
     "/dev/zero": (device, r"flow\.npz: not a regular file"),
+    "a spare member claiming 10^12 numbers": (claimed(NPZ, "spare", 10**12, E), None),
+    "a spare neural member claiming 10^12": (claimed(NET_NPZ, "spare", 10**12, NEURAL), None),
+    "mu claiming 10^12 numbers": (
+        claimed(NPZ, "mu", 10**12, E),
+        r"flow\.npz: mu holds 1,000,000,000,000 numbers of 8 bytes, more than the 1,073,741,824",
+    ),
+    "weights claiming 2^60 numbers": (
+        claimed(NET_NPZ, "weight_hh", 2**60, NEURAL),
+        r"net\.npz: weight_hh holds [\d,]+ numbers of 8 bytes, more than the",
+    ),
     "huge profile": (set_array(NPZ, "profile", np.ones(10**7), E), r"profile must have 1 to"),
     "huge mark": (
         set_array(NPZ, "marks.gap.0.values", np.ones(3 * 10**7), E),
@@ -250,6 +295,53 @@ CASES = {
         r"marks\.sizes\.4 needs both|marks\.sizes must hold 5",
     ),
     "empty book": (set_array(NPZ, "book", lambda a: a * 0, E), r"book must hold lots"),
+    "a bare .npy": (bare_npy, r"flow\.npy: not a numpy \.npz"),
+    "JSON nested 100,000 deep": (nested, r"flow\.json: not a learned flow's parameter file"),
+    "a base that names itself": (
+        set_json(NEURAL, "base", '"net.json"'),
+        r"net\.json: a neural flow of format 2; expected events",
+    ),
+    # what the judges read of meta
+    **{
+        f"meta.{key} {raw}": (set_json(E, "meta", f'{{"{key}": {raw}}}'), f"meta\\.{key} must be")
+        for key, raw in (
+            ("window", '"09:30"'),
+            ("window", "[1]"),
+            ("window", "[NaN, 5]"),
+            ("window", "[5, 1]"),
+            ("window", "[0, 1e12]"),
+            ("window", "[[1], [2]]"),
+            ("window", "[true, 5]"),
+            ("tape", "7"),
+            ("tapes", '"day.csv"'),
+            ("tapes", "[1, 2]"),
+        )
+    },
+    # numbers the compiled flow would overflow 64-bit integers with, a dead market
+    "sizes of 2^53 - 1 lots": (
+        set_array(NPZ, "marks.sizes.0.values", [2.0**53 - 1], E),
+        r"marks\.sizes\.0 values must lie in \[0, 1e\+09\], got \[9\.0072e\+15",
+    ),
+    "a gap of 1e9 ticks": (
+        set_array(NPZ, "marks.gap.0.values", [1e9], E),
+        r"marks\.gap\.0 values must lie in \[0, 1e\+06\]",
+    ),
+    "inside beyond the spread": (
+        set_array(NPZ, "marks.inside.0.values", [3.0], E),
+        r"marks\.inside\.0 values must lie in \[0, 1\]",
+    ),
+    "book offsets of 1e9 ticks": (
+        set_array(NPZ, "book", lambda a: a * [1e9, 1, 1, 1], E),
+        r"book offsets must lie within 1e\+06 ticks of the mid",
+    ),
+    "half lots in the book": (
+        set_array(NPZ, "book", lambda a: a + [0, 0.5, 0, 0], E),
+        r"book must hold whole lots",
+    ),
+    "rates of 1e-300": (
+        set_array(NPZ, "mu", lambda a: a * 1e-300, E),
+        r"mu and the profile give at most [\d.e-]+ events a second; must be in \[0\.001, 100000\]",
+    ),
 }
 """Each bad file: how it is made from the good ones (its JSON returned), and the error its
 reading must raise (None: it is accepted, and runs within the limits)."""
@@ -318,3 +410,22 @@ def test_a_bad_flow_file_is_one_clear_error(results, name):
         assert got["error"].startswith("model: "), got["error"]
         assert "\n" not in got["error"]
         assert re.search(expected, got["error"]), got["error"]
+
+
+@pytest.mark.parametrize("base", ["net.json", "other.json"])
+def test_a_neural_flows_base_that_is_no_events_file_is_refused_with_its_files(tmp_path, base):
+    """The files of a neural flow (`parameters.parts`, what an experiment's check copies)
+    whose base names the flow itself, or another neural flow naming it back: one error
+    naming the file and its base, not an endless recursion."""
+    model = good_model()
+    network = good_network(model)
+    network.save(tmp_path / NEURAL)
+    network.save(tmp_path / "other.json")
+    set_json("other.json", "base", '"net.json"')(tmp_path)
+    set_json(NEURAL, "base", json.dumps(base))(tmp_path)
+    with pytest.raises(LearnedFlowError, match=r"net\.json: 'base' must name an events flow's"):
+        parameters.parts(tmp_path / NEURAL)
+    assert parameters.parts(tmp_path / "net.base.json") == [
+        tmp_path / "net.base.json",
+        tmp_path / "net.base.npz",
+    ]

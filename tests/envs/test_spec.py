@@ -64,13 +64,38 @@ def test_bad_values_name_their_field(keywords, path):
     assert error.value.path == path
 
 
-@pytest.mark.parametrize("tick", [1e-300, 1e-13, 0.0, float("nan")])
-def test_a_tick_below_the_finest_listed_is_refused(tick):
-    """A tick of 1e-300 dollars made a PnL of 1e-297: ticks below 1e-12 dollars are noise of
-    floating point."""
-    with pytest.raises(SpecError, match=r"^tick_size: must be a finite number >= 1e-12 "):
+@pytest.mark.parametrize("tick", [1e-300, 1e-13, 0.0, float("nan"), 1e7, 1e308, float("inf")])
+def test_a_tick_beyond_the_listed_ones_is_refused(tick):
+    """A tick of 1e-300 dollars made a PnL of 1e-297 (ticks below 1e-12 dollars are noise of
+    floating point), one of 1e308 infinite rewards: a tick lies in [1e-12, 1e6] dollars."""
+    with pytest.raises(SpecError, match=r"^tick_size: must be a number in \[1e-12, 1e\+06\] "):
         MarketSpec(tick_size=tick)
     assert MarketSpec(tick_size=1e-12).market(0).tick_size == 1e-12
+    assert MarketSpec(tick_size=1e6).market(0).tick_size == 1e6
+
+
+BOUNDS = {
+    "reward_scale": (1e308, r"must be in \(0, 1e\+06\], got 1e\+308"),
+    "inventory_penalty": (1e308, r"must be in \[0, 1e\+06\] dollars a share\^2, got 1e\+308"),
+    "fee_per_share": (float("inf"), r"must be in \[0, 1e\+06\] dollars a share, got inf"),
+    "signal_noise": (1e308, r"must be in \(0, 1,000,000,000\] ticks, got 1e\+308"),
+    "queue_power": (1e308, r"must be in \(0, 100\], got 1e\+308"),
+    "position_limit": (2**62, r"must be in \[1, 1,000,000,000\] shares, got 4611686018427387904"),
+    "order_size": (2**62, r"must be in \[1, 1,000,000,000\] shares, got 4611686018427387904"),
+    "depth_levels": (10**9, r"must be in \[1, 1,000\], got 1000000000"),
+    "windows": ((1, 10**12), r"must be distinct step counts in \[1, 1,000,000\]"),
+}
+"""A field, a value beyond its bound, and the refusal (the bounds keep every reward a finite
+float and every account inside 64-bit integers)."""
+
+
+@pytest.mark.parametrize("field", list(BOUNDS))
+def test_every_number_of_the_market_is_bounded(field):
+    """Each field beyond its bound is refused naming it (1e308 of reward_scale, a penalty or
+    a fee made infinite rewards, or an sqlite error after every job)."""
+    value, message = BOUNDS[field]
+    with pytest.raises(SpecError, match=f"^{field}: {message}"):
+        MarketSpec(population="light", **{field: value})
 
 
 @pytest.mark.parametrize(
@@ -191,3 +216,22 @@ def test_spaces_come_from_the_spec():
     assert spec.observation_space("tabular") == gym.spaces.Discrete(54)
     with pytest.raises(SpecError, match="observation"):
         spec.observation_space("pixels")
+
+
+FACES = {
+    "gym.make": lambda spec: gym.make("tradearena/MarketMaking-v0", market_spec=spec),
+    "gym.make_vec": lambda spec: gym.make_vec(
+        "tradearena/MarketMaking-v0", num_envs=2, market_spec=spec
+    ),
+    "PettingZoo": lambda spec: MarketParallelEnv(n_seats=2, market_spec=spec),
+}
+
+
+@pytest.mark.parametrize("face", list(FACES))
+@pytest.mark.parametrize("given", ["configs/amzn_learned.toml", 7])
+def test_a_market_spec_that_is_no_spec_is_named(face, given):
+    """A market file's path (or anything but a MarketSpec) given as ``market_spec``: a
+    SpecError naming it and saying what reads the file (a TypeError from dataclasses
+    before)."""
+    with pytest.raises(SpecError, match=rf"^market_spec: \w+ takes a MarketSpec, got {given!r}; "):
+        FACES[face](given)

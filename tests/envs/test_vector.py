@@ -4,7 +4,10 @@ single environment with its seed, step by step, autoresets included."""
 from __future__ import annotations
 
 import gc
+import json
+import subprocess
 import sys
+import textwrap
 
 import gymnasium as gym
 import numpy as np
@@ -305,3 +308,79 @@ def test_a_constructor_that_raises_leaves_nothing_to_close(monkeypatch):
         MarketVectorEnv(2, bogus=1)
     gc.collect()
     assert raised == []
+
+
+NUM_ENVS = {"10^9": 10**9, "1,025": 1025, "0": 0, "-1": -1, "2.5": 2.5, "True": True}
+"""Session counts no batched face takes (at most `envs.spec.MAX_SESSIONS`)."""
+CHILD = textwrap.dedent(
+    """
+    import json, resource, sys
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+    import gymnasium as gym
+    from tradearena import envs
+    from tradearena.envs.vector import BatchedParallelEnv
+    faces = {
+        "make_vec": lambda n: gym.make_vec("tradearena/MarketMaking-v0", num_envs=n),
+        "pettingzoo": lambda n: BatchedParallelEnv(n, n_seats=2, population="light"),
+    }
+    for name, n in json.loads(sys.argv[1]).items():
+        for face, make in faces.items():
+            try:
+                make(n)
+                out = "built"
+            except ValueError as error:
+                out = f"{type(error).__name__}: {error}"
+            print(json.dumps([name, face, out]), flush=True)
+    """
+)
+
+
+def test_a_batch_of_too_many_sessions_is_refused_before_any_is_built():
+    """`gymnasium.make_vec` and `BatchedParallelEnv` with ``num_envs`` beyond 1,024 (10^9
+    sessions once built until memory ran out), not positive or not an integer: a UserError
+    naming it, at once; in a child process under a memory and a time limit."""
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(NUM_ENVS)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(lines) == 2 * len(NUM_ENVS), done.stderr
+    for name, face, out in lines:
+        shown = repr(NUM_ENVS[name])
+        assert out == (
+            f"UserError: num_envs must be an integer in [1, 1,024] sessions, got {shown}"
+        ), (face, name)
+
+
+REFUSED = {
+    "fractions": np.array([1.7, 0.2]),
+    "whole floats": [1.0, 2.0],
+    "float32": np.array([1, 2], dtype=np.float32),
+    "NaN": np.array([np.nan, 1.0]),
+    "beyond int64": np.array([2**64 - 1, 1], dtype=np.uint64),
+}
+"""Batches of actions the single environment refuses one by one (it takes integers only)."""
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_a_batch_refuses_what_the_single_environment_refuses(case):
+    """`make_vec`'s and the batched PettingZoo face's step refuse floats (whole ones too),
+    bools and values out of the space, as the single environment does (they cast them
+    silently before); integers are taken."""
+    actions = REFUSED[case]
+    single = gym.make("tradearena/MarketMaking-v0", population="light", n_steps=5)
+    single.reset(seed=0)
+    with pytest.raises(ValueError, match="is not in Discrete"):
+        single.step(np.asarray(actions)[0].item())
+    vector = gym.make_vec("tradearena/MarketMaking-v0", num_envs=2, population="light", n_steps=5)
+    vector.reset(seed=0)
+    with pytest.raises(ValueError, match=r"are not in MultiDiscrete\(\[17 17\]\)"):
+        vector.step(actions)
+    assert vector.step(np.array([1, 2]))[0].shape[0] == 2
+    paired = BatchedParallelEnv(2, n_seats=2, population="light", n_steps=5, task="making")
+    paired.reset(seed=0)
+    with pytest.raises(ValueError, match=r"actions must be \(2,\) arrays in Discrete\(17\)"):
+        paired.step({"seat_0": actions, "seat_1": np.array([1, 1])})
+    paired.close()

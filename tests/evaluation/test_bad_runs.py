@@ -13,7 +13,7 @@ from tradearena.agents.saving import ARRAYS, HEADER
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.cli.main import main
 from tradearena.evaluation.experiment.rollout import build_agent
-from tradearena.evaluation.experiment.schema import AgentEntry
+from tradearena.evaluation.experiment.schema import FILE_NAME_RULE, AgentEntry
 
 # The tiny experiment of conftest.py, line by line:
 #  1 kind = "compare"      5 [market]               12 [testing]      18 [[agents]]
@@ -24,7 +24,16 @@ TOURNAMENT = ('kind = "compare"', 'kind = "tournament"')
 TRAINING = "[testing]"  # a key put before this line lands in [training], at line 12
 NOISE = '[[market.traders]]\ntype = "Noise"\nn_agents = {}\n\n[training]'
 ZI = '[[market.traders]]\ntype = "ZeroIntelligence"\n{}\n\n[training]'
+MAKER = '[[market.traders]]\ntype = "MarketMaker"\n{}\n\n[training]'
 AGENTS = '[[agents]]\nid = "q_learning"\n\n[[agents]]\nid = "ra2q"\nparams = { k = 3 }\n'
+
+
+def climbs(edits: list, append: str, line: int, field: str) -> tuple:
+    """A `BAD` case: a name that becomes a path ("../x", its last character the edit's) is
+    refused as no plain file name."""
+    name = re.search(r'"(\.\./\w)"', edits[0][1] + append).group(1)
+    return edits, append, line, field, re.escape(f"must be {FILE_NAME_RULE}, got {name!r}")
+
 
 # id: (edits [(old, new)], text appended, line (None: the file's), field, message regex)
 BAD = {
@@ -98,6 +107,13 @@ BAD = {
         7,
         "market.n_steps",
         r"the session would last 60,000,000 s \(1,000,000 steps of 60 s\)",
+    ),
+    "an open time of 1e16 s": (
+        [("n_steps = 15", "n_steps = 15\nopen_time = 1e16")],
+        "",
+        8,
+        "market.open_time",
+        r"must be in \[0, 604,800\] seconds after midnight \(a week\), got 1e\+16",
     ),
     "an opening price of 2^62 ticks": (
         [("n_steps = 15", "n_steps = 15\ninitial_price = 4611686018427387904")],
@@ -207,6 +223,117 @@ BAD = {
         "market.traders[0]",
         r"expected a table \{type = \"...\", ...\} \(one of \[.*\]\), got 'ZeroIntelligence'$",
     ),
+    **{
+        f"the label {label!r}": (
+            [('id = "q_learning"', f'id = "q_learning"\nlabel = "{label}"')],
+            "",
+            17,
+            "agents[0].label",
+            re.escape(f"must be {FILE_NAME_RULE}, got {label!r}"),
+        )
+        for label in ("../../escaped_label", "/tmp/absolute", "./q", ".", "..", "a b", "")
+        if label  # an empty label is the class's name
+    },
+    "labels alike but for case": (
+        [
+            ('id = "q_learning"', 'id = "q_learning"\nlabel = "q"'),
+            ("params = { k = 3 }", 'params = { k = 3 }\nlabel = "Q"'),
+        ],
+        "",
+        22,
+        "agents[1].label",
+        r"agents' labels must be distinct, case aside, got \['q', 'Q'\]",
+    ),
+    "an experiment name that climbs": climbs([('name = "tiny"', 'name = "../x"')], "", 2, "name"),
+    "a condition's name that climbs": climbs(
+        [('kind = "compare"', 'kind = "robustness"')],
+        '\n[[perturbations]]\nname = "../p"\ntype = "zi"\n',
+        23,
+        "perturbations[0].name",
+    ),
+    "conditions alike but for case": (
+        [('kind = "compare"', 'kind = "robustness"')],
+        '\n[[perturbations]]\nname = "zi"\ntype = "zi"\n'
+        '\n[[perturbations]]\nname = "ZI"\ntype = "zi"\n',
+        27,
+        "perturbations[1].name",
+        r"perturbations' names must be distinct, case aside, got \['zi', 'ZI'\]",
+    ),
+    "a PSRO learner's label that climbs": climbs(
+        [('kind = "compare"', 'kind = "psro"')],
+        '\n[psro.learner]\nid = "q_learning"\nlabel = "../r"\n',
+        24,
+        "psro.learner.label",
+    ),
+    "a zero-intelligence drift of NaN": (
+        [("[training]", ZI.format("drift = nan"))],
+        "",
+        11,
+        "market.traders[0].drift",
+        r"must be a finite number, got nan$",
+    ),
+    "a zero-intelligence sigma given as text": (
+        [("[training]", ZI.format('sigma = "12"'))],
+        "",
+        11,
+        "market.traders[0].sigma",
+        r"must be a number, got '12'$",
+    ),
+    "a volatile sigma of inf": (
+        [("[training]", ZI.format("volatile_sigma = inf"))],
+        "",
+        11,
+        "market.traders[0].volatile_sigma",
+        r"must be a finite number, got inf$",
+    ),
+    "a Hawkes decay of NaN": (
+        [("[training]", ZI.format("hawkes = { branching = 0.5, decay = nan }"))],
+        "",
+        11,
+        "market.traders[0].hawkes.decay",
+        r"must be a finite number, got nan$",
+    ),
+    "a market maker's half spread of NaN": (
+        [("[training]", MAKER.format("half_spread = nan"))],
+        "",
+        11,
+        "market.traders[0].half_spread",
+        r"must be a finite number, got nan$",
+    ),
+    "a market maker's half spread of 1e300": (
+        [("[training]", MAKER.format("half_spread = 1e300"))],
+        "",
+        11,
+        "market.traders[0].half_spread",
+        r"must be an integer, got 1e\+300$",
+    ),
+    "a learned flow without its model": (
+        [("[training]", '[[market.traders]]\ntype = "LearnedFlow"\n\n[training]')],
+        "",
+        9,
+        "market.traders[0].model",
+        r"LearnedFlow needs it: it has no default$",
+    ),
+    **{
+        f"a reference's gamma of {shown}": (
+            [
+                ("n_steps = 15", 'n_steps = 15\ntask = "making"'),
+                (
+                    'ra2q"\nparams = { k = 3 }',
+                    f'avellaneda_stoikov"\nparams = {{ gamma = {value} }}',
+                ),
+            ],
+            "",
+            21,
+            "agents[1].params",
+            re.escape(f"agent 'avellaneda_stoikov': gamma: must be {rule}, got {shown}") + "$",
+        )
+        for value, rule, shown in (
+            ("nan", "a finite number", "nan"),
+            ("inf", "a finite number", "inf"),
+            ('"x"', "a number or none", "'x'"),
+        )
+    },
     "no agents": (
         [(AGENTS, "")],
         "",
@@ -265,11 +392,12 @@ class Seven(Agent):
 
 @pytest.mark.parametrize("sessions", [1, 2])
 def test_a_run_refuses_an_action_outside_the_space(
-    sessions, tmp_path, tiny_text, capsys, own_folders
+    sessions, tmp_path, tiny_text, capsys, own_folders, monkeypatch
 ):
     """``run`` with an agent whose action is not in its space: its jobs fail naming the agent,
     the value and the space (one session at a time or batched); none plays it as another."""
     (tmp_path / "seven_agent.py").write_text(SEVEN)
+    monkeypatch.chdir(tmp_path)
     text = tiny_text.replace('id = "q_learning"', 'id = "seven_agent:Seven"')
     text = text.replace(TRAINING, f"sessions = {sessions}\n\n{TRAINING}")
     path = tmp_path / "seven.toml"
@@ -281,6 +409,31 @@ def test_a_run_refuses_an_action_outside_the_space(
     for seed in (0, 1):
         assert f"Seven/seed={seed}: " in err
     assert err.count(f"ActionError: Seven.{method} returned 7, not in Discrete(3)") == 2
+
+
+SPACED = """
+from tradearena.agents.baselines import Hold
+
+
+class Spaced(Hold):
+    name = "a/b"
+"""
+
+
+def test_a_label_taken_from_a_class_name_is_a_plain_file_name(
+    tmp_path, tiny_text, capsys, own_folders, monkeypatch
+):
+    """An agent table without a label, whose class's ``name`` is no file name, is refused
+    at its label, saying to set one; nothing is written."""
+    (tmp_path / "spaced_agent.py").write_text(SPACED)
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "spaced.toml"
+    path.write_text(tiny_text.replace('id = "q_learning"', 'id = "spaced_agent:Spaced"'))
+    line = refused(["run", str(path), "--out", str(tmp_path / "run")], capsys)
+    assert line == (
+        f"{path}, line 15: agents[0].label: must be {FILE_NAME_RULE}, got 'a/b' (set label = ...)"
+    )
+    assert not (tmp_path / "run").exists()
 
 
 def _header(**changes):
@@ -300,6 +453,11 @@ BAD_SAVED = {
         lambda path: (path / HEADER).write_text("[]"),
         HEADER,
         r"not a saved agent's file: a JSON list",
+    ),
+    "agent.json nested 100,000 deep": (
+        lambda path: (path / HEADER).write_text("[" * 100_000 + "]" * 100_000),
+        HEADER,
+        r"not a saved agent's file: maximum recursion depth exceeded",
     ),
     "no id": (_header(id=None), HEADER, r"id: missing"),
     "params a list": (_header(params=[]), HEADER, r"params: must be an object of keywords"),

@@ -131,7 +131,7 @@ BAD = {
         "",
         8,
         "market.position_limit",
-        r"must be > 0 shares, got -5",
+        r"must be in \[1, 1,000,000,000\] shares, got -5",
     ),
     "zero seeds": (
         [("seeds = 2", "seeds = 0")],
@@ -253,7 +253,7 @@ BAD = {
         "",
         22,
         "agents[1].label",
-        r"agent labels must be distinct, got \['twin', 'twin'\]",
+        r"agents' labels must be distinct, case aside, got \['twin', 'twin'\]",
     ),
     "perturbations in a compare experiment": (
         [],

@@ -176,13 +176,14 @@ def test_ray_equals_local(reference, ray_session, tmp_path):
     assert ray_session.is_initialized()  # the executor joined the session, did not end it
 
 
-def test_an_agent_beside_the_config_runs_locally_and_on_ray(
+def test_an_agent_of_a_named_folder_runs_locally_and_on_ray(
     ray_session, own_folders, tmp_path, monkeypatch, tiny_text
 ):
-    """A "module:Class" agent saved beside the experiment file, run from another folder,
-    loads in this process and in the Ray workers (which get the file's folder); the tables
-    label it by its ``name``, and the run directory's config.toml says so, so that the run
-    reads back alike without the module."""
+    """A "module:Class" agent saved beside the experiment file, its folder named
+    (`agents.add_folders`, the command's --agents-from), run from another folder, loads in
+    this process and in the Ray workers (which get the folder); the tables label it by its
+    ``name``, and the run directory's config.toml says so, so that the run reads back alike
+    without the module."""
     folder = tmp_path / "experiment"
     folder.mkdir()
     (folder / "contrarian.py").write_text(CONTRARIAN)
@@ -190,6 +191,7 @@ def test_an_agent_beside_the_config_runs_locally_and_on_ray(
     path = folder / "custom.toml"
     path.write_text(custom + "\n[output]\nfigures = false\n")
     monkeypatch.chdir(tmp_path)
+    agents.add_folders(folder)
     local = run_experiment(path, LocalExecutor(progress=False), out=tmp_path / "local")
     remote = run_experiment(path, RayExecutor(workers=2, progress=False), out=tmp_path / "ray")
     assert local.failed == remote.failed == {}
@@ -266,7 +268,10 @@ def test_a_run_keeps_its_calibration_and_resumes_without_recalibrating(
     monkeypatch.setattr(calibration, "_DONE", {})  # a new process
     monkeypatch.setattr(calibration, "_PORTABLE", set())
     monkeypatch.setattr(calibration, "calibration_seeds", lambda n: pytest.fail("calibrated"))
-    (tmp_path / "run" / "results.sqlite").unlink()  # every job again, from the kept values
+    with sqlite3.connect(tmp_path / "run" / "results.sqlite") as db:  # every job again,
+        db.execute("DELETE FROM episodes")  # from the kept values
+        db.execute("DELETE FROM jobs")
+    db.close()
     again = run_experiment(path, LocalExecutor(progress=False), out=tmp_path / "run", resume=True)
     pd.testing.assert_frame_equal(again.summary, first.summary)
 
@@ -408,15 +413,51 @@ def test_existing_run_needs_resume(reference, tmp_path, capsys):
     path, local = reference
     run = tmp_path / "run"
     shutil.copytree(local, run)
-    before = snapshot(run)
-    assert main(["run", str(path), "--executor", "local", "--out", str(run), "--no-progress"]) == 2
+    refused_untouched(
+        ["run", str(path), "--executor", "local", "--out", str(run), "--no-progress"],
+        run,
+        f"{run} already holds a run: pass --resume to continue it, or --out a new directory",
+        capsys,
+    )
+
+
+def refused_untouched(argv: list[str], folder: Path, message: str, capsys) -> None:
+    """``argv`` is refused with the one line ``message`` (exit 2, nothing on stdout), and not
+    a byte or timestamp of ``folder`` changed."""
+    before = snapshot(folder)
+    assert main(argv) == 2
     stdout, stderr = capsys.readouterr()
     assert stdout == ""
-    assert stderr.splitlines() == [
-        f"tradearena: error: {run} already holds a run: pass --resume to continue it, or --out "
-        "a new directory"
-    ]
-    assert snapshot(run) == before
+    assert stderr.splitlines() == [f"tradearena: error: {message}"]
+    assert snapshot(folder) == before
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_folder_of_other_files_is_not_written_into(reference, tmp_path, capsys, resume):
+    """``run --out`` a folder of the user's files that holds no run (a config.toml and a
+    summary.csv of their own), with or without --resume: exit 2, one line, and not a byte or
+    timestamp of the folder changed; an empty folder, or one holding only a cut run's lock,
+    takes the run."""
+    path, _ = reference
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "config.toml").write_text("my notes\n")
+    (mine / "summary.csv").write_text("a,b\n1,2\n")
+    argv = ["run", str(path), "--executor", "local", "--no-progress", "--out", str(mine)]
+    refused_untouched(
+        argv + ["--resume"] * resume,
+        mine,
+        f"{mine} holds files and no run (no results.sqlite): give --out a new or empty "
+        "directory, so that none of them is overwritten",
+        capsys,
+    )
+    empty = tmp_path / "empty"
+    (empty / ".lock").parent.mkdir()
+    (empty / ".lock").write_text("")
+    assert (
+        main(["run", str(path), "--executor", "local", "--no-progress", "--out", str(empty)]) == 0
+    )
+    assert (empty / "results.sqlite").exists()
 
 
 # ----------------------------------------------------------------------------- failures

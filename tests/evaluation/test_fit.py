@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from tradearena.envs.errors import UserError
-from tradearena.evaluation.market.fit import FitTarget, objective, set_path
+from tradearena.evaluation.experiment.schema import is_file_name
+from tradearena.evaluation.market.fit import FitTarget, experiment_table, objective, set_path
 from tradearena.evaluation.market.search import FitParameter, fit
 
 SPACE = [FitParameter("a", 0.0, 10.0), FitParameter("traders.1.rate", 1e-3, 1.0, log=True)]
@@ -96,3 +97,13 @@ def test_a_budget_in_seconds_stops_early_with_the_best_so_far():
 def test_a_one_parameter_space_is_searched_too():
     result = fit([FitParameter("a", 0.0, 10.0)], lambda cs: [(c["a"] - 7.0) ** 2 for c in cs])
     assert result.parameters["a"] == pytest.approx(7.0, abs=0.01)
+
+
+@pytest.mark.parametrize(
+    ("stem", "name"), [("my day", "my_day"), ("../up", "_up"), ("..", "market"), ("amzn", "amzn")]
+)
+def test_a_written_experiment_is_named_by_a_plain_file_name(stem, name):
+    """The experiment `fit` and `learn` write is named by its file's stem made a plain file
+    name, so that `run` takes what they wrote."""
+    assert experiment_table(stem, {})["name"] == name
+    assert is_file_name(name)

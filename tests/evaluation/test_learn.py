@@ -3,19 +3,31 @@ the market, the command and Gymnasium read."""
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
 import tomllib
+from dataclasses import replace
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
 from days import lobster_day  # tests/evaluation/days.py
 
+from tradearena.envs.data.load import load_tape
+from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, write_lobster
 from tradearena.envs.errors import UserError
+from tradearena.envs.simulator.learned_flow.estimate import fit_events
 from tradearena.envs.simulator.learned_flow.model import EventModel
+from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
+from tradearena.envs.simulator.recording import synthetic_tape
+from tradearena.envs.simulator.traders import light
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.cli.main import main
 from tradearena.evaluation.experiment.config import ConfigError, load_market
 from tradearena.evaluation.market.fit import check_out
+from tradearena.evaluation.market.learn import one_market
 from tradearena.evaluation.market.sources import learned_hours
 
 
@@ -124,6 +136,60 @@ def test_a_bad_flow_file_is_blamed_on_its_trader(tmp_path, learned):
         load_market(tmp_path / "m.toml")
 
 
+MARKET_FAULTS = {
+    "another tick": ({}, "tick_size = 0.05", r"model: was learned at a tick of \$0\.01 a lot; "),
+    "half a lot in the book": (
+        {"book": lambda book: book + [0, 0.5, 0, 0]},
+        "",
+        r"model: .*m\.flow\.json: book must hold whole lots$",
+    ),
+    "a near-zero rate": (
+        {"mu": lambda mu: mu * 1e-300},
+        "",
+        r"model: .*m\.flow\.json: mu and the profile give at most [\d.e-]+ events a second; "
+        r"must be in \[0\.001, 100000\]$",
+    ),
+}
+"""Learned markets whose faults show only when a session opens (or, where the file shows
+them, when it is read): the arrays of its file changed, a line of the market, the refusal."""
+
+
+@pytest.mark.parametrize("case", list(MARKET_FAULTS))
+def test_a_learned_markets_fault_is_the_markets_not_a_seats(case, tmp_path, learned, capsys):
+    """A learned market at another tick than its flow's, whose opening book holds half a lot,
+    or whose rates are near zero, with the reference (calibrated in that market during the
+    check) in a seat: `run` refuses it naming the market's trader, never the seat; exit 2,
+    nothing written."""
+    _, out, model, _ = learned
+    changes, line, message = MARKET_FAULTS[case]
+    model.save(tmp_path / "m.flow.json")
+    with np.load(tmp_path / "m.flow.npz") as stored:
+        arrays = {key: stored[key] for key in stored.files}
+    np.savez(
+        tmp_path / "m.flow.npz", **{k: changes.get(k, np.asarray)(v) for k, v in arrays.items()}
+    )
+    trader = '{type = "LearnedFlow", model = "m.flow.json"}'
+    config = tmp_path / "m.toml"
+    config.write_text(
+        f'kind = "compare"\nseeds = 1\n[market]\ntask = "making"\nn_steps = 5\n{line}\n'
+        f'traders = [{trader}]\n[[agents]]\nid = "avellaneda_stoikov"\n'
+    )
+    assert main(["run", str(config), "--dry-run"]) == 2
+    _, err = capsys.readouterr()
+    assert err.count("\n") == 1 and "agents[" not in err, err
+    assert re.search(r"market\.traders\[0\]\." + message, err), err
+
+
+def test_a_model_its_loader_would_refuse_is_not_written(learned, tmp_path):
+    """`EventModel.save` (and so `learn`, which writes through it) of a model `check` refuses
+    (rates of a burst tape's 4e7 events a second, say): a LearnedFlowError naming the file,
+    and no file written."""
+    _, _, model, _ = learned
+    with pytest.raises(LearnedFlowError, match=r"m\.flow\.json: mu and the profile give at most"):
+        replace(model, mu=model.mu * 1e6).save(tmp_path / "m.flow.json")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_judges_read_the_hours_learned_from_in_the_flow_file(learned):
     """`tradearena realism` and `transfer` judge a learned market beside the hours its flow
     file says it learned from: the window and the tape's name."""
@@ -153,4 +219,183 @@ def test_several_days_are_learned_as_one_flow(learned, tmp_path, capsys):
     assert main(neural) == 2
     assert capsys.readouterr().err == (
         "tradearena: error: --model neural learns from one tape, got 2\n"
+    )
+
+
+AMZN = "AMZN_2012-06-2{}_34200000_57600000"
+GOOG = "GOOG_2012-06-22_34200000_57600000"
+PART = "AMZN_2012-06-21_34200000_45000000"
+
+
+def scaled_day(folder, name: str, factor: int):
+    """A light day whose prices are ``factor`` times the usual ones, as LOBSTER files."""
+    tape = synthetic_tape(11, traders=light(), levels=1, n_steps=40, initial_price=10_000 * factor)
+    messages = folder / f"{name}_message_1.csv"
+    write_lobster(tape, messages, folder / f"{name}_orderbook_1.csv")
+    return messages
+
+
+def grid_day(folder, name: str):
+    """A light day whose every price lies on a grid of 5 ticks (its book's too)."""
+    tape = synthetic_tape(11, traders=light(), levels=1, n_steps=40)
+    m, book = tape.messages.copy(), tape.book.copy()
+    m["price"] = np.where(m["price"] > 0, m["price"] // 5 * 5, m["price"])
+    for column, empty, side in ((0, EMPTY_ASK, -1), (2, EMPTY_BID, 1)):  # asks up, bids down
+        prices = book[:, column]
+        book[:, column] = np.where(prices == empty, empty, side * (side * prices // 5 * 5))
+    messages = folder / f"{name}_message_1.csv"
+    write_lobster(
+        replace(tape, messages=m, book=book), messages, folder / f"{name}_orderbook_1.csv"
+    )
+    return messages
+
+
+POOLS = {
+    "one file twice": (lambda f: [f / "a_message_1.csv"] * 2, "are the same file"),
+    "a copy": (lambda f: [f / "a_message_1.csv", f / "copy_message_1.csv"], "the same messages"),
+    "two parts of one day": (
+        lambda f: [
+            f / f"{PART}_message_1.csv",
+            f / f"{AMZN}_message_1.csv".format(1),
+        ],
+        "are the same day",
+    ),
+    "levels 1 and 5 of one morning": (
+        lambda f: [f / f"{AMZN}_message_1.csv".format(1), f / f"{AMZN}_message_5.csv".format(1)],
+        "are the same day",
+    ),
+    "two tickers": (
+        lambda f: [
+            f / f"{AMZN}_message_1.csv".format(1),
+            f / f"{GOOG}_message_1.csv",
+        ],
+        "the days are of 2 tickers (AMZN, GOOG): learn from days of one market, or pass --mixed",
+    ),
+    "two depths": (
+        lambda f: [f / f"{AMZN}_message_1.csv".format(1), f / f"{AMZN}_message_5.csv".format(2)],
+        "the days hold books of 1 and 5 levels: learn from days",
+    ),
+    "another grid": (
+        lambda f: [f / "a_message_1.csv", f / "grid_message_1.csv"],
+        "the days quote on grids of 1 and 5 ticks: learn from days",
+    ),
+    "ten times the price": (
+        lambda f: [f / "a_message_1.csv", f / "dear_message_1.csv"],
+        "the days trade at prices 10.0 times apart (median",
+    ),
+}
+"""Tapes that are not distinct days of one market: which files, and the refusal."""
+
+
+@pytest.fixture(scope="module")
+def pool_days(tmp_path_factory):
+    """The days of `POOLS`, written once."""
+    folder = tmp_path_factory.mktemp("pools")
+    lobster_day(folder, "a", 40)
+    for name in ("message", "orderbook"):
+        shutil.copy(folder / f"a_{name}_1.csv", folder / f"copy_{name}_1.csv")
+    lobster_day(folder, PART, 40, seed=3)
+    for day, seed in ((1, 4), (2, 5)):
+        for levels in (1, 5):
+            lobster_day(folder, AMZN.format(day), 40, seed=seed + levels, levels=levels)
+    lobster_day(folder, GOOG, 40, seed=6)
+    scaled_day(folder, "dear", 10)
+    grid_day(folder, "grid")
+    return folder
+
+
+@pytest.mark.parametrize("case", list(POOLS))
+def test_days_that_are_not_one_markets_are_refused_before_the_fit(case, pool_days, capsys):
+    """`learn DAY1 DAY2` of a file twice, a copy, two parts or two depths of one day, two
+    tickers, two depths, another grid of prices or ten times the price: exit 2, one line
+    saying which (and, where a user could mean it, how to pool them anyway), nothing
+    written; `one_market` with ``mixed`` pools the days a user could mean."""
+    tapes, message = POOLS[case]
+    paths = [str(p) for p in tapes(pool_days)]
+    out = pool_days / "out" / "pooled.toml"
+    assert main(["learn", *paths, "--out", str(out)]) == 2
+    _, err = capsys.readouterr()
+    assert err.count("\n") == 1 and message in err, err
+    assert not out.parent.exists()
+    if "--mixed" in message:
+        one_market(paths, [load_tape(p) for p in paths], mixed=True)
+
+
+WINDOWS = {
+    "after the tape": (["--from", "10:45"], "a", "has nothing between 10:45 and its close"),
+    "before the tape": (["--until", "09:00"], "a", "has nothing between its open and 09:00"),
+    "reversed": (["--from", "09:45", "--until", "09:40"], "a", "nothing between 09:45 and 09:40"),
+    "one tape empty in it": (["--from", "09:55"], "short", "nothing between 09:55 and its close"),
+}
+"""Windows a day has no messages in: the arguments, the day named, the refusal."""
+
+
+@pytest.mark.parametrize("case", list(WINDOWS))
+def test_a_window_without_messages_is_one_line_in_times_of_day(case, pool_days, capsys):
+    """`learn` with a window after the tape, before it, reversed, or empty in one of two
+    tapes: exit 2, one line naming the tape, its session and the window in HH:MM, before
+    any fit; nothing written."""
+    arguments, named, message = WINDOWS[case]
+    lobster_day(pool_days, "short", 20, seed=7)
+    days = [str(pool_days / f"{name}_message_1.csv") for name in dict.fromkeys(["a", named])]
+    out = pool_days / "windowed" / "w.toml"
+    assert main(["learn", *days, *arguments, "--out", str(out)]) == 2
+    _, err = capsys.readouterr()
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"tradearena: error: {named}_message_1: its session (09:25") and (
+        message in err
+    ), err
+    assert not out.parent.exists()
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "message"),
+    [
+        (38_700.0, None, "no messages from 10:45 until 10:09:57"),
+        (None, 32_400.0, "no messages from 09:25 until 09:00"),
+        (35_100.0, 34_800.0, "no messages from 09:45 until 09:40"),
+    ],
+)
+def test_fitting_a_window_without_messages_names_it_in_times_of_day(start, end, message):
+    """`fit_events` on a window after the tape, before it or reversed: a LearnedFlowError
+    naming the tape and the window in HH:MM (an IndexError before)."""
+    tape = synthetic_tape(11, traders=light(), levels=1, n_steps=40)
+    with pytest.raises(LearnedFlowError) as refused:
+        fit_events(tape, start=start, end=end)
+    assert str(refused.value) == (
+        f"synthetic_tape(seed=11): {message} (it runs from 09:25 to 10:09:57)"
+    )
+
+
+def test_learning_a_burst_tape_writes_nothing_its_market_refuses(tmp_path, capsys):
+    """A day whose messages come in bursts (every 30 s, microseconds apart) learns rates of
+    millions of events a second, which its market's loader refuses: `learn` says so in one
+    line naming the day and writes nothing (it wrote a market its own loader refused)."""
+    tape = synthetic_tape(11, traders=light(), levels=1, n_steps=90)
+    m = tape.messages.copy()
+    m["time"] = np.maximum.accumulate(m["time"] // 30 * 30 + np.arange(len(m)) % 7 * 1e-6)
+    day = tmp_path / "burst_message_1.csv"
+    write_lobster(replace(tape, messages=m), day, tmp_path / "burst_orderbook_1.csv")
+    out = tmp_path / "out" / "burst.toml"
+    assert main(["learn", str(day), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.startswith(
+        "tradearena: error: the flow learned from burst_message_1.csv cannot run: mu and the "
+        "profile give at most "
+    ), err
+    assert not out.parent.exists()
+
+
+def test_a_read_only_out_is_found_before_the_fit(pool_days, monkeypatch, capsys):
+    """`learn --out` into a folder that cannot be written (a read-only disk; here `os.access`
+    says so): exit 2, one line naming it, and no fit run (it was found after the fit)."""
+    folder = pool_days / "read_only"
+    folder.mkdir(exist_ok=True)
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != folder and real(path, mode))
+    monkeypatch.setattr("tradearena.evaluation.market.learn.fit_events", pytest.fail)
+    out = folder / "sub" / "m.toml"
+    assert main(["learn", str(pool_days / "a_message_1.csv"), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"tradearena: error: cannot write {out}: {folder} is not a folder that can be written\n"
     )

@@ -3,6 +3,8 @@ shape is known: a rise then a flat stretch, a steady rise, checkpoints compared 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -73,3 +75,17 @@ def test_checkpoints_are_compared_session_by_session():
     )
     (row,) = plateau(pd.DataFrame(rows), training=training).to_dict("records")
     assert row["plateaued"] and row["plateau_episode"] == 150
+
+
+def test_one_session_a_checkpoint_of_one_seed_has_no_width_and_no_warning():
+    """Checkpoints of one session of one seed (a `seeds = 1` run checking on one session):
+    no standard error to give, so the widths are NaN and no plateau is found, without
+    numpy's degrees-of-freedom warning (every such run printed it)."""
+    rows = [
+        {"agent": "a", "phase": "eval", "seed": 0, "episode": c, "pnl": 1.0 + c} for c in range(4)
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (row,) = plateau(pd.DataFrame(rows), training=Training(8, 2, 1, 1, 0)).to_dict("records")
+    assert row["plateaued"] is False and row["plateau_episode"] == -1
+    assert row["last_change"] == 1.0 and np.isnan(row["last_width"])

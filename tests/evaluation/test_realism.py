@@ -50,7 +50,14 @@ from tradearena.evaluation.market.realism import (
     realism,
     scorecard,
 )
-from tradearena.evaluation.market.sources import RealismSource, clock, read_source, tape_view
+from tradearena.evaluation.market.sources import (
+    LearnedHours,
+    RealismSource,
+    clock,
+    held_out,
+    read_source,
+    tape_view,
+)
 
 OPEN = 34_200.0
 REQUIRED = [
@@ -556,12 +563,12 @@ def test_hours_the_tape_does_not_hold_are_one_line_and_nothing_written(tmp_path,
 def test_the_verdict_comes_first_and_the_scorecard_with_verbose(tmp_path, capsys):
     messages, tape = lobster_day(tmp_path, "day", 90, seed=7)
     config = hours_market(tmp_path, (OPEN, OPEN + 2400), [messages.name])
-    argv = ["realism", str(messages), str(config), "--days", "2", "--from", "10:05"]
+    argv = ["realism", str(messages), str(config), "--days", "2", "--from", "10:10"]
     assert main(argv) == 0
     brief = capsys.readouterr().out.splitlines()
-    assert brief[0].startswith("classifier AUC on 1-min windows against day_message_1 10:05-")
+    assert brief[0].startswith("classifier AUC on 1-min windows against day_message_1 10:10-")
     first = clock(math.floor(tape.messages["time"][0]))
-    assert brief[1].startswith(f"  floor: its own {first}-10:05")
+    assert brief[1].startswith(f"  floor: its own {first}-10:10")
     assert brief[2].startswith("  tiny ") and "the floor" in brief[2]
     assert brief[3].startswith("    in-sample, 09:30-10:10 ")
     assert brief[4].startswith("(--verbose: the scorecard's ") and len(brief) == 5
@@ -569,7 +576,7 @@ def test_the_verdict_comes_first_and_the_scorecard_with_verbose(tmp_path, capsys
     full = capsys.readouterr().out
     assert full.splitlines()[:4] == brief[:4]
     assert "return_sd_1min_bp" in full and "tiny: classifier AUC" in full
-    assert "tiny: not available (the part judged, 10:05-" in full
+    assert "tiny: not available (the part judged, 10:10-" in full
 
 
 # ------------------------------------------------------------------------------ figures
@@ -594,3 +601,55 @@ def test_a_recordings_view_prices_a_tick_of_one_lot():
     lots = Tape(tape.messages, tape.book, tick_size=0.01, lot_size=1e-6, complete=True)
     assert tape_view(lots).tick_size == pytest.approx(1e-8)  # as the replay prices it
     assert tape_view(tape).tick_size == 0.01
+
+
+@pytest.mark.parametrize("command", ["realism", "response"])
+@pytest.mark.parametrize("layout", ["one file twice", "two files of one name"])
+def test_two_sources_of_one_label_are_refused_before_any_work(command, layout, tmp_path, capsys):
+    """`realism` and `response` given one market twice, or two markets whose files share a
+    name in two folders (a table by label kept one; realism broke after its work): exit 2,
+    one line naming both, nothing written."""
+    day, _ = lobster_day(tmp_path, "day", 30)
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "m.toml").write_text('[market]\npopulation = "light"\n')
+    second = "a" if layout == "one file twice" else "b"
+    markets = [str(tmp_path / "a" / "m.toml"), str(tmp_path / second / "m.toml")]
+    out = tmp_path / "out"
+    assert main([command, str(day), *markets, "--days", "2", "--out", str(out)]) == 2
+    _, err = capsys.readouterr()
+    assert err == (
+        f"tradearena: error: {markets[0]} and {markets[1]} would both be labelled 'm': give "
+        "each source once, under a name of its own (rename or copy one)\n"
+    )
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("declared", ["--learned", "[learned_from]"])
+def test_hours_judged_that_overlap_those_learned_from_are_refused(declared, tmp_path, capsys):
+    """`realism DAY MARKET --from 10:20` of a market that learned from 09:30-10:50 of that
+    day (said by --learned, or by its file's [learned_from]): the hours judged are not held
+    out of those learned from; exit 2, one line, nothing written. From 10:50 they are."""
+    day, _ = lobster_day(tmp_path, "day", 100)
+    market = tmp_path / "m.toml"
+    market.write_text('[market]\npopulation = "light"\n')
+    argv = ["realism", str(day), str(market), "--from", "10:20", "--days", "2"]
+    if declared == "--learned":
+        argv += ["--learned", "09:30,10:50"]
+        source = "--learned 09:30,10:50"
+    else:
+        market.write_text(
+            market.read_text()
+            + f'[learned_from]\ntapes = ["{day.name}"]\nwindow = [34200, 39000]\n'
+        )
+        source = f"{market} [learned_from]"
+    out = tmp_path / "out"
+    assert main([*argv, "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"tradearena: error: --from 10:20: the hours judged overlap 09:30-10:50, learned from "
+        f"({source}): judge hours held out of them (--from 10:50 or later)\n"
+    )
+    assert not out.exists()
+    hours = LearnedHours(34_200.0, 39_000.0, (), "x")
+    held_out(hours, 39_000.0)
+    held_out(hours, 30_000.0, 34_200.0)  # judged before them

@@ -4,6 +4,7 @@ own: the same when it hears the seat's trade ("causal"), not when it does not ("
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -187,3 +188,23 @@ def test_response_prints_its_verdict_and_writes_its_table(own_tape, tmp_path, ca
         "Gymnasium id)\n"
     )
     assert not bad.exists()
+
+
+def test_a_market_whose_seat_trades_too_little_is_refused(tmp_path, capsys):
+    """A market of one noise trader, where a seat's market orders find almost nothing to
+    trade with: `response` refuses it naming the market and its count of orders (it printed
+    "0 of 0 figures" before), as it refuses such a tape; nothing written."""
+    tape = synthetic_tape(3, n_steps=60, levels=1)
+    messages = tmp_path / "day_message_1.csv"
+    write_lobster(tape, messages, tmp_path / "day_orderbook_1.csv")
+    thin = tmp_path / "thin.toml"
+    thin.write_text('[market]\ntask = "making"\ntraders = [{type = "Noise", n_agents = 1}]\n')
+    out = tmp_path / "out"
+    assert main(["response", str(messages), str(thin), "--days", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert re.fullmatch(
+        rf"tradearena: error: {re.escape(str(thin))}: \d market orders of a seat traded from "
+        r"09:25:01 to 10:29:59, too few to read a response from \(at least 30\)\n",
+        err,
+    ), err
+    assert not out.exists()

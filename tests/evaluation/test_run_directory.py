@@ -97,9 +97,10 @@ def kept(out: Path, key: str = "model") -> str:
 def test_a_run_keeps_its_own_copy_of_the_model_and_writes_nowhere_else(layout, tmp_path):
     """Wherever the model lies (above the config's folder with another model of its name
     beside the config, in a folder beside it, at an absolute path, through a link of another
-    name, beside the config when ``--out`` is the config's own folder), the run directory
-    keeps its copy of the model and of its arrays in ``models/0/``, its config.toml names that
-    copy, no file outside it is written, and the run is complete (summary.csv)."""
+    name), the run directory keeps its copy of the model and of its arrays in ``models/0/``,
+    its config.toml names that copy, no file outside it is written, and the run is complete
+    (summary.csv); ``--out`` the config's own folder, which holds files and no run, is
+    refused, and not a file is written."""
     folder = tmp_path / "exp"
     folder.mkdir()
     out = folder / "run"
@@ -126,6 +127,10 @@ def test_a_run_keeps_its_own_copy_of_the_model_and_writes_nowhere_else(layout, t
         model, out = folder / "m.flow.json", folder
     config = experiment(folder, written)
     before = files(tmp_path, outside=out / "models")
+    if out == folder:
+        assert run(config, out) == 2
+        assert files(tmp_path, outside=out / "models") == before
+        return
     assert run(config, out) == 0
     after = files(tmp_path, outside=out / "models")
     assert {k: v for k, v in after.items() if k in before} == before  # nothing overwritten
@@ -202,13 +207,14 @@ def test_arrays_under_another_name_are_kept_with_the_model(tmp_path):
 def test_a_neural_flows_base_and_its_arrays_are_parts_of_its_file(tmp_path):
     """A neural flow's file names its weights and its base model, which names its own arrays:
     all four are the file's parts, in that order; a base outside its folder is refused."""
-    (tmp_path / "n.json").write_text(json.dumps({"arrays": "n.npz", "base": "n.base.json"}))
-    (tmp_path / "n.base.json").write_text(json.dumps({"arrays": "n.base.npz"}))
+    neural = {"kind": "neural", "arrays": "n.npz", "base": "n.base.json"}
+    (tmp_path / "n.json").write_text(json.dumps(neural))
+    (tmp_path / "n.base.json").write_text(json.dumps({"kind": "events", "arrays": "n.base.npz"}))
     (tmp_path / "n.npz").write_bytes(b"")
     (tmp_path / "n.base.npz").write_bytes(b"")
     parts = TRADERS["LearnedFlow"].file_parts("model", tmp_path / "n.json")
     assert [p.name for p in parts] == ["n.json", "n.npz", "n.base.json", "n.base.npz"]
-    (tmp_path / "n.json").write_text(json.dumps({"arrays": "n.npz", "base": "../n.base.json"}))
+    (tmp_path / "n.json").write_text(json.dumps({**neural, "base": "../n.base.json"}))
     with pytest.raises(ParameterError, match=r"'base' must name a file beside it"):
         TRADERS["LearnedFlow"].file_parts("model", tmp_path / "n.json")
 

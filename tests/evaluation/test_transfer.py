@@ -274,8 +274,8 @@ def test_a_market_that_is_the_replay_of_its_hours_meets_its_baseline_exactly(tmp
 
 def test_baseline_hours_are_given_or_named_and_else_refused(tmp_path, capsys):
     """--baseline FIRST,LAST replays those hours; with --from, a market whose file names no
-    hours, hours outside the day, or hours holding no session: one line, exit 2, nothing
-    written."""
+    hours, hours outside the day, hours holding no session, or hours that overlap those
+    judged: one line, exit 2, nothing written."""
     messages, tape = lobster_day(tmp_path, "light_34200000_41400000", 120)
     probe = MarketSpec(task="making", tape=str(messages), n_steps=20)
     assert baseline_of("m.toml", probe, (OPEN, OPEN + 1800), needed=True).steps == (5, 15)
@@ -303,6 +303,11 @@ def test_baseline_hours_are_given_or_named_and_else_refused(tmp_path, capsys):
             f"{config}: no replay to judge it beside: the hours 09:30-09:45 hold no 20-step "
             "session of the tape (--baseline FIRST,LAST, two times HH:MM, names the tape's "
             "hours to replay)",
+        ),
+        (  # the baseline's hours leak into those judged
+            ["--from", "10:00", "--baseline", "09:30,10:50"],
+            "--from 10:00: the hours judged overlap 09:30-10:50, learned from (--baseline "
+            "09:30,10:50): judge hours held out of them (--from 10:50 or later)",
         ),
     ]
     for extra, message in cases:
@@ -369,10 +374,23 @@ def test_a_responsive_replay_is_judged_beside_its_plain_replay_and_may_not_learn
     )
     assert str(result.hours) == "09:30-10:55" and "baseline/risk_averse" in set(result.table.side)
     argv = ["transfer", str(config), "--against", str(messages), "--executor", "local"]
-    argv += ["--seeds", "2", "--sessions", "1", "--from", "10:30"]
+    argv += ["--seeds", "2", "--sessions", "1", "--from", "10:55"]
     assert main(argv) == 2
     assert capsys.readouterr().err == (
-        f"tradearena: error: {config}: its responsive replay learns how the tape answers a trade "
-        "from 09:25-11:00, and the tape is judged from 10:30: give [market] response_hours "
-        "before the hours judged (and --from)\n"
+        "tradearena: error: --from 10:55: the hours judged overlap 09:25-11:00, learned from "
+        f"({config}'s response_hours): judge hours held out of them (--from 11:00 or later)\n"
+    )
+
+
+def test_a_judgment_of_months_is_refused_before_any_work(tmp_path, capsys):
+    """`transfer --seeds 10000 --sessions 1024` (10^7 sessions a policy and side, months of
+    work, accepted before): exit 2, one line naming the product and the bound."""
+    config = tmp_path / "light_making.toml"
+    config.write_text(MAKING)
+    argv = ["transfer", str(config), "--against", str(tmp_path / "day_message_1.csv")]
+    argv += ["--seeds", "10000", "--sessions", "1024", "--executor", "local"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        "tradearena: error: --seeds 10,000 x --sessions 1,024: 10,240,000 sessions a policy and "
+        "side, more than the 10,000 a judgment may play\n"
     )

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from tradearena.envs.data.tapes import Tape
+from tradearena.envs.data.tapes import Tape, clock
 from tradearena.envs.simulator.learned_flow import kernels
 from tradearena.envs.simulator.learned_flow.events import (
     N_EVENT_KINDS,
@@ -324,6 +324,11 @@ def fit_events(
         times = tape.messages["time"]
         lo = float(times[0]) if start is None else float(start)
         hi = float(times[-1]) if end is None else float(end)
+        if not np.any((times >= lo) & (times < hi)):
+            raise LearnedFlowError(
+                f"{tape.source}: no messages from {clock(lo)} until {clock(hi)} (it runs "
+                f"from {clock(times[0])} to {clock(times[-1])})"
+            )
         days.append(window_events(tape, lo, hi))
         levels = revealed(tape)
         shown.append(levels.take((levels.time >= lo) & (levels.time < hi)))
@@ -331,8 +336,8 @@ def fit_events(
     if count < MIN_EVENTS:
         what = tapes[0].source if len(tapes) == 1 else f"{len(tapes)} tapes"
         raise LearnedFlowError(
-            f"{what}: {count:,} events between {days[0][1].time[0]:.0f} s and "
-            f"{days[0][1].end:.0f} s, too few to learn order flow from (at least "
+            f"{what}: {count:,} events from {clock(days[0][1].time[0])} until "
+            f"{clock(days[0][1].end)}, too few to learn order flow from (at least "
             f"{MIN_EVENTS:,})"
         )
     first = tapes[0]

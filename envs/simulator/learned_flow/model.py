@@ -29,6 +29,8 @@ Units: seconds, ticks, lots. The estimate is `learned_flow.estimate`; the compil
 from __future__ import annotations
 
 import math
+import re
+import reprlib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -47,7 +49,17 @@ from tradearena.envs.simulator.learned_flow.marks import FAMILIES, Distribution,
 from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
 from tradearena.envs.simulator.learned_flow.state import StateGrid
 
-__all__ = ["MAX_DEPTH", "MAX_RATE", "EventModel", "check", "spectral_radius"]
+__all__ = [
+    "MARK_RANGES",
+    "MAX_DEPTH",
+    "MAX_LOTS",
+    "MAX_RATE",
+    "MAX_TICKS",
+    "MIN_RATE",
+    "EventModel",
+    "check",
+    "spectral_radius",
+]
 
 _ARRAYS = ("spread_edges", "queue_edges", "mu", "alpha", "gain", "decays", "profile", "book")
 """The model's arrays, as its parameter file's arrays hold them (besides the marks)."""
@@ -135,7 +147,9 @@ class EventModel:
     def save(self, path: str | Path) -> Path:
         """Write the model as ``path`` (JSON: scalars and where the arrays are) and
         ``path``'s stem + ``.npz`` beside it (the arrays), both or neither; returns the
-        JSON's path."""
+        JSON's path. A model `load` would refuse (`check`) is a `LearnedFlowError` naming
+        ``path``, and nothing is written."""
+        check(self, str(path))
         arrays = {name: getattr(self, name) for name in _ARRAYS}
         for name, family in self.marks.items():
             for i, (values, p) in enumerate(family):
@@ -149,7 +163,7 @@ class EventModel:
         """The model `save` wrote to ``path``, checked (`check`); a `LearnedFlowError`
         naming the file and the field when it cannot be used."""
         path = Path(path)
-        scalars, arrays = parameters.read(path, "events")
+        scalars, arrays = parameters.read(path, "events", _stored)
         npz = path.parent / scalars["arrays"]
         for name in _ARRAYS:
             if name not in arrays:
@@ -183,6 +197,16 @@ class EventModel:
         return check(model, str(path))
 
 
+_MARK_ARRAY = re.compile(rf"marks\.({'|'.join(FAMILIES)})\.\d+\.(values|p)")
+"""The name of a mark's array in the parameter file."""
+
+
+def _stored(name: str) -> bool:
+    """Whether ``name`` is one of the arrays `EventModel.save` writes (the others in a
+    parameter file are never read)."""
+    return name in _ARRAYS or bool(_MARK_ARRAY.fullmatch(name))
+
+
 def spectral_radius(alpha: np.ndarray) -> float:
     """The spectral radius of the offspring matrix over (side, kind) of an excitation
     ``alpha`` (kernels, kinds, 2 exciters), each kind taken as its most exciting exciter (a
@@ -203,6 +227,9 @@ def spectral_radius(alpha: np.ndarray) -> float:
 
 MAX_RATE = 1e5
 """The most events per second a model's baseline may give, both sides together."""
+MIN_RATE = 1e-3
+"""The least events per second a model's baseline may give at its busiest, both sides
+together (one in about 17 minutes): below it the market is dead, every session empty."""
 MAX_DEPTH = 1_000
 """The most levels a side of a model's book may hold."""
 MAX_CELLS = 100_000
@@ -211,6 +238,28 @@ MAX_BINS = 1_000_000
 """The most bins a model's profile may have."""
 MAX_VALUES = 1_000_000
 """The most values a mark's distribution may have."""
+MAX_TICKS = 1e6
+"""The farthest a model places an order from a price it reads (a mark's ticks behind the best
+or the deepest level, an opening level's offset from the mid), ticks."""
+MAX_LOTS = 1e9
+"""The most lots a model's order or level holds (a mark's size, a level added, an opening
+level), and lots a market order takes per lot of the queue it meets: with prices of at most
+a billion ticks (`envs.spec.MAX_PRICE_TICKS`) and `MAX_TICKS` more, a fill's cash (lots x
+ticks) stays far inside the 64-bit integers the book counts it in."""
+MARK_RANGES = {
+    "sizes": MAX_LOTS,
+    "queue": MAX_LOTS,
+    "taken": MAX_LOTS,
+    "inside": 1.0,
+    "limit_behind": MAX_TICKS,
+    "cancel_behind": MAX_TICKS,
+    "gap": MAX_TICKS,
+}
+"""The largest value of each family of marks (`learned_flow.marks.FAMILIES`: lots, lots a
+lot, a fraction of the spread, ticks)."""
+MAX_WINDOW_SECONDS = 7 * 86_400.0
+"""The latest a model's ``meta.window`` (the hours learned from) may end, seconds after
+midnight: a week, as a session's times (`envs.spec.MAX_SESSION_SECONDS`)."""
 DECAY_RANGE = (1e-6, 1e7)
 """The decays a kernel may have, per second: half-lives of about 8 days to 70 ns."""
 
@@ -228,6 +277,7 @@ def check(model: EventModel, where: str = "model") -> EventModel:
     _check_book(fields)
     _check_peak(fields, grid)
     _check_pool(fields, grid)
+    _meta_check(model.meta, fields.fail)
     _check_marks(fields, grid)
     return model
 
@@ -320,26 +370,33 @@ def _check_scalars(fields: _Fields) -> None:
 
 
 def _check_book(fields: _Fields) -> None:
-    """The opening book: (levels, 4), lots >= 0, some on each side."""
-    book = fields.array("book", 2, -1e9, 1e9)
+    """The opening book: (levels, 4), whole lots >= 0 with some on each side, offsets within
+    `MAX_TICKS` of the mid."""
+    book = fields.array("book", 2, -MAX_LOTS, MAX_LOTS)
     if book.shape[1:] != (4,) or not 1 <= len(book) <= MAX_DEPTH:
         fields.fail(
             "book", f"must have shape (levels, 4) with 1 to {MAX_DEPTH:,} levels, got {book.shape}"
         )
-    if (book[:, [1, 3]] < 0).any() or not (book[:, 1] > 0).any() or not (book[:, 3] > 0).any():
+    lots, offsets = book[:, [1, 3]], book[:, [0, 2]]
+    if (lots < 0).any() or not (book[:, 1] > 0).any() or not (book[:, 3] > 0).any():
         fields.fail("book", "must hold lots >= 0, some on each side")
+    if (lots != np.round(lots)).any():
+        fields.fail("book", "must hold whole lots")
+    if np.abs(offsets).max() > MAX_TICKS:
+        fields.fail("book", f"offsets must lie within {MAX_TICKS:g} ticks of the mid")
 
 
 def _check_peak(fields: _Fields, grid: StateGrid) -> None:
-    """Some flow at all, and at most `MAX_RATE` events a second at the busiest state and
-    time of day."""
+    """Some flow, at least `MIN_RATE` and at most `MAX_RATE` events a second at the busiest
+    state and time of day."""
     model = fields.model
     baseline = model.mu.sum(axis=0).reshape(grid.shape)
     peak = float((baseline + baseline.transpose(0, 2, 1)).max() * model.profile.max())
-    if not 0 < peak <= MAX_RATE:
+    if not MIN_RATE <= peak <= MAX_RATE:
         fields.fail(
             "mu",
-            f"and the profile give at most {peak:g} events a second; must be in (0, {MAX_RATE:g}]",
+            f"and the profile give at most {peak:g} events a second; must be in "
+            f"[{MIN_RATE:g}, {MAX_RATE:g}]",
         )
 
 
@@ -356,18 +413,40 @@ def _check_pool(fields: _Fields, grid: StateGrid) -> None:
 
 def _check_marks(fields: _Fields, grid: StateGrid) -> None:
     """Each family of marks as many distributions as its definition holds on ``grid``, each
-    a distribution (`_distribution_check`)."""
+    a distribution (`_distribution_check`) of values within the family's range."""
     for name, family in fields.model.marks.items():
         count = FAMILIES[name].count(grid)
         if len(family) != count:
             fields.fail(f"marks.{name}", f"must hold {count} distributions, got {len(family)}")
         for i, (values, p) in enumerate(family):
-            _distribution_check(f"marks.{name}.{i}", values, p, fields.fail)
+            _distribution_check(f"marks.{name}.{i}", values, p, fields.fail, MARK_RANGES[name])
 
 
-def _distribution_check(name: str, values: np.ndarray, p: np.ndarray, fail) -> None:
+def _meta_check(meta: dict, fail) -> None:
+    """What the judges read of a model's ``meta`` (`tradearena learn` writes it): the
+    ``window`` learned from, [first, last] seconds after midnight with 0 <= first < last
+    <= a week, and the ``tape`` (a file name) and ``tapes`` (a list of them) it came from,
+    where given."""
+    if "window" in meta:
+        window = meta["window"]
+        ok = isinstance(window, list | tuple) and len(window) == 2
+        ok = ok and all(isinstance(x, int | float) and not isinstance(x, bool) for x in window)
+        if not (ok and 0 <= window[0] < window[1] <= MAX_WINDOW_SECONDS):
+            fail(
+                "meta.window",
+                f"must be [first, last] seconds after midnight with 0 <= first < last <= "
+                f"{MAX_WINDOW_SECONDS:,.0f}, got {reprlib.repr(window)}",
+            )
+    if "tape" in meta and not isinstance(meta["tape"], str):
+        fail("meta.tape", f"must be a file name, got {reprlib.repr(meta['tape'])}")
+    tapes = meta.get("tapes", [])
+    if not (isinstance(tapes, list) and all(isinstance(t, str) for t in tapes)):
+        fail("meta.tapes", f"must be a list of file names, got {reprlib.repr(tapes)}")
+
+
+def _distribution_check(name: str, values: np.ndarray, p: np.ndarray, fail, largest: float) -> None:
     """A mark's distribution: values and probabilities 1-D of one length (1 to `MAX_VALUES`),
-    finite, values >= 0 and below 2**53, probabilities >= 0 summing to 1."""
+    finite, values in [0, ``largest``], probabilities >= 0 summing to 1."""
     values, p = np.asarray(values), np.asarray(p)
     if values.dtype.kind not in "iuf" or p.dtype.kind not in "iuf":
         fail(name, "must hold real numbers")
@@ -379,7 +458,7 @@ def _distribution_check(name: str, values: np.ndarray, p: np.ndarray, fail) -> N
         )
     if not (np.isfinite(values).all() and np.isfinite(p).all()):
         fail(name, "must be finite")
-    if values.min() < 0 or values.max() >= 2.0**53:
-        fail(name, f"values must lie in [0, 2**53), got [{values.min():g}, {values.max():g}]")
+    if values.min() < 0 or values.max() > largest:
+        fail(name, f"values must lie in [0, {largest:g}], got [{values.min():g}, {values.max():g}]")
     if p.min() < 0 or abs(p.sum() - 1.0) > 1e-6:
         fail(name, f"probabilities must be >= 0 and sum to 1, got sum {p.sum():g}")

@@ -123,8 +123,10 @@ class NeuralModel:
 
     def save(self, path: str | Path) -> Path:
         """Write ``path`` (JSON) with the base model and the weights beside it (``path``'s
-        stem + ``.base.json`` / ``.npz``); returns ``path``."""
+        stem + ``.base.json`` / ``.npz``); returns ``path``. A model `load` would refuse
+        (`check`) is a `LearnedFlowError` naming ``path``, and nothing is written."""
         path = Path(path)
+        check(self, str(path))
         base = self.base.save(path.with_name(f"{path.stem}.base.json"))
         arrays = {k: getattr(self, k) for k in _WEIGHTS}
         scalars = {"base": base.name, "delta": self.delta, "meta": self.meta}
@@ -135,7 +137,7 @@ class NeuralModel:
         """The model `save` wrote to ``path``, checked; a `LearnedFlowError` naming the file
         and the field when it cannot be used."""
         path = Path(path)
-        scalars, arrays = parameters.read(path, "neural")
+        scalars, arrays = parameters.read(path, "neural", _WEIGHTS.__contains__)
         base_path = parameters.beside(path, scalars, "base")
         for name in _WEIGHTS:
             if name not in arrays:

@@ -4,8 +4,9 @@ whole.
 
 Reading checks the files as files: regular files only (no directory, device or FIFO), the
 JSON an object of the expected kind and version, its arrays file a plain name in the same
-folder, the ``.npz`` a real one with no pickled objects, every array real and numeric,
-nothing larger than `MAX_BYTES`. What the values mean is the model's to check
+folder, the ``.npz`` a real one with no pickled objects, only the arrays the model reads
+read (each header first), every array real and numeric, nothing larger than `MAX_BYTES`
+(a file, or what its arrays hold). What the values mean is the model's to check
 (`learned_flow.model.check`). Every error is one `LearnedFlowError` naming the file and,
 where it is one, the field. Writing goes to temporary files renamed when both are complete,
 so that a failed write leaves the files there before, or none.
@@ -17,9 +18,9 @@ import json
 import math
 import stat
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -81,14 +82,23 @@ def parts(path: str | Path) -> list[Path]:
     path = Path(path)
     document = _document(path)
     out = [path, _regular(beside(path, document, "arrays"))]
-    if "base" in document:  # a neural flow's base model
-        out += parts(beside(path, document, "base"))
+    if document.get("kind") == "neural":  # its base model: an events flow's file
+        base = beside(path, document, "base")
+        if base.resolve() == path.resolve() or kind_of(base) != "events":
+            raise LearnedFlowError(
+                f"{path}: 'base' must name an events flow's file beside it, got "
+                f"{document['base']!r}"
+            )
+        out += parts(base)
     return out
 
 
-def read(path: Path, kind: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """The scalars (the JSON) and the arrays (float64) of the parameter file ``path`` of
-    ``kind``, checked as the module docstring says."""
+def read(
+    path: Path, kind: str, wanted: Callable[[str], bool]
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The scalars (the JSON) and the ``wanted`` arrays (float64; those whose names it
+    accepts, the others never read) of the parameter file ``path`` of ``kind``, checked as
+    the module docstring says."""
     path = Path(path)
     document = _document(path)
     found = (document.get("kind"), document.get("version"))
@@ -96,7 +106,7 @@ def read(path: Path, kind: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         raise LearnedFlowError(
             f"{path}: a {found[0]} flow of format {found[1]}; expected {kind}, format {VERSION}"
         )
-    return document, _arrays(path, field(path, document, "arrays", str))
+    return document, _arrays(path, field(path, document, "arrays", str), wanted)
 
 
 def field(path: Path, document: Mapping[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
@@ -150,24 +160,58 @@ def _document(path: Path) -> dict[str, Any]:
     """The JSON object of ``path``."""
     try:
         document = json.loads(_regular(path).read_bytes())
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, RecursionError) as error:  # RecursionError: nested too deep
         raise LearnedFlowError(f"{path}: not a learned flow's parameter file ({error})") from None
     if not isinstance(document, dict):
         raise LearnedFlowError(f"{path}: not a learned flow's parameter file (not a JSON object)")
     return document
 
 
-def _arrays(path: Path, name: str) -> dict[str, np.ndarray]:
-    """The arrays of the ``.npz`` the JSON ``path`` names ``name``, as float64."""
+def _arrays(path: Path, name: str, wanted: Callable[[str], bool]) -> dict[str, np.ndarray]:
+    """The ``wanted`` arrays of the ``.npz`` the JSON ``path`` names ``name``, as float64:
+    each member's header read first (its type real, what it holds, with the members read
+    before, at most `MAX_BYTES`), so that a header claiming more is refused before any of it
+    is read, and a member not wanted is never read."""
     npz = _regular(beside(path, {"arrays": name}, "arrays"))
+    out: dict[str, np.ndarray] = {}
+    left = MAX_BYTES
     try:
-        with np.load(npz, allow_pickle=False) as stored:
-            raw = {key: stored[key] for key in stored.files}
+        with zipfile.ZipFile(npz) as archive:
+            for info in archive.infolist():
+                key = info.filename.removesuffix(".npy")
+                if not wanted(key):
+                    continue
+                with archive.open(info) as member:
+                    shape, dtype = _header(member)
+                if dtype.kind not in "iuf":
+                    raise LearnedFlowError(
+                        f"{npz}: {key} must hold real numbers, got dtype {dtype}"
+                    )
+                size = math.prod(shape) * dtype.itemsize
+                if size > left:
+                    raise LearnedFlowError(
+                        f"{npz}: {key} holds {math.prod(shape):,} numbers of {dtype.itemsize} "
+                        f"bytes, more than the {MAX_BYTES:,} bytes a parameter file may hold"
+                    )
+                left -= size
+                with archive.open(info) as member:
+                    out[key] = np.lib.format.read_array(member, allow_pickle=False).astype(
+                        np.float64
+                    )
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as error:
+        if isinstance(error, LearnedFlowError):
+            raise
         raise LearnedFlowError(f"{npz}: not a numpy .npz of arrays ({error})") from None
-    out = {}
-    for key, value in raw.items():
-        if value.dtype.kind not in "iuf":
-            raise LearnedFlowError(f"{npz}: {key} must hold real numbers, got dtype {value.dtype}")
-        out[key] = value.astype(np.float64)
     return out
+
+
+def _header(member: IO[bytes]) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and type an ``.npy`` stream's header declares (ValueError when it is none)."""
+    version = np.lib.format.read_magic(member)
+    if version == (1, 0):
+        shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+    elif version == (2, 0):
+        shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+    else:
+        raise ValueError(f"an .npy of format {version}")
+    return shape, dtype

@@ -842,9 +842,11 @@ cdef inline Py_ssize_t _pick(const double* rates, double u) noexcept:
 
 
 cdef inline i64 _lots(double size) noexcept:
-    """A drawn size as an order's lots: rounded, at least 1, at most QTY_MAX."""
-    cdef i64 qty = <i64>rint(size)
-    return 1 if qty < 1 else QTY_MAX if qty > QTY_MAX else qty
+    """A drawn size as an order's lots: rounded, at least 1, at most QTY_MAX (clamped as a
+    float, before the conversion, which is undefined for a float beyond 64-bit integers)."""
+    if not size < <double>QTY_MAX:
+        return QTY_MAX
+    return 1 if size < 1.5 else <i64>rint(size)
 
 
 cdef double _met(OrderBook book, int side, i64 owner, double fraction, bint own) noexcept:

@@ -8,7 +8,7 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from tradearena.envs.errors import ParameterError, did_you_mean
+from tradearena.envs.errors import ParameterError, did_you_mean, keyword_numbers
 from tradearena.envs.simulator.arrivals import Hawkes, Profile
 from tradearena.envs.simulator.sizes import SizeMixture
 from tradearena.envs.simulator.traders.base import MAX_MEMBERS, Trader
@@ -46,15 +46,21 @@ TRADERS: dict[str, type[Trader]] = {
 
 def build_trader(kind: str, params: Mapping[str, Any]) -> Trader:
     """The `TRADERS` trader ``kind`` built with ``params``: a parameter it does not take is a
-    `ParameterError` naming it, with the nearest parameter name, and so is a value its
-    checks refuse."""
+    `ParameterError` naming it, with the nearest parameter name, and so is one it needs and
+    is not given, a number not finite or not of the kind it declares (`keyword_numbers`),
+    and a value its checks refuse."""
     cls = TRADERS[kind]
-    allowed = [name for name in inspect.signature(cls).parameters]
+    parameters = inspect.signature(cls).parameters
+    allowed = list(parameters)
     for key in params:
         if key not in allowed:
             hint = did_you_mean(key, allowed)
             reason = f"{kind} takes no parameter {key!r}{hint}; it takes {allowed}"
             raise ParameterError(key, reason)
+    for name, parameter in parameters.items():
+        if parameter.default is parameter.empty and name not in params:
+            raise ParameterError(name, f"{kind} needs it: it has no default")
+    keyword_numbers(cls, params)
     return cls(**params)
 
 

@@ -23,7 +23,13 @@ import pytest
 import torch
 
 from tradearena import agents
-from tradearena.envs.cpu import OPT_OUT, PINNED, has_avx2, pin_cpu_arithmetic
+from tradearena.envs.cpu import (
+    OPT_OUT,
+    PINNED,
+    CpuSettingWarning,
+    has_avx2,
+    pin_cpu_arithmetic,
+)
 
 STEPS = 300
 """Environment steps (5 sessions of 60), 250 of them gradient steps."""
@@ -110,6 +116,20 @@ def test_the_pin_sets_its_variables_over_others_unless_told_not_to(monkeypatch):
     assert pin_cpu_arithmetic(native) == {} and native["ATEN_CPU_CAPABILITY"] == "avx512"
     monkeypatch.setattr("tradearena.envs.cpu.has_avx2", lambda: False)
     assert pin_cpu_arithmetic(environ := {}) == {} and environ == {}
+
+
+@pytest.mark.parametrize("setting", ["natve", "0", "off", "avx512"])
+def test_another_setting_than_native_is_warned_of_and_pins(setting, monkeypatch):
+    """``TRADEARENA_CPU`` set to anything but ``native`` (a typo, "off"): a warning naming
+    the variable and its value (it meant the default silently), and the kernels pinned."""
+    monkeypatch.setattr("tradearena.envs.cpu.has_avx2", lambda: True)
+    environ = {OPT_OUT: setting}
+    with pytest.warns(CpuSettingWarning) as caught:
+        assert pin_cpu_arithmetic(environ) == dict(PINNED)
+    assert str(caught[0].message) == (
+        f"TRADEARENA_CPU={setting!r} is not 'native': the kernels stay pinned (set it to native "
+        "for the libraries' own, or unset it)"
+    )
 
 
 def test_avx2_is_an_x86_64_question(monkeypatch):

@@ -6,6 +6,7 @@ opening price, sessions equal whether the recording is converted first or on the
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from recordings import at, depth, snapshot, trade, write
 from tradearena.envs.data.convert import convert, write_converted
 from tradearena.envs.data.files import FeedError
 from tradearena.envs.data.load import load_tape
+from tradearena.envs.data.tapes import TapeError
 from tradearena.envs.spec import MarketSpec, SpecError
 from tradearena.envs.trading_env import TradingEnv
 from tradearena.evaluation.cli.main import main
@@ -118,3 +120,14 @@ def test_the_crypto_config_replays_a_converted_recording(recording, tmp_path, mo
     market.reset(0)
     assert market.traders[0].replayer.queue == ("power", 2.0)
     assert market.step_seconds == 10.0 and market.n_steps == 12
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, "{not json"])
+def test_a_converted_tapes_meta_that_is_no_json_is_named(recording, tmp_path, text):
+    """A converted directory whose meta.json is no JSON, or JSON nested too deep to read (a
+    RecursionError traceback before): one TapeError naming the file."""
+    out = tmp_path / "tape"
+    write_converted(convert("binance", [recording]), out)
+    (out / "meta.json").write_text(text)
+    with pytest.raises(TapeError, match=rf"^{re.escape(str(out / 'meta.json'))}: not JSON \("):
+        load_tape(out)

@@ -122,5 +122,5 @@ def test_the_spec_names_the_model(tape: Tape, tmp_path: Path):
     assert MarketSpec(tape=tape).market(1).traders[0].replayer.queue == ("risk_averse", 2.0)
     with pytest.raises(SpecError, match="queue: must be one of"):
         MarketSpec(queue="fifo")
-    with pytest.raises(SpecError, match="queue_power: must be > 0"):
+    with pytest.raises(SpecError, match="queue_power: must be in \\(0, 100\\]"):
         MarketSpec(queue="power", queue_power=0.0)

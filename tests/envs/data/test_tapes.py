@@ -331,6 +331,13 @@ BAD_FILES = [
         rf"{M}, line 1, column 1 \(time\): time -1.5 is negative \(seconds after midnight\)",
     ),
     (
+        "a time of 1e16 s",
+        "m",
+        replace(1, "1e16,1,1,100,1000000,1"),
+        rf"{M}, line 1, column 1 \(time\): time 1e\+16 is more than a week \(604,800 s\) after "
+        "midnight",
+    ),
+    (
         "size-above-2**53-1",
         "m",
         replace(2, f"34200.2,1,2,{2**53},1000100,-1"),
