@@ -64,7 +64,14 @@ from tradearena.evaluation.analysis.impact import (
 from tradearena.evaluation.experiment.parallel import Executor
 from tradearena.evaluation.experiment.rollout import Job
 from tradearena.evaluation.experiment.store import JobResult
-from tradearena.evaluation.market.sources import clipped, clock, gym_spec, session_of
+from tradearena.evaluation.market.sources import (
+    LearnedHours,
+    clipped,
+    clock,
+    gym_spec,
+    held_out,
+    session_of,
+)
 
 __all__ = [
     "COLUMNS",
@@ -479,6 +486,11 @@ def market_on(
     from tradearena.evaluation.experiment.config import load_market
 
     if name in REPLAYS:
+        if REPLAYS[name] and learned is None:
+            raise UserError(
+                f"{name}: the responsive replay learns how the tape answers a trade from the "
+                "hours before those judged: give --from (HH:MM) a minute or more after the open"
+            )
         spec = MarketSpec(tape=tape_name, responsive=REPLAYS[name], response_hours=learned)
         return spec, name
     path = Path(name)
@@ -494,6 +506,14 @@ def market_on(
             "is read on its own tape"
         )
     return spec, path.stem if path.suffix == ".toml" else name
+
+
+def _held_out(name: str, spec: MarketSpec, first: float, last: float) -> None:
+    """A `UserError` when ``spec`` is a responsive replay whose answer was estimated from
+    the hours judged, ``first`` to ``last`` (seconds after midnight; `held_out`)."""
+    if spec.responsive:
+        hours = spec.response_hours or (0.0, 86_400.0)  # None: the whole tape
+        held_out(LearnedHours(*hours, (), f"{name}'s response_hours"), first, last)
 
 
 # ------------------------------------------------------------------------------ the jobs
@@ -717,6 +737,8 @@ def impact(
     facts = tape_facts(tape, first, last)
     learned = (session_of(tape)[0], first) if first - session_of(tape)[0] >= GRID else None
     specs = {name: market_on(name, tape_name, learned) for name in markets}
+    for name, (spec, _) in specs.items():
+        _held_out(name, spec, first, last)
     orders = metaorder_scripts(facts, metaorders, seed)
     round_trips = {pump: trip_scripts(facts, trips, pump=pump, seed=seed + 1) for pump in (0, 1)}
     single_orders = single_scripts(facts, singles, seed + 2)

@@ -235,6 +235,12 @@ def test_bad_input_is_one_line(facts_and_tape, tmp_path):
         impact(str(messages), [str(stray)], executor=executor, metaorders=MIN_METAORDERS)
     with pytest.raises(UserError, match="has nothing between"):
         impact(str(messages), ["replay"], executor=executor, start=20 * 3600.0)
+    with pytest.raises(UserError, match="responsive: .* give --from"):
+        impact(str(messages), ["responsive"], executor=executor, metaorders=MIN_METAORDERS)
+    learned_all_day = tmp_path / "responsive.toml"
+    learned_all_day.write_text(f'[market]\ntape = "{messages}"\nresponsive = true\n')
+    with pytest.raises(UserError, match="overlap .*responsive.toml's response_hours"):
+        impact(str(messages), [str(learned_all_day)], executor=executor, start=11 * 3600.0)
 
 
 def test_the_command_prints_the_verdict_and_refuses_bad_input(facts_and_tape, tmp_path, capsys):
