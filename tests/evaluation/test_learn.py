@@ -154,3 +154,20 @@ def test_several_days_are_learned_as_one_flow(learned, tmp_path, capsys):
     assert capsys.readouterr().err == (
         "tradearena: error: --model neural learns from one tape, got 2\n"
     )
+
+
+@pytest.mark.parametrize("window", [["--until", "08:00"], ["--from", "12:45", "--until", "10:00"]])
+def test_a_window_with_no_events_is_refused_in_one_line_of_times(learned, window, capsys):
+    """A window before the tape's first event, or one that ends before it starts: a line
+    naming the window as the options give it (HH:MM), after the fits' progress bar, no
+    traceback; exit status 2."""
+    folder, *_ = learned
+    day = folder / "day_message_1.csv"
+    out = folder / "empty.toml"
+    assert main(["learn", str(day), *window, "--out", str(out)]) == 2
+    start = window[1] if window[0] == "--from" else "09:25"  # the tape's first message
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"tradearena: error: {day}: 0 events between {start} and {window[-1]}, "
+        "too few to learn order flow from (at least 3,000)"
+    )
+    assert not out.exists()

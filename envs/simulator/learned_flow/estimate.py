@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from time import gmtime, strftime
 
 import numpy as np
 
@@ -331,8 +332,8 @@ def fit_events(
     if count < MIN_EVENTS:
         what = tapes[0].source if len(tapes) == 1 else f"{len(tapes)} tapes"
         raise LearnedFlowError(
-            f"{what}: {count:,} events between {days[0][1].time[0]:.0f} s and "
-            f"{days[0][1].end:.0f} s, too few to learn order flow from (at least "
+            f"{what}: {count:,} events between {strftime('%H:%M', gmtime(lo))} and "
+            f"{strftime('%H:%M', gmtime(hi))}, too few to learn order flow from (at least "
             f"{MIN_EVENTS:,})"
         )
     first = tapes[0]
