@@ -485,6 +485,32 @@ def test_a_value_without_interval_says_why():
     assert f"{summary.sharpe[0]:.3f} [one seed: no interval]" in one
 
 
+@pytest.mark.parametrize(
+    ("given", "hint"),
+    [
+        (["--seeds", "2"], "; a value of the experiment file is replaced with --set seeds=2"),
+        (
+            ["--episodes=20"],
+            "; a value of the experiment file is replaced with --set training.episodes=20 or "
+            "--set testing.episodes=20",
+        ),
+        (
+            ["--n-steps", "30"],
+            "; a value of the experiment file is replaced with --set market.n_steps=30",
+        ),
+        (["--colour", "red"], ""),
+    ],
+)
+def test_an_option_that_is_a_key_of_the_file_points_to_set(given, hint, capsys):
+    """`run FILE --seeds 2`: one line, exit 2, naming the --set of each key of that name."""
+    with pytest.raises(SystemExit) as exit:
+        main(["run", "configs/quickstart.toml", *given])
+    assert exit.value.code == 2
+    assert capsys.readouterr().err == (
+        f"tradearena: error: unrecognized arguments: {' '.join(given)}{hint}\n"
+    )
+
+
 TINY_RUN = """\
 kind = "compare"
 name = "tiny"

@@ -4,6 +4,7 @@ a recording of one of `envs.data.convert.FORMATS` converted on the fly."""
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -144,6 +145,18 @@ def _read(path: Path, format: str, orderbook: str | os.PathLike | None, tick_siz
             raise FeedError(f"unknown tape format {format!r}; known: {list(TAPE_FORMATS)}")
         files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
         return convert(format, files).tape
+    if path.suffix == ".toml":
+        raise TapeError(
+            f"{path}: an experiment file (a market), not a tape: give a LOBSTER message file "
+            "or a directory that `tradearena data` converted"
+        )
+    if re.search(r"_orderbook_\d+\.csv$", path.name) and path.is_file():
+        messages = path.with_name(path.name.replace("_orderbook_", "_message_"))
+        raise TapeError(
+            f"{path}: LOBSTER's orderbook file (the book after each message), not its "
+            f"messages: give the message file, {messages.name}, and the orderbook file is "
+            "read from beside it"
+        )
     if path.is_dir() and not (path / META).exists():
         messages = sorted(path.glob("*_message_*.csv"))
         hint = f" (here: {messages[0].name})" if messages else ""

@@ -226,9 +226,11 @@ def window_of(
         return window
     first = max(math.ceil((start - market.day_open) / market.step_seconds), 0)
     if first > last:
+        close, opens = (clock(market.day_open + s * market.step_seconds) for s in (day, last))
+        minutes = market.n_steps * market.step_seconds / 60
         raise UserError(
-            f"--from: no {market.n_steps}-step session opening then ends by the day's close "
-            f"(the last opens at step {last}, step {first} asked)"
+            f"--from {clock(start)}: no {minutes:g}-minute session opening then ends by the "
+            f"day's close, {close} (the last opens at {opens})"
         )
     return first, last
 

@@ -161,7 +161,11 @@ def test_from_gives_the_steps_whose_sessions_open_then(tmp_path):
     # the recorded day opens at its warm-up, 5 minutes before 09:30: 10:00 is step 35
     assert window_of(spec, OPEN + 30 * 60, None) == (35, 105)
     assert window_of(spec, None, (3, 4)) == (3, 4)
-    with pytest.raises(UserError, match="no 20-step session"):
+    with pytest.raises(
+        UserError,
+        match=r"^--from 11:20: no 20-minute session opening then ends by the day's close, "
+        r"11:30 \(the last opens at 11:10\)$",
+    ):  # in the option's own unit, the time of day, not in steps
         window_of(spec, OPEN + 110 * 60, None)
 
 
