@@ -212,7 +212,7 @@ CASES = {
     "bool mu": (set_array(NPZ, "mu", lambda a: a > 0, E), r"mu must hold real numbers"),
     "events as neural": (labelled_neural, r"flow\.json: no field 'base'"),
     "arrays outside": (set_json(E, "arrays", '"../flow.npz"'), r"'arrays' must name a file beside"),
-    "wrong version": (set_json(E, "version", "7"), r"format 7; expected events, format 2"),
+    "wrong version": (set_json(E, "version", "7"), r"format 7; expected events, format 2 or 3"),
     # silent dead markets
     "delta NaN": (set_json(NEURAL, "delta", "NaN"), r"net\.json: delta must be a finite"),
     "delta negative": (set_json(NEURAL, "delta", "-3"), r"delta must be a decay in"),

@@ -10,6 +10,7 @@ from days import lobster_day  # tests/evaluation/days.py
 from matplotlib.figure import Figure
 from scipy import stats
 
+from tradearena.envs.data.load import TapeIdentity, load_tape
 from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, MESSAGE_DTYPE, Tape, write_lobster
 from tradearena.envs.errors import UserError
 from tradearena.envs.simulator.recording import synthetic_tape
@@ -521,9 +522,10 @@ def test_in_sample_needs_hours_on_this_tape_and_says_why_not(tmp_path, capsys):
     ]
     config = hours_market(tmp_path, (OPEN, OPEN + 2400), ["other_message_1.csv"])
     report = realism([str(config)], against=str(messages), days=1)
+    digest = TapeIdentity.of(load_tape(messages)).digest  # the judged day, by content
     assert report.notes == [
         "tiny: no in-sample judgment: it learned from other_message_1.csv, not from "
-        "day_message_1.csv"
+        f"day_message_1.csv (messages {digest})"
     ]
     assert report.floor is None and not report.in_sample
     # hours given on the command line are judged on this tape, whatever the file says
