@@ -337,10 +337,11 @@ def learned_hours(name: str) -> LearnedHours | None:
 
 
 def hours_on(hours: LearnedHours, tape: str, given: bool) -> LearnedHours | str:
-    """``hours`` on the day of ``tape`` (rounded out to whole seconds), or why they are not
-    there: the market learned from another tape (unless the hours were ``given``; a tape
-    renamed or moved is the same tape, `TapeIdentity.same`), or the day does not hold them.
-    Given hours the day does not hold are a `UserError`."""
+    """``hours`` on the day of ``tape`` (rounded out to whole seconds, within the day's
+    session), or why they are not there: the market learned from another tape (unless the
+    hours were ``given``; a tape renamed or moved is the same tape, `TapeIdentity.same`), or
+    the day's session holds none of them. Given hours the day does not hold whole are a
+    `UserError`."""
     name = Path(tape).name
     day = load_tape(tape)
     judged = TapeIdentity.of(day)
@@ -348,12 +349,15 @@ def hours_on(hours: LearnedHours, tape: str, given: bool) -> LearnedHours | str:
         return f"it learned from {', '.join(map(str, hours.tapes))}, not from {judged}"
     open, close = session_of(day)
     first, last = float(math.floor(hours.first)), float(math.ceil(hours.last))
-    if first < open or last > close:
-        reason = (
-            f"{name}'s day ({clock(open)}-{clock(close)}) does not hold the hours "
-            f"{clock(first)}-{clock(last)}"
-        )
-        if given:
-            raise UserError(f"{hours.source}: {reason}")
+    reason = (
+        f"{name}'s day ({clock(open)}-{clock(close)}) does not hold the hours "
+        f"{clock(first)}-{clock(last)}"
+    )
+    if given and (first < open or last > close):
+        raise UserError(f"{hours.source}: {reason}")
+    # hours a market's file names are judged where the day's session holds them (a tape's
+    # messages from before its open, which a flow learns from too, are no part of it)
+    first, last = max(first, open), min(last, close)
+    if first >= last:
         return reason
     return replace(hours, first=first, last=last)
