@@ -148,3 +148,17 @@ def test_the_sb3_example_prints_a_line_per_policy(capsys, monkeypatch):
         assert lines[0].startswith(f"{algorithm}: 1,100 steps (8 sessions) in ")
         assert [line.split(":")[0].strip() for line in lines[1:]] == [algorithm, "random", "hold"]
         assert lines[3].endswith("$  0.00 +- 0.00 per session (2 sessions)")
+
+
+def test_the_pages_give_learns_time_as_benchmarks_measures_it():
+    """How long `tradearena learn` takes on the AMZN sample morning: one figure, measured
+    for benchmarks.md, on every page that says (they said seconds, 2.4 min and 156 s)."""
+    measured = re.search(
+        r"`tradearena learn` on the same morning: (\d+) s of CPU",
+        (DOCS / "benchmarks.md").read_text(),
+    )
+    your_day = re.findall(r"(\d+) s of CPU", (DOCS / "your-day.md").read_text())
+    realism = re.findall(
+        r"tradearena learn \$DAY .*# (\d+) s of CPU", (DOCS / "realism.md").read_text()
+    )
+    assert your_day == realism == [measured.group(1)]
