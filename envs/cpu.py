@@ -1,5 +1,5 @@
 """The CPU arithmetic of torch (the deep learners, a neural order flow), pinned so that every
-x86-64 machine with AVX2 gives the same numbers.
+x86-64 machine with AVX2, Intel's and AMD's, gives the same numbers.
 
 torch picks its CPU kernels by the processor's instruction set: ATen's vectorised loops
 (AVX2 or AVX-512), Intel MKL's matrix products (a code path per instruction set, Intel's and
@@ -15,8 +15,22 @@ computation (`PINNED`):
   makers' processors (``MKL_CBWR=AVX2`` holds on Intel's only);
 - ``ONEDNN_MAX_CPU_ISA=AVX2``: oneDNN's kernels at most AVX2.
 
-The networks here are tiny and their time goes to Python's overhead: on the quickstart's DQN
-the pinned kernels cost nothing measurable. Thread counts matter too (a sum split across
+A pin chooses code, not hardware: an instruction whose result the processor's maker
+defines, an estimate of 1/x or 1/sqrt(x) (``rcpps``, ``rsqrtps``), gives other bits on
+Intel's processors than on AMD's on any code path. MKL's vector library (VML, which ATen
+calls for ``sqrt``, ``exp``, ``log`` and ``tanh`` of float tensors) computes a square root
+from ``rsqrtps`` refined once, one root in six a last bit off the correctly rounded one, and
+off elsewhere on the other maker's processor: through Adam's denominators the quickstart's
+DQN differed between an Intel Xeon and an AMD EPYC with every pin in force. So a learner
+takes no square root from VML: its optimizer is torch's fused Adam, one vectorised ATen
+kernel whose square root is the processor's exact one (`agents.deep.dqn.DQN.optimizer`;
+`tests/agents/deep/test_pinned_kernels.py` checks its step against IEEE arithmetic to the
+bit and prints each op's digest, to compare two machines).
+
+The networks here are tiny and most of their time goes to Python's and torch's overhead: MKL's
+compatible branch multiplies two 64 x 64 matrices in some 22 us where its AVX-512 one takes 9,
+about a second of a quickstart DQN job's 17 s of CPU (a machine shared with other work; the
+fused Adam saved more than that). Thread counts matter too (a sum split across
 threads adds in another order): every job runs on one torch thread
 (`tradearena.evaluation.experiment.kinds.one_thread`).
 

@@ -44,6 +44,13 @@ SETTINGS: dict[str, dict] = {
     },
 }
 """What each algorithm needs beyond SB3's defaults."""
+EXACT_ADAM = {
+    "PPO": {"optimizer_kwargs": {"eps": 1e-5, "fused": True}},
+    "DQN": {"optimizer_kwargs": {"fused": True}},
+}
+"""Each algorithm's Adam (SB3's, its epsilon kept) as torch's fused kernel, whose square roots
+are exact: the default's come from the processor's estimate, whose bits differ between Intel's
+and AMD's processors (`tradearena.envs.cpu`), and the trained policy with them."""
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -63,12 +70,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 def train(algorithm: str, steps: int, sessions: int, seed: int, defaults: bool) -> PPO | DQN:
     """``algorithm`` trained ``steps`` steps on ``sessions`` sessions of the making task,
-    rewards in dollars, with `SETTINGS`; or (``defaults``) as SB3 makes it from the id alone."""
-    cls = {"PPO": PPO, "DQN": DQN}[algorithm]
+    rewards in dollars, with `SETTINGS`; or (``defaults``) as SB3 makes it from the id alone;
+    its Adam fused either way (`EXACT_ADAM`)."""
+    cls, exact = {"PPO": PPO, "DQN": DQN}[algorithm], {"policy_kwargs": EXACT_ADAM[algorithm]}
     if defaults:
-        return cls("MlpPolicy", ID, seed=seed).learn(steps)
+        return cls("MlpPolicy", ID, seed=seed, **exact).learn(steps)
     venv = make_vec_env(ID, n_envs=sessions, seed=seed, env_kwargs={"reward_scale": 1.0})
-    return cls("MlpPolicy", venv, seed=seed, **SETTINGS[algorithm]).learn(steps)
+    return cls("MlpPolicy", venv, seed=seed, **SETTINGS[algorithm], **exact).learn(steps)
 
 
 def score(policy: Callable[[np.ndarray], int], sessions: int) -> tuple[float, float]:

@@ -1,6 +1,6 @@
-"""Your own day, from its files to a verdict: check the files, fit a market to the morning,
-judge it on the afternoon it never saw, train agents in it, and test them on the real
-afternoon beside a zoo of fixed policies.
+"""Your own day, from its files to a verdict: check the files, learn the morning's order flow,
+judge the market it makes on the afternoon it never saw, train agents in it, and test them on
+the real afternoon beside a zoo of fixed policies.
 
     python examples/your_day.py DAY [--split HH:MM] [--out DIR] [--quick]
 
@@ -8,8 +8,9 @@ DAY is a LOBSTER message file (its orderbook file beside it, as LOBSTER names it
 directory `tradearena data convert` wrote from an exchange's recording (sizes are then the
 recording's lots, and a tick is worth the tape's tick times its lot: every dollar figure
 comes out in the instrument's own units). Each step is a `tradearena` command, printed
-before it runs, so the same path can be walked by hand; ``--quick`` shrinks every budget
-to see the path work in a minute, not to judge a market.
+before it runs, so the same path can be walked by hand; ``--quick`` shrinks the budgets of
+the steps after `learn` (whose time is the morning's: about two minutes for a busy one) to
+see the path work, not to judge a market.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from pathlib import Path
 from tradearena.evaluation.cli.main import main as tradearena
 
 QUICK = {
-    "fit": ["--budget", "8", "--days", "1", "--restarts", "1"],
     "realism": ["--days", "2"],
     "run": ["--set", "seeds=2", "--set", "training.episodes=10", "--set", "testing.episodes=2"],
     "transfer": ["--seeds", "2", "--sessions", "2"],
@@ -49,7 +49,7 @@ def steps(day: Path, split: str, out: Path, quick: bool, local: bool) -> list[li
 
     return [
         ["data", "check", *files_of(day)],
-        ["fit", str(day), "--until", split, "--out", str(market), *extra("fit")],
+        ["learn", str(day), "--until", split, "--out", str(market)],
         [
             "realism",
             str(day),
@@ -95,7 +95,7 @@ def parser() -> argparse.ArgumentParser:
     command = argparse.ArgumentParser(description=paragraphs[0], epilog=paragraphs[2])
     command.add_argument("day", type=Path, help="a LOBSTER message file or a converted directory")
     command.add_argument(
-        "--split", default="12:45", help="fit before, judge after (HH:MM, default 12:45)"
+        "--split", default="12:45", help="learn before, judge after (HH:MM, default 12:45)"
     )
     command.add_argument(
         "--out",

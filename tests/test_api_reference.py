@@ -14,6 +14,7 @@ from docs/compiled_docstrings.py. A fresh clone builds with the README's command
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 import textwrap
 from pathlib import Path
@@ -191,7 +192,7 @@ def test_the_build_has_what_its_configuration_names():
     installed = {re.split(r"[<>=\[ ]", d)[0] for d in extra["optional-dependencies"]["docs"]}
     assert installed == {"mkdocs", "mkdocs-material", "mkdocstrings"}
     plugins = [p if isinstance(p, str) else next(iter(p)) for p in config()["plugins"]]
-    assert plugins == ["search", "mkdocstrings"]  # search is mkdocs's own
+    assert plugins == ["search", "offline", "mkdocstrings"]  # search: mkdocs's; offline: Material's
     assert config()["theme"]["name"] == "material"
     options = python_handler()["options"]
     assert options["docstring_style"] == "google"
@@ -199,3 +200,19 @@ def test_the_build_has_what_its_configuration_names():
     path, name = extension.split(":")
     assert f"class {name}(griffe.Extension)" in (ROOT / path).read_text()
     assert path.removeprefix("docs/") in config()["exclude_docs"].split()
+    assert "offline.py" in config()["exclude_docs"].split()  # the hook, not a page
+
+
+def test_the_site_loads_nothing_from_the_internet_and_works_from_disk():
+    """`make docs` builds a site to open from disk, offline: the theme's fonts the system's
+    (Material's default fetches Roboto from Google's servers on every page), pages as files,
+    the search index as a script, and the 404 page's links relative to the site's root
+    (MkDocs makes them absolute, ``/...``, which from disk is the disk's root)."""
+    site = config()
+    assert site["theme"]["font"] is False and site["use_directory_urls"] is False
+    assert "offline" in site["plugins"] and site["hooks"] == ["docs/offline.py"]
+    spec = importlib.util.spec_from_file_location("offline", ROOT / "docs" / "offline.py")
+    offline = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(offline)
+    for template, base in (("404.html", "."), ("sitemap.xml", "/")):
+        assert offline.on_template_context({"base_url": "/"}, template)["base_url"] == base

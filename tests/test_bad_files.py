@@ -124,6 +124,17 @@ CASES = {
         lambda d: experiment(d, bytes(range(256))),  # a newline, then byte 0x80 on line 2
         "x.toml, line 2: the experiment file is not UTF-8 text",
     ),
+    "LOBSTER's orderbook file given as the tape": (
+        "response",
+        lambda d: [lobster(d)[1], "tradearena/MarketMaking-v0"],
+        "day_orderbook_1.csv: LOBSTER's orderbook file (the book after each message), not its "
+        "messages: give the message file, day_message_1.csv,",
+    ),
+    "a market where the tape goes (response MARKET TAPE)": (
+        "response",
+        lambda d: [experiment(d, TINY.encode())[0], lobster(d)[0]],
+        "x.toml: an experiment file (a market), not a tape: give a LOBSTER message file",
+    ),
     "--set market=1": (
         "run",
         lambda d: experiment(d, TINY.encode(), "--set", "market=1"),

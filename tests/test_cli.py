@@ -468,6 +468,58 @@ def test_a_sortino_with_no_losing_episode_reads_no_loss():
     assert sortino == {"winner": "no loss", "hold": "nan", "mixed": "0.447"}
 
 
+def test_a_value_without_interval_says_why():
+    """A metric that is a number for one seed only (the other seeds never traded: no Sharpe
+    ratio) has no interval, and the summary says so in its place instead of [nan, nan]."""
+    import numpy as np
+    import pandas as pd
+
+    from tradearena.evaluation.analysis.summary import summary_table
+    from tradearena.evaluation.cli.text import format_summary
+
+    episodes = pd.DataFrame(
+        {
+            "agent": "raql",
+            "seed": np.repeat([0, 1, 2, 3], 5),
+            "pnl": [3.0, -1.0, 2.0, 4.0, 0.5] + [0.0] * 15,
+        }
+    )
+    with pytest.warns(Warning):  # the seeds without a ratio, left out
+        summary = summary_table(episodes, by="agent").assign(condition="clean", exposure=2.0)
+    text = format_summary(summary)
+    assert "nan" not in text
+    (row,) = [line for line in text.splitlines() if line.startswith("raql")]
+    assert row.split("  ")[1].strip() == f"{summary.sharpe[0]:.3f} [1 of 4 seeds: no interval]"
+    one = format_summary(summary.assign(seeds=1))
+    assert f"{summary.sharpe[0]:.3f} [one seed: no interval]" in one
+
+
+@pytest.mark.parametrize(
+    ("given", "hint"),
+    [
+        (["--seeds", "2"], "; a value of the experiment file is replaced with --set seeds=2"),
+        (
+            ["--episodes=20"],
+            "; a value of the experiment file is replaced with --set training.episodes=20 or "
+            "--set testing.episodes=20",
+        ),
+        (
+            ["--n-steps", "30"],
+            "; a value of the experiment file is replaced with --set market.n_steps=30",
+        ),
+        (["--colour", "red"], ""),
+    ],
+)
+def test_an_option_that_is_a_key_of_the_file_points_to_set(given, hint, capsys):
+    """`run FILE --seeds 2`: one line, exit 2, naming the --set of each key of that name."""
+    with pytest.raises(SystemExit) as exit:
+        main(["run", "configs/quickstart.toml", *given])
+    assert exit.value.code == 2
+    assert capsys.readouterr().err == (
+        f"tradearena: error: unrecognized arguments: {' '.join(given)}{hint}\n"
+    )
+
+
 TINY_RUN = """\
 kind = "compare"
 name = "tiny"

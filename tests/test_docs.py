@@ -148,3 +148,31 @@ def test_the_sb3_example_prints_a_line_per_policy(capsys, monkeypatch):
         assert lines[0].startswith(f"{algorithm}: 1,100 steps (8 sessions) in ")
         assert [line.split(":")[0].strip() for line in lines[1:]] == [algorithm, "random", "hold"]
         assert lines[3].endswith("$  0.00 +- 0.00 per session (2 sessions)")
+
+
+def test_the_pages_give_learns_time_as_benchmarks_measures_it():
+    """How long `tradearena learn` takes on the AMZN sample morning: one figure, measured
+    for benchmarks.md, on every page that says (they said seconds, 2.4 min and 156 s)."""
+    measured = re.search(
+        r"`tradearena learn` on the same morning: (\d+) s of CPU",
+        (DOCS / "benchmarks.md").read_text(),
+    )
+    your_day = re.findall(r"(\d+) s of CPU", (DOCS / "your-day.md").read_text())
+    realism = re.findall(
+        r"tradearena learn \$DAY .*# (\d+) s of CPU", (DOCS / "realism.md").read_text()
+    )
+    assert your_day == realism == [measured.group(1)]
+
+
+def test_the_quickstarts_time_is_said_one_way_with_its_benchmark():
+    """README and the quickstart page say how long `make run` takes the same way, quiet and
+    shared, naming the benchmark whose figure bears it out (README said "under a minute on 2
+    cores", measured at 1:14-1:35 on a loaded machine)."""
+    said = "in under a minute on 2 quiet cores, minutes when other work shares them"
+    readme = " ".join((DOCS.parent / "README.md").read_text().split())
+    page = " ".join((DOCS / "quickstart.md").read_text().split())
+    assert said in readme and said in page and "`quickstart_run_s`" in readme + page
+    row = re.search(
+        r"\| `quickstart_run_s` /.*?\| ([\d.]+) s /", (DOCS / "benchmarks.md").read_text()
+    )
+    assert float(row.group(1)) < 60

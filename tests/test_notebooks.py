@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -18,6 +22,7 @@ from tradearena.evaluation.experiment.rundir import find_run_dir, project_root
 from tradearena.evaluation.experiment.runner import run_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
 
 TINY_TOURNAMENT = """
 kind = "tournament"
@@ -161,15 +166,51 @@ def test_custom_agent_notebook(tournament_run, monkeypatch):
     assert len(images(notebook)) == 1  # the simplex field, shown, not its text repr
 
 
-def test_trained_agent_notebook(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def making_run(tmp_path_factory) -> Path:
+    """A tiny making run (a RAQL trained and saved)."""
+    work = tmp_path_factory.mktemp("making-run")
+    (work / "making.toml").write_text(TINY_MAKING)
+    return run_experiment(
+        work / "making.toml", LocalExecutor(progress=False), out=work / "run"
+    ).directory
+
+
+def test_trained_agent_notebook(making_run, monkeypatch):
     """Loads the RAQL a tiny making run saved, draws its policy map, plays one session."""
-    (tmp_path / "making.toml").write_text(TINY_MAKING)
-    run = run_experiment(
-        tmp_path / "making.toml", LocalExecutor(progress=False), out=tmp_path / "run"
-    )
-    notebook = execute("trained_agent.ipynb", run.directory, monkeypatch, "TRADEARENA_TRAINED_RUN")
+    notebook = execute("trained_agent.ipynb", making_run, monkeypatch, "TRADEARENA_TRAINED_RUN")
     text = stream_text(notebook)
     assert "# raql, seed-0" in text  # the card
     assert "loaded raql: a Q-table of 60 states x 17 actions, 72 updates" in text
     assert "played one session: PnL $" in text
     assert len(images(notebook)) == 2  # the policy map and the two inventories
+
+
+def test_the_readmes_command_saves_the_notebook_it_runs(making_run, tmp_path):
+    """README's ``jupyter execute`` line, run on a copy of the notebook beside a ``runs/``
+    folder: the notebook, its outputs and figures included, saved where the line says
+    (``jupyter execute`` alone shows and saves nothing)."""
+    line = re.search(
+        r"`\.venv/bin/(jupyter\s+execute\s+notebooks/trained_agent\.ipynb[^`]*)`", README
+    )
+    command = line.group(1).split()
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "runs" / "quickstart").mkdir(parents=True)  # as `make run` leaves it
+    shutil.copy(ROOT / "notebooks" / "trained_agent.ipynb", tmp_path / "notebooks")
+    saved = re.search(r"saves it[^`]*`([^`]+\.ipynb)`", README).group(1)
+    env = {**os.environ, "TRADEARENA_TRAINED_RUN": str(making_run)}
+    jupyter = str(Path(sys.executable).parent / command[0])
+    subprocess.run([jupyter, *command[1:]], cwd=tmp_path, env=env, check=True, timeout=300)
+    assert len(images(nbformat.read(tmp_path / saved, as_version=4))) == 2
+
+
+def test_every_documented_jupyter_execute_saves_what_it_runs():
+    """Each ``jupyter execute`` line of README and the manual names where it saves the
+    notebook it runs (``--output``, a path from the notebook's folder)."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    lines = [
+        (page.name, line)
+        for page in pages
+        for line in re.findall(r"`[^`]*/jupyter\s+execute[^`]*`", page.read_text())
+    ]
+    assert len(lines) >= 3 and [n for n, line in lines if "--output ../runs/" not in line] == []

@@ -24,9 +24,9 @@ def example():
 def test_the_help_says_all_it_does():
     """--help: the docstring's first paragraph whole, then what DAY may be."""
     text = " ".join(example().parser().format_help().split())
-    assert "Your own day, from its files to a verdict: check the files, fit a market" in text
+    assert "Your own day, from its files to a verdict: check the files, learn the morning's" in text
     assert "test them on the real afternoon beside a zoo of fixed policies. positional" in text
-    assert text.endswith("to see the path work in a minute, not to judge a market.")
+    assert text.endswith("to see the path work, not to judge a market.")
 
 
 def test_the_path_from_a_day_to_a_verdict(tmp_path, capsys):
@@ -37,9 +37,10 @@ def test_the_path_from_a_day_to_a_verdict(tmp_path, capsys):
     out = tmp_path / "out"
     assert your_day.walk(day, "10:30", out, quick=True, local=True) == 0
     printed = capsys.readouterr().out
-    assert f"$ tradearena fit {day} --until 10:30" in printed
-    header = (out / "market.toml").read_text().splitlines()[2]
-    assert header.startswith("# Learned from the open to 10:30")
+    assert f"$ tradearena learn {day} --until 10:30 --out {out / 'market.toml'}" in printed
+    header = (out / "market.toml").read_text().splitlines()
+    assert header[0] == f"# Order flow learned from {day.name} by `tradearena learn --model events`"
+    assert (out / "market.flow.json").exists()  # the path walks the market README presents
     card = pd.read_csv(out / "judged" / "scorecard.csv").set_index(["fact", "source"])
     assert 0.0 <= card.loc[("discriminator_auc", "market"), "value"] <= 1.0
     zoo = pd.read_csv(out / "transfer" / "transfer.csv")

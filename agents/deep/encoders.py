@@ -31,6 +31,7 @@ import math
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from tradearena.agents.base import check_memory
 
@@ -88,7 +89,13 @@ class MLPTorso(nn.Module):
         self.out_features = hidden
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(x)
+        # the layers' own functions, not their modules' calls: the same arithmetic without
+        # nn.Module's per-call bookkeeping, a third of a small network's forward pass
+        x = x.flatten(1)
+        for layer in self.net:
+            if isinstance(layer, nn.Linear):
+                x = torch.relu(F.linear(x, layer.weight, layer.bias))
+        return x
 
 
 class CNNTorso(nn.Module):

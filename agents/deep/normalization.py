@@ -31,6 +31,9 @@ class RunningMoments:
         self.count = 0
         self.mean = np.zeros(shape)
         self.m2 = np.zeros(shape)
+        self.std = self._spread()
+        """The standard deviation (ddof 0); 1 where fewer than 2 values or no spread: kept
+        with the moments (a learner divides by it at every step)."""
 
     def update(self, batch: np.ndarray) -> None:
         """Fold in ``batch`` (n, *shape)."""
@@ -45,10 +48,9 @@ class RunningMoments:
         self.mean = self.mean + delta * (n / total)
         self.m2 = self.m2 + m2 + delta**2 * (self.count * n / total)
         self.count = total
+        self.std = self._spread()
 
-    @property
-    def std(self) -> np.ndarray:
-        """The standard deviation (ddof 0); 1 where fewer than 2 values or no spread."""
+    def _spread(self) -> np.ndarray:
         if self.count < 2:
             return np.ones_like(self.mean)
         std = np.sqrt(self.m2 / self.count)
@@ -69,6 +71,7 @@ class RunningMoments:
                 f"expected {self.mean.shape}"
             )
         self.count, self.mean, self.m2 = int(state[prefix + "count"]), mean, m2
+        self.std = self._spread()
 
 
 class InputNormalizer(nn.Module):

@@ -115,7 +115,7 @@ def load_adam_state(
     for p, n_steps in zip(params, step):
         n = p.numel()
         optimizer.state[p] = {
-            "step": torch.tensor(float(n_steps), dtype=torch.float32),
+            "step": torch.tensor(float(n_steps), dtype=torch.float32, device=p.device),
             "exp_avg": torch.from_numpy(exp_avg[offset : offset + n].copy()).view_as(p).to(p),
             "exp_avg_sq": torch.from_numpy(exp_avg_sq[offset : offset + n].copy()).view_as(p).to(p),
         }

@@ -3,9 +3,13 @@ a recording of one of `envs.data.convert.FORMATS` converted on the fly."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +20,7 @@ from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Event, Tape, TapeEr
 
 __all__ = [
     "CrossedBook",
+    "TapeIdentity",
     "MIN_MINUTES",
     "MIN_TRADES",
     "PARTIAL_FIDELITY",
@@ -147,6 +152,18 @@ def _read(path: Path, format: str, orderbook: str | os.PathLike | None, tick_siz
             raise FeedError(f"unknown tape format {format!r}; known: {list(TAPE_FORMATS)}")
         files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
         return convert(format, files).tape
+    if path.suffix == ".toml":
+        raise TapeError(
+            f"{path}: an experiment file (a market), not a tape: give a LOBSTER message file "
+            "or a directory that `tradearena data` converted"
+        )
+    if re.search(r"_orderbook_\d+\.csv$", path.name) and path.is_file():
+        messages = path.with_name(path.name.replace("_orderbook_", "_message_"))
+        raise TapeError(
+            f"{path}: LOBSTER's orderbook file (the book after each message), not its "
+            f"messages: give the message file, {messages.name}, and the orderbook file is "
+            "read from beside it"
+        )
     if path.is_dir() and not (path / META).exists():
         messages = sorted(path.glob("*_message_*.csv"))
         hint = f" (here: {messages[0].name})" if messages else ""
@@ -199,3 +216,61 @@ def without_orderbooks(names: Sequence[str]) -> list[str]:
         for name in names
         if "_orderbook_" not in Path(name).name or os.path.abspath(name) not in beside
     ]
+
+
+LOBSTER_NAME = re.compile(r"^(?P<ticker>[^_]+)_(?P<date>\d{4}-\d{2}-\d{2})_")
+"""The start of a LOBSTER file's name: ``TICKER_YYYY-MM-DD_``."""
+
+
+@dataclass(frozen=True)
+class TapeIdentity:
+    """A tape named by its content, as a learned market names the days it learned from: the
+    ``digest`` of its messages (the first 16 hex digits of their SHA-256: the same for the
+    same messages, wherever the file is and whatever it is called), the ``ticker`` and
+    ``date`` its files give (LOBSTER's name; a converted directory's ``meta.json``) and the
+    ``name`` of its file or directory, never its folder. An older file's identity has a
+    name alone (``digest`` "")."""
+
+    name: str
+    digest: str = ""
+    ticker: str = ""
+    date: str = ""
+
+    @classmethod
+    def of(cls, tape: Tape) -> TapeIdentity:
+        """The identity of ``tape`` (read from ``tape.source``'s name and folder)."""
+        source = Path(tape.source)
+        converted = source.with_name(META)
+        named = LOBSTER_NAME.match(source.name)
+        if named is not None:
+            ticker, date = named["ticker"], named["date"]
+        elif converted.is_file():
+            meta = json.loads(converted.read_text())
+            ticker, date = str(meta.get("symbol", "")), str(meta.get("date", ""))
+        else:
+            ticker = date = ""
+        name = source.parent.name if converted.is_file() else source.name
+        digest = hashlib.sha256(np.ascontiguousarray(tape.messages).tobytes()).hexdigest()
+        return cls(name, digest[:16], ticker, date)
+
+    @classmethod
+    def read(cls, value: str | Mapping[str, str]) -> TapeIdentity:
+        """An identity as a file stores it: a mapping of its fields, or (an older file's) a
+        path, of which the name alone is kept."""
+        if isinstance(value, str):
+            return cls(Path(value).name)
+        return cls(
+            **{key: str(value[key]) for key in ("name", "digest", "ticker", "date") if key in value}
+        )
+
+    def same(self, other: TapeIdentity) -> bool:
+        """Whether ``other`` is this tape: the same messages when both digests are known,
+        else the same file name."""
+        if self.digest and other.digest:
+            return self.digest == other.digest
+        return self.name == other.name
+
+    def __str__(self) -> str:
+        day = " ".join(part for part in (self.ticker, self.date) if part)
+        described = f"{day}, {self.name}" if day else self.name
+        return f"{described} (messages {self.digest})" if self.digest else described

@@ -72,6 +72,7 @@ __all__ = [
     "equilibria_frame",
     "format_equilibria",
     "format_role_equilibria",
+    "payoff_file",
     "read_role_table",
     "read_table",
     "role_frame",
@@ -96,14 +97,25 @@ class Analysis:
     seed: int = 0
 
 
+def payoff_file(path: str | Path) -> Path:
+    """``path``, a file; a `UserError` for a missing one, and for a directory one naming the
+    payoff table inside it (a tournament's run directory holds ``payoffs.csv``)."""
+    path = Path(path)
+    if path.is_dir():
+        inside = path / "payoffs.csv"
+        where = f"its payoff table is {inside}" if inside.is_file() else "give a payoffs.csv"
+        raise UserError(f"{path}: a directory, not a payoff table: {where}")
+    if not path.is_file():
+        raise UserError(f"{path}: no such payoff table")
+    return path
+
+
 def read_table(path: str | Path, reduce_to: int | None = None) -> PayoffTable:
     """The payoff table in ``path`` (the ``payoffs.csv`` format), reduced by DPR to
     ``reduce_to`` players when given (`analysis.reduction`: the file then needs only the
     profiles DPR reads); a missing file, a bad table, one of a single strategy or one missing
     profiles is a `UserError` naming the file."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"{path}: no such payoff table")
+    path = payoff_file(path)
     try:
         table = PayoffTable.read_csv(path)
         if reduce_to is not None:
@@ -135,9 +147,7 @@ def read_table(path: str | Path, reduce_to: int | None = None) -> PayoffTable:
 def read_role_table(path: str | Path, roles: list[str]) -> RoleTable:
     """The role game in ``path`` (columns ``n_<role>_<strategy>``, ``u_<role>_<strategy>``);
     a missing file or a bad table or role declaration is a `UserError` naming the file."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"{path}: no such payoff table")
+    path = payoff_file(path)
     try:
         table = RoleTable.from_frame(pd.read_csv(path), roles)
     except (ValueError, pd.errors.ParserError) as error:

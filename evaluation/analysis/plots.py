@@ -64,7 +64,10 @@ def sharpe_bars(
     """Bars of ``metric`` per agent with their confidence intervals (``metric_low`` /
     ``metric_high`` columns of `evaluation.analysis.summary.summary_table`), for one condition.
     An agent whose ``metric`` is NaN has no bar but a label in its place: "no trades" for one
-    that made nothing and held no share (a ratio of 0 over 0), "undefined" otherwise."""
+    that made nothing and held no share (a ratio of 0 over 0), "undefined" otherwise; one
+    whose interval is NaN (one seed's value alone) has its bar and "no interval" on it. The
+    labels read from zero: along their bar, or towards the side with room (down when every
+    bar is negative)."""
     ax = axes_or_new(ax)
     rows = summary if condition is None else summary[summary["condition"] == condition]
     rows = rows.sort_values(metric, ascending=False)
@@ -80,15 +83,25 @@ def sharpe_bars(
     if "mean_pnl" in rows:
         exposure = rows.get("exposure", 0.0)
         idle = ((rows["mean_pnl"] == 0) & (exposure == 0)).to_numpy()
+    bottom, top = ax.get_ylim()
+    up = top >= -bottom  # more room above zero than below
     for i in np.flatnonzero(np.isnan(values)):
         text = "no trades" if idle[i] else "undefined"
-        ax.text(x[i], 0.0, text, ha="center", va="bottom", rotation=90, color="0.35", gid="nan")
+        ax.text(x[i], 0.0, text, **_label_from(up), gid="nan")
+    for i in np.flatnonzero(~np.isnan(values) & np.isnan(low)):  # on its bar, from zero
+        label = _label_from(values[i] >= 0) | {"color": "white"}
+        ax.text(x[i], 0.0, "no interval", **label, gid="no-interval")
     ax.set_ylabel(
         f"{metric.replace('_', ' ')} of test PnL per episode\n(mean over seeds, bootstrap interval)"
     )
     title = "Sharpe ratio by agent" if metric == "sharpe" else metric
     ax.set_title(title if condition in (None, "clean") else f"{title}: {condition}")
     return ax
+
+
+def _label_from(up: bool) -> dict:
+    """A bar chart's vertical grey label from its anchor, upwards or downwards."""
+    return {"ha": "center", "va": "bottom" if up else "top", "rotation": 90, "color": "0.35"}
 
 
 def learning_curves(

@@ -154,7 +154,10 @@ def _fit(args: argparse.Namespace) -> int:
     )
     print(f"{'parameter':32} {'fitted':>12} {'restarts mean':>14} {'sd':>10}")
     for name, (mean, sd) in result.spread().items():
-        print(f"{name:32} {result.parameters[name]:12.5g} {mean:14.5g} {sd:10.3g}")
+        shown = f"{sd:10.3g}" if len(result.restarts) > 1 else f"{'-':>10}"
+        print(f"{name:32} {result.parameters[name]:12.5g} {mean:14.5g} {shown}")
+    if len(result.restarts) == 1:
+        print("(one restart: no sd over restarts to show what the day does not identify)")
     print(f"wrote {out} (memory of the candidates: {memory})")
     return 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import tomllib
+from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, NoReturn
@@ -179,6 +180,16 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
 
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """argparse's, with the unknown options of a command that takes ``--set`` answered
+        by the ``--set`` they may stand for (`set_hint`)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}{set_hint(parsed, extras)}")
+        return parsed
+
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         if action.choices is not None and value not in action.choices:
             choices = ", ".join(map(repr, action.choices))
@@ -186,6 +197,21 @@ class Parser(argparse.ArgumentParser):
             raise argparse.ArgumentError(
                 action, f"invalid choice: {value!r}{hint} (choose from {choices})"
             )
+
+
+def set_hint(parsed: argparse.Namespace, extras: list[str]) -> str:
+    """For a command that takes ``--set`` given an unknown ``--KEY VALUE``: the ``--set`` of
+    each key of the experiment file named KEY ("" when none is)."""
+    if not hasattr(parsed, "set") or not extras[0].startswith("--"):
+        return ""
+    from tradearena.evaluation.experiment.config import dotted_keys
+
+    name, _, value = extras[0][2:].partition("=")
+    if not value:
+        value = extras[1] if len(extras) > 1 and not extras[1].startswith("-") else "VALUE"
+    keys = [k for k in dotted_keys() if k.rsplit(".", 1)[-1] == name.replace("-", "_")]
+    sets = " or ".join(f"--set {key}={value}" for key in keys)
+    return f"; a value of the experiment file is replaced with {sets}" if keys else ""
 
 
 def override(text: str) -> dict:

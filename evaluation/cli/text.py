@@ -109,15 +109,28 @@ def _field_columns(table) -> dict:
 
 def _ranged(table, column: str, digits: int):
     """Each row's ``column`` and its interval (``column``_low, _high) as text, "x [low, high]"
-    to ``digits`` decimals; a value that is no number in words (`_undefined`)."""
+    to ``digits`` decimals; a value that is no number in words (`_undefined`), and a value
+    with no interval said why (`_one_seed`)."""
     return table.apply(
         lambda r: (
             _undefined(r, r[column])
             or f"{r[column]:.{digits}f} "
-            f"[{r[column + '_low']:.{digits}f}, {r[column + '_high']:.{digits}f}]"
+            + (
+                _one_seed(r)
+                if r[column + "_low"] != r[column + "_low"]  # NaN: one seed's value alone
+                else f"[{r[column + '_low']:.{digits}f}, {r[column + '_high']:.{digits}f}]"
+            )
         ),
         axis=1,
     )
+
+
+def _one_seed(row) -> str:
+    """Why a metric has a value and no interval: the one seed of its run, or the one seed
+    of several whose metric is a number (the others' are not: a seed that never traded has
+    no Sharpe ratio), and one value has no spread to resample."""
+    seeds = int(row.get("seeds", 1))
+    return "[one seed: no interval]" if seeds == 1 else f"[1 of {seeds} seeds: no interval]"
 
 
 def _plateau_text(row) -> str:

@@ -82,6 +82,7 @@ __all__ = [
     "checked_market",
     "command_line",
     "config_tables",
+    "dotted_keys",
     "load_config",
     "load_learned_from",
     "load_market",
@@ -320,6 +321,20 @@ ROLE_KEYS = ("seats", "strategies")
 MODELS = "models"
 """The run directory's folder of the files its traders name: the n-th (`trader_files`) in
 ``models/<n>/``, under its own name, beside the files it names."""
+
+
+def dotted_keys(schema: dict[str, Field] = TOP, table: str = "") -> list[str]:
+    """The keys of single values in an experiment file (``schema``'s), dotted by the tables
+    that hold them (``seeds``, ``training.episodes``, ``market.n_steps``): what ``--set``
+    replaces. Arrays of tables (``[[agents]]``) are left out."""
+    keys = []
+    for key, field in schema.items():
+        name = f"{table}.{key}" if table else key
+        if field.type is dict and isinstance(field.default, dict):
+            keys += dotted_keys(field.default, name)
+        elif not isinstance(field.default, dict):
+            keys.append(name)
+    return keys
 
 
 def load_config(

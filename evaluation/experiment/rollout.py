@@ -203,8 +203,11 @@ def episodes(
 def opening_values(seated: SeatedMarket, seed: np.random.SeedSequence) -> list[float | None]:
     """Each seat's greedy value estimate (the largest of its policy's ``values``, agent units)
     at the opening observation of the session of ``seed``; None for a policy without
-    ``values``. Leaves ``seed`` as it was (the session is opened from a copy of it, since a
-    `SeedSequence` counts the children it spawns), so the episode plays the same session."""
+    ``values`` (and no session opened when no policy has them). Leaves ``seed`` as it was
+    (the session is opened from a copy of it, since a `SeedSequence` counts the children it
+    spawns), so the episode plays the same session."""
+    if not any(hasattr(policy, "values") for policy in seated.policies):
+        return [None] * seated.n_seats
     observations = seated.reset(np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key))
     return [
         float(np.max(policy.values(obs))) if hasattr(policy, "values") else None

@@ -368,11 +368,12 @@ def write_market(
         f"{'the close' if end is None else clock(end)} of each day, with tradearena "
         f"{project_version()}.",
         "# Each fitted parameter: its value; mean and sd over the restarts' bests (a large sd",
-        "# is what the day does not identify).",
+        "# is what the day does not identify; one restart has none).",
     ]
     for name, value in result.parameters.items():
         mean, sd = spread[name]
-        lines.append(f"#   {name} = {value:.6g}   (restarts: {mean:.4g} +- {sd:.2g})")
+        over = f"restarts: {mean:.4g} +- {sd:.2g}" if len(result.restarts) > 1 else "one restart"
+        lines.append(f"#   {name} = {value:.6g}   ({over})")
     with into(path.parent), replacing(path) as temporary:
         text = tomli_w.dumps(experiment_table(path.stem, table) | {"learned_from": learned})
         temporary.write_text("\n".join(lines) + "\n\n" + text)

@@ -14,7 +14,7 @@ import numpy as np
 import tomli_w
 from tqdm import tqdm
 
-from tradearena.envs.data.load import load_tape
+from tradearena.envs.data.load import TapeIdentity, load_tape
 from tradearena.envs.data.tapes import Tape
 from tradearena.envs.errors import into, replacing, together
 from tradearena.envs.simulator.learned_flow.estimate import fit_events
@@ -114,7 +114,7 @@ def write_learned(path: Path, model: EventModel | NeuralModel, market: Mapping[s
 
 def _days(meta: Mapping[str, Any]) -> str:
     """The tapes a flow learned from, as its file's header names them."""
-    names = [Path(name).name for name in meta.get("tapes", [meta["tape"]])]
+    names = [TapeIdentity.read(tape).name for tape in meta["tapes"]]
     return names[0] if len(names) == 1 else f"{len(names)} days ({', '.join(names)})"
 
 

@@ -331,18 +331,22 @@ def format_features(label: str, tests: dict[str, Discrimination], top: int = 5) 
 
 
 def _beside(held: Discrimination, floor: Discrimination) -> str:
-    """Where a market's AUC ``held`` stands against the ``floor``'s: at or below its
-    estimate, within its interval, or above it."""
+    """Where a market's AUC ``held`` stands against the ``floor``'s, lower being better (the
+    floor is the real hours' own AUC): a pass at or below its estimate, a pass within chance
+    inside its interval, a fail above it."""
     if held.auc <= floor.auc:
-        return "at or below the floor"
-    return "within the floor's interval" if held.auc <= floor.high else "above the floor"
+        return "passes: told no more easily than the floor"
+    if held.auc <= floor.high:
+        return "passes within chance: above the floor, inside its interval"
+    return "fails: told more easily than the floor, beyond its interval"
 
 
 def format_verdict(report: Report) -> str:
     """The verdict in a few lines: per market its classifier AUC on the tape's hours judged
     (1-min windows, with its interval) and its scorecard distance, beside the floor's, and
-    its in-sample AUC; whether it is above the floor (held out) and told from the hours it
-    learned from (in-sample); then the judgments that could not be made, and why."""
+    its in-sample AUC; whether it passes the floor (held out: lower is better) and is told
+    from the hours it learned from (in-sample); with a floor, where the other floor (the
+    replay) is judged; then the judgments that could not be made, and why."""
     minute = "discriminator_auc"
     score = report.table[report.table.fact == "score"].set_index("source").value
 
@@ -370,11 +374,17 @@ def format_verdict(report: Report) -> str:
             learned = f"{told} from the hours it learned from"
             rows.append((f"  in-sample, {judged.hours}", auc(inside), learned))
     lines = [
-        f"classifier AUC on 1-min windows against {report.reference} {report.hours} (0.5: it "
-        "cannot tell them apart, 1: it always can):"
+        f"classifier AUC on 1-min windows against {report.reference} {report.hours} (lower "
+        "is better; 0.5: it cannot tell them apart, 1: it always can):"
     ]
     width = max((len(row[0]) for row in rows), default=0)
     lines += [f"  {name:{width}}  {value}  {tail}" for name, value, tail in rows]
+    if floor is not None:
+        lines.append(
+            "the other floor, the replay of the hours a market learned from, is judged by "
+            "ranking a strategy zoo: tradearena transfer MARKET --against TAPE --from "
+            + report.hours.split("-")[0]
+        )
     return "\n".join(lines + report.notes)
 
 

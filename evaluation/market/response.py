@@ -62,6 +62,12 @@ order's response has faded before the next (and is not read into it)."""
 MIN_ORDERS = 30
 """The fewest market orders a size bucket needs for its figures to be given."""
 _NO_LIMIT = 10**9  # lots: the seat's orders are never cut to a position limit
+PASS_SHARE = 0.9
+"""The share of a market's figures whose 95% intervals must meet the tape's for its response
+to pass: two 95% intervals of one mean meet 99% of the time, so a market that answers as
+the tape does meets nearly all; the rest is room for figures that move together."""
+UNITS = {"move": "move, ticks", "refill": "refill, share"}
+"""The measures as the printed table names them, with their units."""
 COLUMNS = ("source", "sizes", "what", "horizon", "n", "value", "low", "high")
 """response.csv's columns: the tape or market, its size bucket (lots), what was measured
 ("move": ticks the mid moved in the order's direction; "refill": the share of emptying
@@ -298,20 +304,23 @@ def _agreement(table: pd.DataFrame, tape: str, market: str) -> tuple[int, int]:
 
 
 def format_response(found: Response) -> str:
-    """The verdict first (per market, how many of its cells meet the tape's), then the
-    table: each size bucket's move and refill at each horizon, tape and markets side by
-    side."""
+    """The verdict first (per market, how many of its cells meet the tape's, and whether
+    that is `PASS_SHARE` of them), then the table: each size bucket's move (ticks) and
+    refill (a share) at each horizon, tape and markets side by side."""
     lines = [f"The response to a market order, {found.tape} {found.hours}:"]
     for market, (met, cells) in found.agree.items():
+        needed = math.ceil(PASS_SHARE * cells)
         lines.append(
-            f"  {market}: {met} of {cells} figures within the tape's 95% interval "
-            "(a seat's market orders of the tape's sizes)"
+            f"  {market}: {met} of {cells} figures within the tape's 95% interval, {needed} "
+            f"to pass: {'passes' if met >= needed else 'fails'} (a seat's market orders of the "
+            "tape's sizes)"
         )
     table = found.table.assign(
+        what=lambda t: t.what.map(UNITS),
         cell=lambda t: t.apply(
             lambda r: "n/a" if np.isnan(r.value) else f"{r.value:.2f} [{r.low:.2f}, {r.high:.2f}]",
             axis=1,
-        )
+        ),
     )
     buckets = list(dict.fromkeys(table.sizes))
     table["sizes"] = pd.Categorical(table.sizes, categories=buckets, ordered=True)

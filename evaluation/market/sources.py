@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tradearena.envs.data.load import load_tape, missing_book
+from tradearena.envs.data.load import TapeIdentity, load_tape, missing_book
 from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Event, Tape, clock
 from tradearena.envs.errors import UserError, did_you_mean
 from tradearena.envs.simulator.recording import synthetic_tape
@@ -305,12 +305,13 @@ def gym_spec(name: str) -> MarketSpec:
 @dataclass(frozen=True)
 class LearnedHours:
     """The part of a day a market learned from: ``first`` to ``last``, seconds after
-    midnight, of the days in the files ``tapes`` (their names; empty: not said), and
-    ``source``, where the market's file says so (for messages)."""
+    midnight, of the days ``tapes`` (`TapeIdentity`: by content, or by their files' names
+    alone; empty: not said), and ``source``, where the market's file says so (for
+    messages)."""
 
     first: float
     last: float
-    tapes: tuple[str, ...]
+    tapes: tuple[TapeIdentity, ...]
     source: str
 
     def __str__(self) -> str:
@@ -340,7 +341,7 @@ def learned_hours(name: str) -> LearnedHours | None:
         return None
     declared = load_learned_from(path)
     if declared is not None:
-        tapes = tuple(Path(t).name for t in declared.tapes)
+        tapes = tuple(map(TapeIdentity.read, declared.tapes))
         return LearnedHours(*declared.window, tapes, f"{path} [learned_from]")
     spec = load_market(path)
     if spec.tape is not None and spec.tape != SYNTHETIC:
@@ -351,7 +352,7 @@ def learned_hours(name: str) -> LearnedHours | None:
         return LearnedHours(
             market.day_open + first * step,
             market.day_open + (last + market.n_steps) * step,
-            (Path(str(spec.tape)).name,),
+            (TapeIdentity.read(str(spec.tape)),),
             f"{path} replays them",
         )
     for trader in spec.background():
@@ -359,26 +360,33 @@ def learned_hours(name: str) -> LearnedHours | None:
         meta = getattr(getattr(model, "base", model), "meta", {})
         if "window" in meta:
             first, last = meta["window"]
-            tape = (Path(meta["tape"]).name,) if meta.get("tape") else ()
-            return LearnedHours(float(first), float(last), tape, f"{path}'s learned flow")
+            tapes = tuple(map(TapeIdentity.read, meta.get("tapes", ())))
+            return LearnedHours(float(first), float(last), tapes, f"{path}'s learned flow")
     return None
 
 
 def hours_on(hours: LearnedHours, tape: str, given: bool) -> LearnedHours | str:
-    """``hours`` on the day of ``tape`` (rounded out to whole seconds), or why they are not
-    there: the market learned from another tape (unless the hours were ``given``), or the day
-    does not hold them. Given hours the day does not hold are a `UserError`."""
+    """``hours`` on the day of ``tape`` (rounded out to whole seconds, within the day's
+    session), or why they are not there: the market learned from another tape (unless the
+    hours were ``given``; a tape renamed or moved is the same tape, `TapeIdentity.same`), or
+    the day's session holds none of them. Given hours the day does not hold whole are a
+    `UserError`."""
     name = Path(tape).name
-    if hours.tapes and name not in hours.tapes and not given:
-        return f"it learned from {', '.join(hours.tapes)}, not from {name}"
-    open, close = session_of(load_tape(tape))
+    day = load_tape(tape)
+    judged = TapeIdentity.of(day)
+    if hours.tapes and not any(t.same(judged) for t in hours.tapes) and not given:
+        return f"it learned from {', '.join(map(str, hours.tapes))}, not from {judged}"
+    open, close = session_of(day)
     first, last = float(math.floor(hours.first)), float(math.ceil(hours.last))
-    if first < open or last > close:
-        reason = (
-            f"{name}'s day ({clock(open)}-{clock(close)}) does not hold the hours "
-            f"{clock(first)}-{clock(last)}"
-        )
-        if given:
-            raise UserError(f"{hours.source}: {reason}")
+    reason = (
+        f"{name}'s day ({clock(open)}-{clock(close)}) does not hold the hours "
+        f"{clock(first)}-{clock(last)}"
+    )
+    if given and (first < open or last > close):
+        raise UserError(f"{hours.source}: {reason}")
+    # hours a market's file names are judged where the day's session holds them (a tape's
+    # messages from before its open, which a flow learns from too, are no part of it)
+    first, last = max(first, open), min(last, close)
+    if first >= last:
         return reason
     return replace(hours, first=first, last=last)

@@ -77,6 +77,13 @@ AS_GRID = {"gamma": (0.01, 0.3), "sigma": (1.0, 8.0), "kappa": (0.1, 0.5, 2.0)}
 lot), volatility (ticks per step) and the fill intensity's decay (per tick)."""
 SLICES = (2, 3, 5, 10, 15)
 """Passive TWAP's slice lengths (decision steps) in the execution zoo."""
+EXECUTION_PNL = (
+    "(an execution buys its parent order by the close: its PnL is minus the shortfall against "
+    "the opening mid, shares the close's book could not sell valued at its mid; hold trades "
+    "nothing until the last step, where the whole order is bought at market: it makes what "
+    "the price fell, less that sweep's cost)"
+)
+"""What an execution zoo's PnL means, and its hold, under the verdict."""
 
 
 @dataclass(frozen=True)
@@ -232,9 +239,11 @@ def window_of(
         return window
     first = max(math.ceil((start - market.day_open) / market.step_seconds), 0)
     if first > last:
+        close, opens = (clock(market.day_open + s * market.step_seconds) for s in (day, last))
+        minutes = market.n_steps * market.step_seconds / 60
         raise UserError(
-            f"--from: no {market.n_steps}-step session opening then ends by the day's close "
-            f"(the last opens at step {last}, step {first} asked)"
+            f"--from {clock(start)}: no {minutes:g}-minute session opening then ends by the "
+            f"day's close, {close} (the last opens at {opens})"
         )
     return first, last
 
@@ -561,9 +570,10 @@ def _against_replay(market: Predictivity, replay: Predictivity) -> str:
 
 
 def format_transfer(result: Transfer, verbose: bool = False) -> str:
-    """The verdict first: per group of queue models that agree, the market's rank
-    correlation with the tape and its pick's regret, its baseline's (the replay of the hours
-    it learned from) and whether it beats it; then why there is no baseline; with
+    """The verdict first (for an execution zoo, what its PnL means: `EXECUTION_PNL`): per
+    group of queue models that agree, the market's rank correlation with the tape and its
+    pick's regret, its baseline's (the replay of the hours it learned from) and whether it
+    beats it; then why there is no baseline; with
     ``verbose``, each policy's mean PnL a session on every side (sides that agree in one
     column)."""
     labels = list(result.table.policy.unique())
@@ -571,6 +581,8 @@ def format_transfer(result: Transfer, verbose: bool = False) -> str:
     opening = f", sessions opening {result.opening}" if result.opening else ""
     zoo = f"the {result.task} zoo ({policies} policies){opening}"
     lines = [f"{result.market} against {result.tape}: {zoo}"]
+    if result.task == "execution":
+        lines.append(EXECUTION_PNL)
     if result.hours is not None:
         lines.append(f"baseline: the replay of {result.hours} ({result.hours.source})")
 

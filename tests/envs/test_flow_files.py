@@ -257,7 +257,7 @@ CASES = {
     "bool mu": (set_array(NPZ, "mu", lambda a: a > 0, E), r"mu must hold real numbers"),
     "events as neural": (labelled_neural, r"flow\.json: no field 'base'"),
     "arrays outside": (set_json(E, "arrays", '"../flow.npz"'), r"'arrays' must name a file beside"),
-    "wrong version": (set_json(E, "version", "7"), r"format 7; expected events, format 2"),
+    "wrong version": (set_json(E, "version", "7"), r"format 7; expected events, format 2 or 3"),
     # silent dead markets
     "delta NaN": (set_json(NEURAL, "delta", "NaN"), r"net\.json: delta must be a finite"),
     "delta negative": (set_json(NEURAL, "delta", "-3"), r"delta must be a decay in"),
@@ -299,7 +299,7 @@ CASES = {
     "JSON nested 100,000 deep": (nested, r"flow\.json: not a learned flow's parameter file"),
     "a base that names itself": (
         set_json(NEURAL, "base", '"net.json"'),
-        r"net\.json: a neural flow of format 2; expected events",
+        r"net\.json: a neural flow of format 3; expected events",
     ),
     # what the judges read of meta
     **{
@@ -312,9 +312,10 @@ CASES = {
             ("window", "[0, 1e12]"),
             ("window", "[[1], [2]]"),
             ("window", "[true, 5]"),
-            ("tape", "7"),
             ("tapes", '"day.csv"'),
             ("tapes", "[1, 2]"),
+            ("tapes", '[{"name": "a/day.csv"}]'),
+            ("tapes", '[{"name": "day.csv", "digest": 7}]'),
         )
     },
     # numbers the compiled flow would overflow 64-bit integers with, a dead market

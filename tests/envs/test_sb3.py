@@ -6,6 +6,7 @@ from __future__ import annotations
 import gymnasium
 import numpy as np
 import pytest
+import torch
 
 import tradearena.envs  # noqa: F401  (registers the tradearena/... ids)
 
@@ -148,3 +149,23 @@ def test_sb3_makes_and_trains_every_registered_id_as_its_users_call_it(env_id):
         model = algorithm("MlpPolicy", env_id, seed=0, **settings)
         assert model.env.get_attr("render_mode") == ["rgb_array"]
         model.learn(8)
+
+
+@pytest.mark.parametrize("defaults", [False, True], ids=["recipe", "defaults"])
+@pytest.mark.parametrize("algorithm", ["PPO", "DQN"])
+def test_the_sb3_examples_adam_is_fused(algorithm, defaults, monkeypatch):
+    """`examples/sb3_making.py` builds each algorithm with torch's fused Adam (exact square
+    roots, the same on Intel's and AMD's processors), SB3's epsilon kept (PPO's 1e-5)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "sb3_making.py"
+    spec = importlib.util.spec_from_file_location("sb3_making", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    for cls in (sb3.PPO, sb3.DQN):
+        monkeypatch.setattr(cls, "learn", lambda self, steps: self)  # built, not trained
+    model = example.train(algorithm, 0, sessions=2, seed=0, defaults=defaults)
+    adam = model.policy.optimizer
+    assert isinstance(adam, torch.optim.Adam) and adam.defaults["fused"] is True
+    assert adam.defaults["eps"] == (1e-5 if algorithm == "PPO" else 1e-8)

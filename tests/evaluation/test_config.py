@@ -327,16 +327,20 @@ def _malformed(messages: Path) -> Path:
 @pytest.mark.parametrize(
     "given, message",
     [
-        (lambda m, o: o, "line 1: 4 columns, expected 6 (time, type, order_id, size, price"),
+        (
+            lambda m, o: o,
+            "orderbook file (the book after each message), not its messages: "
+            "give the message file, DAY_34200000_57600000_message_1.csv,",
+        ),
         (lambda m, o: m.parent, "a directory without meta.json is not a converted tape"),
         (lambda m, o: _malformed(m), "line 2, column 4 (size): 'abc' is not a number"),
     ],
     ids=["orderbook file", "LOBSTER folder", "malformed row"],
 )
 def test_bad_tape_content_is_the_tapes(given, message, lobster_files, tmp_path, tiny_text):
-    """An orderbook file given as the tape, a folder of LOBSTER files and a malformed row are
-    each named at ``market.tape`` (the file's line 8) with the tape file and its line, not at
-    an agent's parameters."""
+    """An orderbook file given as the tape (which names the message file to give), a folder of
+    LOBSTER files and a malformed row are each named at ``market.tape`` (the file's line 8)
+    with the tape file and its line, not at an agent's parameters."""
     tape = given(*lobster_files)
     path = tmp_path / "bad.toml"
     path.write_text(tiny_text.replace("n_steps = 15", f'n_steps = 15\ntape = "{tape}"'))

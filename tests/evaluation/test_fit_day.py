@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from tradearena.envs.data.load import TapeIdentity
 from tradearena.envs.data.tapes import write_lobster
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.spec import MarketSpec
@@ -66,9 +67,12 @@ def test_the_fit_recovers_the_rate_that_made_the_day(day, tmp_path, capsys):
     assert abs(math.log(rate / RATE)) < math.log(1.6)  # within a factor 1.6 of 1/20 s
     assert fitted.tick_size == 0.01
     assert abs(fitted.initial_price - 22_000) < 200  # the day's first mid, in ticks
-    header = out.read_text().splitlines()[0]
-    assert header.startswith("# A population fitted to known_message_1.csv")
-    assert "traders.1.arrival_rate" in capsys.readouterr().out
+    header = out.read_text().splitlines()
+    assert header[0].startswith("# A population fitted to known_message_1.csv")
+    assert header[5] == f"#   traders.1.arrival_rate = {rate:.6g}   (one restart)"
+    printed = capsys.readouterr().out  # one restart: no sd, and said so, not "nan"
+    assert "traders.1.arrival_rate" in printed and "nan" not in printed
+    assert "(one restart: no sd over restarts to show what the day does not identify)" in printed
 
 
 def test_a_fit_resumes_from_its_memory(day, tmp_path, capsys, monkeypatch):
@@ -100,7 +104,8 @@ def test_a_fit_learns_only_before_until_and_says_so(day, tmp_path, monkeypatch):
     assert fitted.day_steps == STEPS + 5 and OPEN - 300 <= fitted.open_time < OPEN - 290
     # the hours learned from, for the judges: the day's first second to --until
     hours = learned_hours(str(out))
-    assert (hours.first, hours.last, hours.tapes) == (fitted.open_time, OPEN + 900, (day.name,))
+    assert (hours.first, hours.last) == (fitted.open_time, OPEN + 900)
+    assert hours.tapes == (TapeIdentity(day.name),)  # [learned_from] names the file
 
 
 def test_the_default_fit_is_the_same_on_a_slow_machine(day, tmp_path, monkeypatch, capsys):

@@ -79,6 +79,17 @@ def test_a_missing_profile_is_one_line_naming_it(tmp_path, capsys):
     assert "absent.csv: no such payoff table" in capsys.readouterr().err
 
 
+def test_a_run_directory_given_as_the_table_points_to_its_payoffs(tmp_path, capsys):
+    """`games runs/tournament`: one line naming the payoffs.csv inside (a role game too)."""
+    _coordination(0.1).to_csv(tmp_path / "payoffs.csv")
+    for extra in ([], ["--roles", "maker,taker"]):
+        assert main(["games", str(tmp_path), *extra]) == 2
+        assert capsys.readouterr().err == (
+            f"tradearena: error: {tmp_path}: a directory, not a payoff table: its payoff "
+            f"table is {tmp_path / 'payoffs.csv'}\n"
+        )
+
+
 TOURNAMENT = """\
 kind = "tournament"
 seeds = 2

@@ -3,11 +3,13 @@ the market, the command and Gymnasium read."""
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import re
 import shutil
 import tomllib
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import gymnasium as gym
@@ -15,11 +17,12 @@ import numpy as np
 import pytest
 from days import lobster_day  # tests/evaluation/days.py
 
-from tradearena.envs.data.load import load_tape
+from tradearena.envs.data.load import TapeIdentity, load_tape
 from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, write_lobster
 from tradearena.envs.errors import UserError
 from tradearena.envs.simulator.learned_flow.estimate import fit_events
 from tradearena.envs.simulator.learned_flow.model import EventModel
+from tradearena.envs.simulator.learned_flow.neural import NeuralModel
 from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import light
@@ -28,7 +31,9 @@ from tradearena.evaluation.cli.main import main
 from tradearena.evaluation.experiment.config import ConfigError, load_market
 from tradearena.evaluation.market.fit import check_out
 from tradearena.evaluation.market.learn import one_market
-from tradearena.evaluation.market.sources import learned_hours
+from tradearena.evaluation.market.sources import LearnedHours, hours_on, learned_hours
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -196,7 +201,8 @@ def test_the_judges_read_the_hours_learned_from_in_the_flow_file(learned):
     folder, out, model, until = learned
     hours = learned_hours(str(out))
     assert (hours.first, hours.last) == tuple(model.meta["window"])
-    assert hours.tapes == ("day_message_1.csv",) and hours.last == pytest.approx(until, abs=60)
+    assert [t.name for t in hours.tapes] == ["day_message_1.csv"]
+    assert hours.last == pytest.approx(until, abs=60)
 
 
 def test_several_days_are_learned_as_one_flow(learned, tmp_path, capsys):
@@ -209,7 +215,8 @@ def test_several_days_are_learned_as_one_flow(learned, tmp_path, capsys):
     days = [str(folder / "day_message_1.csv"), str(other)]
     assert main(["learn", *days, "--until", clock, "--out", str(out)]) == 0
     both = EventModel.load(tmp_path / "two.flow.json")
-    assert both.meta["tapes"] == days and both.meta["days"] == 2
+    names = [tape["name"] for tape in both.meta["tapes"]]
+    assert names == ["day_message_1.csv", "other_message_1.csv"] and both.meta["days"] == 2
     assert both.meta["events"] > one.meta["events"] + 3000
     assert out.read_text().startswith(
         "# Order flow learned from 2 days (day_message_1.csv, other_message_1.csv) by "
@@ -399,3 +406,82 @@ def test_a_read_only_out_is_found_before_the_fit(pool_days, monkeypatch, capsys)
     assert capsys.readouterr().err == (
         f"tradearena: error: cannot write {out}: {folder} is not a folder that can be written\n"
     )
+
+
+def test_the_flow_names_its_tape_by_content_and_keeps_no_folder(learned):
+    """The flow file names the day by its messages' digest (with its ticker and date when
+    its name gives them) and its file's name: no folder of the machine that learned it."""
+    folder, out, model, _ = learned
+    text = (out.parent / "learned.flow.json").read_text()
+    assert str(folder) not in text and json.loads(text)["version"] == 3
+    tape = load_tape(folder / "day_message_1.csv")
+    assert model.meta["tapes"] == [asdict(TapeIdentity.of(tape))]
+    assert len(model.meta["tapes"][0]["digest"]) == 16 and "tape" not in model.meta
+    lobster = TapeIdentity.of(
+        replace(tape, source="/x/AMZN_2012-06-21_34200000_57600000_message_1.csv")
+    )
+    assert (lobster.ticker, lobster.date) == ("AMZN", "2012-06-21")
+
+
+def test_a_renamed_and_moved_tape_is_the_tape_it_learned_from(learned, tmp_path):
+    """The judges take the day under another name in another folder (the same messages) as
+    the one the market learned from, and tell another day apart, naming both by content."""
+    folder, out, *_ = learned
+    moved = tmp_path / "elsewhere" / "amzn_morning_message_1.csv"
+    moved.parent.mkdir()
+    shutil.copy(folder / "day_message_1.csv", moved)
+    shutil.copy(folder / "day_orderbook_1.csv", moved.parent / "amzn_morning_orderbook_1.csv")
+    hours = learned_hours(str(out))
+    on = hours_on(hours, str(moved), given=False)
+    assert isinstance(on, LearnedHours) and on.last == math.ceil(hours.last)
+    other, _ = lobster_day(tmp_path, "other", 200, seed=12)
+    digest = TapeIdentity.of(load_tape(other)).digest
+    assert hours_on(hours, str(other), given=False) == (
+        f"it learned from day_message_1.csv (messages {hours.tapes[0].digest}), not from "
+        f"other_message_1.csv (messages {digest})"
+    )
+
+
+def test_a_flow_file_of_format_2_still_loads_and_names_its_tape_by_name(learned, tmp_path):
+    """A flow file written before (format 2: the tape's path) loads; its tape is known by
+    its file's name, as it was."""
+    folder, out, *_ = learned
+    old = tmp_path / "old"
+    shutil.copytree(out.parent, old)
+    document = json.loads((old / "learned.flow.json").read_text())
+    path = str(folder / "day_message_1.csv")
+    document["version"] = 2
+    document["meta"] = {**document["meta"], "tape": path, "tapes": [path]}
+    (old / "learned.flow.json").write_text(json.dumps(document))
+    assert EventModel.load(old / "learned.flow.json").meta["tapes"] == [
+        {"name": "day_message_1.csv"}
+    ]
+    hours = learned_hours(str(old / "learned.toml"))
+    assert hours.tapes == (TapeIdentity("day_message_1.csv"),)
+    assert isinstance(hours_on(hours, path, given=False), LearnedHours)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "configs/amzn_learned.flow.json",
+        "docs/realism/amzn_learned_l5.flow.json",
+        "docs/realism/amzn_neural.flow.json",
+    ],
+)
+def test_the_committed_learned_markets_name_their_days_by_content(path):
+    """The learned markets the repository holds load, in the current format, their days named
+    by content with no folder."""
+    file = ROOT / path
+    model = (NeuralModel if json.loads(file.read_text())["kind"] == "neural" else EventModel).load(
+        file
+    )
+    meta = getattr(model, "base", model).meta
+    (day,) = meta["tapes"]
+    assert (day["ticker"], day["date"]) == ("AMZN", "2012-06-21") and len(day["digest"]) == 16
+    assert day["name"].startswith("AMZN_2012-06-21_34200000_57600000_message_")
+    documents = [file, file.with_name(file.name.replace(".flow.json", ".flow.base.json"))]
+    for document in (d for d in documents if d.exists()):
+        assert (
+            json.loads(document.read_text())["version"] == 3 and "/work" not in document.read_text()
+        )

@@ -223,3 +223,27 @@ def test_an_equilibria_title_lies_inside_its_figure():
     figure.draw(renderer)
     title = figure.axes[0].title.get_window_extent(renderer)
     assert title.x0 >= 0 and title.x1 <= figure.bbox.x1
+
+
+def test_sharpe_bars_keep_their_labels_in_the_frame_and_mark_a_bar_without_interval():
+    """Every bar negative: "no trades" reads down from zero, inside the frame; a value with
+    no interval (one seed's alone) has its bar and "no interval" on it."""
+    summary = pd.DataFrame(
+        {
+            "condition": "clean",
+            "agent": ["dqn", "raql", "hold"],
+            "sharpe": [-1.0, -2.0, np.nan],
+            "sharpe_low": [-1.5, np.nan, np.nan],
+            "sharpe_high": [-0.5, np.nan, np.nan],
+            "mean_pnl": [-10.0, -5.0, 0.0],
+            "exposure": [50.0, 20.0, 0.0],
+        }
+    )
+    ax = sharpe_bars(summary, Figure().add_subplot())
+    renderer = FigureCanvasAgg(ax.figure).get_renderer()
+    frame = ax.get_window_extent(renderer)
+    for gid, text, x in (("nan", "no trades", 2), ("no-interval", "no interval", 1)):
+        (label,) = [t for t in ax.texts if t.get_gid() == gid]
+        box = label.get_window_extent(renderer)
+        assert (label.get_text(), label.get_position()[0]) == (text, x)
+        assert frame.y0 <= box.y0 and box.y1 <= frame.y1, (text, box, frame)

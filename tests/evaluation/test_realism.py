@@ -10,6 +10,7 @@ from days import lobster_day  # tests/evaluation/days.py
 from matplotlib.figure import Figure
 from scipy import stats
 
+from tradearena.envs.data.load import TapeIdentity, load_tape
 from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, MESSAGE_DTYPE, Tape, write_lobster
 from tradearena.envs.errors import UserError
 from tradearena.envs.simulator.recording import synthetic_tape
@@ -494,21 +495,26 @@ def test_realism_from_judges_the_floor_and_each_market_in_sample(tmp_path, capsy
         assert (row.value, row.low, row.high) == pytest.approx((test.auc, test.low, test.high))
     assert set(inside) == {"discriminator_auc", "discriminator_auc_10s"}
     verdict = format_verdict(report).splitlines()
-    assert verdict[0].startswith(
-        "classifier AUC on 1-min windows against day_message_1 10:25-11:30"
+    assert verdict[0] == (
+        "classifier AUC on 1-min windows against day_message_1 10:25-11:30 (lower is better; "
+        "0.5: it cannot tell them apart, 1: it always can):"
     )
     assert verdict[1].split()[:4] == ["floor:", "its", "own", hours]
     assert f"{expected.auc:.3f} [{expected.low:.3f}, {expected.high:.3f}]" in verdict[1]
     held = report.tests["tiny"]["discriminator_auc"]
     beside = (
-        "at or below the floor"
+        "passes: told no more easily than the floor"
         if held.auc <= expected.auc
-        else "within the floor's interval"
+        else "passes within chance: above the floor, inside its interval"
         if held.auc <= expected.high
-        else "above the floor"
+        else "fails: told more easily than the floor, beyond its interval"
     )
     assert verdict[2].startswith("  tiny ") and verdict[2].endswith(beside)
-    assert verdict[3].startswith("    in-sample, 09:30-10:20 ") and len(verdict) == 4
+    assert verdict[3].startswith("    in-sample, 09:30-10:20 ")
+    assert verdict[4:] == [
+        "the other floor, the replay of the hours a market learned from, is judged by ranking "
+        "a strategy zoo: tradearena transfer MARKET --against TAPE --from 10:25"
+    ]
     assert report.missing["tiny"][0] == "the part judged, 10:25-11:30, is too short for them"
 
 
@@ -523,9 +529,10 @@ def test_in_sample_needs_hours_on_this_tape_and_says_why_not(tmp_path, capsys):
     ]
     config = hours_market(tmp_path, (OPEN, OPEN + 2400), ["other_message_1.csv"])
     report = realism([str(config)], against=str(messages), days=1)
+    digest = TapeIdentity.of(load_tape(messages)).digest  # the judged day, by content
     assert report.notes == [
         "tiny: no in-sample judgment: it learned from other_message_1.csv, not from "
-        "day_message_1.csv"
+        f"day_message_1.csv (messages {digest})"
     ]
     assert report.floor is None and not report.in_sample
     # hours given on the command line are judged on this tape, whatever the file says
@@ -571,10 +578,11 @@ def test_the_verdict_comes_first_and_the_scorecard_with_verbose(tmp_path, capsys
     assert brief[1].startswith(f"  floor: its own {first}-10:10")
     assert brief[2].startswith("  tiny ") and "the floor" in brief[2]
     assert brief[3].startswith("    in-sample, 09:30-10:10 ")
-    assert brief[4].startswith("(--verbose: the scorecard's ") and len(brief) == 5
+    assert brief[4].startswith("the other floor, the replay of the hours a market learned ")
+    assert brief[5].startswith("(--verbose: the scorecard's ") and len(brief) == 6
     assert main([*argv, "--verbose"]) == 0
     full = capsys.readouterr().out
-    assert full.splitlines()[:4] == brief[:4]
+    assert full.splitlines()[:5] == brief[:5]
     assert "return_sd_1min_bp" in full and "tiny: classifier AUC" in full
     assert "tiny: not available (the part judged, 10:10-" in full
 

@@ -4,6 +4,7 @@ own: the same when it hears the seat's trade ("causal"), not when it does not ("
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace
 
@@ -170,10 +171,16 @@ def test_response_prints_its_verdict_and_writes_its_table(own_tape, tmp_path, ca
         printed[0]
         == f"The response to a market order, day_34200000_57600000_message_1 09:30-{until}:"
     )
-    assert (
-        printed[1].startswith("  known: ")
-        and "figures within the tape's 95% interval" in printed[1]
+    verdict = re.fullmatch(
+        r"  known: (\d+) of (\d+) figures within the tape's 95% interval, (\d+) to pass: "
+        r"(passes|fails) \(a seat's market orders of the tape's sizes\)",
+        printed[1],
     )
+    met, cells, needed = (int(verdict.group(i)) for i in (1, 2, 3))
+    assert needed == math.ceil(0.9 * cells) and cells > 0
+    assert verdict.group(4) == ("passes" if met >= needed else "fails")
+    measures = {line.split()[0] for line in printed[3:] if line[:1].isalpha()}
+    assert {"move,", "refill,"} <= measures and "move, ticks" in "\n".join(printed)
     written = pd.read_csv(out / "response.csv")
     assert list(written.columns) == list(COLUMNS) and set(written.source) == {
         "day_34200000_57600000_message_1",

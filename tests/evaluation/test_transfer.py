@@ -2,6 +2,8 @@
 differences, the rank correlation of a zoo ranked by construction, and ``tradearena
 transfer``'s known answer (a market against its own recorded day)."""
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -161,7 +163,11 @@ def test_from_gives_the_steps_whose_sessions_open_then(tmp_path):
     # the recorded day opens at its warm-up, 5 minutes before 09:30: 10:00 is step 35
     assert window_of(spec, OPEN + 30 * 60, None) == (35, 105)
     assert window_of(spec, None, (3, 4)) == (3, 4)
-    with pytest.raises(UserError, match="no 20-step session"):
+    with pytest.raises(
+        UserError,
+        match=r"^--from 11:20: no 20-minute session opening then ends by the day's close, "
+        r"11:30 \(the last opens at 11:10\)$",
+    ):  # in the option's own unit, the time of day, not in steps
         window_of(spec, OPEN + 110 * 60, None)
 
 
@@ -394,3 +400,32 @@ def test_a_judgment_of_months_is_refused_before_any_work(tmp_path, capsys):
         "tradearena: error: --seeds 10,000 x --sessions 1,024: 10,240,000 sessions a policy and "
         "side, more than the 10,000 a judgment may play\n"
     )
+
+
+def test_an_execution_zoo_says_what_its_pnl_is_and_what_hold_makes():
+    """The verdict of an execution zoo explains its PnL under its first line, and what it
+    says holds: hold buys its parent order at the last step, and its PnL is minus the
+    shortfall against the opening mid, what the close's book could not sell at its mid."""
+    from tradearena import agents
+    from tradearena.envs.seats import SeatedMarket
+    from tradearena.evaluation.market.transfer import EXECUTION_PNL
+
+    predictivity = Predictivity(0.5, 0.1, 0.9, 0, 0, 1.0)
+    result = Transfer(
+        pd.DataFrame({"policy": ["twap", "hold"]}),
+        {"risk_averse": predictivity},
+        "market",
+        "day",
+        task="execution",
+    )
+    assert format_transfer(result).splitlines()[1] == EXECUTION_PNL
+    assert EXECUTION_PNL not in format_transfer(replace(result, task="making"))
+    spec = MarketSpec(task="execution", population="light", n_steps=20)
+    seated = SeatedMarket(spec, [agents.make("hold")])
+    (played,) = seated.play(3)
+    market, parent = seated.market, seated.spec.parent_order
+    open_mid, close_mid = (mid * market.tick_size for mid in (market.mids()[0], market.last_mid))
+    paid = -seated.info(0)["cash"]  # dollars, fees included, all at the last step
+    unsold = parent - played["inventory"]  # what the close's book could not sell
+    shortfall = paid + unsold * close_mid - parent * open_mid
+    assert played["pnl"] == pytest.approx(-shortfall) and played["trades"] > 0

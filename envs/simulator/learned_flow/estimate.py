@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from tradearena.envs.data.load import TapeIdentity
 from tradearena.envs.data.tapes import Tape, clock
 from tradearena.envs.simulator.learned_flow import kernels
 from tradearena.envs.simulator.learned_flow.events import (
@@ -355,8 +356,8 @@ def fit_events(
         gain=gain,
         progress=progress,
     )
-    sources = [t.source for t in tapes]
-    return replace(model, meta={"tape": sources[0], "tapes": sources, **model.meta})
+    named = [asdict(TapeIdentity.of(t)) for t in tapes]  # by content, with no folder
+    return replace(model, meta={"tapes": named, **model.meta})
 
 
 def estimate(

@@ -425,8 +425,9 @@ def _check_marks(fields: _Fields, grid: StateGrid) -> None:
 def _meta_check(meta: dict, fail) -> None:
     """What the judges read of a model's ``meta`` (`tradearena learn` writes it): the
     ``window`` learned from, [first, last] seconds after midnight with 0 <= first < last
-    <= a week, and the ``tape`` (a file name) and ``tapes`` (a list of them) it came from,
-    where given."""
+    <= a week, and the ``tapes`` it came from, where given: each a table of strings, its
+    ``name`` (a file name, no folder) and its ``digest``, ``ticker`` and ``date``
+    (`envs.data.load.TapeIdentity`)."""
     if "window" in meta:
         window = meta["window"]
         ok = isinstance(window, list | tuple) and len(window) == 2
@@ -437,11 +438,23 @@ def _meta_check(meta: dict, fail) -> None:
                 f"must be [first, last] seconds after midnight with 0 <= first < last <= "
                 f"{MAX_WINDOW_SECONDS:,.0f}, got {reprlib.repr(window)}",
             )
-    if "tape" in meta and not isinstance(meta["tape"], str):
-        fail("meta.tape", f"must be a file name, got {reprlib.repr(meta['tape'])}")
     tapes = meta.get("tapes", [])
-    if not (isinstance(tapes, list) and all(isinstance(t, str) for t in tapes)):
-        fail("meta.tapes", f"must be a list of file names, got {reprlib.repr(tapes)}")
+    fields = {"name", "digest", "ticker", "date"}
+    ok = isinstance(tapes, list) and all(
+        isinstance(t, dict)
+        and "name" in t
+        and set(t) <= fields
+        and all(isinstance(v, str) for v in t.values())
+        and t["name"]
+        and Path(t["name"]).name == t["name"]
+        for t in tapes
+    )
+    if not ok:
+        fail(
+            "meta.tapes",
+            "must be a list of tables of a file name (name, no folder) and its digest, "
+            f"ticker and date, got {reprlib.repr(tapes)}",
+        )
 
 
 def _distribution_check(name: str, values: np.ndarray, p: np.ndarray, fail, largest: float) -> None:

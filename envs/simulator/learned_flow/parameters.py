@@ -26,10 +26,13 @@ import numpy as np
 
 from tradearena.envs.errors import UserError, replacing, together
 
-__all__ = ["MAX_BYTES", "VERSION", "LearnedFlowError", "kind_of", "parts", "read", "write"]
+__all__ = ["MAX_BYTES", "READ", "VERSION", "LearnedFlowError", "kind_of", "parts", "read", "write"]
 
-VERSION = 2
-"""The parameter files' format."""
+VERSION = 3
+"""The parameter files' format: 3 names the tapes learned from by their content
+(`envs.data.load.TapeIdentity`); 2, still read, by their paths."""
+READ = (2, VERSION)
+"""The formats read."""
 MAX_BYTES = 1 << 30
 """The largest parameter file (JSON or arrays) read, bytes."""
 _KINDS = {"events": "tradearena learn --model events", "neural": "tradearena learn --model neural"}
@@ -102,11 +105,26 @@ def read(
     path = Path(path)
     document = _document(path)
     found = (document.get("kind"), document.get("version"))
-    if found != (kind, VERSION):
+    if found[0] != kind or found[1] not in READ:
         raise LearnedFlowError(
-            f"{path}: a {found[0]} flow of format {found[1]}; expected {kind}, format {VERSION}"
+            f"{path}: a {found[0]} flow of format {found[1]}; expected {kind}, format "
+            f"{' or '.join(map(str, READ))}"
         )
-    return document, _arrays(path, field(path, document, "arrays", str), wanted)
+    return _current(document), _arrays(path, field(path, document, "arrays", str), wanted)
+
+
+def _current(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` as the current format reads it: format 2's tapes, paths (``meta.tape``,
+    ``meta.tapes``), as their names alone."""
+    meta = document.get("meta")
+    if document["version"] == VERSION or not isinstance(meta, dict):
+        return document
+    meta = dict(meta)
+    paths = meta.pop("tapes", [meta["tape"]] if meta.get("tape") else [])
+    meta.pop("tape", None)
+    if paths:
+        meta["tapes"] = [{"name": Path(str(p)).name} for p in paths]
+    return {**document, "version": VERSION, "meta": meta}
 
 
 def field(path: Path, document: Mapping[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
