@@ -152,6 +152,19 @@ def _read(path: Path, format: str, orderbook: str | os.PathLike | None, tick_siz
             raise FeedError(f"unknown tape format {format!r}; known: {list(TAPE_FORMATS)}")
         files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
         return convert(format, files).tape
+    refuse_non_tape(path)
+    if path.is_dir() or path.with_name(META).exists():
+        return load_converted(path, orderbook)
+    if orderbook is None:
+        book = orderbook_beside(path)
+        orderbook = book if book is not None and book.exists() else None
+    return load_lobster(path, orderbook, tick_size=tick_size)
+
+
+def refuse_non_tape(path: Path) -> None:
+    """Raise `TapeError` naming ``path`` when its name alone says it is not a LOBSTER tape
+    (an experiment file, LOBSTER's orderbook file, a directory that was not converted):
+    checked before any work, without reading the file."""
     if path.suffix == ".toml":
         raise TapeError(
             f"{path}: an experiment file (a market), not a tape: give a LOBSTER message file "
@@ -171,12 +184,6 @@ def _read(path: Path, format: str, orderbook: str | os.PathLike | None, tick_siz
             f"{path}: a directory without {META} is not a converted tape; give a LOBSTER "
             f"message file{hint}, or a directory that `tradearena data` converted"
         )
-    if path.is_dir() or path.with_name(META).exists():
-        return load_converted(path, orderbook)
-    if orderbook is None:
-        book = orderbook_beside(path)
-        orderbook = book if book is not None and book.exists() else None
-    return load_lobster(path, orderbook, tick_size=tick_size)
 
 
 def orderbook_beside(messages: str | os.PathLike) -> Path | None:

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tradearena.envs.data.load import load_tape
+from tradearena.envs.data.load import load_tape, refuse_non_tape
 from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Tape
 from tradearena.envs.errors import UserError, into, replacing, together
 from tradearena.envs.simulator.learned_flow.events import EventKind, Events, events
@@ -242,6 +242,7 @@ def response(
     experiment file or a Gymnasium id, ``days`` sessions over the same hours) to a seat's
     market orders of the tape's sizes (`seat_responses`). With ``out``, also
     ``out``/response.csv and response.png."""
+    refuse_non_tape(Path(tape_name))
     read = [read_market(name) for name in markets]
     distinct_labels([tape_name, *markets])
     tape = load_tape(tape_name)
