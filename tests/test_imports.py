@@ -312,7 +312,7 @@ def test_the_analysis_knows_no_agent_and_no_market():
 
 
 LEARNED_FLOW = (
-    ("events",),
+    ("exciters",),
     ("state", "kernels"),
     ("marks", "parameters"),
     ("model",),

@@ -170,14 +170,27 @@ class Tape:
         return None if self.book is None else np.ascontiguousarray(self.book, dtype=np.int64)
 
     @cached_property
+    def quotes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(best bid, best ask) after each message, ticks, float64 (n,) each: its row's, NaN
+        while that side is empty; a `TapeError` without orderbook rows."""
+        if self.book is None:
+            raise TapeError(f"{self.source}: the best quotes need the tape's orderbook rows")
+        ask, ask_size, bid, bid_size = self.book_rows[:, :4].T
+        shown_bid = (bid_size > 0) & (bid != EMPTY_BID)
+        shown_ask = (ask_size > 0) & (ask != EMPTY_ASK)
+        return np.where(shown_bid, bid, np.nan), np.where(shown_ask, ask, np.nan)
+
+    @property
+    def quoted(self) -> np.ndarray:
+        """Whether both sides are quoted after each message, bool (n,)."""
+        return np.isfinite(self.mids)
+
+    @cached_property
     def mids(self) -> np.ndarray:
         """The mid after each message, ticks, float64 (n,): half the best bid and ask of its
         row, NaN while a side is empty; a `TapeError` without orderbook rows."""
-        if self.book is None:
-            raise TapeError(f"{self.source}: the mid needs the tape's orderbook rows")
-        ask, ask_size, bid, bid_size = self.book_rows[:, :4].T
-        quoted = (ask_size > 0) & (bid_size > 0) & (ask != EMPTY_ASK) & (bid != EMPTY_BID)
-        return np.where(quoted, (ask + bid) / 2.0, np.nan)
+        bid, ask = self.quotes
+        return (bid + ask) / 2.0
 
     def initial_book(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """(bids, asks) as lists of (price ticks, shares), best first: the book before the first

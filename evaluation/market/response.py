@@ -1,7 +1,7 @@
 """How a market answers a market order, measured alike on a tape and in a simulated market
 (``tradearena response``).
 
-On the tape: after each market order (`learned_flow.events`' MARKET events: a sweep's
+On the tape: after each market order (`envs.data.events`' MARKET events: a sweep's
 executions at one time stamp as one order), how far the mid moved in the order's direction
 within each horizon (`HORIZONS`), and, for an order that emptied the best level it met,
 whether that price was quoted again on its side within each horizon (the queue refilled).
@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tradearena.envs.data.events import EventKind, Events, events
 from tradearena.envs.data.load import load_tape
 from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Tape
 from tradearena.envs.errors import UserError, into, replacing, together
-from tradearena.envs.simulator.learned_flow.events import EventKind, Events, events
 from tradearena.envs.simulator.orders import Kind
 from tradearena.envs.simulator.recording import recorded_tape
 from tradearena.envs.spec import SYNTHETIC_DAY_STEPS, MarketSpec
