@@ -19,14 +19,9 @@ from tradearena.envs.simulator.learned_flow.exciters import Exciter
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders.learned import LearnedFlow
 from tradearena.envs.spec import MarketSpec
+from tradearena.evaluation.analysis.response import COLUMNS, response_table, size_edges
 from tradearena.evaluation.cli.main import main
-from tradearena.evaluation.market.response import (
-    COLUMNS,
-    response_table,
-    seat_responses,
-    size_edges,
-    tape_responses,
-)
+from tradearena.evaluation.market.response import seat_responses, tape_responses
 
 HOURS = 2
 
