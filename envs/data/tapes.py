@@ -45,6 +45,7 @@ __all__ = [
     "Tape",
     "clock",
     "load_lobster",
+    "tick_dollars",
     "write_lobster",
 ]
 
@@ -90,6 +91,12 @@ def clock(seconds: float) -> str:
     hours, rest = divmod(int(round(seconds)), 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours:02d}:{minutes:02d}" + (f":{secs:02d}" if secs else "")
+
+
+def tick_dollars(tick_size: float, lot_size: float) -> float:
+    """Dollars a tick is worth on one lot: ``tick_size`` (dollars per tick of one unit of the
+    instrument) times ``lot_size`` (units per lot)."""
+    return tick_size * lot_size
 
 
 class TapeError(UserError):
@@ -146,6 +153,12 @@ class Tape:
                 f"book must be an int64 array of shape ({len(self.messages)}, 4 * levels), "
                 f"got {book.dtype} with shape {book.shape}"
             )
+
+    @property
+    def tick_dollars(self) -> float:
+        """What a tick is worth on one lot, dollars (`tick_dollars`): a market replaying the
+        tape runs at this tick."""
+        return tick_dollars(self.tick_size, self.lot_size)
 
     @property
     def levels(self) -> int:

@@ -4,9 +4,10 @@ market is `evaluation.market.response`; its figure is `response_plots`).
 Per order (`order_responses`): how far the mid moved in the order's direction within each
 horizon (`HORIZONS`), and, for an order that emptied the best level it met, whether that
 price was quoted again on its side within each horizon (the queue refilled). By size bucket
-(`size_edges`: the tape's orders' terciles) with 95% intervals (`response_table`), so that a
-market's answer to a small order and to a large one are compared with the tape's own; a
-market passes when `PASS_SHARE` of its figures meet the tape's (`agreement`).
+(the tape's orders' terciles, `envs.simulator.response_estimate.size_edges`) with 95%
+intervals (`response_table`), so that a market's answer to a small order and to a large one
+are compared with the tape's own; a market passes when `PASS_SHARE` of its figures meet the
+tape's (`agreement`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ __all__ = [
     "agreement",
     "order_responses",
     "response_table",
-    "size_edges",
 ]
 
 HORIZONS = (0.1, 1.0, 10.0)
@@ -94,12 +94,6 @@ def order_responses(
     return pd.DataFrame(table)
 
 
-def size_edges(sizes: np.ndarray) -> np.ndarray:
-    """The size buckets' upper edges (lots): the terciles of ``sizes`` (fewer where they
-    coincide), the last bucket open."""
-    return np.unique(np.quantile(sizes, [1 / 3, 2 / 3], method="lower"))
-
-
 def _bucket_names(edges: np.ndarray) -> list[str]:
     lows = [1, *(int(e) + 1 for e in edges)]
     highs = [*(int(e) for e in edges), None]
@@ -112,9 +106,10 @@ def response_table(
     horizons: Sequence[float] = HORIZONS,
 ) -> pd.DataFrame:
     """The rows (`COLUMNS`) of each source's ``responses`` (`order_responses`), by size
-    bucket (``edges``, `size_edges`): each horizon's mean move with its normal 95% interval
-    and its refill share with its Wilson 95% interval; a bucket with fewer than
-    `MIN_ORDERS` orders (emptying orders for the refill) gives NaN."""
+    bucket (``edges``: the buckets' upper edges, lots, the last bucket open): each horizon's
+    mean move with its normal 95% interval and its refill share with its Wilson 95%
+    interval; a bucket with fewer than `MIN_ORDERS` orders (emptying orders for the refill)
+    gives NaN."""
     names = _bucket_names(edges)
     rows = []
     for source, frame in responses.items():

@@ -27,6 +27,7 @@ from tradearena.envs.data.tapes import Tape
 from tradearena.envs.errors import UserError, into, replacing, together
 from tradearena.envs.simulator.orders import Kind
 from tradearena.envs.simulator.recording import recorded_tape
+from tradearena.envs.simulator.response_estimate import size_edges
 from tradearena.envs.spec import SYNTHETIC_DAY_STEPS, MarketSpec
 from tradearena.evaluation.analysis.response import (
     MIN_ORDERS,
@@ -35,14 +36,13 @@ from tradearena.evaluation.analysis.response import (
     agreement,
     order_responses,
     response_table,
-    size_edges,
 )
 from tradearena.evaluation.market.sources import (
     clipped,
     clock,
     distinct_labels,
     label_of,
-    read_market,
+    parse_source,
     session_of,
 )
 
@@ -135,17 +135,18 @@ def response(
     experiment file or a Gymnasium id, ``days`` sessions over the same hours) to a seat's
     market orders of the tape's sizes (`seat_responses`). With ``out``, also
     ``out``/response.csv and response.png."""
-    read = [read_market(name) for name in markets]
-    distinct_labels([tape_name, *markets])
     tape = load_tape(tape_name)
+    read = [parse_source(name) for name in markets]
+    specs = [market.market() for market in read]
+    distinct_labels([tape_name, *markets])
     label = label_of(tape_name)
     first, last = clipped(*session_of(tape), start, end, label)
     responses = {label: tape_responses(tape, first, last)}
     _enough(tape_name, "market orders", responses[label], first, last)
     sizes = responses[label]["size"].to_numpy()
-    for (spec, market_label), name in zip(read, markets):
-        responses[market_label] = seat_responses(spec, sizes, days, start=first, end=last)
-        _enough(name, "market orders of a seat traded", responses[market_label], first, last)
+    for market, spec in zip(read, specs):
+        responses[market.label] = seat_responses(spec, sizes, days, start=first, end=last)
+        _enough(market.name, "market orders of a seat traded", responses[market.label], first, last)
     table = response_table(responses, size_edges(sizes))
     agree = {m: agreement(table, label, m) for m in list(responses)[1:]}
     hours = f"{clock(first)}-{clock(last)}"
