@@ -50,7 +50,7 @@ levels, at least 2; a seat's levels do not count): a missing level is added behi
 deepest at a gap and with a queue drawn from those the tape reveals behind the best; its
 volume on levels beyond them is taken out. The uniforms come from the population's numpy
 generator (``rng.random()`` gives the same numbers), so the Python reference of the tests
-(tests/envs/reference_flow.py) draws the same events.
+(tests/reference_flow.py) draws the same events.
 """
 
 import weakref
