@@ -23,7 +23,7 @@ from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import light
 from tradearena.evaluation.experiment.parallel import make_executor
 from tradearena.evaluation.market.realism import CLASSIFIER_DAYS, discriminate
-from tradearena.evaluation.market.sources import read_source
+from tradearena.evaluation.market.sources import parse_source
 from tradearena.evaluation.market.transfer import transfer, transfer_job
 
 BAR_SECONDS = 60.0
@@ -48,8 +48,8 @@ def main() -> None:
         detail = {"market": args.market, "day": Path(day).stem}
 
         wall, cpu = time.perf_counter(), time.process_time()
-        reference = read_source(day, 1)
-        market = read_source(args.market, CLASSIFIER_DAYS + 1)
+        reference = parse_source(day).read(1)
+        market = parse_source(args.market).read(CLASSIFIER_DAYS + 1)
         tests = discriminate(market, reference)
         auc = round(tests["discriminator_auc"].auc, 3)
         line(

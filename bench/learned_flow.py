@@ -19,10 +19,10 @@ from pathlib import Path
 
 from vector_env import SAMPLE, vector_rate  # bench/vector_env.py
 
+from tradearena.envs.data.events import window_events
 from tradearena.envs.data.load import load_tape
 from tradearena.envs.data.tapes import write_lobster
 from tradearena.envs.simulator.learned_flow.estimate import fit_events
-from tradearena.envs.simulator.learned_flow.events import window_events
 from tradearena.envs.simulator.market import Market
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import LearnedFlow, light

@@ -59,6 +59,7 @@ __all__ = [
     "MarketSpec",
     "SYNTHETIC",
     "SpecError",
+    "names_tape_file",
     "observation_kinds",
 ]
 
@@ -68,6 +69,14 @@ OBSERVATIONS = ("features", "tabular")
 """Observation kinds a seat can read: a Box of market features or one Discrete state."""
 SYNTHETIC = "synthetic"
 """The ``tape`` value that records a synthetic day from the background population."""
+
+
+def names_tape_file(tape: object) -> bool:
+    """Whether a market's ``tape`` value names a real tape to replay (its file or directory,
+    or a `Tape`): neither None, "" (no tape) nor `SYNTHETIC` (a recorded synthetic day)."""
+    return tape is not None and not (isinstance(tape, str) and tape in ("", SYNTHETIC))
+
+
 SYNTHETIC_DAY_STEPS = 390
 """Steps of a recorded synthetic day when ``day_steps`` is not given (09:30-16:00)."""
 MAX_STEPS = 1_000_000
@@ -289,7 +298,7 @@ class MarketSpec:
             replay = MarketReplay(
                 tape, queue=self.queue, queue_power=self.queue_power, response=self.response()
             )
-            background = [replay] + (background if self.tape != SYNTHETIC else [])
+            background = [replay] + (background if self.replays_file else [])
             clock |= _tape_clock(tape, self.n_steps, self.step_seconds)
             _check_tick(self.tick_size, tape)
         given = {
@@ -342,7 +351,7 @@ class MarketSpec:
         population when there are none; with a tape (not "synthetic"), only ``traders``."""
         if self.traders:
             return [_trader(t) for t in self.traders]
-        if self.tape is not None and self.tape != SYNTHETIC:
+        if self.replays_file:
             return []
         return POPULATIONS[self.population]()
 
@@ -374,6 +383,12 @@ class MarketSpec:
         return json.dumps([self.population, list(self.traders)], sort_keys=True)
 
     # ---------------------------------------------------------------------------- the view
+    @property
+    def replays_file(self) -> bool:
+        """Whether the market replays a real tape (`names_tape_file`: a file, a directory or
+        a `Tape`), not a recorded synthetic day nor none."""
+        return names_tape_file(self.tape)
+
     @property
     def action_set(self) -> str:
         """The name of the seats' action set: ``actions``, or the task's when None."""
@@ -438,7 +453,7 @@ def _tape_clock(tape: Tape, n_steps: int | None, step_seconds: float) -> dict[st
     clock = {
         "open_time": float(math.floor(first)),
         "warmup_seconds": 0.0,
-        "tick_size": tape.tick_size * tape.lot_size,  # dollars per tick of one lot
+        "tick_size": tape.tick_dollars,
         "n_steps": min(n_steps or day, day),
         "day_steps": day if (n_steps or day) < day else None,
     }

@@ -22,9 +22,9 @@ import argparse
 
 import numpy as np
 
+from tradearena.envs.data.events import EventKind, events
 from tradearena.envs.data.load import load_tape
 from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Tape
-from tradearena.envs.simulator.learned_flow.events import EventKind, events
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import LearnedFlow
 

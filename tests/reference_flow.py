@@ -9,16 +9,9 @@ import math
 
 import numpy as np
 
+from tradearena.envs.data.events import N_EVENT_KINDS, EventKind, Events, StatePath
 from tradearena.envs.simulator.book import MAX_QTY, OrderBook
-from tradearena.envs.simulator.learned_flow.events import (
-    EMPTIED,
-    N_EVENT_KINDS,
-    N_EXCITERS,
-    EventKind,
-    Events,
-    Exciter,
-    StatePath,
-)
+from tradearena.envs.simulator.learned_flow.exciters import EMPTIED, N_EXCITERS, Exciter
 from tradearena.envs.simulator.learned_flow.kernels import jumps
 from tradearena.envs.simulator.learned_flow.marks import FAMILIES, By, Marks
 from tradearena.envs.simulator.learned_flow.model import EventModel

@@ -95,6 +95,24 @@ def own_names(package: str) -> set[str]:
     return {name for name in names if not name.startswith("_")}
 
 
+NUMPY_SECTION = re.compile(r"^\s*(\w[\w ]*)\n\s*-{3,}\s*$", re.M)
+"""A numpy-style docstring section: its name, underlined by dashes."""
+
+
+def test_the_docstrings_are_written_in_the_style_the_site_reads():
+    """The site reads docstrings in the Google style (``Args:``, ``Returns:``): no module of
+    the three packages underlines a numpy-style section (``Parameters`` over dashes), which it
+    would show as plain text; ten modules of the analysis room did."""
+    sources = [p for folder in FOLDERS for p in (ROOT / folder).rglob("*.py*")]
+    underlined = sorted(
+        (path.relative_to(ROOT).as_posix(), match.group(1))
+        for path in sources
+        if path.suffix in (".py", ".pyx", ".pyi", ".pxd")
+        for match in NUMPY_SECTION.finditer(path.read_text())
+    )
+    assert underlined == []
+
+
 def test_the_site_is_in_sections_and_every_page_is_in_one():
     """The nav is the seven sections in order, and every page of docs/ is in exactly one."""
     nav = config()["nav"]
@@ -103,6 +121,18 @@ def test_the_site_is_in_sections_and_every_page_is_in_one():
     assert len(pages) == len(set(pages))
     on_disk = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
     assert set(pages) == on_disk
+
+
+def test_the_results_are_in_the_results_section_and_the_manual_holds_none():
+    """The measured figures (the experiments', the judges' on the AMZN day, the benchmarks')
+    are the Results section's pages; the pages that say how a market is judged and how the
+    experiments are run, in their own sections, hold no table of figures."""
+    sections = {next(iter(s)): nav_pages(next(iter(s.values()))) for s in config()["nav"]}
+    assert sections["Results"] == ["results.md", "realism-results.md", "benchmarks.md"]
+    assert "realism.md" in sections["Realism"]
+    assert "reproducing.md" in sections["Experiments and games"]
+    for manual in ("realism.md", "reproducing.md"):
+        assert not re.search(r"^\|", (DOCS / manual).read_text(), re.M), manual
 
 
 def test_every_public_module_is_on_exactly_one_page():

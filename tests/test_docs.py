@@ -150,6 +150,49 @@ def test_the_sb3_example_prints_a_line_per_policy(capsys, monkeypatch):
         assert lines[3].endswith("$  0.00 +- 0.00 per session (2 sessions)")
 
 
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # a name under a module that is no package
+        return False
+
+
+def named_object(name: str) -> object:
+    """What a dotted name of the project names (``evaluation.market.fit.LIGHT_SPACE``): its
+    longest prefix that is a module, then attributes; AttributeError when there is none."""
+    parts = name.split(".")
+    k = 1
+    while k < len(parts) and _is_module(".".join(("tradearena", *parts[: k + 1]))):
+        k += 1
+    found = importlib.import_module(".".join(("tradearena", *parts[:k])))
+    for attribute in parts[k:]:
+        found = getattr(found, attribute)
+    return found
+
+
+def test_the_pages_name_modules_and_test_files_that_exist():
+    """Every module (or a module's name) a page names in code, ``envs.X``, ``agents.X`` or
+    ``evaluation.X``, is there; and every file of tests/ that a page, the README or a
+    docstring of the three packages names exists (a page named ``evaluation.schema``, since
+    moved to ``evaluation.experiment.schema``; the sampler's docstring a test file since moved)."""
+    pages = [*PAGES, *sorted((DOCS / "reference").rglob("*.md")), DOCS.parent / "README.md"]
+    missing = []
+    for page in pages:
+        for name in re.findall(r"`((?:envs|agents|evaluation)(?:\.\w+)+)`", page.read_text()):
+            try:
+                named_object(name)
+            except AttributeError:
+                missing.append((page.name, name))
+    folders = ("envs", "agents", "evaluation")
+    sources = [p for folder in folders for p in (DOCS.parent / folder).rglob("*.py*")]
+    for path in [*pages, *sources]:
+        if path.suffix in (".md", ".py", ".pyx", ".pyi", ".pxd"):
+            for test in re.findall(r"tests/[\w/]+\.py", path.read_text()):
+                if not (DOCS.parent / test).exists():
+                    missing.append((path.name, test))
+    assert missing == []
+
+
 def test_the_pages_give_learns_time_as_benchmarks_measures_it():
     """How long `tradearena learn` takes on the AMZN sample morning: one figure, measured
     for benchmarks.md, on every page that says (they said seconds, 2.4 min and 156 s)."""
@@ -159,7 +202,7 @@ def test_the_pages_give_learns_time_as_benchmarks_measures_it():
     )
     your_day = re.findall(r"(\d+) s of CPU", (DOCS / "your-day.md").read_text())
     realism = re.findall(
-        r"tradearena learn \$DAY .*# (\d+) s of CPU", (DOCS / "realism.md").read_text()
+        r"tradearena learn \$DAY .*# (\d+) s of CPU", (DOCS / "realism-results.md").read_text()
     )
     assert your_day == realism == [measured.group(1)]
 

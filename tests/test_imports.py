@@ -2,14 +2,14 @@
 
 Module names are those installed: the folders ``envs/``, ``agents/`` and ``evaluation/`` are
 ``tradearena.envs``, ``tradearena.agents`` and ``tradearena.evaluation``. The rooms, from the
-bottom: ``envs.data`` (tape formats) < ``envs.simulator.book`` (the compiled order book) <
-``envs.simulator.learned_flow`` (order flow learned from a tape, drawn against the book) <
-``envs.simulator`` (the market) < ``envs`` (its faces)
-< ``agents`` < ``evaluation.analysis`` (numbers and figures) < ``evaluation.experiment`` (the
-experiment machinery) < ``evaluation.kinds`` (the experiment kinds) and ``evaluation.market``
-(the market's judges and fit), side by side < ``evaluation.reports`` < ``evaluation.cli`` (the
-command) < ``evaluation``; ``envs.errors`` is a leaf every room may import. No import points to
-a higher room, nor from one of two side-by-side rooms to the other.
+bottom: ``envs.data`` (tape formats and a tape's events) < ``envs.simulator.book`` (the compiled
+order book) < ``envs.simulator.learned_flow`` (order flow learned from a tape, drawn against the
+book) < ``envs.simulator`` (the market) < ``envs`` (its faces) < ``agents`` <
+``evaluation.analysis`` (numbers and figures) < ``evaluation.experiment`` (the experiment
+machinery) < ``evaluation.kinds`` (the experiment kinds) and ``evaluation.market`` (the market's
+judges and fit), side by side < ``evaluation.reports`` < ``evaluation.cli`` (the command) <
+``evaluation``; ``envs.errors`` is a leaf every room may import. No import points to a higher
+room, nor from one of two side-by-side rooms to the other.
 
 Every import statement counts, wherever it stands: at the top, inside a function, or in an
 ``if TYPE_CHECKING:`` block (a circle of type hints is a circle of design even when Python
@@ -311,8 +311,23 @@ def test_the_analysis_knows_no_agent_and_no_market():
     assert outside == []
 
 
+def test_of_the_evaluation_only_learn_knows_the_learned_flow():
+    """A judge reads a tape's events from the tapes (``envs.data.events``), not from the model
+    it judges: of ``evaluation``, only ``evaluation.market.learn`` (which learns a flow)
+    imports a module of ``envs.simulator.learned_flow``; ``response`` reads the events."""
+    edges = graph()
+    knowing = sorted(
+        source
+        for source, targets in edges.items()
+        if source.startswith("tradearena.evaluation")
+        and any(room(target) == LEARNED for target in targets)
+    )
+    assert knowing == ["tradearena.evaluation.market.learn"]
+    assert "tradearena.envs.data.events" in edges["tradearena.evaluation.market.response"]
+
+
 LEARNED_FLOW = (
-    ("events",),
+    ("exciters",),
     ("state", "kernels"),
     ("marks", "parameters"),
     ("model",),

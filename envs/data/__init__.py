@@ -1,6 +1,8 @@
 """Market data: tapes of order flow, and the readers that make them.
 
 - `envs.data.tapes`: `Tape` (messages and book rows as numpy arrays) and LOBSTER files;
+- `envs.data.events`: a tape's messages as typed events (`EventKind`) with the book's state
+  each met, the state as a path in time, the levels it reveals behind the best;
 - `envs.simulator.recording`: `synthetic_tape`, a synthetic session recorded as a tape;
 - `envs.data.binance`, `envs.data.tardis`, `envs.data.l3`: exchange recordings read into book
   events (`envs.data.feed.Feed`), with `envs.data.files` (their files), `envs.data.text`

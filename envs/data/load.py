@@ -152,7 +152,7 @@ def _read(path: Path, format: str, orderbook: str | os.PathLike | None, tick_siz
             raise FeedError(f"unknown tape format {format!r}; known: {list(TAPE_FORMATS)}")
         files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
         return convert(format, files).tape
-    refuse_non_tape(path)
+    _refuse_non_tape(path)
     if path.is_dir() or path.with_name(META).exists():
         return load_converted(path, orderbook)
     if orderbook is None:
@@ -161,7 +161,7 @@ def _read(path: Path, format: str, orderbook: str | os.PathLike | None, tick_siz
     return load_lobster(path, orderbook, tick_size=tick_size)
 
 
-def refuse_non_tape(path: Path) -> None:
+def _refuse_non_tape(path: Path) -> None:
     """Raise `TapeError` naming ``path`` when its name alone says it is not a LOBSTER tape
     (an experiment file, LOBSTER's orderbook file, a directory that was not converted):
     checked before any work, without reading the file."""

@@ -45,6 +45,7 @@ __all__ = [
     "Tape",
     "clock",
     "load_lobster",
+    "tick_dollars",
     "write_lobster",
 ]
 
@@ -90,6 +91,12 @@ def clock(seconds: float) -> str:
     hours, rest = divmod(int(round(seconds)), 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours:02d}:{minutes:02d}" + (f":{secs:02d}" if secs else "")
+
+
+def tick_dollars(tick_size: float, lot_size: float) -> float:
+    """Dollars a tick is worth on one lot: ``tick_size`` (dollars per tick of one unit of the
+    instrument) times ``lot_size`` (units per lot)."""
+    return tick_size * lot_size
 
 
 class TapeError(UserError):
@@ -148,6 +155,12 @@ class Tape:
             )
 
     @property
+    def tick_dollars(self) -> float:
+        """What a tick is worth on one lot, dollars (`tick_dollars`): a market replaying the
+        tape runs at this tick."""
+        return tick_dollars(self.tick_size, self.lot_size)
+
+    @property
     def levels(self) -> int:
         """Order-book levels per side (0 without a book)."""
         return 0 if self.book is None else self.book.shape[1] // 4
@@ -170,14 +183,27 @@ class Tape:
         return None if self.book is None else np.ascontiguousarray(self.book, dtype=np.int64)
 
     @cached_property
+    def quotes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(best bid, best ask) after each message, ticks, float64 (n,) each: its row's, NaN
+        while that side is empty; a `TapeError` without orderbook rows."""
+        if self.book is None:
+            raise TapeError(f"{self.source}: the best quotes need the tape's orderbook rows")
+        ask, ask_size, bid, bid_size = self.book_rows[:, :4].T
+        shown_bid = (bid_size > 0) & (bid != EMPTY_BID)
+        shown_ask = (ask_size > 0) & (ask != EMPTY_ASK)
+        return np.where(shown_bid, bid, np.nan), np.where(shown_ask, ask, np.nan)
+
+    @property
+    def quoted(self) -> np.ndarray:
+        """Whether both sides are quoted after each message, bool (n,)."""
+        return np.isfinite(self.mids)
+
+    @cached_property
     def mids(self) -> np.ndarray:
         """The mid after each message, ticks, float64 (n,): half the best bid and ask of its
         row, NaN while a side is empty; a `TapeError` without orderbook rows."""
-        if self.book is None:
-            raise TapeError(f"{self.source}: the mid needs the tape's orderbook rows")
-        ask, ask_size, bid, bid_size = self.book_rows[:, :4].T
-        quoted = (ask_size > 0) & (bid_size > 0) & (ask != EMPTY_ASK) & (bid != EMPTY_BID)
-        return np.where(quoted, (ask + bid) / 2.0, np.nan)
+        bid, ask = self.quotes
+        return (bid + ask) / 2.0
 
     def initial_book(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """(bids, asks) as lists of (price ticks, shares), best first: the book before the first

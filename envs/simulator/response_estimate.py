@@ -10,14 +10,10 @@ from functools import lru_cache
 
 import numpy as np
 
+from tradearena.envs.data.events import market_events, market_order_starts
 from tradearena.envs.data.tapes import Tape
 from tradearena.envs.errors import UserError
 from tradearena.envs.simulator.book import OrderBook
-from tradearena.envs.simulator.learned_flow.events import (
-    EventKind,
-    events,
-    market_order_starts,
-)
 from tradearena.envs.simulator.responsive import (
     CONCAVITY,
     QUANTILES,
@@ -83,10 +79,7 @@ class MarketOrders:
 
 def market_orders(tape: Tape, first: float, last: float) -> MarketOrders:
     """The `MarketOrders` of ``tape`` at ``first <= time < last`` (seconds after midnight)."""
-    every = events(tape)
-    chosen = (every.kind == EventKind.MARKET) & (every.spread > 0)
-    chosen &= (every.time >= first) & (every.time < last)
-    orders = every.take(chosen)
+    orders = market_events(tape, first, last)
     row = np.maximum(np.searchsorted(tape.messages["time"], orders.time, side="left") - 1, 0)
     return MarketOrders(
         time=orders.time,

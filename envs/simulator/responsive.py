@@ -43,8 +43,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tradearena.envs.data.events import market_order_starts
 from tradearena.envs.data.tapes import Tape
-from tradearena.envs.simulator.learned_flow.events import market_order_starts
 from tradearena.envs.simulator.seat_response import SeatResponse
 
 __all__ = [

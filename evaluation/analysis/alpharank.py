@@ -1,12 +1,11 @@
 """alpha-Rank: the pure strategies of an empirical game ranked by the stationary distribution
 of a chain over monomorphic populations, each mutant fixing with the Fermi probability.
 
-References
-----------
-Omidshafiei, S., Papadimitriou, C., Piliouras, G., et al. (2019). alpha-Rank: multi-agent
-evaluation by evolution. Scientific Reports 9, 9937.
-Traulsen, A., Nowak, M. A. and Pacheco, J. M. (2006). Stochastic dynamics of invasion and
-fixation. Physical Review E 74, 011909.
+References:
+    Omidshafiei, S., Papadimitriou, C., Piliouras, G., et al. (2019). alpha-Rank: multi-agent
+    evaluation by evolution. Scientific Reports 9, 9937.
+    Traulsen, A., Nowak, M. A. and Pacheco, J. M. (2006). Stochastic dynamics of invasion and
+    fixation. Physical Review E 74, 011909.
 """
 
 from __future__ import annotations
@@ -26,18 +25,16 @@ __all__ = ["AlphaRank", "alpharank"]
 class AlphaRank:
     """Single-population alpha-Rank of the pure strategies.
 
-    Attributes
-    ----------
-    pi : numpy.ndarray, shape (k,)
-        Stationary distribution of the chain over monomorphic populations (the ranking).
-    fixation : numpy.ndarray, shape (k, k)
-        ``fixation[s, r]``: probability that one ``r`` mutant takes over a population of
-        ``s`` (diagonal 0).
-    transitions : numpy.ndarray, shape (k, k)
-        Row-stochastic transition matrix ``T[s, r] = fixation[s, r] / (k - 1)``.
-    closed_classes : tuple of tuple of int
-        Closed communicating classes of the chain; more than one means the chain is
-        reducible (fixation probabilities underflowed to 0) and ``pi`` is their uniform mix.
+    Attributes:
+        pi (numpy.ndarray, shape (k,)): Stationary distribution of the chain over monomorphic
+            populations (the ranking).
+        fixation (numpy.ndarray, shape (k, k)): ``fixation[s, r]``: probability that one ``r``
+            mutant takes over a population of ``s`` (diagonal 0).
+        transitions (numpy.ndarray, shape (k, k)): Row-stochastic transition matrix
+            ``T[s, r] = fixation[s, r] / (k - 1)``.
+        closed_classes (tuple of tuple of int): Closed communicating classes of the chain; more
+            than one means the chain is reducible (fixation probabilities underflowed to 0) and
+            ``pi`` is their uniform mix.
     """
 
     pi: np.ndarray
@@ -49,39 +46,34 @@ class AlphaRank:
 def alpharank(table: PayoffTable, alpha: float = 10.0, *, m: int | None = None) -> AlphaRank:
     """Single-population alpha-Rank (Omidshafiei et al. 2019, Sec. "alpha-Rank", Eq. 3-4).
 
-    Parameters
-    ----------
-    table : PayoffTable
-        Payoffs; needs the rows of the two-strategy profiles that the fitnesses below use
-        (for ``m = p``: every profile with exactly two strategies present).
-    alpha : float
-        Selection intensity, ``>= 0``; ``alpha -> inf`` is the alpha-Rank limit.
-    m : int, optional
-        Population size, ``>= p``; default ``p``.
+    Args:
+        table (PayoffTable): Payoffs; needs the rows of the two-strategy profiles that the
+            fitnesses below use (for ``m = p``: every profile with exactly two strategies
+            present).
+        alpha (float): Selection intensity, ``>= 0``; ``alpha -> inf`` is the alpha-Rank limit.
+        m (int, optional): Population size, ``>= p``; default ``p``.
 
-    Returns
-    -------
-    AlphaRank
+    Returns:
+        AlphaRank
 
-    Notes
-    -----
-    A population of ``m`` individuals, ``n`` of them playing the mutant ``r`` and ``m - n``
-    the resident ``s``. Each individual plays the ``p``-player game with ``p - 1`` others drawn
-    without replacement from the rest of the population (hypergeometric; for ``m = p`` this is
-    the single profile ``n e_r + (m - n) e_s``) and its fitness is its expected table payoff.
-    With ``Delta(n) = f_r(n) - f_s(n)`` the Fermi (pairwise-comparison) fixation probability of
-    one mutant is (Traulsen et al. 2006)::
+    Notes:
+        A population of ``m`` individuals, ``n`` of them playing the mutant ``r`` and ``m - n``
+        the resident ``s``. Each individual plays the ``p``-player game with ``p - 1`` others drawn
+        without replacement from the rest of the population (hypergeometric; for ``m = p`` this is
+        the single profile ``n e_r + (m - n) e_s``) and its fitness is its expected table payoff.
+        With ``Delta(n) = f_r(n) - f_s(n)`` the Fermi (pairwise-comparison) fixation probability of
+        one mutant is (Traulsen et al. 2006)::
 
-        rho[s, r] = 1 / (1 + sum_{l=1}^{m-1} exp(-alpha sum_{n=1}^{l} Delta(n))),
+            rho[s, r] = 1 / (1 + sum_{l=1}^{m-1} exp(-alpha sum_{n=1}^{l} Delta(n))),
 
-    computed as ``exp(-logsumexp(...))`` so large ``alpha`` underflows to 0 instead of
-    overflowing (neutral mutants: ``1 / m``). The chain over monomorphic populations moves
-    ``s -> r`` with probability ``rho[s, r] / (k - 1)``. Its stationary distribution is solved
-    on each closed communicating class (edges: fixation probabilities that are > 0 in floating
-    point) by Grassmann-Taksar-Heyman elimination on log-probabilities (no subtractions, no
-    underflow when probabilities span hundreds of orders of magnitude); transient states get 0 and,
-    when several classes are closed, each gets mass ``1 / (number of classes)`` (uniform
-    tie-break, reported in ``closed_classes``).
+        computed as ``exp(-logsumexp(...))`` so large ``alpha`` underflows to 0 instead of
+        overflowing (neutral mutants: ``1 / m``). The chain over monomorphic populations moves
+        ``s -> r`` with probability ``rho[s, r] / (k - 1)``. Its stationary distribution is solved
+        on each closed communicating class (edges: fixation probabilities that are > 0 in floating
+        point) by Grassmann-Taksar-Heyman elimination on log-probabilities (no subtractions, no
+        underflow when probabilities span hundreds of orders of magnitude); transient states get
+        0 and, when several classes are closed, each gets mass ``1 / (number of classes)``
+        (uniform tie-break, reported in ``closed_classes``).
     """
     if not (isinstance(table, PayoffTable) and table.k >= 2):
         raise ValueError("table: expected a PayoffTable with k >= 2 strategies")

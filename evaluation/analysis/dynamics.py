@@ -7,14 +7,13 @@ fitness)``; `field`, `rest_points` and `trajectory` combine them (`analysis.alph
 pure strategies). Every function takes a whole grid of mixes in one call (no Python loop over
 mixes). Bad input raises ``ValueError`` naming the parameter.
 
-References
-----------
-Taylor, P. D. and Jonker, L. B. (1978). Evolutionary stable strategies and game dynamics.
-Mathematical Biosciences 40, 145-156.
-Tuyls, K., Perolat, J., Lanctot, M., et al. (2020). Bounds and dynamics for empirical
-game-theoretic analysis. Autonomous Agents and Multi-Agent Systems 34, 7.
-Hofbauer, J. and Sigmund, K. (1998). Evolutionary Games and Population Dynamics. Cambridge
-University Press (rest points on the boundary: the transversal eigenvalues, Section 7.2).
+References:
+    Taylor, P. D. and Jonker, L. B. (1978). Evolutionary stable strategies and game dynamics.
+    Mathematical Biosciences 40, 145-156.
+    Tuyls, K., Perolat, J., Lanctot, M., et al. (2020). Bounds and dynamics for empirical
+    game-theoretic analysis. Autonomous Agents and Multi-Agent Systems 34, 7.
+    Hofbauer, J. and Sigmund, K. (1998). Evolutionary Games and Population Dynamics. Cambridge
+    University Press (rest points on the boundary: the transversal eigenvalues, Section 7.2).
 """
 
 from __future__ import annotations
@@ -164,38 +163,32 @@ def _check_mixes(x: ArrayLike, k: int) -> np.ndarray:
 def expected_payoffs(table: PayoffTable, x: ArrayLike, weighting: str = "tuyls") -> np.ndarray:
     """Expected payoff ``f_i(x)`` of each strategy in a population with mix ``x``.
 
-    Parameters
-    ----------
-    table : PayoffTable
-        A complete table of ``p`` players over ``k`` strategies.
-    x : array_like, shape (k,) or (M, k)
-        Population mixes on the simplex.
-    weighting : {"tuyls", "focal"}
-        "tuyls" (default; OpenSpiel ``egt``, Tuyls et al. 2020, Sec. 3): all ``p`` seats are
-        drawn from ``x`` and ``U_i(N)`` is weighted by ``P(N | x)`` conditioned on strategy ``i``
-        being present::
+    Args:
+        table (PayoffTable): A complete table of ``p`` players over ``k`` strategies.
+        x (array_like, shape (k,) or (M, k)): Population mixes on the simplex.
+        weighting ({"tuyls", "focal"}): "tuyls" (default; OpenSpiel ``egt``, Tuyls et al. 2020,
+            Sec. 3): all ``p`` seats are drawn from ``x`` and ``U_i(N)`` is weighted by
+            ``P(N | x)`` conditioned on strategy ``i`` being present::
 
-            f_i(x) = sum_{N: N_i > 0} P(N | x) U_i(N) / (1 - (1 - x_i)^p),
-            P(N | x) = p! / prod_j N_j! * prod_j x_j^{N_j}.
+                f_i(x) = sum_{N: N_i > 0} P(N | x) U_i(N) / (1 - (1 - x_i)^p),
+                P(N | x) = p! / prod_j N_j! * prod_j x_j^{N_j}.
 
-        "focal": one player is fixed on ``i`` and the other ``p - 1`` are drawn from ``x``::
+            "focal": one player is fixed on ``i`` and the other ``p - 1`` are drawn from ``x``::
 
-            f_i(x) = sum_{n: |n| = p - 1} (p - 1)! / prod_j n_j! * prod_j x_j^{n_j} U_i(n + e_i),
+                f_i(x) = sum_{n: |n| = p - 1} (p - 1)! / prod_j n_j!
+                         * prod_j x_j^{n_j} U_i(n + e_i),
 
-        which is ``A x`` for a 2-player matrix game ``A``.
+            which is ``A x`` for a 2-player matrix game ``A``.
 
-    Returns
-    -------
-    numpy.ndarray, shape (k,) or (M, k)
-        ``f(x)``, same shape as ``x``.
+    Returns:
+        numpy.ndarray, shape (k,) or (M, k): ``f(x)``, same shape as ``x``.
 
-    Notes
-    -----
-    With ``N = n + e_i``, ``x^N / (1 - (1 - x_i)^p) = x^n / sum_{m=0}^{p-1} (1 - x_i)^m``,
-    so "tuyls" is evaluated in this form: finite on the faces ``x_i = 0`` and equal there to
-    the limit from inside (``f_i -> sum_n P(n + e_i | ...)`` of the others alone, divided by
-    ``p``). Monomials ``x^n`` are products of precomputed powers (no logarithms), so zeros in
-    ``x`` are exact; all mixes go through a few array operations and one matrix product.
+    Notes:
+        With ``N = n + e_i``, ``x^N / (1 - (1 - x_i)^p) = x^n / sum_{m=0}^{p-1} (1 - x_i)^m``,
+        so "tuyls" is evaluated in this form: finite on the faces ``x_i = 0`` and equal there to
+        the limit from inside (``f_i -> sum_n P(n + e_i | ...)`` of the others alone, divided by
+        ``p``). Monomials ``x^n`` are products of precomputed powers (no logarithms), so zeros in
+        ``x`` are exact; all mixes go through a few array operations and one matrix product.
     """
     polynomial = _polynomial(table, weighting)
     x = _check_mixes(x, table.k)
@@ -210,19 +203,15 @@ def replicator(x: ArrayLike, fitness: ArrayLike, time: float | None = None) -> n
 
     ``xdot_i = x_i (f_i - x . f)``.
 
-    Parameters
-    ----------
-    x : array_like, shape (k,) or (M, k)
-        Population mixes.
-    fitness : array_like, same shape as ``x``
-        Fitness ``f`` of each strategy at each mix.
-    time : float, optional
-        Unused: the dynamic is autonomous; kept so ODE integrators can call it.
+    Args:
+        x (array_like, shape (k,) or (M, k)): Population mixes.
+        fitness (array_like, same shape as ``x``): Fitness ``f`` of each strategy at each mix.
+        time (float, optional): Unused: the dynamic is autonomous; kept so ODE integrators can
+            call it.
 
-    Returns
-    -------
-    numpy.ndarray, same shape as ``x``
-        ``xdot``; each row sums to 0 on the simplex and vanishes at the vertices.
+    Returns:
+        numpy.ndarray, same shape as ``x``: ``xdot``; each row sums to 0 on the simplex and
+            vanishes at the vertices.
     """
     x = np.asarray(x, dtype=float)
     fitness = np.asarray(fitness, dtype=float)
@@ -286,22 +275,16 @@ def _field(polynomial: _Polynomial, x: np.ndarray) -> np.ndarray:
 class RestPoint:
     """A rest point of the replicator field and its linear stability.
 
-    Attributes
-    ----------
-    x : numpy.ndarray, shape (k,)
-        The mix.
-    kind : str
-        "stable", "unstable", "saddle", "center" or "neutral", judged in the whole simplex
-        (see `rest_points`).
-    eigenvalues : numpy.ndarray, shape (k - 1,), complex
-        Eigenvalues of the field's Jacobian on the simplex: the ``|support| - 1`` within the
-        point's face, then one transversal eigenvalue ``f_j(x) - x . f(x)`` per absent
-        strategy ``j`` (in order).
-    support : tuple of int
-        Strategies with ``x_i > 0``.
-    invaders : tuple of int
-        Absent strategies whose transversal eigenvalue is above ``eig_tol``: they earn more
-        than the mix and invade it.
+    Attributes:
+        x (numpy.ndarray, shape (k,)): The mix.
+        kind (str): "stable", "unstable", "saddle", "center" or "neutral", judged in the whole
+            simplex (see `rest_points`).
+        eigenvalues (numpy.ndarray, shape (k - 1,), complex): Eigenvalues of the field's
+            Jacobian on the simplex: the ``|support| - 1`` within the point's face, then one
+            transversal eigenvalue ``f_j(x) - x . f(x)`` per absent strategy ``j`` (in order).
+        support (tuple of int): Strategies with ``x_i > 0``.
+        invaders (tuple of int): Absent strategies whose transversal eigenvalue is above
+            ``eig_tol``: they earn more than the mix and invade it.
     """
 
     x: np.ndarray
@@ -362,50 +345,43 @@ def rest_points(
     """Rest points of the replicator field on the simplex, each once, with its stability in
     the whole simplex.
 
-    Parameters
-    ----------
-    table : PayoffTable
-        A complete table.
-    weighting : {"tuyls", "focal"}
-        See `expected_payoffs`.
-    grid : int
-        Resolution of the starting points: on every face (support ``S``, ``|S| >= 2``) the
-        interior points of ``simplex_grid(|S|, grid)`` and the face's centre.
-    tol : float
-        A point is kept when ``max_{i, j in S} |f_i - f_j| < tol`` and ``max |xdot| < tol``
-        (payoff units).
-    eig_tol : float
-        Real or imaginary parts with ``|.| <= eig_tol`` count as zero in the classification.
-    same : float
-        Points closer than ``same`` in every share are one rest point: the one on the
-        smallest face (found first) is kept. An empirical table's payoffs are estimates, and
-        near-degenerate ones give, beside a rest point on a face, another a fraction of a
-        percent inside it: one point to a reader of shares to two decimals.
+    Args:
+        table (PayoffTable): A complete table.
+        weighting ({"tuyls", "focal"}): See `expected_payoffs`.
+        grid (int): Resolution of the starting points: on every face (support ``S``,
+            ``|S| >= 2``) the interior points of ``simplex_grid(|S|, grid)`` and the face's
+            centre.
+        tol (float): A point is kept when ``max_{i, j in S} |f_i - f_j| < tol`` and
+            ``max |xdot| < tol`` (payoff units).
+        eig_tol (float): Real or imaginary parts with ``|.| <= eig_tol`` count as zero in the
+            classification.
+        same (float): Points closer than ``same`` in every share are one rest point: the one on
+            the smallest face (found first) is kept. An empirical table's payoffs are estimates,
+            and near-degenerate ones give, beside a rest point on a face, another a fraction of
+            a percent inside it: one point to a reader of shares to two decimals.
 
-    Returns
-    -------
-    list of RestPoint
-        Vertices first, then points on edges, faces and the interior, by support.
+    Returns:
+        list of RestPoint: Vertices first, then points on edges, faces and the interior, by
+            support.
 
-    Notes
-    -----
-    Every vertex is a rest point. On the relative interior of a face ``S`` the field
-    vanishes iff the payoffs of the strategies in ``S`` are equal, so for each face the
-    ``|S| - 1`` equations ``f_i(x) = f_last(x)`` (``i in S``) are solved in the face's reduced
-    coordinates with ``scipy.optimize.least_squares`` (bounded to ``[0, 1]``) from each start;
-    solutions on the face's boundary are left to the smaller face.
+    Notes:
+        Every vertex is a rest point. On the relative interior of a face ``S`` the field
+        vanishes iff the payoffs of the strategies in ``S`` are equal, so for each face the
+        ``|S| - 1`` equations ``f_i(x) = f_last(x)`` (``i in S``) are solved in the face's reduced
+        coordinates with ``scipy.optimize.least_squares`` (bounded to ``[0, 1]``) from each start;
+        solutions on the face's boundary are left to the smaller face.
 
-    Stability is judged in the whole simplex, as Hofbauer and Sigmund (1998, Section 7.2)
-    do: at a rest point on a face the Jacobian is block-triangular, its eigenvalues those
-    within the face (the Jacobian restricted to the face's tangent space, by central
-    differences) and one transversal eigenvalue ``f_j(x) - x . f(x)`` per absent strategy
-    ``j``, exact: a strategy that earns more than the mix invades it. So a point is
-    "stable" only if it is stable within its face and no absent strategy can invade (all
-    ``Re lambda < -eig_tol``), "unstable" if all ``> eig_tol``, "saddle" if both signs occur,
-    "center" if all ``|Re lambda| <= eig_tol`` with some ``|Im lambda| > eig_tol`` (e.g. the
-    centre of rock-paper-scissors, neutrally stable), otherwise "neutral" (non-hyperbolic:
-    the linearisation does not decide). A game with a continuum of rest points gives one
-    point per start that converges, ``same`` apart at least.
+        Stability is judged in the whole simplex, as Hofbauer and Sigmund (1998, Section 7.2)
+        do: at a rest point on a face the Jacobian is block-triangular, its eigenvalues those
+        within the face (the Jacobian restricted to the face's tangent space, by central
+        differences) and one transversal eigenvalue ``f_j(x) - x . f(x)`` per absent strategy
+        ``j``, exact: a strategy that earns more than the mix invades it. So a point is
+        "stable" only if it is stable within its face and no absent strategy can invade (all
+        ``Re lambda < -eig_tol``), "unstable" if all ``> eig_tol``, "saddle" if both signs occur,
+        "center" if all ``|Re lambda| <= eig_tol`` with some ``|Im lambda| > eig_tol`` (e.g. the
+        centre of rock-paper-scissors, neutrally stable), otherwise "neutral" (non-hyperbolic:
+        the linearisation does not decide). A game with a continuum of rest points gives one
+        point per start that converges, ``same`` apart at least.
     """
     polynomial = _polynomial(table, weighting)
     if int(grid) != grid or grid < 1:
@@ -502,12 +478,9 @@ def solve_face(
 class Trajectory:
     """Solution of the replicator dynamics.
 
-    Attributes
-    ----------
-    t : numpy.ndarray, shape (n_points,)
-        Times.
-    x : numpy.ndarray, shape (n_points, k)
-        Mixes at those times, on the simplex.
+    Attributes:
+        t (numpy.ndarray, shape (n_points,)): Times.
+        x (numpy.ndarray, shape (n_points, k)): Mixes at those times, on the simplex.
     """
 
     t: np.ndarray

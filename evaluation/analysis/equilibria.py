@@ -25,12 +25,11 @@ Two methods find equilibria, and each candidate is kept only when its regret is 
   solutions of ``f_i = f_j`` on the face's relative interior from a grid of starts), of which
   the Nash equilibria are those no absent strategy gains against.
 
-References
-----------
-Wellman, M. P., Tuyls, K. and Greenwald, A. (2025). Empirical game-theoretic analysis: a survey.
-Journal of Artificial Intelligence Research 82.
-Weibull, J. W. (1995). Evolutionary Game Theory. MIT Press (folk theorem: stable rest points of
-the replicator dynamics are Nash equilibria, Nash equilibria are its rest points).
+References:
+    Wellman, M. P., Tuyls, K. and Greenwald, A. (2025). Empirical game-theoretic analysis: a survey.
+    Journal of Artificial Intelligence Research 82.
+    Weibull, J. W. (1995). Evolutionary Game Theory. MIT Press (folk theorem: stable rest points of
+    the replicator dynamics are Nash equilibria, Nash equilibria are its rest points).
 """
 
 from __future__ import annotations
@@ -75,21 +74,14 @@ _WEIGHTING = "focal"
 class Equilibrium:
     """A symmetric Nash equilibrium of a table, up to its regret.
 
-    Attributes
-    ----------
-    x : numpy.ndarray, shape (k,)
-        The mixture: share of each strategy.
-    regret : float
-        ``max_i gains[i]`` (>= 0), payoff units.
-    gains : numpy.ndarray, shape (k,)
-        Deviation gain ``f_i(x) - x . f(x)`` of each strategy (0 on the support, up to
-        rounding; <= ``regret`` off it).
-    welfare : float
-        ``x . f(x)``, the expected payoff per player when all play ``x``.
-    support : tuple of int
-        Strategies with ``x_i > 0``.
-    methods : tuple of str
-        The `METHODS` that found it.
+    Attributes:
+        x (numpy.ndarray, shape (k,)): The mixture: share of each strategy.
+        regret (float): ``max_i gains[i]`` (>= 0), payoff units.
+        gains (numpy.ndarray, shape (k,)): Deviation gain ``f_i(x) - x . f(x)`` of each strategy
+            (0 on the support, up to rounding; <= ``regret`` off it).
+        welfare (float): ``x . f(x)``, the expected payoff per player when all play ``x``.
+        support (tuple of int): Strategies with ``x_i > 0``.
+        methods (tuple of str): The `METHODS` that found it.
     """
 
     x: np.ndarray
@@ -104,12 +96,9 @@ class Equilibrium:
 class MaxWelfare:
     """The profile of the table whose mean payoff per player is largest.
 
-    Attributes
-    ----------
-    counts : tuple of int
-        Players per strategy (length k, sums to p).
-    welfare : float
-        ``sum_i N_i U_i(N) / p``, payoff units.
+    Attributes:
+        counts (tuple of int): Players per strategy (length k, sums to p).
+        welfare (float): ``sum_i N_i U_i(N) / p``, payoff units.
     """
 
     counts: tuple[int, ...]
@@ -180,27 +169,20 @@ def equilibria(
 ) -> list[Equilibrium]:
     """The symmetric Nash equilibria of a complete table, each once.
 
-    Parameters
-    ----------
-    table : PayoffTable
-        A complete table of ``p`` players over ``k`` strategies.
-    methods : tuple of str
-        Any of `METHODS` (module docstring); equilibria found by several are merged.
-    grid : int
-        Resolution of the starting points (``simplex_grid(k, grid)`` for "replicator", the
-        starts of `dynamics.rest_points` for "support").
-    tol : float
-        Largest regret of an equilibrium, payoff units.
-    same : float
-        Mixtures closer than this in every share are one equilibrium (the first found, the
-        one on the smallest support, is kept).
-    steps : int
-        Replicator steps per start.
+    Args:
+        table (PayoffTable): A complete table of ``p`` players over ``k`` strategies.
+        methods (tuple of str): Any of `METHODS` (module docstring); equilibria found by several
+            are merged.
+        grid (int): Resolution of the starting points (``simplex_grid(k, grid)`` for
+            "replicator", the starts of `dynamics.rest_points` for "support").
+        tol (float): Largest regret of an equilibrium, payoff units.
+        same (float): Mixtures closer than this in every share are one equilibrium (the first
+            found, the one on the smallest support, is kept).
+        steps (int): Replicator steps per start.
 
-    Returns
-    -------
-    list of Equilibrium
-        Sorted by support size, then by mixture (largest share of the first strategy first).
+    Returns:
+        list of Equilibrium: Sorted by support size, then by mixture (largest share of the first
+            strategy first).
     """
     check_methods(methods)
     if not tol > 0:

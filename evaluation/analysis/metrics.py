@@ -68,40 +68,32 @@ def sharpe(
 ) -> float:
     """Sharpe ratio of per-episode returns.
 
-    Parameters
-    ----------
-    returns : array_like, shape (n,)
-        Per-episode returns in dollars, in time order.
-    risk_free : float, optional
-        Risk-free return per episode, in dollars (default 0).
-    periods_per_year : float, optional
-        Episodes per year; if given the ratio is annualised, if None (default) it is per episode.
+    Args:
+        returns (array_like, shape (n,)): Per-episode returns in dollars, in time order.
+        risk_free (float, optional): Risk-free return per episode, in dollars (default 0).
+        periods_per_year (float, optional): Episodes per year; if given the ratio is annualised,
+            if None (default) it is per episode.
 
-    Returns
-    -------
-    float
-        The ratio (dimensionless), or NaN if n < 2 or the excess returns have zero variance.
+    Returns:
+        float: The ratio (dimensionless), or NaN if n < 2 or the excess returns have zero
+            variance.
 
-    Warns
-    -----
-    DegenerateMetricWarning
-        When NaN is returned.
+    Warns:
+        DegenerateMetricWarning: When NaN is returned.
 
-    Notes
-    -----
-    With excess returns ``x = returns - risk_free``::
+    Notes:
+        With excess returns ``x = returns - risk_free``::
 
-        sharpe = mean(x) / std(x, ddof=1) * sqrt(periods_per_year)
-        std(x, ddof=1) = sqrt(sum((x - mean(x))**2) / (n - 1))
+            sharpe = mean(x) / std(x, ddof=1) * sqrt(periods_per_year)
+            std(x, ddof=1) = sqrt(sum((x - mean(x))**2) / (n - 1))
 
-    and no square-root factor when ``periods_per_year`` is None. It is computed on
-    ``x / max(abs(x))``, which leaves the ratio unchanged and cannot overflow; a standard
-    deviation of at most 1e-14 of ``max(abs(x))`` is round-off and counts as zero variance.
+        and no square-root factor when ``periods_per_year`` is None. It is computed on
+        ``x / max(abs(x))``, which leaves the ratio unchanged and cannot overflow; a standard
+        deviation of at most 1e-14 of ``max(abs(x))`` is round-off and counts as zero variance.
 
-    Examples
-    --------
-    >>> sharpe([1.0, 2.0, 3.0, 4.0])  # 2.5 / std([1, 2, 3, 4], ddof=1) = 2.5 / 1.2909944
-    1.9364916731037085
+    Examples:
+        >>> sharpe([1.0, 2.0, 3.0, 4.0])  # 2.5 / std([1, 2, 3, 4], ddof=1) = 2.5 / 1.2909944
+        1.9364916731037085
     """
     r = _returns_iv(returns, "returns")
     _finite_iv(risk_free, "risk_free")
@@ -138,41 +130,31 @@ def sortino(
 ) -> float:
     """Sortino ratio: mean excess return over the downside deviation below ``target``.
 
-    Parameters
-    ----------
-    returns : array_like, shape (n,)
-        Per-episode returns in dollars, in time order.
-    risk_free : float, optional
-        Risk-free return per episode, in dollars (default 0).
-    target : float, optional
-        Minimum acceptable return per episode, in dollars (default 0).
-    periods_per_year : float, optional
-        Episodes per year; if given the ratio is annualised, if None (default) it is per episode.
+    Args:
+        returns (array_like, shape (n,)): Per-episode returns in dollars, in time order.
+        risk_free (float, optional): Risk-free return per episode, in dollars (default 0).
+        target (float, optional): Minimum acceptable return per episode, in dollars (default 0).
+        periods_per_year (float, optional): Episodes per year; if given the ratio is annualised,
+            if None (default) it is per episode.
 
-    Returns
-    -------
-    float
-        The ratio (dimensionless), or NaN if n = 0 or no return is below ``target``.
+    Returns:
+        float: The ratio (dimensionless), or NaN if n = 0 or no return is below ``target``.
 
-    Warns
-    -----
-    DegenerateMetricWarning
-        When NaN is returned.
+    Warns:
+        DegenerateMetricWarning: When NaN is returned.
 
-    Notes
-    -----
-    ::
+    Notes:
+        ::
 
-        sortino = mean(returns - risk_free) / dd * sqrt(periods_per_year)
-        dd = sqrt(mean(min(returns - target, 0)**2))
+            sortino = mean(returns - risk_free) / dd * sqrt(periods_per_year)
+            dd = sqrt(mean(min(returns - target, 0)**2))
 
-    The downside deviation ``dd`` averages over all n episodes (those above ``target`` count
-    as 0), i.e. it is the root of the second lower partial moment; no ``ddof`` correction.
+        The downside deviation ``dd`` averages over all n episodes (those above ``target`` count
+        as 0), i.e. it is the root of the second lower partial moment; no ``ddof`` correction.
 
-    Examples
-    --------
-    >>> sortino([2.0, -1.0, 3.0, -2.0])  # 0.5 / sqrt((1 + 4) / 4) = 0.5 / 1.1180340
-    0.4472135954999579
+    Examples:
+        >>> sortino([2.0, -1.0, 3.0, -2.0])  # 0.5 / sqrt((1 + 4) / 4) = 0.5 / 1.1180340
+        0.4472135954999579
     """
     r = _returns_iv(returns, "returns")
     _finite_iv(risk_free, "risk_free")
@@ -192,10 +174,9 @@ def max_drawdown(returns: ArrayLike) -> float:
     The P&L path is ``w = [0, cumsum(returns)...]``: it starts at 0, and that start counts as
     a peak. ``max_drawdown = max_t (max_{s <= t} w_s - w_t)``; 0 for no returns.
 
-    Examples
-    --------
-    >>> max_drawdown([1.0, -2.0, 3.0, -5.0, 1.0])  # path 0, 1, -1, 2, -3, -2: from 2 to -3
-    5.0
+    Examples:
+        >>> max_drawdown([1.0, -2.0, 3.0, -5.0, 1.0])  # path 0, 1, -1, 2, -3, -2: from 2 to -3
+        5.0
     """
     r = _returns_iv(returns, "returns")
     wealth = np.concatenate(([0.0], np.cumsum(r)))
@@ -205,29 +186,23 @@ def max_drawdown(returns: ArrayLike) -> float:
 def cvar(returns: ArrayLike, *, level: float = 0.05) -> float:
     """Conditional value at risk (expected shortfall): the mean of the worst returns, in dollars.
 
-    Parameters
-    ----------
-    returns : array_like, shape (n,)
-        Per-episode returns in dollars.
-    level : float, optional
-        Tail fraction, in (0, 1) (default 0.05).
+    Args:
+        returns (array_like, shape (n,)): Per-episode returns in dollars.
+        level (float, optional): Tail fraction, in (0, 1) (default 0.05).
 
-    Returns
-    -------
-    float
-        The mean of the ``k = ceil(level * n)`` smallest returns, signed (a loss is negative);
-        NaN (with a :class:`DegenerateMetricWarning`) if n = 0.
+    Returns:
+        float: The mean of the ``k = ceil(level * n)`` smallest returns, signed (a loss is
+            negative); NaN (with a :class:`DegenerateMetricWarning`) if n = 0.
 
-    Notes
-    -----
-    The empirical estimator ``mean(sort(returns)[:k])`` with ``k = ceil(level * n)`` (at least 1),
-    so the tail always holds whole episodes and at least ``level`` of them. ``level * n`` is
-    rounded up with a 1e-9 tolerance: ``level=0.1`` on 30 returns averages the worst 3.
+    Notes:
+        The empirical estimator ``mean(sort(returns)[:k])`` with ``k = ceil(level * n)`` (at
+        least 1), so the tail always holds whole episodes and at least ``level`` of them.
+        ``level * n`` is rounded up with a 1e-9 tolerance: ``level=0.1`` on 30 returns averages
+        the worst 3.
 
-    Examples
-    --------
-    >>> cvar([-5.0, 3.0, -1.0, 2.0, 0.0, 4.0, -3.0, 1.0], level=0.25)  # (-5 - 3) / 2
-    -4.0
+    Examples:
+        >>> cvar([-5.0, 3.0, -1.0, 2.0, 0.0, 4.0, -3.0, 1.0], level=0.25)  # (-5 - 3) / 2
+        -4.0
     """
     r = _returns_iv(returns, "returns")
     _fraction_iv(level, "level")
@@ -260,10 +235,9 @@ def gain_loss_ratio(returns: ArrayLike) -> float:
     (dollars); a return of 0 is neither. NaN (with a :class:`DegenerateMetricWarning`) if no
     return is below 0.
 
-    Examples
-    --------
-    >>> gain_loss_ratio([3.0, -1.0, 0.0, 2.0, -4.0])  # (3 + 2) / (1 + 4)
-    1.0
+    Examples:
+        >>> gain_loss_ratio([3.0, -1.0, 0.0, 2.0, -4.0])  # (3 + 2) / (1 + 4)
+        1.0
     """
     r = _returns_iv(returns, "returns")
     losses = float(np.sum(np.maximum(-r, 0.0)))
@@ -281,10 +255,9 @@ def pnl_to_map(returns: ArrayLike, positions: ArrayLike) -> float:
     NaN (with a :class:`DegenerateMetricWarning`) for no episodes or a mean position of 0 (a
     seat that never held a share).
 
-    Examples
-    --------
-    >>> pnl_to_map([4.0, -1.0, 3.0], [10.0, 30.0, 20.0])  # 2 / 20
-    0.1
+    Examples:
+        >>> pnl_to_map([4.0, -1.0, 3.0], [10.0, 30.0, 20.0])  # 2 / 20
+        0.1
     """
     r = _returns_iv(returns, "returns")
     held = _returns_iv(positions, "positions")
@@ -311,10 +284,9 @@ def shortfall_bp(returns: ArrayLike, arrival: ArrayLike, parent_order: int) -> n
     positive when the execution cost more than the arrival price (bought above it, sold
     below it).
 
-    Examples
-    --------
-    >>> shortfall_bp([-10.0, 5.0], [100.0, 50.0], 1000)  # $10 on $100,000; -$5 on $50,000
-    array([ 1., -1.])
+    Examples:
+        >>> shortfall_bp([-10.0, 5.0], [100.0, 50.0], 1000)  # $10 on $100,000; -$5 on $50,000
+        array([ 1., -1.])
     """
     r = _returns_iv(returns, "returns")
     price = _returns_iv(arrival, "arrival")
@@ -339,10 +311,9 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> Conf
     ``high`` 1 when every trial does; ``estimate = p``. All
     NaN (with a :class:`DegenerateMetricWarning`) for n = 0.
 
-    Examples
-    --------
-    >>> wilson_interval(8, 10)  # p 0.8, z 1.959964: centre 0.7166, half 0.2263
-    ConfidenceInterval(low=0.49016247153664183, high=0.9433178485456247, estimate=0.8)
+    Examples:
+        >>> wilson_interval(8, 10)  # p 0.8, z 1.959964: centre 0.7166, half 0.2263
+        ConfidenceInterval(low=0.49016247153664183, high=0.9433178485456247, estimate=0.8)
     """
     if not isinstance(n, numbers.Integral) or n < 0:
         raise ValueError(f"n must be an integer >= 0, got {n!r}")
@@ -372,10 +343,9 @@ def outperformance(
     seed) played by the agent and by the reference. A pair counts when ``returns[i] >
     reference[i]`` (a tie is not a win).
 
-    Examples
-    --------
-    >>> outperformance([2.0, 1.0, -1.0, 3.0], [1.0, 1.0, -2.0, 4.0]).estimate  # wins 1st, 3rd
-    0.5
+    Examples:
+        >>> outperformance([2.0, 1.0, -1.0, 3.0], [1.0, 1.0, -2.0, 4.0]).estimate  # wins 1st, 3rd
+        0.5
     """
     r = _returns_iv(returns, "returns")
     ref = _returns_iv(reference, "reference")
@@ -394,31 +364,26 @@ def bootstrap_ci(
 ) -> ConfidenceInterval:
     """Percentile bootstrap confidence interval of ``statistic(values)``.
 
-    Parameters
-    ----------
-    values : array_like, shape (n,)
-        The sample. NaN values are dropped (with a :class:`DegenerateMetricWarning`).
-    statistic : callable, optional
-        Maps a 1-D sample to a number (default ``np.mean``). If it takes an ``axis`` keyword
-        (as ``np.mean`` and ``np.median`` do), it is called once on all resamples with
-        ``axis=-1``, as in ``scipy.stats.bootstrap``; otherwise once per resample.
-    confidence : float, optional
-        Coverage of the interval, in (0, 1) (default 0.95).
-    n_resamples : int, optional
-        Number of bootstrap resamples, >= 1 (default 2000).
-    seed : int or numpy.random.Generator, optional
-        Seed of the ``numpy.random.default_rng`` that draws the resamples (default 0), or
-        the generator itself.
+    Args:
+        values (array_like, shape (n,)): The sample. NaN values are dropped (with a
+            :class:`DegenerateMetricWarning`).
+        statistic (callable, optional): Maps a 1-D sample to a number (default ``np.mean``). If
+            it takes an ``axis`` keyword (as ``np.mean`` and ``np.median`` do), it is called
+            once on all resamples with ``axis=-1``, as in ``scipy.stats.bootstrap``; otherwise
+            once per resample.
+        confidence (float, optional): Coverage of the interval, in (0, 1) (default 0.95).
+        n_resamples (int, optional): Number of bootstrap resamples, >= 1 (default 2000).
+        seed (int or numpy.random.Generator, optional): Seed of the ``numpy.random.default_rng``
+            that draws the resamples (default 0), or the generator itself.
 
-    Returns
-    -------
-    ConfidenceInterval
-        ``estimate = statistic(values)``; ``low`` and ``high`` are the ``(1 - confidence) / 2``
-        and ``(1 + confidence) / 2`` quantiles (linear interpolation) of the statistic over
-        ``n_resamples`` resamples of n values drawn with replacement.
-        One value: ``low = high = NaN`` and ``estimate = statistic(values)`` (one value shows
-        no spread to resample, and a zero-width interval would claim certainty). No values:
-        all three NaN. Both warn with a :class:`DegenerateMetricWarning`.
+    Returns:
+        ConfidenceInterval: ``estimate = statistic(values)``; ``low`` and ``high`` are the
+            ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles (linear
+            interpolation) of the statistic over ``n_resamples`` resamples of n values drawn
+            with replacement. One value: ``low = high = NaN`` and
+            ``estimate = statistic(values)`` (one value shows no spread to resample, and a
+            zero-width interval would claim certainty). No values: all three NaN. Both warn with
+            a :class:`DegenerateMetricWarning`.
     """
     sample = _returns_iv(values, "values", allow_nan=True)
     if not callable(statistic):
@@ -468,12 +433,10 @@ def summarize(
 
     ``risk_free``, ``target`` and ``periods_per_year`` go to :func:`sharpe` and :func:`sortino`.
 
-    Returns
-    -------
-    dict
-        ``sharpe``, ``sortino``, ``max_drawdown`` (dollars), ``cvar_5`` (:func:`cvar` at level
-        0.05, dollars), ``total_pnl``, ``mean_pnl``, ``std_pnl`` (dollars per episode,
-        ``ddof=1``; NaN if n < 2), ``hit_rate`` and ``episodes`` (n), in that order.
+    Returns:
+        dict: ``sharpe``, ``sortino``, ``max_drawdown`` (dollars), ``cvar_5`` (:func:`cvar` at
+            level 0.05, dollars), ``total_pnl``, ``mean_pnl``, ``std_pnl`` (dollars per episode,
+            ``ddof=1``; NaN if n < 2), ``hit_rate`` and ``episodes`` (n), in that order.
     """
     r = _returns_iv(returns, "returns")
     return {

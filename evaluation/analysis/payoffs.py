@@ -111,20 +111,16 @@ class PayoffTable:
     ) -> PayoffTable:
         """A table from its arrays.
 
-        Parameters
-        ----------
-        counts : array of int, shape (rows, k)
-            Players per strategy in each profile; every row sums to the same ``p``, no
-            negative entry, no profile twice.
-        payoffs : array of float, shape (rows, k)
-            Mean payoff per strategy; entries where the count is 0 are ignored (stored NaN),
-            the others must be finite.
-        samples : array of int, shape (rows, k), optional
-            Number of payoff observations behind each cell (0 where the count is 0).
-        stderr : array of float, shape (rows, k), optional
-            Standard error of each cell (NaN where the count is 0, or with one sample).
-        strategies : sequence of str, optional
-            Strategy names, default ``s0, ..., s{k-1}``.
+        Args:
+            counts (array of int, shape (rows, k)): Players per strategy in each profile; every
+                row sums to the same ``p``, no negative entry, no profile twice.
+            payoffs (array of float, shape (rows, k)): Mean payoff per strategy; entries where
+                the count is 0 are ignored (stored NaN), the others must be finite.
+            samples (array of int, shape (rows, k), optional): Number of payoff observations
+                behind each cell (0 where the count is 0).
+            stderr (array of float, shape (rows, k), optional): Standard error of each cell (NaN
+                where the count is 0, or with one sample).
+            strategies (sequence of str, optional): Strategy names, default ``s0, ..., s{k-1}``.
         """
         return cls(counts, payoffs, samples=samples, stderr=stderr, strategies=strategies)
 
@@ -182,21 +178,18 @@ class PayoffTable:
     ) -> PayoffTable:
         """A table from per-seat records: one row per (profile, seat, repetition).
 
-        Parameters
-        ----------
-        records : DataFrame
-            Columns ``profile`` (tuple of counts or a string key such as ``"3-1-0"``),
-            ``strategy`` (a name in ``strategies``), ``repetition`` and ``value``.
-        strategies : sequence of str
-            Strategy names, in the order of the counts in ``profile``.
-        value : str
-            Column holding the payoff (e.g. Sharpe ratio or mean PnL).
+        Args:
+            records (DataFrame): Columns ``profile`` (tuple of counts or a string key such as
+                ``"3-1-0"``), ``strategy`` (a name in ``strategies``), ``repetition`` and
+                ``value``.
+            strategies (sequence of str): Strategy names, in the order of the counts in
+                ``profile``.
+            value (str): Column holding the payoff (e.g. Sharpe ratio or mean PnL).
 
-        Notes
-        -----
-        Cell ``(N, i)`` is the mean of ``value`` over the seats playing ``i`` in profile ``N``
-        and over repetitions; ``samples`` is the number of values ``n`` and ``stderr`` is
-        ``std(values, ddof=1) / sqrt(n)`` (NaN when ``n = 1``).
+        Notes:
+            Cell ``(N, i)`` is the mean of ``value`` over the seats playing ``i`` in profile ``N``
+            and over repetitions; ``samples`` is the number of values ``n`` and ``stderr`` is
+            ``std(values, ddof=1) / sqrt(n)`` (NaN when ``n = 1``).
         """
         needed = ["profile", "strategy", "repetition", value]
         missing = [c for c in needed if c not in records]

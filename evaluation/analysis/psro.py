@@ -9,10 +9,9 @@ then a ``threshold``-equilibrium against everything the oracle can find) or afte
 rounds; otherwise the response joins the strategy set. The oracle may be exact (a best pure
 strategy of a known game) or a learner trained against opponents drawn from the mixture.
 
-References
-----------
-Lanctot, M., Zambaldi, V., Gruslys, A., et al. (2017). A unified game-theoretic approach to
-multiagent reinforcement learning. NeurIPS 2017.
+References:
+    Lanctot, M., Zambaldi, V., Gruslys, A., et al. (2017). A unified game-theoretic approach to
+    multiagent reinforcement learning. NeurIPS 2017.
 """
 
 from __future__ import annotations
@@ -32,20 +31,14 @@ __all__ = ["Round", "psro", "psro_rounds"]
 class Round:
     """One PSRO round.
 
-    Attributes
-    ----------
-    strategies : tuple of str
-        The strategy set solved this round.
-    mixture : numpy.ndarray, shape (len(strategies),)
-        Its equilibrium (the meta-strategy).
-    regret : float
-        The mixture's regret in the restricted game (~0).
-    response : str
-        The oracle's best response to the mixture.
-    gain : float
-        The response's deviation gain against the mixture, payoff units.
-    added : bool
-        Whether the response joined the strategy set (gain above the threshold, response new).
+    Attributes:
+        strategies (tuple of str): The strategy set solved this round.
+        mixture (numpy.ndarray, shape (len(strategies),)): Its equilibrium (the meta-strategy).
+        regret (float): The mixture's regret in the restricted game (~0).
+        response (str): The oracle's best response to the mixture.
+        gain (float): The response's deviation gain against the mixture, payoff units.
+        added (bool): Whether the response joined the strategy set (gain above the threshold,
+            response new).
     """
 
     strategies: tuple[str, ...]
@@ -66,25 +59,18 @@ def psro(
 ) -> list[Round]:
     """Run PSRO from the strategies ``initial`` (module docstring).
 
-    Parameters
-    ----------
-    table_of : callable
-        ``table_of(strategies)``: the complete `PayoffTable` of those strategies, in that order
-        (sampling the profiles not yet played).
-    best_response : callable
-        ``best_response(strategies, mixture)``: the name of a strategy responding to the
-        mixture over ``strategies`` (a new one, or one already in the set).
-    initial : sequence of str
-        Starting strategies, at least one.
-    threshold : float
-        Largest deviation gain that stops the loop, payoff units (>= 0).
-    rounds : int
-        Most rounds (>= 1).
+    Args:
+        table_of (callable): ``table_of(strategies)``: the complete `PayoffTable` of those
+            strategies, in that order (sampling the profiles not yet played).
+        best_response (callable): ``best_response(strategies, mixture)``: the name of a strategy
+            responding to the mixture over ``strategies`` (a new one, or one already in the
+            set).
+        initial (sequence of str): Starting strategies, at least one.
+        threshold (float): Largest deviation gain that stops the loop, payoff units (>= 0).
+        rounds (int): Most rounds (>= 1).
 
-    Returns
-    -------
-    list of Round
-        One per round; the last has ``added`` False unless ``rounds`` ran out.
+    Returns:
+        list of Round: One per round; the last has ``added`` False unless ``rounds`` ran out.
     """
     return list(psro_rounds(table_of, best_response, initial, threshold=threshold, rounds=rounds))
 

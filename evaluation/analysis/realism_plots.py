@@ -20,7 +20,6 @@ __all__ = [
     "acf_lines",
     "feature_histograms",
     "profile_lines",
-    "response_points",
     "return_tails",
     "tail_lines",
     "transfer_scatter",
@@ -289,36 +288,3 @@ def _box(at: np.ndarray, offset: np.ndarray, extent: np.ndarray) -> np.ndarray:
 def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether the boxes ``a`` and ``b`` (left, bottom, right, top) overlap."""
     return bool(a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3])
-
-
-def response_points(table: pd.DataFrame, what: str, horizon: float, ax: Axes | None = None) -> Axes:
-    """One measure of the response to a market order (``what``: "move" or "refill") at one
-    ``horizon`` (seconds), by size bucket (x), each source's value with its 95% interval
-    (``table``: the rows of `evaluation.market.response.COLUMNS`), the sources side by side
-    within a bucket, the first (the tape) in black."""
-    ax = _axes(ax)
-    rows = table[(table.what == what) & (table.horizon == horizon)]
-    sources = list(dict.fromkeys(rows.source))
-    buckets = list(dict.fromkeys(rows.sizes))
-    width = 0.7 / max(len(sources), 1)
-    for i, source in enumerate(sources):
-        part = rows[rows.source == source].set_index("sizes").loc[buckets]
-        x = np.arange(len(buckets)) + (i - (len(sources) - 1) / 2) * width
-        ax.errorbar(
-            x,
-            part.value,
-            yerr=[part.value - part.low, part.high - part.value],
-            fmt="o",
-            markersize=4,
-            capsize=2,
-            color="k" if i == 0 else f"C{i - 1}",
-            label=source,
-        )
-    ax.set_xticks(np.arange(len(buckets)), [f"{b} lots" for b in buckets], fontsize=7)
-    if what == "move":
-        ax.axhline(0.0, color="k", linewidth=0.6)
-        ax.set_ylabel(f"mid's move, ticks, {horizon:g} s after", fontsize=8)
-    else:
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_ylabel(f"emptied price quoted again in {horizon:g} s", fontsize=8)
-    return ax

@@ -13,12 +13,11 @@ the opponents' shares (pairwise games) the reduced game has exactly the full gam
 payoffs and equilibria. Only the full profiles of `dpr_profiles` need sampling: for ``N = 61``,
 ``n = 6`` and three strategies, 63 of the full game's 1,953.
 
-References
-----------
-Wiedenbeck, B. and Wellman, M. P. (2012). Scaling simulation-based game analysis through
-deviation-preserving reduction. AAMAS 2012.
-Wah, E., Wright, M. and Wellman, M. P. (2016). Welfare effects of market making in continuous
-double auctions. Journal of Artificial Intelligence Research 59, 613-650.
+References:
+    Wiedenbeck, B. and Wellman, M. P. (2012). Scaling simulation-based game analysis through
+    deviation-preserving reduction. AAMAS 2012.
+    Wah, E., Wright, M. and Wellman, M. P. (2016). Welfare effects of market making in continuous
+    double auctions. Journal of Artificial Intelligence Research 59, 613-650.
 """
 
 from __future__ import annotations

@@ -26,10 +26,9 @@ standard errors: the intervals depend on the table alone, so the two agree, and 
 seats behind a cell (2 to 20) the normal law of the cell's mean, from its standard error
 (ddof 1), is not narrowed by (n - 1) / n as the means of its resampled values are.
 
-References
-----------
-Wiedenbeck, B., Cassell, B.-A. and Wellman, M. P. (2014). Bootstrap statistics for empirical
-games. Proceedings of AAMAS 2014, 597-604.
+References:
+    Wiedenbeck, B., Cassell, B.-A. and Wellman, M. P. (2014). Bootstrap statistics for empirical
+    games. Proceedings of AAMAS 2014, 597-604.
 """
 
 from __future__ import annotations
@@ -53,21 +52,17 @@ SOURCES = ("records", "stderr")
 class Bootstrap:
     """Bootstrap distributions of ``E`` equilibria over ``B`` resamples.
 
-    Attributes
-    ----------
-    source : str
-        One of `SOURCES`.
-    level : float
-        Coverage of the intervals, e.g. 0.95.
-    regret : numpy.ndarray, shape (E, B)
-        Regret of each original mixture in each resampled table, payoff units.
-    welfare : numpy.ndarray, shape (E, B)
-        Welfare ``x . f(x)`` of each original mixture in each resampled table.
-    mixtures : numpy.ndarray, shape (E, B, k), or None
-        The equilibrium tracked in each resample (NaN where it does not survive); None when
-        not tracked.
-    survived : numpy.ndarray of bool, shape (E, B), or None
-        Whether it survives the resample; None when not tracked.
+    Attributes:
+        source (str): One of `SOURCES`.
+        level (float): Coverage of the intervals, e.g. 0.95.
+        regret (numpy.ndarray, shape (E, B)): Regret of each original mixture in each resampled
+            table, payoff units.
+        welfare (numpy.ndarray, shape (E, B)): Welfare ``x . f(x)`` of each original mixture in
+            each resampled table.
+        mixtures (numpy.ndarray, shape (E, B, k), or None): The equilibrium tracked in each
+            resample (NaN where it does not survive); None when not tracked.
+        survived (numpy.ndarray of bool, shape (E, B), or None): Whether it survives the
+            resample; None when not tracked.
     """
 
     source: str
@@ -193,30 +188,21 @@ def bootstrap(
     """Bootstrap distributions of the regret, welfare and equilibrium of each of ``mixtures``
     (module docstring).
 
-    Parameters
-    ----------
-    table : PayoffTable
-        A complete table.
-    mixtures : array_like, shape (E, k)
-        Mixtures, usually the equilibria of ``table`` (``[e.x for e in equilibria(table)]``);
-        each is tracked on its support (its nonzero shares).
-    resamples : int
-        Number of resamples ``B``.
-    records : DataFrame, optional
-        The observations behind the table (see `resampled_payoffs`); without them the
-        table's standard errors are used.
-    value : str
-        Column of ``records`` holding the payoff.
-    level : float
-        Coverage of the percentile intervals, in (0, 1).
-    tol : float
-        Largest regret of a surviving equilibrium, payoff units.
-    track : bool
-        Track each mixture's equilibrium in every resample (mixture intervals, survival):
-        Newton's method on all resamples at once (`_track`). Without it, regret and welfare
-        alone are one matrix product.
-    seed : int
-        Seed of the resampling.
+    Args:
+        table (PayoffTable): A complete table.
+        mixtures (array_like, shape (E, k)): Mixtures, usually the equilibria of ``table``
+            (``[e.x for e in equilibria(table)]``); each is tracked on its support (its nonzero
+            shares).
+        resamples (int): Number of resamples ``B``.
+        records (DataFrame, optional): The observations behind the table (see
+            `resampled_payoffs`); without them the table's standard errors are used.
+        value (str): Column of ``records`` holding the payoff.
+        level (float): Coverage of the percentile intervals, in (0, 1).
+        tol (float): Largest regret of a surviving equilibrium, payoff units.
+        track (bool): Track each mixture's equilibrium in every resample (mixture intervals,
+            survival): Newton's method on all resamples at once (`_track`). Without it, regret
+            and welfare alone are one matrix product.
+        seed (int): Seed of the resampling.
     """
     if not 0 < level < 1:
         raise ValueError(f"level: expected a coverage in (0, 1), got {level!r}")

@@ -52,18 +52,13 @@ __all__ = [
 class RoleTable:
     """The payoff table of a role-symmetric game (module docstring).
 
-    Attributes
-    ----------
-    roles : tuple of str
-        Role names, length R.
-    players : tuple of int
-        Players per role, length R.
-    strategies : tuple of tuple of str
-        Each role's strategy names.
-    counts : numpy.ndarray of int, shape (rows, K)
-        Players per strategy in each profile.
-    payoffs : numpy.ndarray of float, shape (rows, K)
-        Mean payoff per strategy; NaN where the count is 0.
+    Attributes:
+        roles (tuple of str): Role names, length R.
+        players (tuple of int): Players per role, length R.
+        strategies (tuple of tuple of str): Each role's strategy names.
+        counts (numpy.ndarray of int, shape (rows, K)): Players per strategy in each profile.
+        payoffs (numpy.ndarray of float, shape (rows, K)): Mean payoff per strategy; NaN where
+            the count is 0.
     """
 
     roles: tuple[str, ...]

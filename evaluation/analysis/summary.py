@@ -58,34 +58,29 @@ def summary_table(
 ) -> pd.DataFrame:
     """Metrics per group, averaged over seeds, with bootstrap confidence intervals across seeds.
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        One row per episode, with the columns in ``by``, ``"seed"`` and ``value``. Within a
-        (group, seed) the rows are taken in frame order as the episodes' time order.
-    by : str or sequence of str
-        Column(s) naming a group (e.g. ``"agent"`` or ``["agent", "condition"]``).
-    value : str, optional
-        Column of per-episode returns in dollars (default ``"pnl"``).
-    confidence : float, optional
-        Coverage of the intervals, in (0, 1) (default 0.95).
+    Args:
+        df (pandas.DataFrame): One row per episode, with the columns in ``by``, ``"seed"`` and
+            ``value``. Within a (group, seed) the rows are taken in frame order as the episodes'
+            time order.
+        by (str or sequence of str): Column(s) naming a group (e.g. ``"agent"`` or
+            ``["agent", "condition"]``).
+        value (str, optional): Column of per-episode returns in dollars (default ``"pnl"``).
+        confidence (float, optional): Coverage of the intervals, in (0, 1) (default 0.95).
 
-    Returns
-    -------
-    pandas.DataFrame
-        One row per group: the ``by`` columns; for each metric ``m`` of :func:`summarize`
-        (sharpe, sortino, max_drawdown, cvar_5, total_pnl, mean_pnl, std_pnl, hit_rate) the
-        columns ``m``, ``m_low``, ``m_high``; then ``episodes`` (total over seeds) and
-        ``seeds``. Sorted by ``sharpe``, descending (NaN last; ties in group order).
+    Returns:
+        pandas.DataFrame: One row per group: the ``by`` columns; for each metric ``m`` of
+            :func:`summarize` (sharpe, sortino, max_drawdown, cvar_5, total_pnl, mean_pnl,
+            std_pnl, hit_rate) the columns ``m``, ``m_low``, ``m_high``; then ``episodes``
+            (total over seeds) and ``seeds``. Sorted by ``sharpe``, descending (NaN last; ties
+            in group order).
 
-    Notes
-    -----
-    Two levels. First, within each (group, seed), :func:`summarize` turns that seed's episodes
-    into one value per metric. Second, across the seeds of a group, ``m`` is the mean of those
-    per-seed values and [``m_low``, ``m_high``] is :func:`bootstrap_ci` of that mean (seed 0),
-    so the interval reflects variation between seeds (training runs), not between episodes.
-    A seed whose metric is NaN is left out of that metric's mean and interval, and a group with
-    one seed has NaN bounds; both with a :class:`DegenerateMetricWarning`.
+    Notes:
+        Two levels. First, within each (group, seed), :func:`summarize` turns that seed's episodes
+        into one value per metric. Second, across the seeds of a group, ``m`` is the mean of those
+        per-seed values and [``m_low``, ``m_high``] is :func:`bootstrap_ci` of that mean (seed 0),
+        so the interval reflects variation between seeds (training runs), not between episodes.
+        A seed whose metric is NaN is left out of that metric's mean and interval, and a group with
+        one seed has NaN bounds; both with a :class:`DegenerateMetricWarning`.
     """
     keys = _table_iv(df, by, value)
     _fraction_iv(confidence, "confidence")

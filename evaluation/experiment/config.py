@@ -38,7 +38,7 @@ from tradearena.agents.base import Agent
 from tradearena.agents.saving import read_header
 from tradearena.envs.errors import ParameterError, UserError, not_one_of
 from tradearena.envs.simulator.traders import MAX_MEMBERS, TRADERS, build_trader
-from tradearena.envs.spec import SYNTHETIC, MarketSpec, SpecError
+from tradearena.envs.spec import MarketSpec, SpecError, names_tape_file
 from tradearena.evaluation.experiment.kinds import KINDS
 from tradearena.evaluation.experiment.rollout import build_agent
 from tradearena.evaluation.experiment.schema import (
@@ -358,7 +358,7 @@ def load_config(
     if overrides:
         market = overrides.get("market")
         tape = market.get("tape") if isinstance(market, dict) else None
-        if isinstance(tape, str) and tape and tape != SYNTHETIC and "$" not in tape:
+        if isinstance(tape, str) and names_tape_file(tape) and "$" not in tape:
             here = os.path.abspath(Path(tape).expanduser())
             overrides = merge(overrides, {"market": {"tape": here}})
         raw = merge(raw, overrides)
@@ -685,7 +685,7 @@ def _as_run(raw: dict[str, Any], text: str, config: Config) -> str:
             edits.append((table, "from", entry.saved))
     market = raw.get("market", {})
     tape = config.market.tape
-    if isinstance(tape, str) and tape != SYNTHETIC and market.get("tape") != tape:
+    if config.market.replays_file and market.get("tape") != tape:
         edits.append((market, "tape", tape))
     traders = market.get("traders", [])
     for n, (i, name, path) in enumerate(_declared(config.market)):
@@ -712,7 +712,7 @@ def _market(table: dict, where: Locator, base: Path, complete: bool) -> MarketSp
         for i, trader in enumerate(table["traders"])
     )
     tape = table["tape"]
-    if tape and tape != SYNTHETIC and (complete or "$" not in tape):
+    if names_tape_file(tape) and (complete or "$" not in tape):
         given = Path.cwd() if "$" in tape else base  # a variable's: from here
         path = Path(os.path.abspath(given / Path(_expanded(tape, where)).expanduser()))
         if complete and not path.exists():
@@ -720,7 +720,7 @@ def _market(table: dict, where: Locator, base: Path, complete: bool) -> MarketSp
         tape = str(path)
     try:
         spec = MarketSpec(**{**table, "traders": traders, "tape": tape})
-        if complete and tape and tape != SYNTHETIC:
+        if complete and spec.replays_file:
             spec.replayed_tape()  # read to its end once: bad content is the tape's, found here
         if complete:
             spec.check_session()  # what only a session shows: the market's, not a seat's

@@ -33,7 +33,6 @@ import pandas as pd
 from tradearena.agents import calibration
 from tradearena.agents.saving import ARRAYS, HEADER
 from tradearena.envs.errors import UserError, replacing, together, writing
-from tradearena.envs.spec import SYNTHETIC
 from tradearena.evaluation.experiment.config import load_config, trader_files
 from tradearena.evaluation.experiment.kinds import CALIBRATIONS, KINDS, Driven, SavesStrategies
 from tradearena.evaluation.experiment.parallel import Executor
@@ -98,9 +97,8 @@ def data_files(config: Config) -> dict[str, Path]:
     their paths; the files its traders name, with the files they name, by the names of the
     run directory's copies (`keep_files`), so that the run resumes from them too."""
     files = []
-    tape = config.market.tape
-    if isinstance(tape, str) and tape != SYNTHETIC:
-        tape = Path(tape)
+    if config.market.replays_file:
+        tape = Path(config.market.tape)
         files += sorted(p for p in tape.rglob("*") if p.is_file()) if tape.is_dir() else [tape]
     for spec in config.agents:
         if spec.saved:

@@ -9,7 +9,8 @@ Each judge has its measures in the analysis room under the same name: `realism` 
 days and judges them with `evaluation.analysis.realism`, `transfer` plays a policy zoo and
 scores it with `evaluation.analysis.transfer`, `impact` trades its scripts in each market and
 scores them with `evaluation.analysis.impact` (while `envs.simulator.impact` reads a
-population's metaorders off simulated days). The room's name is the market's, as is
+population's metaorders off simulated days), `response` trades a seat's market orders and
+measures the answer with `evaluation.analysis.response`. The room's name is the market's, as is
 `envs.simulator.market` (one session of it) and `evaluation.cli.market` (the handlers of the
 commands above).
 """

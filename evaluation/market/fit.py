@@ -35,7 +35,7 @@ from tradearena.evaluation.experiment.parallel import Executor
 from tradearena.evaluation.experiment.rollout import Job
 from tradearena.evaluation.experiment.store import JobResult
 from tradearena.evaluation.market.search import FitParameter, FitResult, fit
-from tradearena.evaluation.market.sources import clock, day_span, read_source, simulate_days
+from tradearena.evaluation.market.sources import clock, day_span, parse_source, simulate_days
 
 __all__ = ["FitTarget", "fit_day", "objective", "write_market"]
 
@@ -247,7 +247,7 @@ def fit_day(
     start: float | None = None,
     end: float | None = None,
 ) -> tuple[FitResult, dict[str, Any], dict[str, FitTarget]]:
-    """Fit ``population`` to the real days of ``tapes`` (`evaluation.market.sources.read_source`),
+    """Fit ``population`` to the real days of ``tapes`` (`evaluation.market.sources.Source`),
     learning only from what lies between ``start`` and ``end`` (seconds after midnight; None:
     the open, the close) of each day, simulated days seen the same way: (the result, the
     fitted market table, a whole day long, and the targets). The search spends its
@@ -257,13 +257,12 @@ def fit_day(
 
     if population not in POPULATIONS:
         raise UserError(f"--population: {not_one_of(population, sorted(POPULATIONS))}")
-    views = []
-    for name in tapes:
-        source = read_source(name, 1, start=start, end=end)
+    real = [parse_source(name) for name in tapes]
+    for source in real:
         if source.simulated:
-            raise UserError(f"{name}: a fit needs a real day (a tape), not a market")
-        views += source.days
-    first = read_source(tapes[0], 1).days[0]  # the whole session: the fitted market's day
+            raise UserError(f"{source.name}: a fit needs a real day (a tape), not a market")
+    views = [view for source in real for view in source.read(1, start=start, end=end).days]
+    first = real[0].read(1).days[0]  # the whole session: the fitted market's day
     mids = (first.bid + first.ask) / 2
     price = int(round(float(mids[np.isfinite(mids)][0])))
     day_steps = max(int(round((first.close - first.open) / 60)), 1)

@@ -51,7 +51,7 @@ from tradearena.envs.simulator.response_estimate import (
     size_edges,
     size_scale,
 )
-from tradearena.envs.spec import SYNTHETIC, MarketSpec
+from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.analysis.impact import (
     CHECKS,
     decay_exponent,
@@ -68,8 +68,8 @@ from tradearena.evaluation.market.sources import (
     LearnedHours,
     clipped,
     clock,
-    gym_spec,
     held_out,
+    parse_source,
     session_of,
 )
 
@@ -409,16 +409,11 @@ def session_spec(spec: MarketSpec, start: float, steps: int, step: float = STEP)
     ``start`` (seconds after midnight; a whole step of a replayed tape's day), with no
     position limit."""
     seat = {"step_seconds": step, "n_steps": steps, "position_limit": _NO_LIMIT}
-    if replays_tape(spec):
+    if spec.replays_file:
         day_open = math.floor(float(spec.replayed_tape().messages["time"][0]))
         k = int(round((start - day_open) / step))
         return replace(spec, **seat, window_steps=(k, k))
     return replace(spec, **seat, day_steps=None, window_steps=None, open_time=start)
-
-
-def replays_tape(spec: MarketSpec) -> bool:
-    """Whether ``spec``'s market replays a tape (not "synthetic")."""
-    return spec.tape is not None and spec.tape != SYNTHETIC
 
 
 @dataclass(frozen=True)
@@ -483,7 +478,6 @@ def market_on(
     the hours ``learned``, [first, last] seconds after midnight, or the whole tape when None),
     an experiment file (``.toml``: its ``[market]``) or a Gymnasium id; a market that replays
     another tape is a `UserError`."""
-    from tradearena.evaluation.experiment.config import load_market
 
     if name in REPLAYS:
         if REPLAYS[name] and learned is None:
@@ -493,19 +487,19 @@ def market_on(
             )
         spec = MarketSpec(tape=tape_name, responsive=REPLAYS[name], response_hours=learned)
         return spec, name
-    path = Path(name)
-    if path.suffix != ".toml" and path.exists():
+    found = parse_source(name)
+    if found.spec is None:
         raise UserError(
             f"MARKET {name}: a file that is not an experiment file (.toml); give the tape first, "
             f"then markets: {', '.join(REPLAYS)}, experiment files or Gymnasium ids"
         )
-    spec = load_market(path) if path.suffix == ".toml" else gym_spec(name)
-    if replays_tape(spec) and Path(str(spec.tape)).resolve() != Path(tape_name).resolve():
+    spec = found.spec
+    if spec.replays_file and Path(str(spec.tape)).resolve() != Path(tape_name).resolve():
         raise UserError(
             f"{name}: replays {spec.tape}, not the tape judged ({tape_name}); its scorecard "
             "is read on its own tape"
         )
-    return spec, path.stem if path.suffix == ".toml" else name
+    return spec, found.label
 
 
 def _held_out(name: str, spec: MarketSpec, first: float, last: float) -> None:
@@ -664,7 +658,7 @@ def _far_quotes(mid: float) -> list[tuple[int, int, int, int]]:
 
 def _null_pair(spec: MarketSpec) -> list[tuple[MarketSpec, int]]:
     """The market with its seat, and its reference: (spec, seats) each."""
-    if replays_tape(spec):
+    if spec.replays_file:
         return [(spec, 1), (replace(spec, responsive=False), 1)]
     return [(spec, 1), (spec, 0)]
 

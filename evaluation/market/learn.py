@@ -14,11 +14,11 @@ import numpy as np
 import tomli_w
 from tqdm import tqdm
 
+from tradearena.envs.data.events import window_events
 from tradearena.envs.data.load import TapeIdentity, load_tape
 from tradearena.envs.data.tapes import Tape
 from tradearena.envs.errors import into, replacing, together
 from tradearena.envs.simulator.learned_flow.estimate import fit_events
-from tradearena.envs.simulator.learned_flow.events import window_events
 from tradearena.envs.simulator.learned_flow.model import EventModel, check
 from tradearena.envs.simulator.learned_flow.neural import NeuralModel
 from tradearena.envs.simulator.learned_flow.neural import check as check_neural

@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 
 from tradearena.envs.errors import UserError, into, replacing, together
-from tradearena.envs.spec import SYNTHETIC
 from tradearena.evaluation.analysis.discriminator import (
     Discrimination,
     classifier_test,
@@ -31,17 +30,15 @@ from tradearena.evaluation.analysis.realism import (
     samples,
     summary_score,
 )
-from tradearena.evaluation.experiment.config import load_market
 from tradearena.evaluation.market.sources import (
     LearnedHours,
     RealismSource,
+    Source,
     clock,
     distinct_labels,
-    gym_spec,
     held_out,
     hours_on,
-    learned_hours,
-    read_source,
+    parse_source,
 )
 
 __all__ = [
@@ -434,18 +431,20 @@ def realism(
     classifier_days: int = CLASSIFIER_DAYS,
     learned: tuple[float, float] | None = None,
 ) -> Report:
-    """The scorecard of the sources ``names`` (`read_source`, ``days`` days a market, seen
+    """The scorecard of the sources ``names`` (`parse_source`, ``days`` days a market, seen
     from ``start`` to ``end``, seconds after midnight) against the tape ``against`` (default:
     the first tape among them), with the classifier tests of each market (its first
     ``classifier_days`` days). With ``start``, the floor: the tape's hours before it judged
     as a market against those after (its facts and its classifier tests under the label
     "TAPE HH:MM-HH:MM"). Each market is also judged in-sample, against the tape's hours it
     learned from (``learned``, [first, last] seconds after midnight, or what its file says,
-    `learned_hours`; facts ``discriminator_auc_in_sample`` and ``..._10s_in_sample``). With
+    `Source.learned_hours`; facts ``discriminator_auc_in_sample`` and ``..._10s_in_sample``). With
     ``out``, also ``out``/scorecard.csv and the figures."""
     span = {"start": start, "end": end}
-    distinct_labels([*([against] if against is not None else []), *names])
-    tapes = [name for name in [against, *names] if name is not None and not _is_market(name)]
+    given_names = [*([against] if against is not None else []), *names]
+    distinct_labels(given_names)
+    parsed = {name: parse_source(name) for name in given_names}
+    tapes = [name for name in given_names if not parsed[name].simulated]
     if against is not None and against not in tapes:
         raise UserError(f"--against {against}: must be a tape, not a market")
     if not tapes:
@@ -455,17 +454,17 @@ def realism(
         given = LearnedHours(*learned, (), f"--learned {clock(learned[0])},{clock(learned[1])}")
         given = hours_on(given, tapes[0], given=True)
     if start is not None:  # the hours judged held out of those each market learned from
-        for name in filter(_is_market, names):
-            named = given or learned_hours(name)
+        for name in (name for name in names if parsed[name].simulated):
+            named = given or parsed[name].learned_hours
             hours = named and (given or hours_on(named, tapes[0], given=False))
             if isinstance(hours, LearnedHours):
                 held_out(hours, start, end)
-    read = {name: read_source(name, days, **span, levels=MAX_LEVELS) for name in tapes}
+    read = {name: parsed[name].read(days, **span, levels=MAX_LEVELS) for name in tapes}
     reference = read[tapes[0]]
     levels = reference.days[0].levels
     for name in names:
         if name not in read:
-            read[name] = read_source(name, days, **span, levels=levels)
+            read[name] = parsed[name].read(days, **span, levels=levels)
     sources = ([reference] if against is not None else []) + [read[name] for name in names]
     for source in sources:
         if source.simulated and not any(len(day.time) for day in source.days):
@@ -481,13 +480,13 @@ def realism(
         s.label: discriminate(s, reference, days=classifier_days) for s in sources if s.simulated
     }
     notes: list[str] = []
-    morning, floor = _floor(tapes[0], reference, start, levels, notes)
+    morning, floor = _floor(parsed[tapes[0]], reference, start, levels, notes)
     before = [measure(morning)] if morning else []
     rows = scorecard(measured + before, ref)
     in_sample, seen = {}, min(classifier_days, days)  # the days the held-out tests saw
     for name in names:
         if read[name].simulated:
-            judged = _in_sample(name, read[name].label, tapes[0], given, seen, levels)
+            judged = _in_sample(parsed[name], parsed[tapes[0]], given, seen, levels)
             if isinstance(judged, Judged):
                 in_sample[judged.label] = judged
             else:
@@ -523,7 +522,7 @@ def realism(
 
 
 def _floor(
-    tape: str, reference: RealismSource, start: float | None, levels: int, notes: list[str]
+    tape: Source, reference: RealismSource, start: float | None, levels: int, notes: list[str]
 ) -> tuple[RealismSource, Judged] | tuple[None, None]:
     """The tape's own hours before ``start`` as a source, and their classifier tests
     against ``reference`` (its hours from ``start``); Nones (and why in ``notes``) without
@@ -531,7 +530,7 @@ def _floor(
     if start is None:
         return None, None
     try:
-        morning = read_source(tape, 1, end=start, levels=levels)
+        morning = tape.read(1, end=start, levels=levels)
         hours = f"{clock(morning.days[0].open)}-{clock(start)}"
         morning = replace(morning, label=f"{reference.label} {hours}")
         return morning, Judged(morning.label, hours, discriminate(morning, reference, days=1))
@@ -541,48 +540,31 @@ def _floor(
 
 
 def _in_sample(
-    name: str,
-    label: str,
-    tape: str,
+    market: Source,
+    tape: Source,
     given: LearnedHours | None,
     days: int,
     levels: int,
 ) -> Judged | str:
-    """The market ``name`` judged against the hours of ``tape`` it learned from (``given``,
-    else what its file says): its first ``days`` days seen over those hours against the
-    tape's; else why not. With ``given`` hours, a judgment that cannot be made is a
-    `UserError`."""
+    """The ``market`` judged against the hours of ``tape`` it learned from (``given``, else
+    what its file says): its first ``days`` days seen over those hours against the tape's;
+    else why not. With ``given`` hours, a judgment that cannot be made is a `UserError`."""
     hours = given
     if hours is None:
-        named = learned_hours(name)
-        if named is None:
+        if market.learned_hours is None:
             return "its file names no hours it learned from (--learned FIRST,LAST gives them)"
-        hours = hours_on(named, tape, given=False)
+        hours = hours_on(market.learned_hours, tape.name, given=False)
         if isinstance(hours, str):
             return hours
     span = {"start": hours.first, "end": hours.last, "levels": levels}
     try:
-        tests = discriminate(
-            read_source(name, days, **span), read_source(tape, 1, **span), days=days
-        )
+        tests = discriminate(market.read(days, **span), tape.read(1, **span), days=days)
     except UserError as error:
         if given is not None:
             raise
         return str(error)
-    return Judged(label, str(hours), tests)
+    return Judged(market.label, str(hours), tests)
 
 
 MAX_LEVELS = 10
 """Book levels a tape is read with, at most (LOBSTER's deepest files)."""
-
-
-def _is_market(name: str) -> bool:
-    """Whether the source ``name`` is simulated (a market file or id, not a tape)."""
-    path = Path(name)
-    if path.suffix == ".toml":
-        spec = load_market(path)
-        return spec.tape is None or spec.tape == SYNTHETIC
-    if path.exists():
-        return False
-    gym_spec(name)  # an id, or the error that names the nearest
-    return True

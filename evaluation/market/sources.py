@@ -1,9 +1,10 @@
 """Days of real tapes and of simulated markets, seen as a level-1 file shows them: what the
 market's judges (`evaluation.market.realism`, `transfer`), its fit and its learning read.
 
-A source is a tape (a LOBSTER message file with its orderbook file, or a converted
-recording's directory: one day) or a market (an experiment file's ``[market]`` table or a
-Gymnasium id: ``days`` sessions with seeds 0, 1, ..., each recorded as a tape). Both become
+A source (`Source`, its name parsed once by `parse_source`) is a tape (a LOBSTER message
+file with its orderbook file, or a converted recording's directory: one day) or a market (an
+experiment file's ``[market]`` table or a Gymnasium id: ``days`` sessions with seeds 0, 1,
+..., each recorded as a tape), carrying the hours a market learned from. Both become
 `DayView` s through `tape_view`, so a simulated day is measured exactly as a real one: only
 the messages a level-1 file holds, between the session's open and close.
 """
@@ -14,6 +15,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -22,13 +24,15 @@ from tradearena.envs.data.load import TapeIdentity, load_tape, missing_book
 from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Event, Tape, clock
 from tradearena.envs.errors import UserError, did_you_mean
 from tradearena.envs.simulator.recording import synthetic_tape
-from tradearena.envs.spec import SYNTHETIC, SYNTHETIC_DAY_STEPS, MarketSpec
+from tradearena.envs.simulator.traders.learned import LearnedFlow
+from tradearena.envs.spec import SYNTHETIC_DAY_STEPS, MarketSpec
 from tradearena.evaluation.analysis.realism import DayView
 from tradearena.evaluation.experiment.config import load_learned_from, load_market
 
 __all__ = [
     "LearnedHours",
     "RealismSource",
+    "Source",
     "clipped",
     "clock",
     "day_span",
@@ -38,13 +42,10 @@ __all__ = [
     "held_out",
     "hours_on",
     "label_of",
-    "learned_hours",
-    "read_market",
-    "read_source",
     "session_of",
     "simulate_days",
+    "parse_source",
     "tape_day",
-    "tape_levels",
     "tape_view",
 ]
 
@@ -103,17 +104,12 @@ def tape_view(
         ask=np.where(ask == EMPTY_ASK, np.nan, ask),
         bid_size=bid_size,
         ask_size=ask_size,
-        tick_size=tape.tick_size * tape.lot_size,
+        tick_size=tape.tick_dollars,
         open=float(open),
         close=float(close),
         depth=depth,
         depth_time=depth_time,
     )
-
-
-def tape_levels(tape: Tape) -> int:
-    """Book levels of ``tape``'s orderbook rows (0 without them)."""
-    return 0 if tape.book is None else tape.book.shape[1] // 4
 
 
 def simulate_days(
@@ -167,40 +163,89 @@ def clipped(
 
 
 # ----------------------------------------------------------------------------- the sources
-def read_source(
-    name: str,
-    days: int,
-    *,
-    start: float | None = None,
-    end: float | None = None,
-    levels: int = 1,
-) -> RealismSource:
-    """The source ``name`` names: an experiment file (``.toml``: its ``[market]`` table), a
-    tape (a LOBSTER message file, its orderbook file beside it; a converted directory), or a
-    Gymnasium id of a tradearena market. A market whose ``tape`` is a file is that tape. Its
-    days are seen from ``start`` to ``end`` (seconds after midnight; None: the session's
-    open, close) with ``levels`` book levels (at most what a tape has)."""
-    path = Path(name)
-    if path.suffix == ".toml":
-        return _market_source(load_market(path), label_of(name), days, start, end, levels)
-    if path.exists():
-        return _tape_source(load_tape(path), label_of(name), start, end, levels)
-    return _market_source(gym_spec(name), name, days, start, end, levels)
+@dataclass(frozen=True)
+class Source:
+    """A source as a command names it (``name``), parsed once by `parse_source`: a tape (a
+    LOBSTER message file with its orderbook file beside it, or a converted recording's
+    directory: one day; ``spec`` None) or a market (an experiment file's ``[market]`` table
+    or a Gymnasium id: its ``spec``). ``label``: what the tables show it by (`label_of`)."""
+
+    name: str
+    label: str
+    spec: MarketSpec | None
+
+    @property
+    def simulated(self) -> bool:
+        """Whether its days are simulated: a market that replays no real tape."""
+        return self.spec is not None and not self.spec.replays_file
+
+    def market(self) -> MarketSpec:
+        """The simulated market it is; a tape, or a market that replays one, is a
+        `UserError`."""
+        if self.spec is None:
+            raise UserError(
+                f"{self.name}: a tape, not a market (an experiment file or a Gymnasium id)"
+            )
+        if self.spec.replays_file:
+            raise UserError(
+                f"{self.name}: replays the tape {self.spec.tape}; give a simulated market"
+            )
+        return self.spec
+
+    def read(
+        self,
+        days: int,
+        *,
+        start: float | None = None,
+        end: float | None = None,
+        levels: int = 1,
+    ) -> RealismSource:
+        """Its days seen from ``start`` to ``end`` (seconds after midnight; None: the
+        session's open, close) with ``levels`` book levels (at most what a tape has): a tape's
+        one day (a market that replays a real tape is that tape), or a market's ``days``
+        sessions (seeds 0, 1, ...)."""
+        if self.simulated:
+            views = simulate_days(self.spec, days, start=start, end=end, levels=levels)
+            return RealismSource(self.label, views, simulated=True)
+        tape = load_tape(self.name) if self.spec is None else self.spec.replayed_tape()
+        return _tape_source(tape, self.label, start, end, levels)
+
+    @cached_property
+    def learned_hours(self) -> LearnedHours | None:
+        """The hours the market learned from, as its file names them: an experiment file's
+        ``[learned_from]`` (`tradearena fit` writes it), its learned flow's parameter file
+        (the window and tapes `tradearena learn` learned from:
+        `envs.simulator.traders.learned.LearnedFlow.learned_window`), or, for a replay of a
+        tape, the hours its sessions replay (``window_steps``, else the whole day); None for
+        a tape and for a market that names none (a population's, a Gymnasium id)."""
+        path = Path(self.name)
+        if self.spec is None or path.suffix != ".toml":
+            return None
+        declared = load_learned_from(path)
+        if declared is not None:
+            tapes = tuple(map(TapeIdentity.read, declared.tapes))
+            return LearnedHours(*declared.window, tapes, f"{path} [learned_from]")
+        if self.spec.replays_file:
+            return _replayed_hours(self.spec, f"{path} replays them")
+        for trader in self.spec.background():
+            window = trader.learned_window if isinstance(trader, LearnedFlow) else None
+            if window is not None:
+                return LearnedHours(*window, f"{path}'s learned flow")
+        return None
 
 
-def read_market(name: str) -> tuple[MarketSpec, str]:
-    """The market ``name`` names (an experiment file's ``[market]`` table, or a Gymnasium
-    id) and its label; a tape, or a market that replays one, is a `UserError`."""
+def parse_source(name: str) -> Source:
+    """The source ``name`` names: an experiment file (``.toml``: its ``[market]`` table, read
+    and checked), a tape (a file or directory that exists), else a Gymnasium id of a
+    tradearena market (`gym_spec`: an unknown id is a `UserError` naming the nearest)."""
     path = Path(name)
     if path.suffix == ".toml":
-        spec, label = load_market(path), label_of(name)
+        spec = load_market(path)
     elif path.exists():
-        raise UserError(f"{name}: a tape, not a market (an experiment file or a Gymnasium id)")
+        spec = None
     else:
-        spec, label = gym_spec(name), name
-    if spec.tape is not None and spec.tape != SYNTHETIC:
-        raise UserError(f"{name}: replays the tape {spec.tape}; give a simulated market")
-    return spec, label
+        spec = gym_spec(name)
+    return Source(name, label_of(name), spec)
 
 
 def label_of(name: str) -> str:
@@ -260,7 +305,7 @@ def day_span(
     name: str, start: float | None = None, end: float | None = None
 ) -> tuple[float, float]:
     """(first, last) of the day of the tape ``name`` that the judges see from ``start`` to
-    ``end`` (seconds after midnight; None: its open, its close), as `read_source` cuts it."""
+    ``end`` (seconds after midnight; None: its open, its close), as `Source.read` cuts it."""
     return clipped(*session_of(load_tape(name)), start, end, label_of(name))
 
 
@@ -268,18 +313,8 @@ def _tape_source(
     tape: Tape, label: str, start: float | None, end: float | None, levels: int
 ) -> RealismSource:
     bounds = clipped(*day_until(tape, label, end), start, end, label)
-    view = tape_view(tape, *bounds, levels=min(levels, tape_levels(tape)))
+    view = tape_view(tape, *bounds, levels=min(levels, tape.levels))
     return RealismSource(label, [view], simulated=False)
-
-
-def _market_source(
-    spec: MarketSpec, label: str, days: int, start: float | None, end: float | None, levels: int
-) -> RealismSource:
-    if spec.tape is not None and spec.tape != SYNTHETIC:
-        return _tape_source(spec.replayed_tape(), label, start, end, levels)
-    return RealismSource(
-        label, simulate_days(spec, days, start=start, end=end, levels=levels), True
-    )
 
 
 def gym_spec(name: str) -> MarketSpec:
@@ -330,39 +365,19 @@ def held_out(hours: LearnedHours, start: float, end: float | None = None) -> Non
         )
 
 
-def learned_hours(name: str) -> LearnedHours | None:
-    """The hours the market ``name`` learned from, as its file names them: an experiment
-    file's ``[learned_from]`` (`tradearena fit` writes it), its learned flow's parameter file
-    (the window and tape `tradearena learn` learned from), or, for a replay of a tape, the
-    hours its sessions replay (``window_steps``, else the whole day); None for a market
-    that names none (a population's, a Gymnasium id)."""
-    path = Path(name)
-    if path.suffix != ".toml":
-        return None
-    declared = load_learned_from(path)
-    if declared is not None:
-        tapes = tuple(map(TapeIdentity.read, declared.tapes))
-        return LearnedHours(*declared.window, tapes, f"{path} [learned_from]")
-    spec = load_market(path)
-    if spec.tape is not None and spec.tape != SYNTHETIC:
-        market = spec.market(0)
-        day = market.day_steps or market.n_steps
-        first, last = spec.window_steps or (0, day - market.n_steps)
-        step = market.step_seconds
-        return LearnedHours(
-            market.day_open + first * step,
-            market.day_open + (last + market.n_steps) * step,
-            (TapeIdentity.read(str(spec.tape)),),
-            f"{path} replays them",
-        )
-    for trader in spec.background():
-        model = getattr(trader, "model", None)
-        meta = getattr(getattr(model, "base", model), "meta", {})
-        if "window" in meta:
-            first, last = meta["window"]
-            tapes = tuple(map(TapeIdentity.read, meta.get("tapes", ())))
-            return LearnedHours(float(first), float(last), tapes, f"{path}'s learned flow")
-    return None
+def _replayed_hours(spec: MarketSpec, said: str) -> LearnedHours:
+    """The hours of its tape that the replay ``spec`` replays (``window_steps``, else the
+    whole day), ``said`` where."""
+    market = spec.market(0)
+    day = market.day_steps or market.n_steps
+    first, last = spec.window_steps or (0, day - market.n_steps)
+    step = market.step_seconds
+    return LearnedHours(
+        market.day_open + first * step,
+        market.day_open + (last + market.n_steps) * step,
+        (TapeIdentity.read(str(spec.tape)),),
+        said,
+    )
 
 
 def hours_on(hours: LearnedHours, tape: str, given: bool) -> LearnedHours | str:

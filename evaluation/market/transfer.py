@@ -37,10 +37,9 @@ from tradearena.evaluation.experiment.store import JobResult
 from tradearena.evaluation.market.sources import (
     LearnedHours,
     clock,
-    gym_spec,
     held_out,
     hours_on,
-    learned_hours,
+    parse_source,
 )
 
 __all__ = [
@@ -171,15 +170,12 @@ KEPT = (
 def market_of(name: str, task: str | None) -> MarketSpec:
     """The market ``name`` names (an experiment file's ``[market]`` or a Gymnasium id), as
     ``task`` (default: its own) sets a seat in it."""
-    from tradearena.evaluation.experiment.config import load_market
-
-    path = Path(name)
-    if path.suffix != ".toml" and path.exists():
+    spec = parse_source(name).spec
+    if spec is None:
         raise UserError(
-            f"MARKET {name}: {_what_file(path)}, not a market; give a market (an experiment "
-            "file, .toml, or a Gymnasium id) and the real day after --against"
+            f"MARKET {name}: {_what_file(Path(name))}, not a market; give a market (an "
+            "experiment file, .toml, or a Gymnasium id) and the real day after --against"
         )
-    spec = load_market(path) if path.suffix == ".toml" else gym_spec(name)
     if task is not None and task not in TASKS:
         raise UserError(f"--task: {not_one_of(task, TASKS)}")
     task = task or spec.task
@@ -262,7 +258,7 @@ def baseline_of(
 ) -> Baseline | str:
     """The replay of the hours the market ``market`` learned from on the day of ``tape`` (a
     tape's market, `tape_market`): ``given`` ([first, last] seconds after midnight, from
-    ``--baseline``) or the hours its file names (`learned_hours`). Without them, or when the
+    ``--baseline``) or the hours its file names (`Source.learned_hours`). Without them, or when the
     day does not hold them whole sessions, the reason why; a `UserError` instead when the
     hours were ``given`` or the baseline is ``needed``. The replay's sessions open and close
     on the tape's steps nearest to the hours' ends."""
@@ -270,7 +266,7 @@ def baseline_of(
         hours = LearnedHours(*given, (), f"--baseline {clock(given[0])},{clock(given[1])}")
         hours = hours_on(hours, str(tape.tape), given=True)
     else:
-        named = learned_hours(market)
+        named = parse_source(market).learned_hours
         hours = (
             "its file names no hours it learned from"
             if named is None

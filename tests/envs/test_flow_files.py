@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 from reference_flow import OPEN, small_model  # tests/reference_flow.py
 
+from tradearena.envs.data.events import N_EVENT_KINDS
 from tradearena.envs.simulator.learned_flow import parameters
-from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS
 from tradearena.envs.simulator.learned_flow.model import EventModel
 from tradearena.envs.simulator.learned_flow.neural import INPUTS, NeuralModel
 from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError

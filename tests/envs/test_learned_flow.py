@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_flow import OPEN, known_model, reference_events  # tests/reference_flow.py
 
+from tradearena.envs.data.events import N_EVENT_KINDS, EventKind, Revealed, events, revealed
 from tradearena.envs.data.tapes import MESSAGE_DTYPE, Tape
 from tradearena.envs.errors import ParameterError
 from tradearena.envs.simulator.book import OrderBook
@@ -22,15 +23,7 @@ from tradearena.envs.simulator.learned_flow.estimate import (
     kernel_sums,
     log_likelihood,
 )
-from tradearena.envs.simulator.learned_flow.events import (
-    N_EVENT_KINDS,
-    N_EXCITERS,
-    EventKind,
-    Exciter,
-    Revealed,
-    events,
-    revealed,
-)
+from tradearena.envs.simulator.learned_flow.exciters import N_EXCITERS, Exciter
 from tradearena.envs.simulator.learned_flow.marks import FAMILIES, By, Family, count_marks
 from tradearena.envs.simulator.learned_flow.model import EventModel, check
 from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError

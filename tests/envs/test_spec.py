@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -12,7 +14,7 @@ from tradearena.envs.data.tapes import TapeError, write_lobster
 from tradearena.envs.multi_agent import MarketParallelEnv
 from tradearena.envs.simulator.recording import synthetic_tape
 from tradearena.envs.simulator.traders import MarketMaker, Noise, light
-from tradearena.envs.spec import MarketSpec, SpecError
+from tradearena.envs.spec import SYNTHETIC, MarketSpec, SpecError, names_tape_file
 from tradearena.envs.trading_env import TradingEnv
 
 
@@ -199,6 +201,41 @@ def test_a_converted_tapes_tick_comes_from_its_meta(tmp_path):
         assert market.tick_size == pytest.approx(0.0005, rel=1e-15)
     with pytest.raises(SpecError, match=r"^tick_size: 0.0005 dollars conflicts .* 0.5 dollars"):
         MarketSpec(tape=str(directory), tick_size=0.0005).market(0)
+
+
+@pytest.mark.filterwarnings("ignore::tradearena.envs.data.load.ThinTape")  # a short tape
+def test_a_market_replays_a_file_when_its_tape_is_a_real_one(tmp_path):
+    """`replays_file`: a tape's file or a `Tape` is a real tape, which the market replays
+    with only the traders given beside it (no population); no tape, "" and a recorded
+    synthetic day are not (a synthetic day's population is in its recording, and not beside
+    it: test_a_synthetic_day_is_recorded_once_and_replayed)."""
+    tape = synthetic_tape(3, traders=light(), n_steps=5)
+    path = tmp_path / "X_message_1.csv"
+    write_lobster(tape, path, tmp_path / "X_orderbook_1.csv")
+    assert MarketSpec(tape=tape).replays_file and MarketSpec(tape=str(path)).replays_file
+    assert MarketSpec(tape=str(path)).background() == []
+    beside = MarketSpec(tape=str(path), traders=({"type": "Noise", "n_agents": 1},)).market(0)
+    assert [type(t).__name__ for t in beside.traders] == ["MarketReplay", "Noise"]
+    assert [names_tape_file(t) for t in (None, "", SYNTHETIC, str(path), tape)] == [
+        False,
+        False,
+        False,
+        True,
+        True,
+    ]
+    assert not MarketSpec().replays_file and not MarketSpec(tape="").replays_file
+    assert not MarketSpec(population="light", tape=SYNTHETIC, n_steps=5).replays_file
+
+
+def test_a_tick_of_one_lot_is_the_tapes_tick_times_its_lot():
+    """`Tape.tick_dollars`: $0.5 a tick of a unit, lots of 0.001 units: $0.0005 a tick of
+    one lot, the tick a market replaying the tape runs at and its level-1 view counts in."""
+    from tradearena.evaluation.market.sources import tape_view
+
+    tape = replace(synthetic_tape(3, traders=light(), n_steps=5), tick_size=0.5, lot_size=0.001)
+    assert tape.tick_dollars == 0.5 * 0.001
+    assert MarketSpec(tape=tape).market(0).tick_size == tape.tick_dollars
+    assert tape_view(tape).tick_size == tape.tick_dollars
 
 
 def test_a_synthetic_day_is_recorded_once_and_replayed():

@@ -16,7 +16,7 @@ from tradearena.evaluation.experiment.config import load_market
 from tradearena.evaluation.market import fit as fitting
 from tradearena.evaluation.market.fit import candidate_market, light_population
 from tradearena.evaluation.market.search import FitParameter
-from tradearena.evaluation.market.sources import learned_hours
+from tradearena.evaluation.market.sources import parse_source
 
 OPEN, STEPS, RATE = 34_200.0, 30, 1 / 20
 """A 30-minute day of the light population whose zero-intelligence traders arrive once
@@ -103,7 +103,7 @@ def test_a_fit_learns_only_before_until_and_says_so(day, tmp_path, monkeypatch):
     fitted = load_market(out)  # the tape's whole day (its warm-up from 09:25 too), not 15 min
     assert fitted.day_steps == STEPS + 5 and OPEN - 300 <= fitted.open_time < OPEN - 290
     # the hours learned from, for the judges: the day's first second to --until
-    hours = learned_hours(str(out))
+    hours = parse_source(str(out)).learned_hours
     assert (hours.first, hours.last) == (fitted.open_time, OPEN + 900)
     assert hours.tapes == (TapeIdentity(day.name),)  # [learned_from] names the file
 

@@ -31,7 +31,7 @@ from tradearena.evaluation.cli.main import main
 from tradearena.evaluation.experiment.config import ConfigError, load_market
 from tradearena.evaluation.market.fit import check_out
 from tradearena.evaluation.market.learn import one_market
-from tradearena.evaluation.market.sources import LearnedHours, hours_on, learned_hours
+from tradearena.evaluation.market.sources import LearnedHours, hours_on, parse_source
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -199,7 +199,7 @@ def test_the_judges_read_the_hours_learned_from_in_the_flow_file(learned):
     """`tradearena realism` and `transfer` judge a learned market beside the hours its flow
     file says it learned from: the window and the tape's name."""
     folder, out, model, until = learned
-    hours = learned_hours(str(out))
+    hours = parse_source(str(out)).learned_hours
     assert (hours.first, hours.last) == tuple(model.meta["window"])
     assert [t.name for t in hours.tapes] == ["day_message_1.csv"]
     assert hours.last == pytest.approx(until, abs=60)
@@ -431,7 +431,7 @@ def test_a_renamed_and_moved_tape_is_the_tape_it_learned_from(learned, tmp_path)
     moved.parent.mkdir()
     shutil.copy(folder / "day_message_1.csv", moved)
     shutil.copy(folder / "day_orderbook_1.csv", moved.parent / "amzn_morning_orderbook_1.csv")
-    hours = learned_hours(str(out))
+    hours = parse_source(str(out)).learned_hours
     on = hours_on(hours, str(moved), given=False)
     assert isinstance(on, LearnedHours) and on.last == math.ceil(hours.last)
     other, _ = lobster_day(tmp_path, "other", 200, seed=12)
@@ -456,7 +456,7 @@ def test_a_flow_file_of_format_2_still_loads_and_names_its_tape_by_name(learned,
     assert EventModel.load(old / "learned.flow.json").meta["tapes"] == [
         {"name": "day_message_1.csv"}
     ]
-    hours = learned_hours(str(old / "learned.toml"))
+    hours = parse_source(str(old / "learned.toml")).learned_hours
     assert hours.tapes == (TapeIdentity("day_message_1.csv"),)
     assert isinstance(hours_on(hours, path, given=False), LearnedHours)
 

@@ -13,9 +13,9 @@ import pytest
 import torch
 from reference_flow import OPEN, reference_events, small_model  # tests/reference_flow.py
 
+from tradearena.envs.data.events import N_EVENT_KINDS
 from tradearena.envs.simulator.book import OrderBook
 from tradearena.envs.simulator.learned_flow.estimate import log_likelihood as event_log_likelihood
-from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS
 from tradearena.envs.simulator.learned_flow.model import EventModel
 from tradearena.envs.simulator.learned_flow.neural import INPUTS, NeuralModel, inputs
 from tradearena.envs.simulator.learned_flow.neural_fit import fit_neural, log_likelihood

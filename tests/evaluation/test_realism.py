@@ -56,7 +56,7 @@ from tradearena.evaluation.market.sources import (
     RealismSource,
     clock,
     held_out,
-    read_source,
+    parse_source,
     tape_view,
 )
 
@@ -486,8 +486,8 @@ def test_realism_from_judges_the_floor_and_each_market_in_sample(tmp_path, capsy
     # in-sample: the market's days against the tape over the hours its file names
     assert report.in_sample["tiny"].hours == "09:30-10:20"
     inside = discriminate(
-        read_source(str(config), 2, start=OPEN, end=OPEN + 3000),
-        read_source(str(messages), 1, start=OPEN, end=OPEN + 3000),
+        parse_source(str(config)).read(2, start=OPEN, end=OPEN + 3000),
+        parse_source(str(messages)).read(1, start=OPEN, end=OPEN + 3000),
         days=2,
     )
     for fact, test in inside.items():

@@ -42,7 +42,8 @@ def test_paper_configs_run_and_the_report_quotes_the_runs(tmp_path):
         "Replay of a real LOBSTER day\n\nSkipped",
         "Risk-sensitive results",
         "Deep learners",
-        "Which task, and why.",
+        "## The runs",
+        "](reproducing.md)",  # how the runs are made and read: the manual's page
     ):
         assert heading in text
     summary = pd.read_csv(tmp_path / "runs" / "paper_sharpe" / "summary.csv")

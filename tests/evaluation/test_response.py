@@ -13,19 +13,16 @@ import pandas as pd
 import pytest
 from reference_flow import OPEN, known_model  # tests/reference_flow.py
 
+from tradearena.envs.data.events import EventKind
 from tradearena.envs.data.tapes import EMPTY_ASK, MESSAGE_DTYPE, Tape, write_lobster
-from tradearena.envs.simulator.learned_flow.events import EventKind, Exciter
+from tradearena.envs.simulator.learned_flow.exciters import Exciter
 from tradearena.envs.simulator.recording import synthetic_tape
+from tradearena.envs.simulator.response_estimate import size_edges
 from tradearena.envs.simulator.traders.learned import LearnedFlow
 from tradearena.envs.spec import MarketSpec
+from tradearena.evaluation.analysis.response import COLUMNS, response_table
 from tradearena.evaluation.cli.main import main
-from tradearena.evaluation.market.response import (
-    COLUMNS,
-    response_table,
-    seat_responses,
-    size_edges,
-    tape_responses,
-)
+from tradearena.evaluation.market.response import seat_responses, tape_responses
 
 HOURS = 2
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from reference_flow import small_model  # tests/reference_flow.py
 
+from tradearena.envs.data.events import N_EVENT_KINDS as KINDS
 from tradearena.envs.errors import ParameterError
-from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS as KINDS
 from tradearena.envs.simulator.learned_flow.model import EventModel
 from tradearena.envs.simulator.traders import TRADERS, Noise
 from tradearena.evaluation.cli.main import main

@@ -3,7 +3,8 @@ the live book as a population of the market.
 
 Its modules, from the tape to the market:
 
-- `events`: a tape's messages as typed events (`EventKind`) with the book's state each met;
+- `exciters`: what a tape's event (`envs.data.events`: its messages as typed events with the
+  book's state each met) is to the excitation (`Exciter`);
 - `state` (compiled): the book's state the rates read, its buckets and cells (`StateGrid`);
 - `kernels` (compiled): the excitation's kernel;
 - `marks`: what an event carries (sizes, offsets, the levels added behind), as distributions;
@@ -22,7 +23,7 @@ Its variation points, each changed in one place:
 - the number of kernels and their decays: `estimate.DECAYS` (one tuple of candidate decays
   per kernel); the kernel's shape: `kernels` (kernels.pxd and `kernels.jumps`);
 - the state's buckets: `state.QUANTILES` (or edges given to `estimate.estimate`); what the
-  state reads of the book: `state.StateGrid.read` and its tape's side in `events`;
+  state reads of the book: `state.StateGrid.read` and its tape's side in `envs.data.events`;
 - a family of marks: its definition in `marks.FAMILIES` (what its distributions are indexed
   by, and so how many it holds), read by the counting, the check and the compiled tables;
   a new family adds its values on the tape (`marks`) and where `sampler.BookActor` draws it.

@@ -1,5 +1,5 @@
 """A learned flow estimated by maximum likelihood from a tape's events
-(`learned_flow.events`): the model of `learned_flow.model`.
+(`envs.data.events`): the model of `learned_flow.model`.
 
 The kernel sums R (`learned_flow.kernels.sums`) and, per state, the integral of each
 kernel's sums over the time the book spent in it (`learned_flow.kernels.stretch_sums`) are
@@ -30,12 +30,8 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from tradearena.envs.data.load import TapeIdentity
-from tradearena.envs.data.tapes import Tape, clock
-from tradearena.envs.simulator.learned_flow import kernels
-from tradearena.envs.simulator.learned_flow.events import (
+from tradearena.envs.data.events import (
     N_EVENT_KINDS,
-    N_EXCITERS,
     Events,
     Revealed,
     StatePath,
@@ -43,6 +39,10 @@ from tradearena.envs.simulator.learned_flow.events import (
     revealed,
     window_events,
 )
+from tradearena.envs.data.load import TapeIdentity
+from tradearena.envs.data.tapes import Tape, clock
+from tradearena.envs.simulator.learned_flow import kernels
+from tradearena.envs.simulator.learned_flow.exciters import N_EXCITERS, exciters
 from tradearena.envs.simulator.learned_flow.marks import count_marks
 from tradearena.envs.simulator.learned_flow.model import EventModel, spectral_radius
 from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
@@ -126,7 +126,7 @@ class _Data:
 def kernel_sums(ev: Events, decays: np.ndarray) -> np.ndarray:
     """R (events, kernels x 2 exciters) of one day's events ``ev`` for kernels of ``decays``
     (per second): `learned_flow.kernels.sums` of their exciters."""
-    return kernels.sums(ev.time, ev.side, ev.exciter, decays, N_EXCITERS)
+    return kernels.sums(ev.time, ev.side, exciters(ev), decays, N_EXCITERS)
 
 
 def _days_sums(days: Sequence[Day], decays: np.ndarray) -> np.ndarray:
@@ -154,7 +154,7 @@ def _excited(days: Sequence[Day], model: EventModel, decay: float) -> np.ndarray
         quoted = path.spread > 0
         starts = path.time[quoted]
         ends = np.append(path.time[1:], path.end)[quoted]
-        spent = kernels.stretch_sums(ev.time, ev.side, ev.exciter, starts, ends, [decay], sources)
+        spent = kernels.stretch_sums(ev.time, ev.side, exciters(ev), starts, ends, [decay], sources)
         spent = spent[:, 0]  # (stretches, side index, kinds)
         spread, bid, ask = path.spread[quoted], path.bid[quoted], path.ask[quoted]
         for cell, own in ((model.cell(spread, bid, ask), 0), (model.cell(spread, ask, bid), 1)):

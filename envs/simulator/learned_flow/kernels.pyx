@@ -4,7 +4,7 @@
 
 An event excites every kind on both sides through each of K kernels: kernel k adds
 ``alpha[k, b, e] * phi_k(t - t_j)`` to the rate of kind b, e being the event's exciter
-(`learned_flow.events.Exciter`: its kind, and whether it emptied the best level), with
+(`learned_flow.exciters.Exciter`: its kind, and whether it emptied the best level), with
 ``phi_k(dt) = decay_k * exp(-decay_k * dt)`` (integral 1, so alpha is the number of
 events one event causes, its branching ratio). The inline C forms (`fade`, `mass`,
 `wait`, in kernels.pxd) are what the compiled samplers run; the functions here are the

@@ -23,12 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tradearena.envs.simulator.learned_flow.events import (
-    N_EVENT_KINDS,
-    EventKind,
-    Events,
-    Revealed,
-)
+from tradearena.envs.data.events import N_EVENT_KINDS, EventKind, Events, Revealed
 from tradearena.envs.simulator.learned_flow.state import StateGrid
 
 __all__ = ["FAMILIES", "By", "Distribution", "Family", "Marks", "count_marks", "distribution"]

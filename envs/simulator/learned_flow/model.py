@@ -38,13 +38,9 @@ from typing import NoReturn
 
 import numpy as np
 
+from tradearena.envs.data.events import N_EVENT_KINDS, EventKind
 from tradearena.envs.simulator.learned_flow import parameters
-from tradearena.envs.simulator.learned_flow.events import (
-    EMPTIED,
-    N_EVENT_KINDS,
-    N_EXCITERS,
-    EventKind,
-)
+from tradearena.envs.simulator.learned_flow.exciters import EMPTIED, N_EXCITERS
 from tradearena.envs.simulator.learned_flow.marks import FAMILIES, Distribution, Marks
 from tradearena.envs.simulator.learned_flow.parameters import LearnedFlowError
 from tradearena.envs.simulator.learned_flow.state import StateGrid

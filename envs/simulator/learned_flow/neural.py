@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tradearena.envs.data.events import N_EVENT_KINDS
 from tradearena.envs.simulator.learned_flow import parameters
-from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS
 from tradearena.envs.simulator.learned_flow.model import DECAY_RANGE, EventModel
 from tradearena.envs.simulator.learned_flow.model import check as check_base
 

@@ -24,8 +24,8 @@ try:
 except ImportError:  # the extra that brings it is not installed: `torch_or_error` says so
     torch = None
 
+from tradearena.envs.data.events import N_EVENT_KINDS, Events, StatePath
 from tradearena.envs.errors import UserError
-from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS, Events, StatePath
 from tradearena.envs.simulator.learned_flow.model import EventModel
 from tradearena.envs.simulator.learned_flow.neural import (
     BURST_EVENTS,

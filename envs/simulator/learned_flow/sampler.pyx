@@ -50,7 +50,7 @@ levels, at least 2; a seat's levels do not count): a missing level is added behi
 deepest at a gap and with a queue drawn from those the tape reveals behind the best; its
 volume on levels beyond them is taken out. The uniforms come from the population's numpy
 generator (``rng.random()`` gives the same numbers), so the Python reference of the tests
-(tests/envs/reference_flow.py) draws the same events.
+(tests/reference_flow.py) draws the same events.
 """
 
 import weakref
@@ -68,8 +68,8 @@ from tradearena.envs.simulator.book cimport (
 from tradearena.envs.simulator.learned_flow.kernels cimport fade, wait
 from tradearena.envs.simulator.learned_flow.state cimport StateGrid, Touch, touch
 
-from tradearena.envs.simulator.learned_flow.events import N_EVENT_KINDS as _N_EVENT_KINDS
-from tradearena.envs.simulator.learned_flow.events import N_EXCITERS as _N_EXCITERS
+from tradearena.envs.data.events import N_EVENT_KINDS as _N_EVENT_KINDS
+from tradearena.envs.simulator.learned_flow.exciters import N_EXCITERS as _N_EXCITERS
 from tradearena.envs.simulator.learned_flow.kernels import jumps
 from tradearena.envs.simulator.learned_flow.marks import FAMILIES, By
 from tradearena.envs.simulator.learned_flow.model import check
@@ -79,17 +79,17 @@ __all__ = [
 ]
 
 cdef enum:
-    N_KINDS = 6  # learned_flow.events.N_EVENT_KINDS, checked below
-    N_EXC = 8  # learned_flow.events.N_EXCITERS, checked below
+    N_KINDS = 6  # envs.data.events.N_EVENT_KINDS, checked below
+    N_EXC = 8  # learned_flow.exciters.N_EXCITERS, checked below
 
-cdef enum:  # learned_flow.events.EventKind
+cdef enum:  # envs.data.events.EventKind
     LIMIT_TOUCH = 0
     LIMIT_INSIDE = 1
     LIMIT_BEHIND = 2
     CANCEL_TOUCH = 3
     CANCEL_BEHIND = 4
     MARKET = 5
-    CANCEL_EMPTIED = 6  # learned_flow.events.Exciter
+    CANCEL_EMPTIED = 6  # learned_flow.exciters.Exciter
     MARKET_EMPTIED = 7
 
 if (_N_EVENT_KINDS, _N_EXCITERS) != (N_KINDS, N_EXC):

@@ -19,7 +19,7 @@ any owner, it is the whole book's state.
 
 To change the state's buckets, change `QUANTILES` (or give `learned_flow.estimate.estimate`
 its own edges); to read another quantity of the book, change `touch` and `StateGrid.read`
-and the tape's side of it, `learned_flow.events`.
+and the tape's side of it, `envs.data.events`.
 """
 
 import numpy as np

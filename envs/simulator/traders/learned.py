@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tradearena.envs.data.load import TapeIdentity
+from tradearena.envs.data.tapes import tick_dollars
 from tradearena.envs.errors import ParameterError, not_one_of
 from tradearena.envs.simulator.learned_flow import neural, parameters
 from tradearena.envs.simulator.learned_flow.model import EventModel, check
@@ -78,10 +80,26 @@ class LearnedFlow(Trader):
             raise ParameterError("model", str(error)) from None
         self.model = model
 
+    @property
+    def event_model(self) -> EventModel:
+        """The `EventModel` of its flow: ``model``, or a neural model's base."""
+        return self.model.base if isinstance(self.model, NeuralModel) else self.model
+
+    @property
+    def learned_window(self) -> tuple[float, float, tuple[TapeIdentity, ...]] | None:
+        """(first, last, tapes): the hours its model was learned from, seconds after midnight,
+        of the days ``tapes``, as ``tradearena learn`` wrote them in its ``meta`` (no tapes:
+        not said); None when the model names no hours."""
+        meta = self.event_model.meta
+        if "window" not in meta:
+            return None
+        first, last = meta["window"]
+        return float(first), float(last), tuple(map(TapeIdentity.read, meta.get("tapes", ())))
+
     def reset(self, market: Market, owners: range, rng: np.random.Generator) -> None:
         super().reset(market, owners, rng)
-        model = self.model.base if isinstance(self.model, NeuralModel) else self.model
-        tick = model.tick_size * model.lot_size  # dollars a tick of one lot
+        model = self.event_model
+        tick = tick_dollars(model.tick_size, model.lot_size)
         if not math.isclose(market.tick_size, tick, rel_tol=1e-9):
             raise ParameterError(
                 "model",

@@ -1,5 +1,7 @@
 """A tape's order flow as typed events with the book state each one met: what a learned flow
-is estimated from (`learned_flow.estimate`).
+is estimated from (`envs.simulator.learned_flow.estimate`), what the responsive replay's
+answer is estimated from (`envs.simulator.response_estimate`) and what the judges read
+(`evaluation.market.response`).
 
 Each visible message of a `Tape` with orderbook rows (LOBSTER types 1-4) becomes one event on
 the *side* of the book it acts on (+1 bid, -1 ask: the resting order's side, so a sell market
@@ -29,18 +31,15 @@ from tradearena.envs.data.tapes import EMPTY_ASK, EMPTY_BID, Event, Tape
 from tradearena.envs.errors import UserError
 
 __all__ = [
-    "EMPTIED",
     "N_EVENT_KINDS",
-    "N_EXCITERS",
     "EventKind",
-    "Exciter",
     "Events",
     "EventsError",
     "Revealed",
     "StatePath",
     "events",
-    "exciters",
     "joined",
+    "market_events",
     "market_order_starts",
     "revealed",
     "state_path",
@@ -64,37 +63,6 @@ N_EVENT_KINDS = len(EventKind)
 """How many kinds of event there are."""
 
 
-class Exciter(IntEnum):
-    """What an event is to the flow's excitation: its kind, and for a cancel at the touch or
-    a market order, whether it emptied the best level of its side (the best price moved
-    away): the flow answers an emptied queue (refilling it, improving on the new spread)
-    as it does not answer one that is still there."""
-
-    LIMIT_TOUCH = 0
-    LIMIT_INSIDE = 1
-    LIMIT_BEHIND = 2
-    CANCEL_TOUCH = 3
-    CANCEL_BEHIND = 4
-    MARKET = 5
-    CANCEL_EMPTIED = 6  # a cancel at the touch that emptied the best level
-    MARKET_EMPTIED = 7  # a market order that emptied the best level
-
-
-N_EXCITERS = len(Exciter)
-"""How many kinds of exciter there are."""
-EMPTIED = {EventKind.CANCEL_TOUCH: Exciter.CANCEL_EMPTIED, EventKind.MARKET: Exciter.MARKET_EMPTIED}
-"""The kinds of event that can empty the best level, and what they are when they do."""
-
-
-def exciters(kind: np.ndarray, emptied: np.ndarray) -> np.ndarray:
-    """Each event's `Exciter` (int64, (n,)) from its kind and whether it emptied the best
-    level of its side."""
-    out = np.asarray(kind, np.int64).copy()
-    for before, after in EMPTIED.items():
-        out[(out == before) & np.asarray(emptied, bool)] = after
-    return out
-
-
 @dataclass(frozen=True)
 class Events:
     """Typed events, each array of shape (n,), in time order.
@@ -115,11 +83,6 @@ class Events:
     own: np.ndarray
     other: np.ndarray
     emptied: np.ndarray
-
-    @property
-    def exciter(self) -> np.ndarray:
-        """Each event's `Exciter` (int64, (n,))."""
-        return exciters(self.kind, self.emptied)
 
     def __len__(self) -> int:
         return len(self.time)
@@ -213,7 +176,7 @@ def events(tape: Tape) -> Events:
     m = tape.messages
     kind, side = m["type"].astype(np.int64), m["direction"].astype(np.int64)
     price, size, time = m["price"], m["size"].astype(np.int64), m["time"]
-    quoted = (ask_size > 0) & (bid_size > 0) & (ask != EMPTY_ASK) & (bid != EMPTY_BID)
+    quoted = _before(tape.quoted, False)
     best = np.where(side > 0, bid, ask)
     opposite = np.where(side > 0, ask, bid)
     offset = side * (best - price)  # < 0 inside the spread, 0 at the touch, > 0 behind
@@ -260,12 +223,20 @@ def events(tape: Tape) -> Events:
     )
 
 
+def market_events(tape: Tape, first: float, last: float) -> Events:
+    """The tape's market orders (`EventKind.MARKET` events) at ``first <= time < last``
+    (seconds after midnight) met with both sides quoted."""
+    every = events(tape)
+    chosen = (every.kind == EventKind.MARKET) & (every.spread > 0)
+    return every.take(chosen & (every.time >= first) & (every.time < last))
+
+
 def state_path(tape: Tape, end: float | None = None) -> StatePath:
     """The book's spread and best queues after each message, as a step function of time
     from the first message to ``end`` (default: the last message's time)."""
     ask, ask_size, bid, bid_size = _touch(tape)
     time = tape.messages["time"]
-    quoted = (ask_size > 0) & (bid_size > 0) & (ask != EMPTY_ASK) & (bid != EMPTY_BID)
+    quoted = tape.quoted
     last = float(time[-1]) if end is None else float(end)
     return StatePath(
         time.copy(), np.where(quoted, ask - bid, 0), bid_size.copy(), ask_size.copy(), last
@@ -277,7 +248,7 @@ def revealed(tape: Tape) -> Revealed:
     book = tape.book_rows
     time = tape.messages["time"]
     ask, ask_size, bid, bid_size = _touch(tape)
-    quoted = (ask_size > 0) & (bid_size > 0) & (ask != EMPTY_ASK) & (bid != EMPTY_BID)
+    quoted = tape.quoted
     spread = np.where(quoted, ask - bid, np.inf).astype(np.float64)
     parts = []
     if tape.levels >= 2:
