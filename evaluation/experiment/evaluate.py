@@ -19,14 +19,9 @@ from pathlib import Path
 import tomli_w
 
 from tradearena.envs.errors import UserError
-from tradearena.evaluation.experiment.config import (
-    ConfigError,
-    checked_market,
-    config_tables,
-    market_table,
-    parse_config,
-    read_file,
-)
+from tradearena.evaluation.experiment.checking import config_tables
+from tradearena.evaluation.experiment.config import ConfigError, parse_config, read_file
+from tradearena.evaluation.experiment.markets import checked_market, market_table
 from tradearena.evaluation.experiment.parallel import Executor
 from tradearena.evaluation.experiment.rundir import check_run_dir, run_config_of
 from tradearena.evaluation.experiment.runner import RunOutcome, run_config

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 from tradearena import agents
 from tradearena.agents import calibration
 from tradearena.evaluation.experiment.rollout import Job
+from tradearena.evaluation.experiment.schema import KIND_NAMES
 from tradearena.evaluation.experiment.store import EpisodeRecord, JobResult
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ class _Kinds(Mapping[str, ExperimentKind]):
     up: a run imports only its own kind (the game analysis' modules stay out of a compare
     run's start)."""
 
-    NAMES = ("compare", "psro", "robustness", "tournament")
+    NAMES = KIND_NAMES
 
     def __getitem__(self, name: str) -> ExperimentKind:
         if name not in self.NAMES:

@@ -20,7 +20,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 from tqdm import tqdm
 
@@ -30,13 +31,39 @@ from tradearena.evaluation.experiment.rollout import Job
 from tradearena.evaluation.experiment.schema import MAX_WORKERS
 from tradearena.evaluation.experiment.store import JobResult
 
-__all__ = ["Executor", "LocalExecutor", "RayExecutor", "check_address", "make_executor"]
+__all__ = [
+    "Executor",
+    "LocalExecutor",
+    "RayExecutor",
+    "Study",
+    "Unit",
+    "check_address",
+    "make_executor",
+]
+
+W = TypeVar("W")
+
+
+@dataclass(frozen=True)
+class Study(Generic[W]):
+    """One unit of a study of the market (`evaluation.market`: a fit's candidate, a transfer's
+    side, an impact's chunk of work): its ``id``, its ``seed`` index and the ``work`` the
+    study's job function reads, which the executor is given (``job``) as an experiment's
+    `Job` is run by its kind's (`run_job`)."""
+
+    id: str
+    seed: int
+    work: W
+
+
+Unit = Job | Study
+"""What an executor runs: an experiment's `Job` or a study's `Study`."""
 
 
 class Executor(Protocol):
     """Runs jobs; yields each `JobResult` as soon as its job finishes (any order)."""
 
-    def run(self, jobs: Sequence[Job]) -> Iterator[JobResult]: ...
+    def run(self, jobs: Sequence[Unit]) -> Iterator[JobResult]: ...
 
     def close(self) -> None:
         """Release what the executor started."""
@@ -68,13 +95,13 @@ class Progress:
 class LocalExecutor:
     """Runs jobs in this process, in order."""
 
-    def __init__(self, *, progress: bool = True, job: Callable[[Job], JobResult] = run_job):
+    def __init__(self, *, progress: bool = True, job: Callable[[Unit], JobResult] = run_job):
         self.progress, self.job = progress, job
 
     def close(self) -> None:
         """Nothing to release: jobs ran in this process."""
 
-    def run(self, jobs: Sequence[Job]) -> Iterator[JobResult]:
+    def run(self, jobs: Sequence[Unit]) -> Iterator[JobResult]:
         bar = Progress(len(jobs), self.progress)
         try:
             for i, job in enumerate(jobs):
@@ -97,7 +124,7 @@ class RayExecutor:
         address: str | None = None,
         max_retries: int = 3,
         progress: bool = True,
-        job: Callable[[Job], JobResult] = run_job,
+        job: Callable[[Unit], JobResult] = run_job,
     ) -> None:
         if workers is not None and not 1 <= workers <= MAX_WORKERS:
             rule = ">= 1" if workers < 1 else f"<= {MAX_WORKERS:,}"
@@ -159,7 +186,7 @@ class RayExecutor:
         ray.get([warm.remote(cpus) for _ in range(cpus)])
         self._warm = True
 
-    def run(self, jobs: Sequence[Job]) -> Iterator[JobResult]:
+    def run(self, jobs: Sequence[Unit]) -> Iterator[JobResult]:
         if not jobs:
             return
         self.start()
@@ -310,7 +337,7 @@ def make_executor(
     workers: int | None = None,
     address: str | None = None,
     progress: bool = True,
-    job: Callable[[Job], JobResult] = run_job,
+    job: Callable[[Unit], JobResult] = run_job,
 ) -> LocalExecutor | RayExecutor:
     """``"ray"`` or ``"local"``, running each job with ``job`` (default: its kind's)."""
     if name == "local":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -49,9 +49,9 @@ TRAIN, TEST, AGENT, ADVERSARY, SPARRING, EVALUATE, OPPONENTS = 0, 1, 2, 3, 4, 5,
 
 @dataclass(frozen=True)
 class Job:
-    """One unit of work: an experiment ``config`` (a checked `Config`; a study of the market,
-    as ``fit`` and ``transfer`` are, gives its own), the ``seed`` index and the labels of the
-    agents it trains (one for a compare job, all for a robustness job).
+    """One unit of an experiment's work: its ``config`` (a checked `Config`), the ``seed``
+    index and the labels of the agents it trains (one for a compare job, all for a robustness
+    job); a study of the market runs a `evaluation.experiment.parallel.Study` instead.
     Jobs of a ``stage`` run after every job of the stages before (a pretrained tournament's
     profiles after its strategies' training). ``directory``: the run directory, where the job
     saves its agents and checkpoints (`evaluation.experiment.trained`); "" for none."""
@@ -59,7 +59,7 @@ class Job:
     id: str
     seed: int
     labels: tuple[str, ...]
-    config: Any
+    config: Config
     stage: int = 0
     directory: str = ""
 

@@ -5,7 +5,7 @@ A run directory holds ``config.toml`` (the file as run), ``results.sqlite`` (eve
 (the metrics table), the figures (``figures.json`` names those last drawn), ``agents/`` (every
 agent as its testing began, with a card; `evaluation.experiment.trained`) and ``models/`` (its
 own copy of every file a trader names, e.g. a learned flow's model, which its ``config.toml``
-names: `evaluation.experiment.config.trader_files`); everything after the jobs can be rebuilt
+names: `evaluation.experiment.markets.trader_files`); everything after the jobs can be rebuilt
 from it alone, from any folder (`load_run`, ``tradearena plot``, ``tradearena evaluate``).
 ``inputs.json`` records the size and SHA-256 of every data file the config names (its tape, the
 saved agents it loads, the traders' files), so that ``--resume`` goes on only with the data the
@@ -33,8 +33,9 @@ import pandas as pd
 from tradearena.agents import calibration
 from tradearena.agents.saving import ARRAYS, HEADER
 from tradearena.envs.errors import UserError, replacing, together, writing
-from tradearena.evaluation.experiment.config import load_config, trader_files
+from tradearena.evaluation.experiment.config import load_config
 from tradearena.evaluation.experiment.kinds import CALIBRATIONS, KINDS, Driven, SavesStrategies
+from tradearena.evaluation.experiment.markets import trader_files
 from tradearena.evaluation.experiment.parallel import Executor
 from tradearena.evaluation.experiment.rollout import Job
 from tradearena.evaluation.experiment.rundir import load_run
@@ -121,7 +122,7 @@ def _fingerprint(path: Path) -> dict[str, int | str]:
 
 def keep_files(config: Config, directory: Path) -> None:
     """Copy every file the traders of ``config`` name, with the files it names, into the
-    run directory's folder of it (`evaluation.experiment.config.trader_files`), where the
+    run directory's folder of it (`evaluation.experiment.markets.trader_files`), where the
     config's text as run names it: the run directory reads its market again from itself
     alone. A file that is its own copy already (a run of a run directory's own config.toml
     into that directory) stays as it is."""

@@ -3,9 +3,12 @@
 `Field` describes one key; `check_table` fills defaults and checks types, ranges and unknown
 keys of a parsed TOML table; `Config` is a checked experiment file, made of the typed sections
 its tables are checked into (`Training`, `Testing`, `AgentEntry`, `Perturbation`,
-`Tournament` and the `Role` of each of its roles, `Psro`, `Output`; its market an
-`envs.spec.MarketSpec`), read by attribute; `Locator` finds the line of a field in the
-text for the message::
+`Tournament` and the `Role` of each of its roles, `Psro`, `Output`, `LearnedFrom`; its market
+an `envs.spec.MarketSpec`, its table `MARKET`), read by attribute. The schema is declared
+once: each key is a field of its section, whose metadata (`key`) holds its `Field`; the
+tables (`TOP` and the tables in it) are read from the sections (`table_of`), and
+docs/config.md from them (`evaluation.reports.reference`). `Locator` finds the line of a
+field in the text for the message::
 
     configs/x.toml, line 14: agents[1].id: unknown agent 'raq' (did you mean 'raql'?); ...
 """
@@ -17,18 +20,26 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tradearena.envs.errors import UserError, did_you_mean
-from tradearena.envs.spec import MAX_SESSIONS
-
-if TYPE_CHECKING:
-    from tradearena.envs.spec import MarketSpec
+from tradearena.envs.simulator.traders import MAX_MEMBERS
+from tradearena.envs.spec import MAX_SESSIONS, MarketSpec
 
 __all__ = [
+    "AGENT",
     "ANY_TABLE",
     "FILE_NAME_RULE",
+    "KIND_NAMES",
+    "LEARNER",
+    "MARKET",
+    "OPTIONAL_SECTIONS",
+    "PERTURBATION",
+    "PSRO",
     "REQUIRED",
+    "ROLE_KEYS",
+    "TOP",
+    "TOURNAMENT",
     "AgentEntry",
     "Config",
     "ConfigError",
@@ -55,6 +66,8 @@ __all__ = [
     "Training",
     "check_table",
     "file_name",
+    "key",
+    "table_of",
     "is_file_name",
     "non_negative",
     "one_of",
@@ -204,8 +217,46 @@ def _value(value: Any, field: Field, path: tuple, where: Locator) -> Any:
 
 
 # ----------------------------------------------------------------------------- typed sections
-# Each is built from its table once checked (`check_table` filled the defaults: the schema
-# of `evaluation.experiment.config` is their one source), and read by attribute afterwards.
+# Each section is declared once: each key of its table is a field of its class, whose
+# metadata (`key`) holds the key's `Field` (type, default, check, doc); `table_of` reads a
+# class's table from them. A section is built from its table once checked (`check_table`
+# filled the defaults) and read by attribute afterwards.
+
+
+def key(
+    kind: type | tuple[type, ...],
+    default: Any = REQUIRED,
+    check: Callable[[Any], bool] | None = None,
+    rule: str = "",
+    *,
+    doc: str,
+    name: str = "",
+    attribute: Any = dataclasses.MISSING,
+) -> Any:
+    """A field of a section that is the key ``name`` (default: the field's name) of its
+    table: its `Field` in the field's metadata. ``attribute``: the field's own default, where
+    the class is built without the key (`AgentEntry` in code)."""
+    field = Field(kind, default, check, rule, doc)
+    metadata = {"key": field, "name": name}
+    if attribute is ANY_TABLE:
+        return dataclasses.field(default_factory=dict, metadata=metadata)
+    return dataclasses.field(default=attribute, metadata=metadata)
+
+
+def table_of(section: type) -> dict[str, Field]:
+    """The table of ``section`` (a class of `key` fields), key -> `Field`, in the order of
+    its fields."""
+    return {
+        f.metadata["name"] or f.name: f.metadata["key"]
+        for f in dataclasses.fields(section)
+        if "key" in f.metadata
+    }
+
+
+def _day_window(window: list) -> bool:
+    """Whether ``window`` is [first, last], seconds after midnight, first before last."""
+    numbers = all(isinstance(x, int | float) and not isinstance(x, bool) for x in window)
+    return len(window) == 2 and numbers and 0 <= window[0] < window[1] <= 86_400
 
 
 @dataclass(frozen=True)
@@ -214,18 +265,24 @@ class Training:
     ``evaluate_every`` episodes (0: none) of ``evaluate_episodes`` each, ``sessions`` played at
     once, a saved checkpoint every ``checkpoint_every`` episodes (0: none)."""
 
-    episodes: int
-    evaluate_every: int
-    evaluate_episodes: int
-    sessions: int
-    checkpoint_every: int
+    episodes: int = key(
+        int, 10, *within(0, MAX_EPISODES), doc="per agent (0: agents that do not learn)"
+    )
+    evaluate_every: int = key(
+        int, 0, *within(0, MAX_EPISODES, "episodes (0: never)"), doc="episodes between checks"
+    )
+    evaluate_episodes: int = key(int, 10, *within(1, MAX_EPISODES), doc="greedy episodes per check")
+    sessions: int = key(int, 1, *within(1, MAX_SESSIONS, "sessions"), doc="sessions played at once")
+    checkpoint_every: int = key(
+        int, 0, *within(0, MAX_EPISODES, "episodes (0: never)"), doc="episodes between saves"
+    )
 
 
 @dataclass(frozen=True)
 class Testing:
     """The ``[testing]`` table: greedy test episodes per agent and condition."""
 
-    episodes: int
+    episodes: int = key(int, 5, *within(1, MAX_EPISODES), doc="greedy test episodes per condition")
 
 
 @dataclass(frozen=True)
@@ -236,11 +293,25 @@ class AgentEntry:
     ``from``; once checked an absolute path; "" for a new agent), and ``train`` (False:
     frozen, only tested)."""
 
-    id: str
-    label: str = ""
-    params: dict[str, Any] = dataclasses.field(default_factory=dict)
-    saved: str = ""
-    train: bool = True
+    id: str = key(str, doc='a registry id (`tradearena agents`) or "module:ClassName"')
+    label: str = key(
+        str,
+        "",
+        *file_name(optional=True),
+        doc="its name in the tables (default: the class's name)",
+        attribute="",
+    )
+    params: dict[str, Any] = key(
+        dict, ANY_TABLE, doc="keywords of the agent's class (default: none)", attribute=ANY_TABLE
+    )
+    saved: str = key(
+        str,
+        "",
+        doc="a saved agent, or a run's `agents/<label>` (`seed-<n>` per seed)",
+        name="from",
+        attribute="",
+    )
+    train: bool = key(bool, True, doc="false: frozen, only tested", attribute=True)
 
     def table(self) -> dict[str, Any]:
         """The entry as an ``[[agents]]`` table (``id`` and ``label``, the other keys when they
@@ -268,14 +339,55 @@ class Role:
 class Tournament:
     """The ``[tournament]`` table: an empirical game of ``players`` seats."""
 
-    players: int
-    mode: str  # "train-in-profile" or "pretrained"
-    payoff: str  # "sharpe" or "pnl"
-    sharpe_floor: float  # dollars
-    weighting: str  # "tuyls" or "focal"
+    players: int = key(int, 4, *within(1, MAX_PLAYERS, "seats"), doc="seats of every profile")
+    mode: str = key(
+        str,
+        "train-in-profile",
+        *one_of("train-in-profile", "pretrained"),
+        doc="a profile's agents learn together, or each learns alone once and is frozen",
+    )
+    payoff: str = key(
+        str, "sharpe", *one_of("sharpe", "pnl"), doc="payoffs.csv: Sharpe ratio or mean PnL"
+    )
+    sharpe_floor: float = key(
+        (int, float),
+        0.01,
+        positive,
+        "> 0 dollars",
+        doc="dollars: the least PnL deviation a Sharpe ratio divides by",
+    )
+    weighting: str = key(
+        str, "tuyls", *one_of("tuyls", "focal"), doc="expected payoffs of the dynamics"
+    )
     # role name -> its Role; empty: one population (`evaluation.kinds.role_games`)
-    roles: dict[str, Role] = dataclasses.field(default_factory=dict)
-    reduced: int = 0  # players of the DPR game analysed (0: the full game)
+    roles: dict[str, Role] = key(
+        dict,
+        ANY_TABLE,
+        doc="a role game: role -> {seats, strategies} (labels of [[agents]]); {}: one population",
+        attribute=ANY_TABLE,
+    )
+    reduced: int = key(
+        int,
+        0,
+        non_negative,
+        ">= 0 players (0: the full game)",
+        doc="play only the deviation-preserving reduction to this many players",
+        attribute=0,
+    )
+
+
+LEARNER = {
+    "id": Field(str, "", doc="the agent id trained as each round's best response"),
+    "label": Field(
+        str,
+        "",
+        *file_name(optional=True),
+        doc="its label (the round is appended: <label>_r<round>)",
+    ),
+    "params": Field(dict, ANY_TABLE, doc="its keyword arguments"),
+}
+"""The ``[psro.learner]`` table, checked into an `AgentEntry` (neither ``from`` nor
+``train``: a learner is new and learns)."""
 
 
 @dataclass(frozen=True)
@@ -284,29 +396,41 @@ class Psro:
     ``id``, ``label``, default the id's last part, and ``params``), at most ``rounds``
     rounds, and the deviation gain (payoff units) a response must exceed to join the game."""
 
-    learner: AgentEntry
-    rounds: int
-    threshold: float
+    learner: AgentEntry = key(dict, LEARNER, doc="the learner that grows the strategy set")
+    rounds: int = key(int, 3, *within(1, MAX_ROUNDS), doc="rounds at most")
+    threshold: float = key(
+        (int, float),
+        0.0,
+        non_negative,
+        ">= 0 payoff units",
+        doc="a response joins when it gains more than this against the equilibrium",
+    )
 
 
 @dataclass(frozen=True)
 class Perturbation:
     """One ``[[perturbations]]`` table: a test condition of a robustness experiment."""
 
-    name: str
-    type: str  # "adversary" or "zi"
-    mode: str  # "takeover" or "trader" (adversary)
-    p: float  # take-over probability per step (adversary, takeover)
-    source: str  # label of the agent whose adversary acts (adversary)
-    n_agents: int  # extra zero-intelligence traders (zi)
+    name: str = key(str, REQUIRED, *file_name(), doc="the test condition's name in the tables")
+    type: str = key(str, REQUIRED, *one_of("adversary", "zi"), doc="an adversary, or more ZI")
+    mode: str = key(
+        str, "takeover", *one_of("takeover", "trader"), doc="adversary: takes seats or trades"
+    )
+    p: float = key(
+        (int, float), 0.2, lambda x: 0 <= x <= 1, "in [0, 1]", doc="take-over chance per step"
+    )
+    source: str = key(str, "", doc="label of the agent whose adversary acts (adversary)")
+    n_agents: int = key(
+        int, 50, *within(1, MAX_MEMBERS), doc="extra zero-intelligence traders (zi)"
+    )
 
 
 @dataclass(frozen=True)
 class Output:
     """The ``[output]`` table: where the run goes, and whether it draws its figures."""
 
-    dir: str
-    figures: bool
+    dir: str = key(str, "", doc='the run directory ("": `runs/<name or kind>`; `--out` wins)')
+    figures: bool = key(bool, True, doc="draw the figures")
 
 
 @dataclass(frozen=True)
@@ -314,15 +438,89 @@ class LearnedFrom:
     """The ``[learned_from]`` table: the file names of the days a market was fitted to and
     the part of each day, [first, last] seconds after midnight (empty: not said)."""
 
-    tapes: tuple[str, ...]
-    window: tuple[float, ...]
+    tapes: tuple[str, ...] = key(
+        list,
+        [],
+        lambda tapes: all(isinstance(t, str) for t in tapes),
+        "file names (strings)",
+        doc="the files of the days learned from (their names)",
+    )
+    window: tuple[float, ...] = key(
+        list,
+        [],
+        lambda w: w == [] or _day_window(w),
+        "[first, last] with 0 <= first < last <= 86400",
+        doc="seconds after midnight: the part of each day learned from ([]: not said)",
+    )
 
 
-@dataclass(frozen=True)
+_MARKET_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "population": (str, 'background traders: "rmsc04", "light" or "none" (None: the task\'s)'),
+    "traders": (list, 'explicit background tables {type = "ZeroIntelligence", ...}, replacing it'),
+    "tape": (str, 'a LOBSTER message file, a converted directory, a recording, or "synthetic"'),
+    "tape_format": (str, 'the tape\'s files: "lobster", "binance", "tardis" or "l3"'),
+    "tape_seed": (int, 'seed of the day a "synthetic" tape records from the population'),
+    "queue": (
+        str,
+        'how seats move up a replayed queue: "risk_averse", "power", "log" or "optimistic"',
+    ),
+    "queue_power": ((int, float), 'the exponent of the "power" queue model'),
+    "responsive": (bool, "the replayed tape answers the seats' trades (the responsive replay)"),
+    "response_hours": (
+        list,
+        "[first, last] seconds after midnight its answer is estimated from (None: the tape's)",
+    ),
+    "response_concavity": ((int, float), "how a seat's trades add up (0.5: the square root)"),
+    "extra_zi": (int, "zero-intelligence traders added to the background"),
+    "n_steps": (int, "decisions per episode (None: the task's; with a tape, its whole day)"),
+    "day_steps": (int, "steps of the longer day each session is a window of (None: none)"),
+    "window_steps": (list, "[first, last]: the steps of that day a session may open at"),
+    "step_seconds": ((int, float), "seconds between decisions"),
+    "open_time": ((int, float), "seconds after midnight the session opens (None: 09:30)"),
+    "warmup_seconds": ((int, float), "seconds the background trades before the seats act"),
+    "tick_size": ((int, float), "dollars per tick (None: $0.01, or the tape's)"),
+    "initial_price": (int, "opening price in ticks (None: 10,000, or the tape's)"),
+    "position_limit": (
+        int,
+        "shares (lots on a tape) a seat may hold either side (None: the task's)",
+    ),
+    "fee_per_share": ((int, float), "dollars charged per share (lot) filled"),
+    "task": (str, "the task (`tradearena tasks`): defaults the fields left None"),
+    "actions": (str, 'the action set: "trade", "quote" or "make" (None: the task\'s)'),
+    "order_size": (int, "shares (lots on a tape) per order"),
+    "reward_scale": ((int, float), "rewards are dollars times this (None: the task's)"),
+    "inventory_penalty": (
+        (int, float),
+        "dollars per share^2 per step off the rewards (None: the task's)",
+    ),
+    "parent_order": (int, "shares to acquire by the close, negative to sell (None: the task's)"),
+    "signal_noise": ((int, float), "ticks: deviation of a seat's look at the fundamental"),
+    "windows": (list, "return windows of the features, in steps"),
+    "depth_levels": (int, "book levels the features read"),
+    "order_latency": (
+        (int, float, dict),
+        "seconds an order takes to reach the book, or a model table (constant, lognormal, "
+        "empirical)",
+    ),
+    "feed_latency": ((int, float), "seconds by which the seats' view of the book lags"),
+}
+"""The TOML types of the `MarketSpec` fields an experiment file may set, and their meaning."""
+_MARKET_DEFAULTS = {f.name: f.default for f in dataclasses.fields(MarketSpec)}
+MARKET = {
+    name: Field(kind, _MARKET_DEFAULTS[name], doc=doc)
+    for name, (kind, doc) in _MARKET_TYPES.items()
+}
+"""The ``[market]`` table: `MarketSpec`'s fields and defaults; values are checked by it."""
+KIND_NAMES = ("compare", "psro", "robustness", "tournament")
+"""The experiment kinds (`evaluation.experiment.kinds.KINDS`: each a module of
+`evaluation.kinds`)."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class Config:
     """A checked experiment file (`evaluation.experiment.config.load_config`): its tables as
     typed sections, read by attribute; frozen and picklable, so that jobs carry it to the
-    workers.
+    workers. Its fields are the file's keys (`TOP`), then:
 
     ``text`` is the file as run (TOML), what the run directory keeps as ``config.toml``: what
     the check added to the file written in (the labels it gave, a tape's absolute path, each
@@ -330,19 +528,42 @@ class Config:
     as written otherwise. ``agent_folders``: where ``"module:ClassName"`` agents are
     imported from (the working directory and the file's folder, as the config was read)."""
 
-    kind: str
-    name: str
-    seeds: int
-    root_seed: int
-    market: MarketSpec
-    training: Training
-    testing: Testing
-    agents: tuple[AgentEntry, ...]
-    perturbations: tuple[Perturbation, ...]
-    tournament: Tournament
-    psro: Psro
-    output: Output
-    learned_from: LearnedFrom
+    kind: str = key(str, REQUIRED, *one_of(*KIND_NAMES), doc="what the experiment runs")
+    name: str = key(
+        str,
+        "",
+        *file_name(optional=True),
+        doc="its name: the default run directory is `runs/<name>`",
+    )
+    seeds: int = key(int, 3, *within(1, MAX_SEEDS), doc="repetitions, each one market randomness")
+    root_seed: int = key(int, 0, non_negative, ">= 0", doc="the seed every job's seed derives from")
+    market: MarketSpec = key(
+        dict, MARKET, doc="the market every agent plays (`envs.spec.MarketSpec`)"
+    )
+    training: Training = key(
+        dict, table_of(Training), doc="how each agent (or profile) learns before it is tested"
+    )
+    testing: Testing = key(
+        dict, table_of(Testing), doc="the greedy episodes the tables are made of"
+    )
+    agents: tuple[AgentEntry, ...] = key(
+        list, table_of(AgentEntry), doc="the agents, one table each, in the order of the tables"
+    )
+    perturbations: tuple[Perturbation, ...] = key(
+        list, table_of(Perturbation), doc="test conditions (kind robustness)"
+    )
+    tournament: Tournament = key(
+        dict, table_of(Tournament), doc="the empirical game (kind tournament)"
+    )
+    psro: Psro = key(
+        dict, table_of(Psro), doc="the strategy set grown by learned responses (kind psro)"
+    )
+    output: Output = key(dict, table_of(Output), doc="where the run goes")
+    learned_from: LearnedFrom = key(
+        dict,
+        table_of(LearnedFrom),
+        doc="what the market was fitted to (`tradearena fit` writes it; the judges read it)",
+    )
     text: str
     agent_folders: tuple[str, ...] = ()
 
@@ -358,6 +579,18 @@ class Config:
     def agent(self, label: str) -> AgentEntry:
         """The agent labelled ``label``."""
         return self.agents[self.index(label)]
+
+
+TOP = table_of(Config)
+"""An experiment file's top-level keys and tables, read from `Config`'s fields."""
+AGENT = TOP["agents"].default
+PERTURBATION = TOP["perturbations"].default
+TOURNAMENT = TOP["tournament"].default
+PSRO = TOP["psro"].default
+OPTIONAL_SECTIONS = ("perturbations",)
+"""Tables that only some kinds read (`SECTIONS` of the kind's module)."""
+ROLE_KEYS = ("seats", "strategies")
+"""The keys of one role's table (``[tournament] roles``)."""
 
 
 TYPE_NAMES = {

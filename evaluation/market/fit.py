@@ -31,8 +31,7 @@ from tqdm import tqdm
 
 from tradearena.envs.errors import OutputError, UserError, into, not_one_of, replacing
 from tradearena.envs.spec import MarketSpec
-from tradearena.evaluation.experiment.parallel import Executor
-from tradearena.evaluation.experiment.rollout import Job
+from tradearena.evaluation.experiment.parallel import Executor, Study
 from tradearena.evaluation.experiment.store import JobResult
 from tradearena.evaluation.market.search import FitParameter, FitResult, fit
 from tradearena.evaluation.market.sources import clock, day_span, parse_source, simulate_days
@@ -211,18 +210,29 @@ FIT_SEED = 10_000
 which a fitted market is then judged."""
 
 
-def day_job(job: Job) -> JobResult:
-    """One candidate's simulated days: ``job.config`` holds its market table (``market``),
-    the number of ``days`` and the part of each day the fit learns from (``start``, ``end``:
-    seconds after midnight, or None); the result's records are the days' fact dicts
-    (`day_facts`), in seed order, from seed `FIT_SEED`."""
+@dataclass(frozen=True)
+class Candidate:
+    """A fit's candidate to simulate: its ``market`` table, the number of ``days`` and the
+    part of each day the fit learns from (``start``, ``end``: seconds after midnight, or
+    None)."""
+
+    market: dict[str, Any]
+    days: int
+    start: float | None = None
+    end: float | None = None
+
+
+def day_job(job: Study[Candidate]) -> JobResult:
+    """One candidate's simulated days (``job.work``); the result's records are the days'
+    fact dicts (`day_facts`), in seed order, from seed `FIT_SEED`."""
     from tradearena.evaluation.analysis.realism import day_facts
 
     start = time.perf_counter()
+    candidate = job.work
     try:
-        spec = MarketSpec(**candidate_market(job.config["market"]))
-        span = {"start": job.config.get("start"), "end": job.config.get("end")}
-        views = simulate_days(spec, job.config["days"], first_seed=FIT_SEED, **span)
+        spec = MarketSpec(**candidate_market(candidate.market))
+        span = {"start": candidate.start, "end": candidate.end}
+        views = simulate_days(spec, candidate.days, first_seed=FIT_SEED, **span)
         facts = tuple(day_facts(view) for view in views)
     except Exception:  # noqa: BLE001 - a candidate the market refuses scores as the worst
         return JobResult(job.id, job.seed, (), time.perf_counter() - start, traceback.format_exc())
@@ -271,12 +281,7 @@ def fit_day(
 
     def evaluate(candidates: list[dict[str, float]]) -> list[float]:
         jobs = [
-            Job(
-                f"candidate-{i}",
-                0,
-                (),
-                {"market": candidate_table(base, c), "days": days, "start": start, "end": end},
-            )
+            Study(f"candidate-{i}", 0, Candidate(candidate_table(base, c), days, start, end))
             for i, c in enumerate(candidates)
         ]
         results = {r.job_id: r for r in executor.run(jobs)}

@@ -61,8 +61,7 @@ from tradearena.evaluation.analysis.impact import (
     relaxation,
     square_root_law,
 )
-from tradearena.evaluation.experiment.parallel import Executor
-from tradearena.evaluation.experiment.rollout import Job
+from tradearena.evaluation.experiment.parallel import Executor, Study
 from tradearena.evaluation.experiment.store import JobResult
 from tradearena.evaluation.market.sources import (
     LearnedHours,
@@ -523,10 +522,10 @@ class Work:
     seeds: tuple = ()
 
 
-def impact_job(job: Job) -> JobResult:
-    """Carry out ``job.config`` (a `Work`); its one record is what the work measured."""
+def impact_job(job: Study[Work]) -> JobResult:
+    """Carry out ``job.work``; its one record is what the work measured."""
     began = time.perf_counter()
-    work: Work = job.config
+    work = job.work
     try:
         measured = _MEASURES[work.what](work)
     except Exception:  # noqa: BLE001 - reported with the market and work it failed for
@@ -743,10 +742,10 @@ def impact(
             jobs += _chunks(name, "pump" if pump else "trips", spec, facts, round_trips[pump], seed)
         jobs += _chunks(name, "singles", spec, facts, single_orders, seed)
         jobs += [
-            Job(f"{name}|quotes|{s}", s, (), Work("quotes", spec, facts, (), (seed + s,)))
+            Study(f"{name}|quotes|{s}", s, Work("quotes", spec, facts, (), (seed + s,)))
             for s in range(QUOTE_SESSIONS)
         ]
-        jobs.append(Job(f"{name}|null|0", 0, (), Work("null", spec, facts, (), (seed,))))
+        jobs.append(Study(f"{name}|null|0", 0, Work("null", spec, facts, (), (seed,))))
     results = {}
     for result in executor.run(jobs):
         if result.error is not None:
@@ -772,14 +771,13 @@ def impact(
     return found
 
 
-def _chunks(name, what, spec, facts, scripts, seed) -> list[Job]:
+def _chunks(name, what, spec, facts, scripts, seed) -> list[Study[Work]]:
     """The jobs of ``what`` over ``scripts``, `CHUNK` at a time (seeds ``seed`` + index)."""
     kind = "trips" if what == "pump" else what
     return [
-        Job(
+        Study(
             f"{name}|{what}|{i}",
             i,
-            (),
             Work(
                 kind,
                 spec,

@@ -30,8 +30,8 @@ from tradearena.envs.simulator.replayer import QUEUE_MODELS
 from tradearena.envs.spec import MarketSpec
 from tradearena.evaluation.analysis.metrics import bootstrap_ci, sharpe
 from tradearena.evaluation.analysis.transfer import Predictivity, agreeing, predictivity
-from tradearena.evaluation.experiment.parallel import Executor
-from tradearena.evaluation.experiment.rollout import Job, build_agent
+from tradearena.evaluation.experiment.parallel import Executor, Study
+from tradearena.evaluation.experiment.rollout import build_agent
 from tradearena.evaluation.experiment.schema import AgentEntry
 from tradearena.evaluation.experiment.store import JobResult
 from tradearena.evaluation.market.sources import (
@@ -327,11 +327,11 @@ class Side:
     root_seed: int
 
 
-def transfer_job(job: Job) -> JobResult:
-    """One policy on one side: ``job.config`` is its `Side`; its records, one ``(pnl,
-    trades)`` pair per session in (seed, session) order."""
+def transfer_job(job: Study[Side]) -> JobResult:
+    """One policy on one side (``job.work``); its records, one ``(pnl, trades)`` pair per
+    session in (seed, session) order."""
     start = time.perf_counter()
-    side: Side = job.config
+    side = job.work
     try:
         values = session_pnl(side.market, side.policy, side.seeds, side.sessions, side.root_seed)
     except Exception:  # noqa: BLE001 - reported with the policy it failed for
@@ -401,12 +401,7 @@ def transfer(
         sides |= {f"baseline/{q}": tape_market(spec, against, replay.steps, q) for q in queues}
     sides |= {f"tape/{q}": tape_market(spec, against, steps, q) for q in queues}
     jobs = [
-        Job(
-            f"{side}|{policy.label}",
-            0,
-            (),
-            Side(side_spec, policy, seeds, sessions, root_seed),
-        )
+        Study(f"{side}|{policy.label}", 0, Side(side_spec, policy, seeds, sessions, root_seed))
         for side, side_spec in sides.items()
         for policy in policies
     ]

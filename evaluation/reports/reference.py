@@ -1,5 +1,5 @@
 """The reference of experiment files, ``docs/config.md``, generated from the schema that checks
-them (`evaluation.experiment.config.TOP`), so that it cannot drift from it.
+them (`evaluation.experiment.schema.TOP`), so that it cannot drift from it.
 
 `config_reference` gives the Markdown: one section per table (``[market]``, ``[training]``,
 ``[[agents]]``, ...), one row per key with its TOML type, default, allowed values and meaning.
@@ -12,16 +12,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tradearena.evaluation.experiment.config import OPTIONAL_SECTIONS, TOP
 from tradearena.evaluation.experiment.kinds import KINDS
-from tradearena.evaluation.experiment.schema import ANY_TABLE, REQUIRED, TYPE_NAMES, Field
+from tradearena.evaluation.experiment.schema import (
+    ANY_TABLE,
+    OPTIONAL_SECTIONS,
+    REQUIRED,
+    TOP,
+    TYPE_NAMES,
+    Field,
+)
 
 __all__ = ["config_reference", "write_reference"]
 
 _INTRO = """\
 # Experiment files: the reference
 
-Generated from the schema that checks the files (`evaluation/experiment/config.py`) by `make docs`;
+Generated from the schema that checks the files (`evaluation/experiment/schema.py`) by `make docs`;
 a test fails when this page and the schema differ. `tradearena run FILE --dry-run` checks a file
 against it and lists its jobs; `--set KEY=VALUE` (e.g. `--set market.n_steps=30`) replaces a value
 of the file. A mistake is one line naming the file, the line and the key (or the `--set` that gave

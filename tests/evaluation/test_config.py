@@ -26,11 +26,6 @@ from tradearena.envs.tasks import TASKS
 from tradearena.evaluation.cli.main import main
 from tradearena.evaluation.experiment import schema
 from tradearena.evaluation.experiment.config import (
-    AGENT,
-    MARKET,
-    PERTURBATION,
-    TOP,
-    TOURNAMENT,
     ConfigError,
     load_config,
     load_market,
@@ -39,6 +34,11 @@ from tradearena.evaluation.experiment.config import (
 from tradearena.evaluation.experiment.kinds import run_job
 from tradearena.evaluation.experiment.runner import plan
 from tradearena.evaluation.experiment.schema import (
+    AGENT,
+    MARKET,
+    PERTURBATION,
+    TOP,
+    TOURNAMENT,
     AgentEntry,
     Output,
     Perturbation,
@@ -625,14 +625,34 @@ def test_every_task_has_a_config_with_its_reference_policy():
         assert not task.reference or any(task.reference in found for found in ids), task.name
 
 
-def test_typed_sections_have_the_fields_of_their_tables():
-    """Each typed section holds exactly the keys of its table's schema (which gives the
-    defaults)."""
-    assert [f.name for f in dataclasses.fields(Tournament)] == list(TOURNAMENT)
-    assert [f.name for f in dataclasses.fields(Perturbation)] == list(PERTURBATION)
-    assert [f.name for f in dataclasses.fields(Output)] == list(TOP["output"].default)
-    assert [f.name for f in dataclasses.fields(Training)] == list(TOP["training"].default)
-    assert [f.name for f in dataclasses.fields(schema.Testing)] == list(TOP["testing"].default)
+def test_the_schema_is_declared_once_in_the_sections():
+    """Each table of an experiment file is read from its section's fields (`schema.table_of`:
+    a key's type, default, check and doc are its field's metadata), so that a key added to a
+    section, in one place, is a key of its table, defaulted and checked."""
+    sections = {
+        "training": Training,
+        "testing": schema.Testing,
+        "tournament": Tournament,
+        "psro": schema.Psro,
+        "output": Output,
+        "learned_from": schema.LearnedFrom,
+    }
+    for name, section in sections.items():
+        assert TOP[name].default == schema.table_of(section), name
+    assert schema.table_of(AgentEntry) == AGENT and schema.table_of(Perturbation) == PERTURBATION
+    assert list(AGENT) == ["id", "label", "params", "from", "train"]  # from: AgentEntry.saved
+    assert TOURNAMENT is TOP["tournament"].default and MARKET is TOP["market"].default
+
+    @dataclasses.dataclass(frozen=True)
+    class Longer(Training):
+        warmup: int = schema.key(int, 2, *schema.within(0, 9), doc="added in one place")
+
+    table = schema.table_of(Longer)
+    where = schema.Locator("", "x.toml")
+    assert list(table) == [*TOP["training"].default, "warmup"]
+    assert schema.check_table({}, table, ("training",), where)["warmup"] == 2
+    with pytest.raises(ConfigError, match=r"^x\.toml: training\.warmup: must be in \[0, 9\]"):
+        schema.check_table({"warmup": 10}, table, ("training",), where)
 
 
 def test_the_config_is_typed_frozen_and_read_once(tiny_config, monkeypatch):

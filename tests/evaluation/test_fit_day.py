@@ -94,10 +94,10 @@ def test_an_unknown_population_is_one_line_with_a_hint(day, tmp_path, capsys):
 def test_a_fit_learns_only_before_until_and_says_so(day, tmp_path, monkeypatch):
     seen = []
     job = fitting.day_job
-    monkeypatch.setattr(fitting, "day_job", lambda j: seen.append(j.config) or job(j))
+    monkeypatch.setattr(fitting, "day_job", lambda j: seen.append(j.work) or job(j))
     out = tmp_path / "morning.toml"
     assert run(day, out, "--until", "09:45") == 0
-    assert {(c["start"], c["end"]) for c in seen} == {(None, OPEN + 900)}
+    assert {(c.start, c.end) for c in seen} == {(None, OPEN + 900)}
     header = out.read_text().splitlines()[2]
     assert header.startswith("# Learned from the open to 09:45 of each day, with tradearena ")
     fitted = load_market(out)  # the tape's whole day (its warm-up from 09:25 too), not 15 min

@@ -14,8 +14,12 @@ import pytest
 
 from tradearena.evaluation.experiment.config import load_config
 from tradearena.evaluation.experiment.kinds import one_thread
-from tradearena.evaluation.experiment.parallel import LocalExecutor, RayExecutor, make_executor
-from tradearena.evaluation.experiment.rollout import Job
+from tradearena.evaluation.experiment.parallel import (
+    LocalExecutor,
+    RayExecutor,
+    Study,
+    make_executor,
+)
 from tradearena.evaluation.experiment.runner import plan
 from tradearena.evaluation.experiment.store import EpisodeRecord, JobResult
 
@@ -26,38 +30,38 @@ ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 SLOW = "job-0"  # sleeps long enough that every other job finishes first
 
 
-def fake_jobs(n: int = 6) -> list[Job]:
-    return [Job(f"job-{i}", i, ("fake",), {"kind": "fake"}) for i in range(n)]
+def fake_jobs(n: int = 6) -> list[Study]:
+    return [Study(f"job-{i}", i, "fake") for i in range(n)]
 
 
-def result_of(job: Job) -> JobResult:
+def result_of(job: Study) -> JobResult:
     """One record whose reward is the seed, and the worker's pid as the seconds."""
-    record = EpisodeRecord(0, job.labels[0], "test", "clean", 0, float(job.seed), 0.0, 0, 0, 0.0, 1)
+    record = EpisodeRecord(0, job.work, "test", "clean", 0, float(job.seed), 0.0, 0, 0, 0.0, 1)
     return JobResult(job.id, job.seed, (record,), float(os.getpid()))
 
 
-def echo(job: Job) -> JobResult:
+def echo(job: Study) -> JobResult:
     """A job function: `result_of`, after a pause for the slow job."""
     if job.id == SLOW:
         time.sleep(1.5)
     return result_of(job)
 
 
-def explode(job: Job) -> JobResult:
+def explode(job: Study) -> JobResult:
     """Raises for odd seeds (a bug outside run_job), echoes the others."""
     if job.seed % 2:
         raise RuntimeError(f"exploded on {job.id}")
     return result_of(job)
 
 
-def crash(job: Job) -> JobResult:
+def crash(job: Study) -> JobResult:
     """Kills its worker process for seed 1."""
     if job.seed == 1:
         os._exit(3)
     return result_of(job)
 
 
-def check_echoed(results: list[JobResult], jobs: list[Job]) -> None:
+def check_echoed(results: list[JobResult], jobs: list[Study]) -> None:
     """Every job exactly once, each result carrying its own job's data."""
     assert Counter(r.job_id for r in results) == Counter(j.id for j in jobs)
     for result in results:

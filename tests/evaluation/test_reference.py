@@ -3,7 +3,7 @@ compared."""
 
 from pathlib import Path
 
-from tradearena.evaluation.experiment.config import TOP
+from tradearena.evaluation.experiment.schema import TOP
 from tradearena.evaluation.reports.reference import config_reference, write_reference
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "config.md"
