@@ -342,10 +342,10 @@ class Reference:
         held = self.deepest[side]
         while n < depth:
             if n == 0:
-                if everyone:
-                    deepest = everyone[0][0]
-                elif held > 0 and (not other or side * (other[0][0] - held) > 0):
+                if held > 0 and (not other or side * (other[0][0] - held) > 0):
                     deepest = held
+                elif everyone:
+                    deepest = everyone[0][0]
                 elif not other:
                     return
                 else:
@@ -406,15 +406,18 @@ def reference_events(
 def _met(book: OrderBook, side: int, owner: int, fraction: float, own: bool) -> float:
     """The lots a market order on ``side`` takes (the compiled sampler's rule): every level
     better than ``owner``'s best there, and ``fraction`` of ``owner``'s lots at it (``own``)
-    or of the level (of the best level when ``owner`` rests nowhere on the side)."""
+    or of the level (of the best level when ``owner`` rests nowhere on the side); nothing
+    behind ``owner``'s deepest level."""
     levels = book.depth(1 << 30)[0 if side > 0 else 1]
-    ahead = 0.0
+    ahead, size, reach = 0.0, None, 0.0
     for price, volume in levels:
         if _holds(book, side, price, owner):
-            lots = touch(book, side, owner)[1] if own else float(volume)
-            return ahead + fraction * lots
+            if size is None:
+                lots = touch(book, side, owner)[1] if own else float(volume)
+                size = ahead + fraction * lots
+            reach = ahead + float(volume)
         ahead += float(volume)
-    return fraction * float(levels[0][1])
+    return fraction * float(levels[0][1]) if size is None else min(size, reach)
 
 
 def touch(book: OrderBook, side: int, owner: int) -> tuple[int, float] | None:

@@ -301,3 +301,29 @@ def test_the_figure_panels_draw_each_market_beside_the_references():
     response_by_lag(curves, np.full(4, 1.3), axes[2])
     tape = [line for line in axes[2].get_lines() if line.get_label().startswith("the tape")]
     assert tape[0].get_ydata().tolist() == [1.3] * 4
+
+
+def test_the_learned_flow_never_sweeps_into_a_seats_far_quote():
+    """A seat bidding one lot at half the mid and asking at half again, in the committed
+    learned market: the flow's market orders stop at the population's deepest level, and its
+    depth rule rebuilds a swept side where the sweep went, not behind the seat's far quote;
+    so the book, the seat's orders aside, is the market's without the seat (the null
+    seat). Before, a sell larger than the population's two bid levels (at
+    46149.5 s in this session) bought the seat's bid at half the price."""
+    from dataclasses import replace
+
+    from tradearena.evaluation.experiment.config import load_market
+    from tradearena.evaluation.market.impact import _differences, _far_quotes, session_spec
+
+    spec = load_market("configs/amzn_learned.toml")
+    logs = []
+    for seats in (1, 0):
+        market = replace(session_spec(spec, 45_900.0, 30, 60.0), record=True).market(seats)
+        market.reset(0)
+        quotes: set[int] = set()
+        while not market.done:
+            market.step([_far_quotes(market.last_mid)] if seats else [])
+            if seats:
+                quotes.update(order[0] for order in market.book.owned(0))
+        logs.append([row for row in market.book.log if row[2] not in quotes])
+    assert _differences(*logs) == 0 and len(logs[0]) > 1_000

@@ -37,8 +37,9 @@ A kept event acts on the book at once (`BookActor`):
 - a market order that takes a drawn fraction of the queue it meets (most take all of it):
   the population's best level on its side, the seats' orders there included, after every
   order resting at a better price (a seat's quote inside the spread), so that the price moves
-  through the seats' quotes as it would without them; sent by the other side's owner so that
-  the population never trades with itself.
+  through the seats' quotes as it would without them, and never past the population's deepest
+  level (a seat's order resting beyond the levels it keeps is not swept into); sent by the
+  other side's owner so that the population never trades with itself.
 
 What others trade with the flow's resting orders (the seats' market orders) the flow hears
 as market orders of its own kind, at the start of the interval that follows (`observe`): they
@@ -372,10 +373,11 @@ cdef class BookActor:
     cdef int keep_depth(self, OrderBook book, int side, i64* counts) except -1:
         """``side`` brought to `depth` levels of the population's own (other participants'
         levels neither count nor are touched): its volume beyond them taken out, missing
-        ones added behind its deepest. A side with none of its levels left (a seat's market
-        order took them all) is rebuilt behind the deepest it held (``bid_deepest``,
-        ``ask_deepest``: where that order's sweep went), or behind the opposite best when
-        that price is not behind it, so that the price moves on the way the sweep took it."""
+        ones added behind its deepest. A side with none of its levels left (a market order
+        took them all) is rebuilt behind the deepest it held (``bid_deepest``,
+        ``ask_deepest``: where that order's sweep went), whatever other participants rest
+        behind it; else behind their best, or behind the opposite best when that price is not
+        behind it, so that the price moves on the way the sweep took it."""
         cdef Half* half = book._half(side)
         cdef Half* other = book._half(-side)
         cdef i64 owner = self.bid_owner if side > 0 else self.ask_owner
@@ -403,10 +405,10 @@ cdef class BookActor:
         cdef i64 held = self.bid_deepest if side > 0 else self.ask_deepest
         while n < self.depth:
             if n == 0:
-                if not half.empty():
-                    deepest = side * best_key(half)
-                elif held > 0 and (other.empty() or side * (-side * best_key(other) - held) > 0):
+                if held > 0 and (other.empty() or side * (-side * best_key(other) - held) > 0):
                     deepest = held
+                elif not half.empty():
+                    deepest = side * best_key(half)
                 elif other.empty():
                     return 0  # nothing to stand behind: the next event's side refills it
                 else:
@@ -855,20 +857,26 @@ cdef double _met(OrderBook book, int side, i64 owner, double fraction, bint own)
     participants' orders: the seats') and ``fraction`` of ``owner``'s lots at that best
     (``own``) or of the whole level (of the best level when ``owner`` rests nowhere on the
     side). So the price moves through a seat's quote inside the spread as it would were the
-    quote not there."""
+    quote not there. It takes nothing behind ``owner``'s deepest level: a seat's order resting
+    beyond the levels the flow keeps is never swept into, however far behind it rests."""
     cdef Half* half = book._half(side)
     cdef LevelIter it = half.end()
-    cdef double ahead = 0.0
+    cdef double ahead = 0.0, size = NAN, reach = 0.0
     cdef Touch mine
     while it != half.begin():
         dec(it)
         if _holds(book, deref(it).second.head, owner):
-            if own:
-                touch(book, side, owner, &mine)
-                return ahead + fraction * mine.lots
-            return ahead + fraction * <double>deref(it).second.volume
+            if isnan(size):  # owner's best
+                if own:
+                    touch(book, side, owner, &mine)
+                    size = ahead + fraction * mine.lots
+                else:
+                    size = ahead + fraction * <double>deref(it).second.volume
+            reach = ahead + <double>deref(it).second.volume
         ahead += <double>deref(it).second.volume
-    return fraction * <double>_best_volume(half)
+    if isnan(size):
+        return fraction * <double>_best_volume(half)
+    return min(size, reach)
 
 
 cdef i64 _delete_newest(OrderBook book, int side, i64 price, i64 owner) except -1:
