@@ -76,6 +76,10 @@ class MarketOrders:
     def __len__(self) -> int:
         return len(self.time)
 
+    def take(self, rows: np.ndarray | slice) -> MarketOrders:
+        """The orders selected by a boolean mask, index array or slice."""
+        return MarketOrders(*(getattr(self, f)[rows] for f in self.__dataclass_fields__))
+
 
 def market_orders(tape: Tape, first: float, last: float) -> MarketOrders:
     """The `MarketOrders` of ``tape`` at ``first <= time < last`` (seconds after midnight)."""

@@ -44,7 +44,6 @@ from tradearena.envs.simulator.flow import advance
 from tradearena.envs.simulator.orders import Kind
 from tradearena.envs.simulator.recording import recorded_tape
 from tradearena.envs.simulator.response_estimate import (
-    MarketOrders,
     bare_propagator,
     market_orders,
     refill_times,
@@ -574,7 +573,7 @@ def _singles(work: Work) -> np.ndarray:
         mine = orders.time == sent
         if not mine.any():  # met a side empty
             continue
-        single = _take(orders, mine & (np.cumsum(mine) == 1))
+        single = orders.take(mine & (np.cumsum(mine) == 1))
         others = orders.time[~mine][:LAGS]
         gap = _mid_gap(a.tape, b.tape)
         moves = single.sign[0] * (gap(others) - gap(np.array([sent]))[0])
@@ -584,10 +583,6 @@ def _singles(work: Work) -> np.ndarray:
             rows[i, 2] = refill_times(a.tape, single)[0][0]
         rows[i, 3 : 3 + len(moves)] = moves
     return rows[np.isfinite(rows[:, 0])]
-
-
-def _take(orders: MarketOrders, chosen: np.ndarray) -> MarketOrders:
-    return MarketOrders(*(getattr(orders, f)[chosen] for f in orders.__dataclass_fields__))
 
 
 def _mid_gap(seated: Tape, alone: Tape):
