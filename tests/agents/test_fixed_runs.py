@@ -14,6 +14,10 @@ numbers keeps them.
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -115,3 +119,21 @@ def fingerprint(agent_id: str, params: dict[str, Any]) -> str:
 def test_a_learners_fixed_run_is_the_same_to_the_bit(name):
     agent_id, params, expected = RUNS[name]
     assert fingerprint(agent_id, params) == expected
+
+
+def test_the_fingerprints_do_not_rest_on_the_processors_vector_units():
+    """The same fingerprints with numpy's AVX2 and AVX-512 kernels switched off (its
+    baseline, x86-64-v2, in a process of its own): a processor of another maker or width
+    that takes other vector paths gets the same bits."""
+    script = (
+        "import json, numpy\n"
+        "from tests.agents.test_fixed_runs import RUNS, fingerprint\n"
+        "assert not numpy._core._multiarray_umath.__cpu_features__['X86_V3']\n"
+        "print(json.dumps({n: fingerprint(a, p) for n, (a, p, _) in RUNS.items()}))\n"
+    )
+    off = "X86_V3 X86_V4 AVX512_ICL AVX512_SPR"
+    env = {**os.environ, "NPY_DISABLE_CPU_FEATURES": off}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    assert json.loads(done.stdout) == {name: run[2] for name, run in RUNS.items()}
